@@ -1,0 +1,75 @@
+# cut: trace CUDA programs across the driver API, NVIDIA ioctls, interrupts and scheduling.
+# `make` builds everything into build/; `make demo` and `make check` are the two entry points.
+include config.mk
+
+B := build
+LIBCUT := $(B)/lib/libcut.a
+ALL_CFLAGS = -std=gnu11 $(WARNFLAGS) $(CFLAGS) -MMD -MP $(CUT_CPPFLAGS) -Ishare/lib -I$(B)/gen \
+	$(JANSSON_CFLAGS)
+LDLIBS = $(LIBCUT) $(JANSSON_LIBS) -lm
+
+# Each part of the tree adds its programs, man pages and data here.
+TOOLS :=
+MAN1 :=
+MAN5 :=
+DATA :=
+CHECKS :=
+
+.PHONY: all deps need-deps demo check install uninstall clean
+all:
+
+include $(wildcard share/lib/module.mk analyze/module.mk filters/module.mk \
+	visualize/module.mk capture/module.mk tests/module.mk)
+
+all: $(addprefix $(B)/bin/,$(TOOLS))
+
+$(B)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# Filters and analysers are one source file each, linked against libcut.
+$(B)/bin/%: $(B)/obj/analyze/%.o $(LIBCUT)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(LDLIBS)
+$(B)/bin/%: $(B)/obj/filters/%.o $(LIBCUT)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(LDLIBS)
+$(B)/bin/%: $(B)/obj/visualize/%.o $(LIBCUT)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(LDLIBS)
+
+deps:
+	share/scripts/deps.sh
+
+# Installs missing packages when root; otherwise says what is missing.
+need-deps:
+	@share/scripts/deps.sh --if-missing
+
+DEMO_TRACE = samples/demo.jsonl
+demo: need-deps
+	@$(MAKE) --no-print-directory all
+	@echo "== cutstat $(DEMO_TRACE)"
+	@$(B)/bin/cutstat $(DEMO_TRACE)
+
+check: need-deps
+	@$(MAKE) --no-print-directory all $(CHECKS)
+	@tests/run-all $(B)
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
+		$(DESTDIR)$(DATADIR)
+	install -m 755 $(addprefix $(B)/bin/,$(TOOLS)) $(DESTDIR)$(BINDIR)
+	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1
+	install -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5
+	$(if $(DATA),install -m 644 $(DATA) $(DESTDIR)$(DATADIR))
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(TOOLS))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1)))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man5/,$(notdir $(MAN5)))
+	rm -rf $(DESTDIR)$(DATADIR)
+
+clean:
+	rm -rf $(B)
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -1,0 +1,3 @@
+# Analysers: JSONL in, reports out.
+TOOLS += cutstat
+MAN1 += share/man/cutstat.1

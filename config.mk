@@ -1,0 +1,22 @@
+# cut build settings; override on the command line (make PREFIX=/opt/cut).
+VERSION = 0.1.0
+
+PREFIX = /usr/local
+BINDIR = $(PREFIX)/bin
+LIBDIR = $(PREFIX)/lib
+DATADIR = $(PREFIX)/share/cut
+MANDIR = $(PREFIX)/share/man
+DESTDIR =
+
+CC = cc
+CLANG = clang
+BPFTOOL = bpftool
+PKG_CONFIG = pkg-config
+
+CFLAGS = -O2 -g
+WARNFLAGS = -Wall -Wextra -Werror
+CUT_CPPFLAGS = -D_GNU_SOURCE -DCUT_VERSION=\"$(VERSION)\" -DCUT_DATADIR=\"$(DATADIR)\"
+JANSSON_CFLAGS = $(shell $(PKG_CONFIG) --cflags jansson 2>/dev/null)
+JANSSON_LIBS = $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null || echo -ljansson)
+CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
+CHECK_LIBS = $(shell $(PKG_CONFIG) --libs check 2>/dev/null || echo -lcheck)

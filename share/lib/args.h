@@ -1,0 +1,20 @@
+/* args.h: reading single members of an event's "args" object (compact JSON text) without
+ * building a DOM. */
+#ifndef CUT_ARGS_H
+#define CUT_ARGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Start of the value of top-level key in args (an object's JSON text), or NULL when args is
+ * NULL or lacks the key. */
+const char *cut_args_find(const char *args, const char *key);
+/* Reads key as an integer: a JSON integer, or a string holding a decimal or 0x-prefixed hex
+ * number (how handles and pointers are written). Returns 0, or -1 when absent or not an
+ * integer. */
+int cut_args_int(const char *args, const char *key, int64_t *v);
+/* Copies key's string value, unescaped and NUL-terminated, into out (truncated to fit).
+ * Returns its full length, or -1 when absent or not a string. */
+int cut_args_str(const char *args, const char *key, char *out, size_t outlen);
+
+#endif

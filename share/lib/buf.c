@@ -1,0 +1,169 @@
+/* buf.c: growable byte buffer and the JSON string escaper every writer uses. */
+#include <err.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+
+static void
+buf_grow(struct cut_buf *b, size_t extra)
+{
+	size_t need = b->len + extra + 1;
+	if (need <= b->cap)
+		return;
+	size_t cap = b->cap ? b->cap : 256;
+	while (cap < need)
+		cap *= 2;
+	char *s = realloc(b->s, cap);
+	if (!s)
+		err(2, "out of memory");
+	b->s = s;
+	b->cap = cap;
+}
+
+void
+buf_add(struct cut_buf *b, const char *s, size_t n)
+{
+	buf_grow(b, n);
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+void
+buf_adds(struct cut_buf *b, const char *s)
+{
+	buf_add(b, s, strlen(s));
+}
+
+void
+buf_addc(struct cut_buf *b, char c)
+{
+	buf_grow(b, 1);
+	b->s[b->len++] = c;
+	b->s[b->len] = '\0';
+}
+
+void
+buf_addi64(struct cut_buf *b, int64_t v)
+{
+	char tmp[24], *p = tmp + sizeof(tmp);
+	/* Work on the negative value so INT64_MIN needs no special case. */
+	int64_t n = v < 0 ? v : -v;
+	do {
+		*--p = (char)('0' - n % 10);
+		n /= 10;
+	} while (n);
+	if (v < 0)
+		*--p = '-';
+	buf_add(b, p, (size_t)(tmp + sizeof(tmp) - p));
+}
+
+void
+buf_addf(struct cut_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		err(2, "vsnprintf");
+	buf_grow(b, (size_t)n);
+	va_start(ap, fmt);
+	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 when invalid. */
+static size_t
+utf8_seq_len(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	size_t len;
+	unsigned min;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xC2 && c <= 0xDF)
+		len = 2, min = 0x80;
+	else if (c >= 0xE0 && c <= 0xEF)
+		len = 3, min = 0x800;
+	else if (c >= 0xF0 && c <= 0xF4)
+		len = 4, min = 0x10000;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	unsigned cp = c & (0x7F >> len);
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3F);
+	}
+	if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+		return 0;
+	return len;
+}
+
+void
+buf_addjstr(struct cut_buf *b, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s, *e = p + n;
+	buf_grow(b, n + 2);
+	buf_addc(b, '"');
+	while (p < e) {
+		const unsigned char *run = p;
+		while (p < e && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
+			p++;
+		if (p > run)
+			buf_add(b, (const char *)run, (size_t)(p - run));
+		if (p == e)
+			break;
+		unsigned c = *p;
+		if (c >= 0x80) {
+			size_t len = utf8_seq_len(p, (size_t)(e - p));
+			if (len) {
+				buf_add(b, (const char *)p, len);
+				p += len;
+			} else {
+				buf_add(b, "\\ufffd", 6);
+				p++;
+			}
+			continue;
+		}
+		p++;
+		switch (c) {
+		case '"': buf_add(b, "\\\"", 2); break;
+		case '\\': buf_add(b, "\\\\", 2); break;
+		case '\n': buf_add(b, "\\n", 2); break;
+		case '\t': buf_add(b, "\\t", 2); break;
+		case '\r': buf_add(b, "\\r", 2); break;
+		case '\b': buf_add(b, "\\b", 2); break;
+		case '\f': buf_add(b, "\\f", 2); break;
+		default: {
+			char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+			buf_add(b, u, 6);
+		}
+		}
+	}
+	buf_addc(b, '"');
+}
+
+void
+buf_reset(struct cut_buf *b)
+{
+	b->len = 0;
+	if (b->s)
+		b->s[0] = '\0';
+}
+
+void
+buf_free(struct cut_buf *b)
+{
+	free(b->s);
+	b->s = NULL;
+	b->len = b->cap = 0;
+}

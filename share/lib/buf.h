@@ -1,0 +1,31 @@
+/* buf.h: a growable byte buffer for building output lines without stdio formatting. */
+#ifndef CUT_BUF_H
+#define CUT_BUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct cut_buf {
+	char *s;     /* NUL-terminated once anything was added; NULL before */
+	size_t len;
+	size_t cap;
+};
+
+/* Appends n bytes of s. Exits with status 2 (err(3)) when memory runs out. */
+void buf_add(struct cut_buf *b, const char *s, size_t n);
+/* Appends a NUL-terminated string. */
+void buf_adds(struct cut_buf *b, const char *s);
+void buf_addc(struct cut_buf *b, char c);
+/* Appends the decimal form of v. */
+void buf_addi64(struct cut_buf *b, int64_t v);
+/* Appends printf-formatted text. */
+void buf_addf(struct cut_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Appends s as a quoted JSON string. Control characters are escaped and bytes that are
+ * not valid UTF-8 become U+FFFD, so the result is always valid JSON. */
+void buf_addjstr(struct cut_buf *b, const char *s, size_t n);
+/* Empties the buffer, keeping its memory. */
+void buf_reset(struct cut_buf *b);
+void buf_free(struct cut_buf *b);
+
+#endif

@@ -1,0 +1,88 @@
+/* classify.c: driver API function -> category lookup over the generated sorted table. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "classify.h"
+
+struct api_entry {
+	const char *name;
+	enum cut_category cat;
+};
+
+/* Generated from share/data/api-categories.tsv, sorted by strcmp. */
+#include "api_categories.h"
+
+static const char *const category_names[CUT_NCATS] = {
+	"init",	  "context", "device", "memory", "transfer", "launch", "sync",
+	"stream", "event",   "module", "graph",  "query",	 "other",
+};
+
+const char *
+cut_category_name(enum cut_category c)
+{
+	return (unsigned)c < CUT_NCATS ? category_names[c] : "other";
+}
+
+static int
+cmp_entry(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct api_entry *)elem)->name);
+}
+
+static const struct api_entry *
+lookup(const char *name)
+{
+	return bsearch(name, api_table, sizeof(api_table) / sizeof(api_table[0]),
+		       sizeof(api_table[0]), cmp_entry);
+}
+
+/* Strips one version suffix ("_ptsz", "_ptds", "_v<digits>") in place; false if none. */
+static int
+strip_suffix(char *s)
+{
+	size_t n = strlen(s);
+	if (n > 5 && (strcmp(s + n - 5, "_ptsz") == 0 || strcmp(s + n - 5, "_ptds") == 0)) {
+		s[n - 5] = '\0';
+		return 1;
+	}
+	char *u = strrchr(s, '_');
+	if (u && u[1] == 'v' && u[2] && strspn(u + 2, "0123456789") == strlen(u + 2)) {
+		*u = '\0';
+		return 1;
+	}
+	return 0;
+}
+
+enum cut_category
+cut_api_category_id(const char *func)
+{
+	const struct api_entry *e = lookup(func);
+	if (e)
+		return e->cat;
+	char tmp[128];
+	if (strlen(func) >= sizeof(tmp))
+		return CUT_CAT_OTHER;
+	strcpy(tmp, func);
+	while (strip_suffix(tmp))
+		if ((e = lookup(tmp)))
+			return e->cat;
+	return CUT_CAT_OTHER;
+}
+
+const char *
+cut_api_category(const char *func)
+{
+	return category_names[cut_api_category_id(func)];
+}
+
+size_t
+cut_api_table_size(void)
+{
+	return sizeof(api_table) / sizeof(api_table[0]);
+}
+
+const char *
+cut_api_table_name(size_t i)
+{
+	return i < cut_api_table_size() ? api_table[i].name : NULL;
+}

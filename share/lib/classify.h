@@ -1,0 +1,37 @@
+/* classify.h: the category of every CUDA driver API function, from the one table
+ * share/data/api-categories.tsv (compiled in at build time). */
+#ifndef CUT_CLASSIFY_H
+#define CUT_CLASSIFY_H
+
+#include <stddef.h>
+
+enum cut_category {
+	CUT_CAT_INIT,
+	CUT_CAT_CONTEXT,
+	CUT_CAT_DEVICE,
+	CUT_CAT_MEMORY,
+	CUT_CAT_TRANSFER,
+	CUT_CAT_LAUNCH,
+	CUT_CAT_SYNC,
+	CUT_CAT_STREAM,
+	CUT_CAT_EVENT,
+	CUT_CAT_MODULE,
+	CUT_CAT_GRAPH,
+	CUT_CAT_QUERY,
+	CUT_CAT_OTHER,
+	CUT_NCATS
+};
+
+/* Category name of a driver API function ("launch", ...). A name missing from the table is
+ * looked up again without its version suffixes (_v2, _ptsz, _ptds...); failing that,
+ * "other". Never NULL. */
+const char *cut_api_category(const char *func);
+/* The same as an enum. */
+enum cut_category cut_api_category_id(const char *func);
+const char *cut_category_name(enum cut_category c);
+/* Entries in the table, and the i-th function name (sorted), for tests and tools that
+ * list them. */
+size_t cut_api_table_size(void);
+const char *cut_api_table_name(size_t i);
+
+#endif

@@ -1,0 +1,16 @@
+# libcut: the event reader/writer, classification and helpers every tool links.
+LIBCUT_SRC := $(wildcard share/lib/*.c)
+LIBCUT_OBJ := $(LIBCUT_SRC:%.c=$(B)/obj/%.o)
+
+$(LIBCUT): $(LIBCUT_OBJ)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+# The category table is generated from the one TSV so nothing else lists API names.
+$(B)/gen/api_categories.h: share/data/api-categories.tsv share/scripts/gen-categories.sh
+	@mkdir -p $(@D)
+	share/scripts/gen-categories.sh $< >$@.tmp && mv $@.tmp $@
+$(B)/obj/share/lib/classify.o: $(B)/gen/api_categories.h
+
+MAN5 += share/man/cut-events.5
+DATA += share/data/api-categories.tsv

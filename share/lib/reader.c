@@ -1,0 +1,200 @@
+/* reader.c: buffered line input with line numbers and the one bad-line policy. */
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "event.h"
+
+struct cut_reader {
+	int fd;
+	char *path;
+	bool strict, eof, stopped;
+	char *buf;
+	size_t cap, start, end, scan; /* unread data is buf[start, end); no '\n' in [start, scan) */
+	uint64_t line, event_line, errors, bytes;
+	struct cut_parser *parser;
+	char why[256];
+};
+
+struct cut_reader *
+cut_reader_open(const char *path, unsigned flags)
+{
+	struct cut_reader *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	const char *strict = getenv("CUT_STRICT");
+	r->strict = (flags & CUT_READ_STRICT) || (strict && *strict && strcmp(strict, "0") != 0);
+	if (!path || strcmp(path, "-") == 0) {
+		r->fd = STDIN_FILENO;
+		r->path = strdup("<stdin>");
+	} else {
+		r->fd = open(path, O_RDONLY | O_CLOEXEC);
+		r->path = strdup(path);
+	}
+	r->cap = 1 << 20;
+	r->buf = malloc(r->cap);
+	r->parser = cut_parser_new();
+	if (r->fd < 0 || !r->path || !r->buf || !r->parser) {
+		int e = r->fd < 0 ? errno : ENOMEM;
+		cut_reader_close(r);
+		errno = e;
+		return NULL;
+	}
+	return r;
+}
+
+/* Makes room after the unread data, growing the buffer only for a line longer than it. */
+static void
+make_room(struct cut_reader *r)
+{
+	if (r->start > 0) {
+		memmove(r->buf, r->buf + r->start, r->end - r->start);
+		r->end -= r->start;
+		r->scan -= r->start;
+		r->start = 0;
+	}
+	if (r->end == r->cap) {
+		char *b = realloc(r->buf, r->cap * 2);
+		if (!b)
+			err(CUT_EXIT_FATAL, "%s: line %llu too long for memory", r->path,
+			    (unsigned long long)r->line + 1);
+		r->buf = b;
+		r->cap *= 2;
+	}
+}
+
+/* Next line without its newline; false at end of input. A last line without a newline
+ * still counts. */
+static bool
+next_line(struct cut_reader *r, char **line, size_t *len)
+{
+	for (;;) {
+		char *nl = memchr(r->buf + r->scan, '\n', r->end - r->scan);
+		if (nl || (r->eof && r->end > r->start)) {
+			size_t stop = nl ? (size_t)(nl - r->buf) : r->end;
+			*line = r->buf + r->start;
+			*len = stop - r->start;
+			r->start = r->scan = nl ? stop + 1 : stop;
+			r->line++;
+			return true;
+		}
+		r->scan = r->end;
+		if (r->eof)
+			return false;
+		make_room(r);
+		ssize_t n;
+		do
+			n = read(r->fd, r->buf + r->end, r->cap - r->end);
+		while (n < 0 && errno == EINTR);
+		if (n < 0) {
+			warn("%s: read", r->path);
+			r->stopped = true;
+			r->errors++;
+			return false;
+		}
+		if (n == 0)
+			r->eof = true;
+		r->end += (size_t)n;
+		r->bytes += (uint64_t)n;
+	}
+}
+
+static void
+report(struct cut_reader *r, uint64_t line, const char *why)
+{
+	warnx("%s:%llu: %s", r->path, (unsigned long long)line, why);
+	r->errors++;
+	if (r->strict)
+		r->stopped = true;
+}
+
+int
+cut_reader_next(struct cut_reader *r, struct cut_event *ev)
+{
+	char *line;
+	size_t len;
+	while (!r->stopped && next_line(r, &line, &len)) {
+		int rc = cut_parse(r->parser, line, len, ev, CUT_PARSE_AUTO, r->why, sizeof(r->why));
+		if (rc == CUT_PARSE_NONE)
+			continue;
+		if (rc == CUT_PARSE_EVENT) {
+			r->event_line = r->line;
+			if (r->why[0])
+				report(r, r->line, r->why);
+			return 1;
+		}
+		report(r, r->line, r->why);
+	}
+	if (r->stopped)
+		return -1;
+	uint64_t bline;
+	if (cut_parse_flush(r->parser, ev, &bline) == CUT_PARSE_EVENT) {
+		r->event_line = bline;
+		report(r, bline, "legacy begin without end: kept as an instant");
+		return r->stopped ? -1 : 1;
+	}
+	return 0;
+}
+
+void
+cut_reader_warn(struct cut_reader *r, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	report(r, r->event_line, msg);
+}
+
+const char *
+cut_reader_path(const struct cut_reader *r)
+{
+	return r->path;
+}
+
+uint64_t
+cut_reader_line(const struct cut_reader *r)
+{
+	return r->event_line;
+}
+
+uint64_t
+cut_reader_errors(const struct cut_reader *r)
+{
+	return r->errors;
+}
+
+uint64_t
+cut_reader_bytes(const struct cut_reader *r)
+{
+	return r->bytes;
+}
+
+uint64_t
+cut_reader_close(struct cut_reader *r)
+{
+	if (!r)
+		return 0;
+	uint64_t errors = r->errors;
+	if (r->fd > STDIN_FILENO)
+		close(r->fd);
+	cut_parser_free(r->parser);
+	free(r->buf);
+	free(r->path);
+	free(r);
+	return errors;
+}
+
+int
+cut_finish_output(int status)
+{
+	if (fflush(stdout) != 0 || ferror(stdout))
+		err(CUT_EXIT_FATAL, "write error on standard output");
+	return status;
+}

@@ -1,0 +1,269 @@
+/* stats.c: one-pass accumulation of cutstat's numbers. Exact medians keep every API
+ * duration (8 bytes a call); everything else is constant per function. */
+#include <err.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "stats.h"
+#include "strtab.h"
+
+const char *const cut_xfer_names[CUT_X_NDIRS] = {"HtoD", "DtoH", "DtoD",
+						 "HtoH", "any",	 "memset"};
+
+struct cut_stats *
+stats_new(size_t ntop)
+{
+	struct cut_stats *st = calloc(1, sizeof(*st));
+	if (!st || (ntop && !(st->slow = calloc(ntop, sizeof(*st->slow)))))
+		err(2, "out of memory");
+	st->first = -1;
+	st->ntop = ntop;
+	st->index = strtab_new();
+	return st;
+}
+
+static struct cut_fn_stat *
+fn_of(struct cut_stats *st, const char *name)
+{
+	size_t i = strtab_intern(st->index, name);
+	if (i >= st->fncap) {
+		size_t n = st->fncap ? st->fncap * 2 : 256;
+		if (!(st->fns = realloc(st->fns, n * sizeof(*st->fns))))
+			err(2, "out of memory");
+		memset(st->fns + st->fncap, 0, (n - st->fncap) * sizeof(*st->fns));
+		st->fncap = n;
+	}
+	if (i >= st->nfns)
+		st->nfns = i + 1;
+	struct cut_fn_stat *f = &st->fns[i];
+	if (!f->name) {
+		f->name = (char *)strtab_key(st->index, i);
+		f->cat = cut_api_category_id(name);
+	}
+	return f;
+}
+
+static void
+fn_add(struct cut_fn_stat *f, int64_t dur)
+{
+	if ((size_t)f->calls == f->cap) {
+		f->cap = f->cap ? f->cap * 2 : 16;
+		if (!(f->durs = realloc(f->durs, f->cap * sizeof(int64_t))))
+			err(2, "out of memory");
+	}
+	f->durs[f->calls++] = dur;
+	f->total += dur;
+	if (f->calls == 1 || dur < f->min)
+		f->min = dur;
+	if (dur > f->max)
+		f->max = dur;
+	double d = (double)dur - f->mean; /* Welford: stable running variance */
+	f->mean += d / (double)f->calls;
+	f->m2 += d * ((double)dur - f->mean);
+}
+
+static void
+swap_slow(struct cut_slow_call *a, struct cut_slow_call *b)
+{
+	struct cut_slow_call t = *a;
+	*a = *b;
+	*b = t;
+}
+
+/* Keeps the ntop longest calls in a min-heap whose root is the shortest kept. */
+static void
+note_slow(struct cut_stats *st, const struct cut_event *ev)
+{
+	if (st->ntop == 0 || (st->nslow == st->ntop && ev->dur <= st->slow[0].dur))
+		return;
+	struct cut_slow_call c = {ev->ts, ev->dur, ev->pid, ev->tid, strdup(ev->name)};
+	if (!c.name)
+		err(2, "out of memory");
+	size_t i;
+	if (st->nslow < st->ntop) {
+		i = st->nslow++;
+		st->slow[i] = c;
+		for (; i > 0 && st->slow[(i - 1) / 2].dur > st->slow[i].dur; i = (i - 1) / 2)
+			swap_slow(&st->slow[i], &st->slow[(i - 1) / 2]);
+		return;
+	}
+	free(st->slow[0].name);
+	st->slow[0] = c;
+	for (i = 0;;) {
+		size_t l = 2 * i + 1, m = i;
+		if (l < st->nslow && st->slow[l].dur < st->slow[m].dur)
+			m = l;
+		if (l + 1 < st->nslow && st->slow[l + 1].dur < st->slow[m].dur)
+			m = l + 1;
+		if (m == i)
+			break;
+		swap_slow(&st->slow[i], &st->slow[m]);
+		i = m;
+	}
+}
+
+enum cut_xfer_dir
+stats_xfer_dir(const struct cut_event *ev)
+{
+	char dir[16];
+	if (cut_args_str(ev->args, "dir", dir, sizeof(dir)) > 0)
+		for (int d = 0; d < CUT_X_NDIRS; d++)
+			if (strcmp(dir, cut_xfer_names[d]) == 0)
+				return (enum cut_xfer_dir)d;
+	if (strncmp(ev->name, "cuMemset", 8) == 0)
+		return CUT_X_MEMSET;
+	for (int d = CUT_X_HTOD; d <= CUT_X_HTOH; d++)
+		if (strstr(ev->name, cut_xfer_names[d]))
+			return (enum cut_xfer_dir)d;
+	return CUT_X_ANY;
+}
+
+static void
+add_api(struct cut_stats *st, const struct cut_event *ev)
+{
+	struct cut_fn_stat *f = fn_of(st, ev->name);
+	fn_add(f, ev->dur);
+	st->api_total += ev->dur;
+	st->cat_calls[f->cat]++;
+	st->cat_total[f->cat] += ev->dur;
+	if (ev->has & CUT_HAS_NIOCTL) {
+		st->have_nioctl = true;
+		f->ioctls += ev->nioctl;
+		f->ioctl_ns += ev->ioctl_ns;
+	}
+	int64_t bytes;
+	if (f->cat == CUT_CAT_TRANSFER && cut_args_int(ev->args, "bytes", &bytes) == 0) {
+		enum cut_xfer_dir d = stats_xfer_dir(ev);
+		st->xfer_calls[d]++;
+		st->xfer_bytes[d] += bytes;
+		st->xfer_time[d] += ev->dur;
+	}
+	note_slow(st, ev);
+}
+
+void
+stats_add(struct cut_stats *st, const struct cut_event *ev)
+{
+	if (ev->layer == CUT_META) {
+		int64_t n;
+		if (strcmp(ev->name, "lost") == 0 && cut_args_int(ev->args, "count", &n) == 0)
+			st->lost += n;
+		return;
+	}
+	if (st->first < 0 || ev->ts < st->first)
+		st->first = ev->ts;
+	if (cut_event_end(ev) > st->last)
+		st->last = cut_event_end(ev);
+	st->layer_events[ev->layer]++;
+	if (!(ev->has & CUT_HAS_DUR)) {
+		if (ev->layer == CUT_API)
+			st->untimed++;
+		return;
+	}
+	st->layer_total[ev->layer] += ev->dur;
+	if (ev->layer == CUT_API)
+		add_api(st, ev);
+}
+
+/* The k-th smallest of v[0..n) (Hoare's quickselect, median-of-three pivots); reorders v
+ * so that v[0..k) <= v[k]. Linear on average, where sorting every function's calls would
+ * dominate cutstat's run time. */
+static int64_t
+select_kth(int64_t *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int64_t a = v[lo], b = v[mid], c = v[hi];
+		int64_t pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+		size_t i = lo, j = hi;
+		while (i <= j) {
+			while (v[i] < pivot)
+				i++;
+			while (v[j] > pivot)
+				j--;
+			if (i <= j) {
+				int64_t t = v[i];
+				v[i] = v[j];
+				v[j] = t;
+				i++;
+				if (j == 0)
+					break;
+				j--;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			break;
+	}
+	return v[k];
+}
+
+static double
+median(int64_t *v, size_t n)
+{
+	size_t h = n / 2;
+	int64_t upper = select_kth(v, n, h);
+	if (n % 2)
+		return (double)upper;
+	int64_t lower = v[0];
+	for (size_t i = 1; i < h; i++) /* the largest of the lower half */
+		if (v[i] > lower)
+			lower = v[i];
+	return ((double)lower + (double)upper) / 2;
+}
+
+/* Longest total first; ties by name so output never depends on input order. */
+static int
+cmp_fn(const void *a, const void *b)
+{
+	const struct cut_fn_stat *x = a, *y = b;
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+static int
+cmp_slow(const void *a, const void *b)
+{
+	const struct cut_slow_call *x = a, *y = b;
+	if (x->dur != y->dur)
+		return x->dur < y->dur ? 1 : -1;
+	return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+void
+stats_finish(struct cut_stats *st)
+{
+	for (size_t i = 0; i < st->nfns; i++) {
+		struct cut_fn_stat *f = &st->fns[i];
+		f->med = median(f->durs, (size_t)f->calls);
+		f->stddev = f->calls > 1 ? sqrt(f->m2 / (double)(f->calls - 1)) : 0;
+		free(f->durs);
+		f->durs = NULL;
+		f->cap = 0;
+	}
+	/* Names point into the index, which stays alive; only the order changes. */
+	qsort(st->fns, st->nfns, sizeof(*st->fns), cmp_fn);
+	qsort(st->slow, st->nslow, sizeof(*st->slow), cmp_slow);
+}
+
+void
+stats_free(struct cut_stats *st)
+{
+	if (!st)
+		return;
+	for (size_t i = 0; i < st->nfns; i++)
+		free(st->fns[i].durs);
+	for (size_t i = 0; i < st->nslow; i++)
+		free(st->slow[i].name);
+	free(st->fns);
+	free(st->slow);
+	strtab_free(st->index);
+	free(st);
+}

@@ -1,0 +1,63 @@
+/* stats.h: the numbers cutstat reports (and cutplot charts), accumulated in one pass:
+ * per driver function, per category, per layer, transfers, and the slowest calls. */
+#ifndef CUT_STATS_H
+#define CUT_STATS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "classify.h"
+#include "event.h"
+
+enum cut_xfer_dir { CUT_X_HTOD, CUT_X_DTOH, CUT_X_DTOD, CUT_X_HTOH, CUT_X_ANY, CUT_X_MEMSET,
+		    CUT_X_NDIRS };
+
+struct cut_fn_stat {
+	char *name;
+	enum cut_category cat;
+	int64_t calls, total, min, max;
+	int64_t ioctls, ioctl_ns; /* from cutmerge's nioctl/ioctl_ns */
+	double med, stddev;       /* valid after stats_finish; stddev is the sample one */
+	/* private */
+	double mean, m2;
+	int64_t *durs;
+	size_t cap;
+};
+
+struct cut_slow_call {
+	int64_t ts, dur, pid, tid;
+	char *name;
+};
+
+struct cut_stats {
+	struct cut_fn_stat *fns; /* after stats_finish: nfns entries, by total time, longest first */
+	size_t nfns;
+	int64_t cat_calls[CUT_NCATS], cat_total[CUT_NCATS];
+	int64_t layer_events[CUT_NLAYERS], layer_total[CUT_NLAYERS];
+	int64_t xfer_calls[CUT_X_NDIRS], xfer_bytes[CUT_X_NDIRS], xfer_time[CUT_X_NDIRS];
+	int64_t first, last;   /* first start and last end of any non-meta event; first < 0: none */
+	int64_t api_total;     /* sum of API call durations */
+	int64_t untimed;       /* API events without a duration (not in the tables) */
+	int64_t lost;          /* events the capture reported lost (meta "lost" records) */
+	bool have_nioctl;
+	struct cut_slow_call *slow; /* after stats_finish: nslow entries, longest first */
+	size_t nslow, ntop;
+	/* private */
+	struct cut_strtab *index;
+	size_t fncap;
+};
+
+/* Direction names, indexed by enum cut_xfer_dir ("HtoD", ..., "any", "memset"). */
+extern const char *const cut_xfer_names[CUT_X_NDIRS];
+
+/* A new accumulator keeping the ntop longest API calls. Exits (status 2) on no memory. */
+struct cut_stats *stats_new(size_t ntop);
+/* Adds one event (meta records count lost events; other layers their time). */
+void stats_add(struct cut_stats *st, const struct cut_event *ev);
+/* Computes medians and standard deviations and sorts functions and slow calls. */
+void stats_finish(struct cut_stats *st);
+void stats_free(struct cut_stats *st);
+/* Direction of a transfer call: args "dir" when present, else from the function name. */
+enum cut_xfer_dir stats_xfer_dir(const struct cut_event *ev);
+
+#endif
