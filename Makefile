@@ -19,7 +19,7 @@ CHECKS :=
 all:
 
 include $(wildcard share/lib/module.mk analyze/module.mk filters/module.mk \
-	visualize/module.mk capture/module.mk tests/module.mk)
+	visualize/module.mk capture/module.mk capture/hook/module.mk tests/module.mk)
 
 all: $(addprefix $(B)/bin/,$(TOOLS))
 
