@@ -15,7 +15,7 @@ MAN5 :=
 DATA :=
 CHECKS :=
 
-.PHONY: all deps need-deps demo check install uninstall clean
+.PHONY: all deps need-deps demo check test-programs install uninstall clean
 all:
 
 include $(wildcard share/lib/module.mk analyze/module.mk filters/module.mk \
@@ -52,8 +52,10 @@ demo: need-deps
 	@$(B)/bin/cutstat $(DEMO_TRACE)
 
 check: need-deps
-	@$(MAKE) --no-print-directory all $(CHECKS)
+	@$(MAKE) --no-print-directory test-programs
 	@tests/run-all $(B)
+
+test-programs: all $(CHECKS)
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \

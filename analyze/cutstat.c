@@ -81,7 +81,7 @@ verdict(const struct cut_stats *st, char *out, size_t n)
 			       cut_category_name(c), fn);
 		break;
 	case CUT_CAT_LAUNCH:
-		len = snprintf(out, n, "launch-bound: %.0f%% of driver API time is %lld launches "
+		len = snprintf(out, n, "launch-bound: %.0f%% of driver API time is %lld launch calls "
 			       "(%s each on average); consider CUDA graphs or fewer, larger kernels",
 			       share, (long long)st->cat_calls[c],
 			       human_ns((double)st->cat_total[c] / (double)st->cat_calls[c], t,
@@ -104,22 +104,9 @@ verdict(const struct cut_stats *st, char *out, size_t n)
 }
 
 static void
-print_text(const struct cut_stats *st)
+print_api_tables(const struct cut_stats *st, int64_t traced)
 {
-	char a[32], b[32];
-	int64_t traced = st->first < 0 ? 0 : st->last - st->first;
-	int64_t events = 0;
-	for (int l = 0; l < CUT_NLAYERS; l++)
-		events += st->layer_events[l];
-	printf("%lld events over %s (first start to last end)\n", (long long)events,
-	       human_ns((double)traced, a, sizeof(a)));
-	if (st->lost)
-		printf("warning: the capture lost %lld events: every total is a lower bound\n",
-		       (long long)st->lost);
-	if (st->untimed)
-		printf("note: %lld API events without a duration are counted by layer only\n",
-		       (long long)st->untimed);
-
+	char a[32];
 	printf("\nTime by category (driver API)\n%-10s %9s %14s %7s %8s\n", "category", "calls",
 	       "total", "%api", "%traced");
 	for (int c = 0; c < CUT_NCATS; c++)
@@ -154,7 +141,12 @@ print_text(const struct cut_stats *st)
 			       (long long)st->slow[i].ts, (long long)st->slow[i].pid,
 			       (long long)st->slow[i].tid, st->slow[i].name);
 	}
+}
 
+static void
+print_other_sections(const struct cut_stats *st, int64_t traced)
+{
+	char a[32];
 	int any = 0;
 	for (int d = 0; d < CUT_X_NDIRS; d++)
 		any |= st->xfer_calls[d] != 0;
@@ -172,17 +164,43 @@ print_text(const struct cut_stats *st)
 							: 0.0);
 	}
 
+	if (traced == 0 && st->layer_events[CUT_API] == 0)
+		return;
 	printf("\nTime by layer\n%-7s %9s %14s %8s\n", "layer", "events", "total", "%traced");
 	for (int l = 0; l < CUT_NLAYERS; l++)
 		if (st->layer_events[l] && l != CUT_META)
 			printf("%-7s %9lld %14s %7.1f%%\n", cut_layer_name(l),
 			       (long long)st->layer_events[l],
-			       human_ns((double)st->layer_total[l], b, sizeof(b)),
+			       human_ns((double)st->layer_total[l], a, sizeof(a)),
 			       pct(st->layer_total[l], traced));
 
 	char v[512];
 	verdict(st, v, sizeof(v));
 	printf("\nVerdict: %s\n", v);
+}
+
+static void
+print_text(const struct cut_stats *st)
+{
+	char a[32];
+	int64_t traced = st->first < 0 ? 0 : st->last - st->first;
+	int64_t events = 0;
+	for (int l = 0; l < CUT_NLAYERS; l++)
+		events += st->layer_events[l];
+	printf("%lld events over %s (first start to last end)\n", (long long)events,
+	       human_ns((double)traced, a, sizeof(a)));
+	if (st->lost)
+		printf("warning: the capture lost %lld events: every total is a lower bound\n",
+		       (long long)st->lost);
+	if (st->untimed)
+		printf("note: %lld API events without a duration are counted by layer only\n",
+		       (long long)st->untimed);
+
+	if (st->nfns == 0)
+		printf("\nno timed driver API calls\n");
+	else
+		print_api_tables(st, traced);
+	print_other_sections(st, traced);
 }
 
 static void

@@ -19,3 +19,10 @@ $(B)/fixtures/libcuda.so.1: tests/fixtures/fakecuda.c tests/fixtures/fakecuda.h
 $(B)/fixtures/cuprog: tests/fixtures/cuprog.c tests/fixtures/fakecuda.h $(B)/fixtures/libcuda.so.1
 	$(CC) -std=gnu11 $(WARNFLAGS) -O1 -g -o $@ $< -L$(B)/fixtures -lcuda \
 		-Wl,-rpath,'$$ORIGIN' -ldl -pthread
+
+# Benchmark helpers (built by `make bench-programs`, not by check).
+$(B)/bench/readbench: tests/bench/readbench.c $(LIBCUT)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
+.PHONY: bench-programs
+bench-programs: all $(B)/bench/readbench

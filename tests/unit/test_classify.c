@@ -1,0 +1,88 @@
+/* test_classify.c: every libcuda export has a category; lookups of versioned names. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "classify.h"
+
+START_TEST(test_every_export_listed)
+{
+	/* The table must name every function the real driver exports, not fall back. */
+	const char *dir = getenv("CUT_DATADIR");
+	char path[512], name[256];
+	snprintf(path, sizeof(path), "%s/libcuda-580.159.04.exports", dir ? dir : "share/data");
+	FILE *f = fopen(path, "r");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	int n = 0, found = 0;
+	while (fscanf(f, "%255s", name) == 1) {
+		n++;
+		for (size_t i = 0; i < cut_api_table_size(); i++)
+			if (strcmp(cut_api_table_name(i), name) == 0) {
+				found++;
+				break;
+			}
+	}
+	fclose(f);
+	ck_assert_int_eq(n, 682);
+	ck_assert_int_eq(found, n);
+}
+END_TEST
+
+START_TEST(test_categories)
+{
+	static const struct {
+		const char *fn, *cat;
+	} cases[] = {
+		{"cuInit", "init"},
+		{"cuGetProcAddress_v2", "init"},
+		{"cuLaunchKernel", "launch"},
+		{"cuLaunchKernelEx_ptsz", "launch"},
+		{"cuMemcpyHtoDAsync_v2", "transfer"},
+		{"cuMemsetD8Async", "transfer"},
+		{"cuMemAlloc_v2", "memory"},
+		{"cuStreamSynchronize", "sync"},
+		{"cuCtxSynchronize", "sync"},
+		{"cuCtxGetDevice_v2", "query"},
+		{"cuDeviceGetAttribute", "query"},
+		{"cuLibraryLoadData", "module"},
+		{"cuKernelGetFunction", "module"},
+		{"cuGraphLaunch", "graph"},
+		{"cuEventRecord", "event"},
+		{"cuStreamCreate", "stream"},
+		{"cuDevicePrimaryCtxRetain", "context"},
+		{"cuDeviceGet", "device"},
+		{"cuProfilerStart", "other"},
+		/* Not in the table: versions stripped, then "other". */
+		{"cuLaunchKernel_v9", "launch"},
+		{"cuMemcpyHtoD_v2_ptds", "transfer"},
+		{"cuNoSuchFunction", "other"},
+		{"", "other"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_msg(strcmp(cut_api_category(cases[i].fn), cases[i].cat) == 0,
+			      "%s: %s, want %s", cases[i].fn, cut_api_category(cases[i].fn),
+			      cases[i].cat);
+}
+END_TEST
+
+START_TEST(test_table_sorted)
+{
+	for (size_t i = 1; i < cut_api_table_size(); i++)
+		ck_assert_msg(strcmp(cut_api_table_name(i - 1), cut_api_table_name(i)) < 0,
+			      "%s before %s", cut_api_table_name(i - 1), cut_api_table_name(i));
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("classify");
+	TCase *tc = tcase_create("classify");
+	tcase_add_test(tc, test_every_export_listed);
+	tcase_add_test(tc, test_categories);
+	tcase_add_test(tc, test_table_sorted);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}

@@ -1,0 +1,155 @@
+/* test_util.c: args member lookup, the string table, the byte buffer, and the statistics
+ * (medians, standard deviation, top calls). */
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#include "args.h"
+#include "buf.h"
+#include "check_main.h"
+#include "stats.h"
+#include "strtab.h"
+
+START_TEST(test_args)
+{
+	const char *a = "{\"s\":\"a\\\"b\\u0041\",\"nested\":{\"bytes\":1,\"x\":[1,{\"y\":2}]},"
+			"\"bytes\":4096,\"ptr\":\"0x7f00\",\"neg\":-3,\"real\":1.5,\"dec\":\"12\"}";
+	int64_t v;
+	char s[16];
+	ck_assert_int_eq(cut_args_int(a, "bytes", &v), 0);
+	ck_assert_int_eq(v, 4096); /* the top-level one, not nested.bytes */
+	ck_assert_int_eq(cut_args_int(a, "ptr", &v), 0);
+	ck_assert_int_eq(v, 0x7f00);
+	ck_assert_int_eq(cut_args_int(a, "neg", &v), 0);
+	ck_assert_int_eq(v, -3);
+	ck_assert_int_eq(cut_args_int(a, "dec", &v), 0);
+	ck_assert_int_eq(v, 12);
+	ck_assert_int_eq(cut_args_int(a, "real", &v), -1);
+	ck_assert_int_eq(cut_args_int(a, "s", &v), -1);
+	ck_assert_int_eq(cut_args_int(a, "missing", &v), -1);
+	ck_assert_int_eq(cut_args_int(NULL, "bytes", &v), -1);
+	ck_assert_int_eq(cut_args_str(a, "s", s, sizeof(s)), 4);
+	ck_assert_str_eq(s, "a\"bA");
+	ck_assert_int_eq(cut_args_str(a, "s", s, 3), 4); /* truncated, full length returned */
+	ck_assert_str_eq(s, "a\"");
+	ck_assert_int_eq(cut_args_str(a, "bytes", s, sizeof(s)), -1);
+	ck_assert_ptr_null(cut_args_find("{}", "x"));
+	ck_assert_ptr_nonnull(cut_args_find("{ \"x\" : 1 }", "x"));
+}
+END_TEST
+
+START_TEST(test_strtab)
+{
+	struct cut_strtab *t = strtab_new();
+	char key[32];
+	for (int i = 0; i < 5000; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		ck_assert_uint_eq(strtab_intern(t, key), (size_t)i);
+	}
+	ck_assert_uint_eq(strtab_intern(t, "k42"), 42);
+	ck_assert_uint_eq(strtab_find(t, "k4999"), 4999);
+	ck_assert_uint_eq(strtab_find(t, "nope"), (size_t)-1);
+	ck_assert_str_eq(strtab_key(t, 7), "k7");
+	ck_assert_uint_eq(strtab_len(t), 5000);
+	strtab_free(t);
+}
+END_TEST
+
+START_TEST(test_buf)
+{
+	struct cut_buf b = {0};
+	buf_addi64(&b, INT64_MIN);
+	buf_addc(&b, ' ');
+	buf_addi64(&b, 0);
+	buf_addf(&b, " %s", "x");
+	ck_assert_str_eq(b.s, "-9223372036854775808 0 x");
+	buf_reset(&b);
+	buf_addjstr(&b, "\xe2\x82", 2); /* a cut UTF-8 sequence */
+	ck_assert_str_eq(b.s, "\"\\ufffd\\ufffd\"");
+	buf_free(&b);
+}
+END_TEST
+
+static void
+add_api(struct cut_stats *st, const char *name, int64_t ts, int64_t dur, const char *args)
+{
+	struct cut_event ev;
+	cut_event_init(&ev);
+	ev.ts = ts;
+	ev.dur = dur;
+	ev.has = CUT_HAS_DUR;
+	ev.pid = ev.tid = 1;
+	ev.layer = CUT_API;
+	ev.name = name;
+	ev.args = args;
+	stats_add(st, &ev);
+}
+
+START_TEST(test_stats)
+{
+	struct cut_stats *st = stats_new(2);
+	/* cuA: 10, 40, 20, 30 -> median 25, mean 25, sample stddev sqrt(500/3). */
+	add_api(st, "cuA", 0, 10, NULL);
+	add_api(st, "cuA", 100, 40, NULL);
+	add_api(st, "cuA", 200, 20, NULL);
+	add_api(st, "cuA", 300, 30, NULL);
+	/* cuMemcpyHtoD_v2: one of 5: median 5, 1000 bytes. */
+	add_api(st, "cuMemcpyHtoD_v2", 400, 5, "{\"bytes\":1000}");
+	add_api(st, "cuMemcpyAsync", 500, 50, "{\"bytes\":10,\"dir\":\"DtoH\"}");
+	stats_finish(st);
+	ck_assert_uint_eq(st->nfns, 3);
+	ck_assert_str_eq(st->fns[0].name, "cuA"); /* 100 ns in all, the most */
+	ck_assert_int_eq(st->fns[0].calls, 4);
+	ck_assert(st->fns[0].med == 25.0);
+	ck_assert(fabs(st->fns[0].stddev - sqrt(500.0 / 3)) < 1e-9);
+	ck_assert_int_eq(st->fns[0].min, 10);
+	ck_assert_int_eq(st->fns[0].max, 40);
+	ck_assert_int_eq(st->xfer_bytes[CUT_X_HTOD], 1000);
+	ck_assert_int_eq(st->xfer_bytes[CUT_X_DTOH], 10);
+	ck_assert_int_eq(st->first, 0);
+	ck_assert_int_eq(st->last, 550);
+	ck_assert_int_eq(st->api_total, 155);
+	ck_assert_uint_eq(st->nslow, 2);
+	ck_assert_int_eq(st->slow[0].dur, 50);
+	ck_assert_int_eq(st->slow[1].dur, 40);
+	stats_free(st);
+}
+END_TEST
+
+START_TEST(test_median_many)
+{
+	/* Medians of 1..n in shuffled order, odd and even n, with duplicates. */
+	for (int n = 1; n <= 200; n++) {
+		struct cut_stats *st = stats_new(0);
+		for (int i = 0; i < n; i++)
+			add_api(st, "cuX", i, (i * 7919) % n / 2, NULL);
+		stats_finish(st);
+		int64_t v[200];
+		for (int i = 0; i < n; i++)
+			v[i] = (i * 7919) % n / 2;
+		for (int i = 1; i < n; i++) /* insertion sort: the reference */
+			for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+				int64_t t = v[j];
+				v[j] = v[j - 1];
+				v[j - 1] = t;
+			}
+		double want = n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + v[n / 2]) / 2;
+		ck_assert_msg(st->fns[0].med == want, "n=%d: %f want %f", n, st->fns[0].med, want);
+		stats_free(st);
+	}
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("util");
+	TCase *tc = tcase_create("util");
+	tcase_add_test(tc, test_args);
+	tcase_add_test(tc, test_strtab);
+	tcase_add_test(tc, test_buf);
+	tcase_add_test(tc, test_stats);
+	tcase_add_test(tc, test_median_many);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}
