@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "args.h"
 #include "classify.h"
 #include "event.h"
 #include "legacy.h"
@@ -583,6 +584,17 @@ validate(const struct cut_event *ev, char *why, size_t wl)
 	return 0;
 }
 
+/* A header of a newer schema is kept (its events may still be readable) but reported. */
+static void
+check_schema(const struct cut_event *ev, char *why, size_t wl)
+{
+	int64_t v;
+	if (ev->layer == CUT_META && strcmp(ev->name, "header") == 0 &&
+	    cut_args_int(ev->args, "schema", &v) == 0 && v > CUT_SCHEMA_VERSION)
+		snprintf(why, wl, "schema version %lld is newer than this reader's %d: reading on",
+			 (long long)v, CUT_SCHEMA_VERSION);
+}
+
 static bool
 blank(const char *s, size_t n)
 {
@@ -612,6 +624,8 @@ cut_parse(struct cut_parser *p, char *line, size_t len, struct cut_event *ev,
 		rc = parse_jansson(p, line, len, ev, why, wl);
 	if (rc == CUT_PARSE_EVENT && validate(ev, why, wl) < 0)
 		return CUT_PARSE_ERROR;
+	if (rc == CUT_PARSE_EVENT)
+		check_schema(ev, why, wl);
 	return rc;
 }
 

@@ -412,6 +412,15 @@ START_TEST(test_lenient_layouts)
 	cut_event_format(&b, &ev);
 	ck_assert_str_eq(b.s, "{\"ts\":10,\"dur\":5,\"pid\":1,\"tid\":2,\"layer\":\"api\","
 			      "\"name\":\"cuInit\",\"future\":{\"a\":1}}");
+	/* A newer schema is read on, with a warning. */
+	ck_assert_int_eq(parse_str(p, "{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"meta\","
+				      "\"name\":\"header\",\"args\":{\"schema\":2}}", &ev, why),
+			 CUT_PARSE_EVENT);
+	ck_assert_str_eq(why, "schema version 2 is newer than this reader's 1: reading on");
+	ck_assert_int_eq(parse_str(p, "{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"meta\","
+				      "\"name\":\"header\",\"args\":{\"schema\":1}}", &ev, why),
+			 CUT_PARSE_EVENT);
+	ck_assert_str_eq(why, "");
 	/* Blank and whitespace-only lines are not events and not errors. */
 	ck_assert_int_eq(parse_str(p, "", &ev, why), CUT_PARSE_NONE);
 	ck_assert_int_eq(parse_str(p, " \t\r", &ev, why), CUT_PARSE_NONE);
