@@ -15,7 +15,7 @@ MAN5 :=
 DATA :=
 CHECKS :=
 
-.PHONY: all deps need-deps demo check test-programs install uninstall clean
+.PHONY: all deps need-deps demo check check-sanitized test-programs install uninstall clean
 all:
 
 include $(wildcard share/lib/module.mk analyze/module.mk filters/module.mk \
@@ -54,6 +54,20 @@ demo: need-deps
 check: need-deps
 	@$(MAKE) --no-print-directory test-programs
 	@tests/run-all $(B)
+	@$(MAKE) --no-print-directory check-sanitized
+	@$(MAKE) --no-print-directory fuzz-smoke
+
+# The unit tests, the data-driven cases and the demo pipeline again, built with
+# AddressSanitizer and UndefinedBehaviorSanitizer (any report fails the run).
+SAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=undefined
+check-sanitized:
+	@$(MAKE) --no-print-directory B=$(B)/san CFLAGS="$(SAN_FLAGS)" \
+		LDFLAGS="-fsanitize=address,undefined" test-programs
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		tests/run-all $(B)/san --no-scripts
+	@ASAN_OPTIONS=detect_leaks=1 CUT_BUILD=$(B)/san sh tests/scripts/demo-pipeline.sh && \
+		echo "ok     sanitized demo pipeline"
 
 test-programs: all $(CHECKS)
 

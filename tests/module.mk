@@ -26,3 +26,28 @@ $(B)/bench/readbench: tests/bench/readbench.c $(LIBCUT)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
 .PHONY: bench-programs
 bench-programs: all $(B)/bench/readbench
+
+# Fuzzing (libFuzzer, clang): `make fuzz FUZZ_TIME=600` grows the corpus in tests/fuzz/corpus;
+# `make fuzz-smoke` (run by check) runs each harness briefly on a copy of it.
+FUZZ_TIME ?= 60
+FUZZ_SMOKE_TIME ?= 10
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZERS := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
+FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	$(CUT_CPPFLAGS) -Ishare/lib -I$(B)/gen $(JANSSON_CFLAGS)
+$(B)/fuzz/%: tests/fuzz/%.c $(LIBCUT_SRC) $(B)/gen/api_categories.h $(wildcard share/lib/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(LIBCUT_SRC) $(JANSSON_LIBS) -lm
+.PHONY: fuzz fuzz-smoke fuzzers
+fuzzers: $(FUZZERS)
+fuzz: $(FUZZERS)
+	@for f in $(FUZZERS); do n=$${f##*/fuzz_}; mkdir -p tests/fuzz/corpus/$$n; \
+		echo "== $$n for $(FUZZ_TIME) s"; \
+		$$f -max_total_time=$(FUZZ_TIME) -close_fd_mask=2 tests/fuzz/corpus/$$n || exit 1; done
+fuzz-smoke: $(FUZZERS)
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	for f in $(FUZZERS); do n=$${f##*/fuzz_}; mkdir -p $$tmp/$$n; \
+		cp tests/fuzz/corpus/$$n/* $$tmp/$$n/ 2>/dev/null; \
+		$$f -max_total_time=$(FUZZ_SMOKE_TIME) -close_fd_mask=2 $$tmp/$$n >$$tmp/$$n.log 2>&1 || \
+		{ tail -30 $$tmp/$$n.log; echo "fuzz-smoke: $$n failed"; exit 1; }; \
+		echo "fuzz-smoke: $$n: $$(grep -o 'Done [0-9]* runs' $$tmp/$$n.log)"; done

@@ -144,7 +144,7 @@ fast_int(const char **pp, const char *e, int64_t *v)
 		neg = true, p++;
 	const char *d = p;
 	int64_t n = 0;
-	while (p < e && *p >= '0' && *p <= '9' && p - d < 19)
+	while (p < e && *p >= '0' && *p <= '9' && p - d < 18)
 		n = n * 10 + (*p++ - '0');
 	size_t nd = (size_t)(p - d);
 	if (nd == 0 || nd > 18 || (nd > 1 && *d == '0'))

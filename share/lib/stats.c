@@ -249,8 +249,10 @@ stats_finish(struct cut_stats *st)
 		f->cap = 0;
 	}
 	/* Names point into the index, which stays alive; only the order changes. */
-	qsort(st->fns, st->nfns, sizeof(*st->fns), cmp_fn);
-	qsort(st->slow, st->nslow, sizeof(*st->slow), cmp_slow);
+	if (st->nfns)
+		qsort(st->fns, st->nfns, sizeof(*st->fns), cmp_fn);
+	if (st->nslow)
+		qsort(st->slow, st->nslow, sizeof(*st->slow), cmp_slow);
 }
 
 void

@@ -1,0 +1,25 @@
+#!/bin/sh
+# The pipelines of the README on the bundled sample, with whatever tools are built: each must
+# succeed and produce output; JSON output must parse.
+B=${CUT_BUILD:-build}
+sample=samples/demo.jsonl
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "demo pipeline: $*"; exit 1; }
+"$B/bin/cutstat" "$sample" >"$tmp/stat" || fail "cutstat failed"
+grep -q '^Verdict: ' "$tmp/stat" || fail "cutstat printed no verdict"
+"$B/bin/cutstat" -j <"$sample" | python3 -m json.tool >/dev/null || fail "cutstat -j is not JSON"
+if [ -x "$B/bin/cutmerge" ]; then
+	"$B/bin/cutmerge" "$sample" | "$B/bin/cutstat" >/dev/null || fail "cutmerge | cutstat failed"
+fi
+if [ -x "$B/bin/cutgaps" ]; then
+	"$B/bin/cutgaps" <"$sample" >"$tmp/gaps" || fail "cutgaps failed"
+fi
+if [ -x "$B/bin/cutioctl" ]; then
+	"$B/bin/cutioctl" <"$sample" >/dev/null || fail "cutioctl failed"
+fi
+if [ -x "$B/bin/cutchrome" ]; then
+	"$B/bin/cutchrome" <"$sample" >"$tmp/trace.json" || fail "cutchrome failed"
+	python3 -m json.tool "$tmp/trace.json" >/dev/null || fail "cutchrome output is not JSON"
+fi
+exit 0
