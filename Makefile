@@ -15,6 +15,9 @@ MAN5 :=
 DATA :=
 CHECKS :=
 
+# Keep objects between the pattern rules (no rebuilds, no "rm ..." noise).
+.SECONDARY:
+
 .PHONY: all deps need-deps demo check check-sanitized test-programs install uninstall clean
 all:
 
