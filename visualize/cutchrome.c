@@ -1,0 +1,540 @@
+/* cutchrome: a cut trace as Chrome trace-event JSON for ui.perfetto.dev and chrome://tracing:
+ * ioctls nested in the API calls of each thread, flow arrows, a device-memory counter. */
+#include <err.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "buf.h"
+#include "event.h"
+
+/* Linux tids stay below PID_MAX_LIMIT; track ids from there up are ours. */
+#define SYNTH_ID (1 << 22)
+#define NGROUPS 4096
+#define APIDEPTH 16
+/* Beyond these chrome://tracing fails to load a file; Perfetto's UI fails near 1 GB. */
+#define WARN_EVENTS 1000000
+#define WARN_BYTES (256 << 20)
+
+enum kind { PROCESS, THREAD, OFFCPU, GPU, IRQ };
+
+/* One output track: the slices on it always nest. */
+struct lane {
+	int64_t jtid;  /* its "tid" in the output */
+	int64_t last;  /* start of the latest slice placed on it */
+	int64_t *ends; /* ends of the slices still open on it, outermost first */
+	size_t depth, cap;
+	int file; /* the last output file it was used in */
+	struct lane *next;
+};
+
+/* What shares a name: a process, a thread's API track (ioctls and driver functions inside),
+ * its off-CPU track, a process's GPU track, a CPU's interrupts. Overlaps spill into lanes. */
+struct group {
+	enum kind kind;
+	int64_t pid, key; /* key: the tid, or the CPU for IRQ */
+	char *comm;       /* from meta process/thread records */
+	struct lane *lanes;
+	int64_t jpid, mem; /* PROCESS: its "pid" in the output, device bytes allocated */
+	int file;
+	struct api_call { int64_t id, ts, end, jtid; int file; } api[APIDEPTH];
+	int napi; /* THREAD: the API calls still open, for flows to their ioctls */
+	struct group *next;
+};
+
+struct alloc { int64_t pid, dptr, bytes; struct alloc *next; };
+
+static struct group *groups[NGROUPS];
+static struct alloc **allocs;
+static size_t nalloc_buckets, nallocs;
+static int64_t nsynth, nflows;
+
+static FILE *out;
+static const char *prefix;
+static int nfile;
+static uint64_t nout, outbytes, max_events;
+static int64_t window, t0 = INT64_MIN, lastts = INT64_MIN;
+static bool warned_size, warned_order;
+static struct cut_buf b;
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: cutchrome [-m max-events] [-w window] [-o prefix] [file ...]\n");
+	exit(CUT_EXIT_FATAL);
+}
+
+/* The group of this kind for pid and key, created when absent if create is set. */
+static struct group *
+group_find(enum kind kind, int64_t pid, int64_t key, bool create)
+{
+	uint64_t h = ((uint64_t)kind * 0x9e3779b97f4a7c15u ^ (uint64_t)pid * 0xff51afd7ed558ccdu ^
+		      (uint64_t)key) % NGROUPS;
+	struct group *g;
+	for (g = groups[h]; g; g = g->next)
+		if (g->kind == kind && g->pid == pid && g->key == key)
+			return g;
+	if (!create)
+		return NULL;
+	if (!(g = calloc(1, sizeof(*g))))
+		err(CUT_EXIT_FATAL, "out of memory");
+	*g = (struct group){.kind = kind, .pid = pid, .key = key, .file = -1, .next = groups[h]};
+	if (kind == PROCESS)
+		g->jpid = pid > 0 && pid < SYNTH_ID ? pid : SYNTH_ID + nsynth++;
+	return groups[h] = g;
+}
+
+static struct group *
+group_get(enum kind kind, int64_t pid, int64_t key)
+{
+	return group_find(kind, pid, key, true);
+}
+
+static struct group *
+process_of(const struct group *g)
+{
+	return group_get(PROCESS, g->kind == IRQ ? -1 : g->pid, 0);
+}
+
+/* The first lane of g where a slice [ts, end] nests, given the slices already placed. A lane
+ * refuses a slice that starts before its latest one, so unsorted input costs lanes, never
+ * nesting. */
+static struct lane *
+place(struct group *g, int64_t ts, int64_t end)
+{
+	struct lane **lp = &g->lanes, *l;
+	for (;; lp = &l->next) {
+		if (!(l = *lp)) {
+			if (!(l = *lp = calloc(1, sizeof(*l))))
+				err(CUT_EXIT_FATAL, "out of memory");
+			l->jtid = lp == &g->lanes && g->kind == THREAD && g->key > 0 && g->key < SYNTH_ID
+					  ? g->key : SYNTH_ID + nsynth++;
+			l->file = -1;
+		}
+		if (l->file != nfile) {
+			l->file = nfile;
+			l->depth = 0;
+			l->last = INT64_MIN;
+		}
+		if (ts < l->last)
+			continue;
+		while (l->depth && l->ends[l->depth - 1] <= ts)
+			l->depth--;
+		if (l->depth && end > l->ends[l->depth - 1])
+			continue;
+		if (l->depth == l->cap) {
+			l->cap = l->cap ? 2 * l->cap : 8;
+			if (!(l->ends = realloc(l->ends, l->cap * sizeof(*l->ends))))
+				err(CUT_EXIT_FATAL, "out of memory");
+		}
+		l->ends[l->depth++] = end;
+		l->last = ts;
+		process_of(g)->file = nfile;
+		return l;
+	}
+}
+
+/* Timestamps in microseconds with the nanoseconds kept as three decimals. */
+static void
+add_us(int64_t ns)
+{
+	if (ns < 0) {
+		buf_addc(&b, '-');
+		ns = ns == INT64_MIN ? INT64_MAX : -ns;
+	}
+	buf_addi64(&b, ns / 1000);
+	if (ns % 1000)
+		buf_addf(&b, ".%03d", (int)(ns % 1000));
+}
+
+/* Starts an output event: phase, name, pid, tid and ts. */
+static void
+begin(const char *ph, const char *name, int64_t jpid, int64_t jtid, int64_t ts)
+{
+	buf_reset(&b);
+	buf_addf(&b, "%s{\"ph\":\"%s\",\"name\":", nout ? ",\n" : "", ph);
+	buf_addjstr(&b, name, strlen(name));
+	buf_addf(&b, ",\"pid\":%lld,\"tid\":%lld,\"ts\":", (long long)jpid, (long long)jtid);
+	add_us(ts);
+}
+
+static void
+end(void)
+{
+	buf_adds(&b, "}");
+	if (fwrite(b.s, 1, b.len, out) != b.len)
+		err(CUT_EXIT_FATAL, "write error");
+	nout++;
+	outbytes += b.len;
+}
+
+static void
+open_file(void)
+{
+	char name[4096];
+	if (prefix) {
+		snprintf(name, sizeof(name), "%s-%03d.json", prefix, nfile + 1);
+		if (!(out = fopen(name, "w")))
+			err(CUT_EXIT_FATAL, "%s", name);
+		printf("%s\n", name);
+	}
+	nout = outbytes = 0;
+	fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"cutchrome " CUT_VERSION
+	      "\"},\"traceEvents\":[\n", out);
+}
+
+static const char *
+track_name(const struct group *g, const struct group *thread, int lane, char *s, size_t n)
+{
+	int len;
+	switch (g->kind) {
+	case IRQ:
+		len = g->key < 0 ? snprintf(s, n, "irq") : snprintf(s, n, "irq cpu %lld", (long long)g->key);
+		break;
+	case GPU: len = snprintf(s, n, "GPU"); break;
+	default:
+		len = thread && thread->comm ? snprintf(s, n, "%s", thread->comm)
+					     : snprintf(s, n, "tid %lld", (long long)g->key);
+		if (g->kind == OFFCPU && len > 0 && (size_t)len < n)
+			len += snprintf(s + len, n - (size_t)len, " off-CPU");
+	}
+	if (lane > 0 && len > 0 && (size_t)len < n)
+		snprintf(s + len, n - (size_t)len, " overlap %d", lane);
+	return s;
+}
+
+/* Names the processes and tracks of this file, closes it and warns when it is too big. */
+static void
+close_file(void)
+{
+	char name[512];
+	for (int h = 0; h < NGROUPS; h++)
+		for (struct group *g = groups[h]; g; g = g->next) {
+			if (g->kind == PROCESS && g->file == nfile) {
+				if (g->comm)
+					snprintf(name, sizeof(name), "%s", g->comm);
+				else if (g->pid < 0)
+					snprintf(name, sizeof(name), "interrupts");
+				else
+					snprintf(name, sizeof(name), "pid %lld", (long long)g->pid);
+				begin("M", "process_name", g->jpid, g->jpid, 0);
+				buf_adds(&b, ",\"args\":{\"name\":");
+				buf_addjstr(&b, name, strlen(name));
+				buf_adds(&b, "}");
+				end();
+			}
+			if (!g->lanes)
+				continue;
+			int i = 0;
+			struct group *p = process_of(g);
+			struct group *t = g->kind == OFFCPU ? group_find(THREAD, g->pid, g->key, false)
+							    : g;
+			for (struct lane *l = g->lanes; l; l = l->next, i++) {
+				if (l->file != nfile)
+					continue;
+				track_name(g, t, i, name, sizeof(name));
+				begin("M", "thread_name", p->jpid, l->jtid, 0);
+				buf_adds(&b, ",\"args\":{\"name\":");
+				buf_addjstr(&b, name, strlen(name));
+				buf_adds(&b, "}");
+				end();
+			}
+		}
+	fputs("\n]}\n", out);
+	if (!warned_size && (nout > WARN_EVENTS || outbytes > WARN_BYTES)) {
+		warnx("%s: %llu events, %llu MB: chrome://tracing fails past about 1M events or "
+		      "256 MB and Perfetto's UI near 1 GB; split with -o prefix and -m or -w",
+		      prefix ? "output file" : "output", (unsigned long long)nout,
+		      (unsigned long long)(outbytes >> 20));
+		warned_size = true;
+	}
+	if (prefix && (fflush(out) || ferror(out) || fclose(out)))
+		err(CUT_EXIT_FATAL, "write error");
+}
+
+/* Begins a new output file when this event is past the limits; false when there is no next
+ * file (no -o): the output stops here. */
+static bool
+split(int64_t ts)
+{
+	if (t0 == INT64_MIN)
+		t0 = ts;
+	bool past_window = window && ts >= t0 + window * (nfile + 1);
+	if (!past_window && !(max_events && nout >= max_events))
+		return true;
+	if (!prefix) {
+		warnx("output stopped at %lld ns (-%c limit); use -o prefix to write every part",
+		      (long long)ts, past_window ? 'w' : 'm');
+		return false;
+	}
+	close_file();
+	nfile++;
+	if (window && ts >= t0 + window * (nfile + 1))
+		t0 = ts - window * nfile; /* an empty window: this part starts at ts */
+	open_file();
+	return true;
+}
+
+static void
+alloc_grow(void)
+{
+	size_t n = nalloc_buckets ? 2 * nalloc_buckets : 1024;
+	struct alloc **t = calloc(n, sizeof(*t));
+	if (!t)
+		err(CUT_EXIT_FATAL, "out of memory");
+	for (size_t i = 0; i < nalloc_buckets; i++)
+		for (struct alloc *a = allocs[i], *next; a; a = next) {
+			next = a->next;
+			size_t h = (uint64_t)(a->dptr ^ a->pid) * 0x9e3779b97f4a7c15u % n;
+			a->next = t[h];
+			t[h] = a;
+		}
+	free(allocs);
+	allocs = t;
+	nalloc_buckets = n;
+}
+
+static struct alloc **
+alloc_find(int64_t pid, int64_t dptr)
+{
+	if (!nalloc_buckets)
+		alloc_grow();
+	struct alloc **ap = &allocs[(uint64_t)(dptr ^ pid) * 0x9e3779b97f4a7c15u % nalloc_buckets];
+	while (*ap && ((*ap)->pid != pid || (*ap)->dptr != dptr))
+		ap = &(*ap)->next;
+	return ap;
+}
+
+/* Device memory allocated per process: successful allocations minus frees, matched by dptr. */
+static void
+count_memory(const struct cut_event *ev)
+{
+	int64_t dptr, bytes;
+	bool alloc = strncmp(ev->name, "cuMemAlloc", 10) == 0, host = strstr(ev->name, "Host");
+	if ((!alloc && strncmp(ev->name, "cuMemFree", 9) != 0) || host ||
+	    ((ev->has & CUT_HAS_RET) && ev->ret != 0) || cut_args_int(ev->args, "dptr", &dptr))
+		return;
+	struct alloc **ap = alloc_find(ev->pid, dptr), *a = *ap;
+	struct group *p = group_get(PROCESS, ev->pid, 0);
+	if (a) { /* a free, or a reuse whose free was not traced */
+		p->mem -= a->bytes;
+		*ap = a->next;
+		free(a);
+		nallocs--;
+	}
+	if (alloc && cut_args_int(ev->args, "bytes", &bytes) == 0) {
+		if (!(a = malloc(sizeof(*a))))
+			err(CUT_EXIT_FATAL, "out of memory");
+		*a = (struct alloc){ev->pid, dptr, bytes, NULL};
+		ap = alloc_find(ev->pid, dptr);
+		*ap = a;
+		p->mem += bytes;
+		if (++nallocs > 2 * nalloc_buckets)
+			alloc_grow();
+	} else if (!a) {
+		return;
+	}
+	begin("C", "device memory", p->jpid, p->jpid, alloc ? cut_event_end(ev) : ev->ts);
+	buf_addf(&b, ",\"args\":{\"allocated\":%lld}", (long long)p->mem);
+	end();
+	p->file = nfile;
+}
+
+/* The open API call of this thread an ioctl belongs to: its parent id when cutmerge wrote
+ * one, else the innermost one enclosing it. */
+static struct api_call *
+enclosing_api(struct group *g, const struct cut_event *ev)
+{
+	for (int i = g->napi - 1; i >= 0; i--) {
+		struct api_call *a = &g->api[i];
+		if (a->file != nfile)
+			continue;
+		if (ev->has & CUT_HAS_PARENT ? a->id == ev->parent
+					     : a->ts <= ev->ts && cut_event_end(ev) <= a->end)
+			return a;
+	}
+	return NULL;
+}
+
+static void
+note_api(struct group *g, const struct cut_event *ev, int64_t jtid)
+{
+	while (g->napi && g->api[g->napi - 1].end <= ev->ts)
+		g->napi--;
+	if (g->napi == APIDEPTH)
+		memmove(g->api, g->api + 1, --g->napi * sizeof(g->api[0]));
+	g->api[g->napi++] = (struct api_call){ev->has & CUT_HAS_ID ? ev->id : -1, ev->ts,
+					      cut_event_end(ev), jtid, nfile};
+}
+
+static void
+slice(struct group *g, const struct cut_event *ev)
+{
+	struct group *p = process_of(g);
+	struct lane *l = place(g, ev->ts, cut_event_end(ev));
+	struct api_call *a;
+	if (ev->layer == CUT_IOCTL && (a = enclosing_api(g, ev)) && a->ts < ev->ts) {
+		/* The start binds to the slice enclosing it (the call, which starts there); the
+		 * end, a nanosecond before the ioctl, to the next slice on its track: the ioctl.
+		 * Both bindings hold however a viewer orders events with equal timestamps. */
+		begin("s", "ioctl", p->jpid, a->jtid, a->ts);
+		buf_addf(&b, ",\"cat\":\"flow\",\"id\":%lld", (long long)++nflows);
+		end();
+		begin("f", "ioctl", p->jpid, l->jtid, ev->ts - 1);
+		buf_addf(&b, ",\"cat\":\"flow\",\"id\":%lld", (long long)nflows);
+		end();
+	}
+	begin(ev->has & CUT_HAS_DUR ? "X" : "i", ev->name, p->jpid, l->jtid, ev->ts);
+	if (ev->has & CUT_HAS_DUR) {
+		buf_adds(&b, ",\"dur\":");
+		add_us(ev->dur);
+	} else {
+		buf_adds(&b, ",\"s\":\"t\"");
+	}
+	const char *cat = cut_event_category(ev);
+	buf_adds(&b, ",\"cat\":");
+	buf_addjstr(&b, cat, strlen(cat));
+	buf_adds(&b, ",\"args\":{");
+	const char *sep = "";
+	if (ev->has & CUT_HAS_RET) {
+		buf_addf(&b, "\"ret\":%lld", (long long)ev->ret);
+		sep = ",";
+	}
+	if (ev->has & CUT_HAS_ID) {
+		buf_addf(&b, "%s\"id\":%lld", sep, (long long)ev->id);
+		sep = ",";
+	}
+	if (ev->has & CUT_HAS_PARENT) {
+		buf_addf(&b, "%s\"parent\":%lld", sep, (long long)ev->parent);
+		sep = ",";
+	}
+	if (ev->args && strlen(ev->args) > 2) {
+		buf_adds(&b, sep);
+		buf_add(&b, ev->args + 1, strlen(ev->args) - 2);
+		sep = ",";
+	}
+	if (ev->extra) {
+		buf_adds(&b, sep);
+		buf_adds(&b, ev->extra);
+	}
+	buf_adds(&b, "}");
+	end();
+	if (ev->layer == CUT_API) {
+		note_api(g, ev, l->jtid);
+		count_memory(ev);
+	}
+}
+
+static void
+meta(const struct cut_event *ev)
+{
+	char comm[256];
+	struct group *g;
+	if (strcmp(ev->name, "lost") == 0) {
+		int64_t n = 0;
+		cut_args_int(ev->args, "count", &n);
+		snprintf(comm, sizeof(comm), "lost %lld events", (long long)n);
+		g = group_get(PROCESS, ev->pid, 0);
+		begin("i", comm, g->jpid, g->jpid, ev->ts);
+		buf_adds(&b, ",\"s\":\"g\",\"cat\":\"lost\",\"args\":");
+		buf_adds(&b, ev->args ? ev->args : "{}");
+		end();
+		g->file = nfile;
+	} else if ((strcmp(ev->name, "process") == 0 || strcmp(ev->name, "thread") == 0) &&
+		   cut_args_str(ev->args, "comm", comm, sizeof(comm)) >= 0) {
+		g = ev->name[0] == 'p' ? group_get(PROCESS, ev->pid, 0)
+				       : group_get(THREAD, ev->pid, ev->tid);
+		free(g->comm);
+		if (!(g->comm = strdup(comm)))
+			err(CUT_EXIT_FATAL, "out of memory");
+	}
+}
+
+/* "10ms", "2s", "500us", "1000" (nanoseconds). */
+static int64_t
+parse_dur(const char *s)
+{
+	static const struct { const char *unit; double ns; } units[] = {
+		{"", 1}, {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+	char *e;
+	double v = strtod(s, &e);
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (strcmp(e, units[i].unit) == 0 && e != s && v > 0 && v * units[i].ns < 9e18)
+			return (int64_t)(v * units[i].ns);
+	errx(CUT_EXIT_FATAL, "-w: not a positive duration such as 500us, 10ms or 2s: %s", s);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{"max-events", required_argument, NULL, 'm'},
+		{"window", required_argument, NULL, 'w'},
+		{"output", required_argument, NULL, 'o'},
+		{NULL, 0, NULL, 0},
+	};
+	int ch, rc = 0, status = CUT_EXIT_OK;
+	char *e;
+
+	while ((ch = getopt_long(argc, argv, "m:w:o:", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'm':
+			max_events = strtoull(optarg, &e, 10);
+			if (*optarg < '1' || *optarg > '9' || *e)
+				errx(CUT_EXIT_FATAL, "-m: not a positive count: %s", optarg);
+			break;
+		case 'w': window = parse_dur(optarg); break;
+		case 'o': prefix = optarg; break;
+		default: usage();
+		}
+	}
+	argc -= optind;
+	argv += optind;
+
+	out = stdout;
+	open_file();
+	for (int i = 0; i < (argc ? argc : 1) && rc >= 0; i++) {
+		struct cut_reader *rd = cut_reader_open(argc ? argv[i] : NULL, 0);
+		if (!rd)
+			err(CUT_EXIT_FATAL, "%s", argv[i]);
+		struct cut_event ev;
+		while ((rc = cut_reader_next(rd, &ev)) > 0) {
+			if (ev.layer == CUT_META) {
+				meta(&ev);
+				continue;
+			}
+			if (!split(ev.ts)) {
+				rc = -2;
+				break;
+			}
+			if (ev.ts < lastts && !warned_order) {
+				warnx("%s:%llu: input not sorted by time: tracks multiply to keep "
+				      "slices nested; sort it with cutmerge", cut_reader_path(rd),
+				      (unsigned long long)cut_reader_line(rd));
+				warned_order = true;
+			}
+			if (ev.ts > lastts)
+				lastts = ev.ts;
+			int64_t cpu = -1;
+			switch (ev.layer) {
+			case CUT_IRQ:
+				cut_args_int(ev.args, "cpu", &cpu);
+				slice(group_get(IRQ, -1, cpu), &ev);
+				break;
+			case CUT_SCHED: slice(group_get(OFFCPU, ev.pid, ev.tid), &ev); break;
+			case CUT_GPU: slice(group_get(GPU, ev.pid, 0), &ev); break;
+			default: slice(group_get(THREAD, ev.pid, ev.tid), &ev);
+			}
+		}
+		if (cut_reader_close(rd))
+			status = CUT_EXIT_BADINPUT;
+		if (rc == -1)
+			status = CUT_EXIT_BADINPUT;
+	}
+	close_file();
+	return cut_finish_output(status);
+}

@@ -1,0 +1,666 @@
+/* cutplot: charts of a cut trace drawn by gnuplot: a timeline per thread and layer, driver
+ * API time by category, call durations and idle gaps, as PNG, SVG or text in the terminal. */
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "args.h"
+#include "event.h"
+#include "stats.h"
+
+/* Time bins per row. The range doubles as the trace grows, so memory is per row, not per
+ * event; it always spans at least NBINS/2 bins of data, more than the pixels of a chart. */
+#define NBINS 2048
+#define NHIST 40 /* call durations: 4 bins a decade from 10 ns */
+#define IDLE CUT_NLAYERS
+
+/* Colour classes: the API categories, then the other layers, then gap lengths. */
+enum { C_IOCTL = CUT_NCATS, C_KERNEL, C_IRQ, C_SCHED, C_GPU, C_GAP, NCLASS = C_GAP + 4 };
+static const struct { const char *label, *rgb, *ch; } classes[NCLASS] = {
+	{"init", "#7f7f7f", "I"},     {"context", "#8c564b", "C"}, {"device", "#e377c2", "D"},
+	{"memory", "#bcbd22", "M"},   {"transfer", "#17becf", "T"}, {"launch", "#1f77b4", "L"},
+	{"sync", "#d62728", "S"},     {"stream", "#9467bd", "s"},  {"event", "#ff7f0e", "e"},
+	{"module", "#aec7e8", "m"},   {"graph", "#98df8a", "g"},   {"query", "#2ca02c", "q"},
+	{"other", "#c7c7c7", "o"},    {"ioctl", "#ff9896", "i"},   {"kernel", "#c5b0d5", "k"},
+	{"irq", "#f7b6d2", "!"},      {"off-CPU", "#dbdb8d", "z"}, {"GPU", "#9edae5", "G"},
+	{"gap < 100 us", "#fdd0a2", "."}, {"gap < 1 ms", "#fd8d3c", "-"},
+	{"gap < 10 ms", "#e6550d", "="}, {"gap >= 10 ms", "#a63603", "#"},
+};
+
+/* A chart row (a thread's layer, or its idle gaps), or with layer < 0 a thread's (-1) or
+ * process's (-2) name. */
+struct row {
+	int64_t pid, tid;
+	int layer;
+	char *comm;
+	float *t;                             /* NBINS x NCLASS ns, allocated on first use */
+	int64_t first, last, prev_end, idle; /* IDLE rows: the thread's API calls and gaps */
+};
+
+static struct row **rows;
+static size_t nrows, rowcap;
+static int64_t origin, width, tmin = INT64_MAX, tmax = INT64_MIN, threshold = 10000;
+static int64_t hist[NHIST][CUT_NCATS];
+static struct cut_stats *st;
+static const char *term, *title = "<stdin>";
+static int wid, hei;
+static bool ansi, multiplot;
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: cutplot [-S] [-c chart] [-T terminal] [-o file] [-s width,height] "
+			"[-t threshold] [file ...]\n");
+	exit(CUT_EXIT_FATAL);
+}
+
+static struct row *
+row_get(int64_t pid, int64_t tid, int layer)
+{
+	size_t mask = rowcap - 1, h;
+	if (rowcap) {
+		h = ((uint64_t)pid * 0x9e3779b97f4a7c15u ^ (uint64_t)tid * 31 ^ (uint64_t)layer) & mask;
+		for (; rows[h]; h = (h + 1) & mask)
+			if (rows[h]->pid == pid && rows[h]->tid == tid && rows[h]->layer == layer)
+				return rows[h];
+	}
+	if (2 * (nrows + 1) > rowcap) { /* grow and rehash */
+		struct row **old = rows;
+		size_t oldcap = rowcap;
+		rowcap = rowcap ? 2 * rowcap : 64;
+		if (!(rows = calloc(rowcap, sizeof(*rows))))
+			err(CUT_EXIT_FATAL, "out of memory");
+		nrows = 0;
+		for (size_t i = 0; i < oldcap; i++)
+			if (old[i])
+				*row_get(old[i]->pid, old[i]->tid, old[i]->layer) = *old[i], free(old[i]);
+		free(old);
+		return row_get(pid, tid, layer);
+	}
+	h = ((uint64_t)pid * 0x9e3779b97f4a7c15u ^ (uint64_t)tid * 31 ^ (uint64_t)layer) &
+	    (rowcap - 1);
+	while (rows[h])
+		h = (h + 1) & (rowcap - 1);
+	if (!(rows[h] = calloc(1, sizeof(**rows))))
+		err(CUT_EXIT_FATAL, "out of memory");
+	*rows[h] = (struct row){pid, tid, layer, NULL, NULL, INT64_MAX, INT64_MIN, INT64_MIN, 0};
+	nrows++;
+	return rows[h];
+}
+
+/* Re-bins every row to a range twice as wide, to the left or to the right. */
+static void
+widen(bool left)
+{
+	int64_t norigin = left ? origin - NBINS * width : origin;
+	for (size_t r = 0; r < rowcap; r++) {
+		float *t = rows[r] ? rows[r]->t : NULL, tmp[NCLASS];
+		if (!t)
+			continue;
+		for (int64_t i = left ? NBINS - 1 : 0; left ? i >= 0 : i < NBINS; i += left ? -1 : 1) {
+			int64_t j = (origin + i * width - norigin) / (2 * width);
+			memcpy(tmp, t + i * NCLASS, sizeof(tmp));
+			memset(t + i * NCLASS, 0, sizeof(tmp));
+			for (int c = 0; c < NCLASS; c++)
+				t[j * NCLASS + c] += tmp[c];
+		}
+	}
+	origin = norigin;
+	width *= 2;
+}
+
+static void
+add_span(struct row *r, int c, int64_t ts, int64_t end)
+{
+	int64_t stop = end > ts ? end : ts + 1; /* instants count as a nanosecond */
+	if (!r->t && !(r->t = calloc((size_t)NBINS * NCLASS, sizeof(float))))
+		err(CUT_EXIT_FATAL, "out of memory");
+	if (width == 0) {
+		origin = ts;
+		width = 1;
+	}
+	while (ts < origin)
+		widen(true);
+	while (stop > origin + NBINS * width)
+		widen(false);
+	for (int64_t i = (ts - origin) / width; i < NBINS && origin + i * width < stop; i++) {
+		int64_t lo = origin + i * width, hi = lo + width;
+		r->t[i * NCLASS + c] += (float)((stop < hi ? stop : hi) - (ts > lo ? ts : lo));
+	}
+}
+
+static int
+class_of(const struct cut_event *ev)
+{
+	static const int layer_class[CUT_NLAYERS] = {
+		[CUT_IOCTL] = C_IOCTL, [CUT_KERNEL] = C_KERNEL, [CUT_IRQ] = C_IRQ,
+		[CUT_SCHED] = C_SCHED, [CUT_GPU] = C_GPU};
+	if (ev->layer != CUT_API)
+		return layer_class[ev->layer];
+	const char *cat = cut_event_category(ev);
+	for (int c = 0; c < CUT_NCATS; c++)
+		if (strcmp(cat, cut_category_name(c)) == 0)
+			return c;
+	return CUT_CAT_OTHER;
+}
+
+static void
+add_event(const struct cut_event *ev)
+{
+	struct row *r;
+	char comm[64];
+	if (ev->layer == CUT_META) {
+		bool proc = strcmp(ev->name, "process") == 0;
+		if ((proc || strcmp(ev->name, "thread") == 0) &&
+		    cut_args_str(ev->args, "comm", comm, sizeof(comm)) > 0) {
+			r = row_get(ev->pid, proc ? 0 : ev->tid, proc ? -2 : -1);
+			free(r->comm);
+			r->comm = strdup(comm);
+		}
+		return;
+	}
+	int64_t end = cut_event_end(ev);
+	tmin = ev->ts < tmin ? ev->ts : tmin;
+	tmax = end > tmax ? end : tmax;
+	bool irq = ev->layer == CUT_IRQ;
+	add_span(row_get(irq ? 0 : ev->pid, irq ? 0 : ev->tid, ev->layer), class_of(ev), ev->ts, end);
+	if (ev->layer != CUT_API || !(ev->has & CUT_HAS_DUR))
+		return;
+	int h = ev->dur < 10 ? 0 : (int)(4 * log10((double)ev->dur)) - 4;
+	hist[h < NHIST ? h : NHIST - 1][class_of(ev)]++;
+	/* Host gaps: from the end of a thread's calls so far to the start of its next call. */
+	r = row_get(ev->pid, ev->tid, IDLE);
+	int64_t gap = ev->ts - r->prev_end;
+	if (r->prev_end != INT64_MIN && gap >= threshold) {
+		add_span(r, C_GAP + (gap >= 100000) + (gap >= 1000000) + (gap >= 10000000),
+			 r->prev_end, ev->ts);
+		r->idle += gap;
+	}
+	r->prev_end = end > r->prev_end ? end : r->prev_end;
+	r->first = ev->ts < r->first ? ev->ts : r->first;
+	r->last = r->prev_end;
+}
+
+static int
+row_order(const void *a, const void *b)
+{
+	const struct row *x = *(struct row *const *)a, *y = *(struct row *const *)b;
+	int64_t px = x->pid ? x->pid : INT64_MAX, py = y->pid ? y->pid : INT64_MAX;
+	if (px != py)
+		return px < py ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->layer - y->layer;
+}
+
+/* A label gnuplot can quote and print as is: printable ASCII without quotes, backslashes or
+ * the percent signs of tic label formats. */
+static const char *
+clean(const char *s, char *buf, size_t n)
+{
+	size_t i = 0;
+	for (; s[i] && i + 1 < n; i++)
+		buf[i] = s[i] >= ' ' && s[i] < 127 && s[i] != '"' && s[i] != '\\' && s[i] != '%' ? s[i] : '?';
+	buf[i] = 0;
+	return buf;
+}
+
+/* The unit that keeps the time axis readable. */
+static double
+time_unit(int64_t span, const char **name)
+{
+	static const struct { double ns; const char *name; } u[] = {
+		{1, "ns"}, {1e3, "us"}, {1e6, "ms"}, {1e9, "s"}};
+	int i = 3;
+	while (i > 0 && (double)span < 10 * u[i].ns)
+		i--;
+	*name = u[i].name;
+	return u[i].ns;
+}
+
+/* Starts a chart: the terminal (unless one multiplot holds them all), title and frame. */
+static void
+chart(FILE *sc, const char *what, int height, const double frame[4])
+{
+	bool dumb = strcmp(term, "dumb") == 0;
+	int w = wid ? wid : dumb ? 120 : 1200, h = hei && !multiplot ? hei : height;
+	if (dumb)
+		fprintf(sc, "set terminal dumb size %d,%d%s\n", w, h, ansi ? " ansi256" : "");
+	else if (!multiplot && strcmp(term, "png") == 0)
+		fprintf(sc, "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
+			    "  set terminal pngcairo size %d,%d font \",10\"\n} else {\n"
+			    "  set terminal png size %d,%d\n}\n", w, h, w, h);
+	else if (!multiplot)
+		fprintf(sc, "set terminal svg size %d,%d font \",10\" background rgb \"white\"\n",
+			w, h);
+	fprintf(sc, "set termoption noenhanced\nreset\nset title \"%s: %s\"\n", what, title);
+	if (frame && !dumb)
+		fprintf(sc, "set origin %g,%g\nset size %g,%g\n", frame[0], frame[1], frame[2],
+			frame[3]);
+}
+
+static void
+no_data(FILE *sc, const char *why)
+{
+	fprintf(sc, "set label 1 \"%s\" at graph 0.5,0.5 center\nunset key\n"
+		    "plot [0:1][0:1] NaN notitle\n", why);
+}
+
+static size_t
+select_rows(struct row **sel, bool gaps)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < rowcap; i++)
+		if (rows[i] && rows[i]->t && (rows[i]->layer == IDLE) == gaps)
+			sel[n++] = rows[i];
+	qsort(sel, n, sizeof(*sel), row_order);
+	return n;
+}
+
+/* A row's tic label (a gnuplot format: a percent sign is written twice). */
+static const char *
+row_label(const struct row *r, char *label, size_t n)
+{
+	struct row *t = row_get(r->pid, r->tid, -1), *p = row_get(r->pid, 0, -2);
+	const char *who = t->comm ? t->comm : r->tid == r->pid && p->comm ? p->comm : "tid";
+	char c[64];
+	clean(who, c, sizeof(c));
+	if (r->layer == CUT_IRQ)
+		snprintf(label, n, "interrupts");
+	else if (r->layer == IDLE)
+		snprintf(label, n, "%s %lld (%.0f%%%% idle)", c, (long long)r->tid,
+			 100.0 * (double)r->idle / (double)(r->last - r->first));
+	else
+		snprintf(label, n, "%s %lld %s", c, (long long)r->tid, cut_layer_name(r->layer));
+	return label;
+}
+
+/* The longest row label of the timeline and gap charts. */
+static size_t
+label_width(void)
+{
+	char label[160];
+	size_t w = 0;
+	for (size_t i = 0; i < rowcap; i++)
+		if (rows[i] && rows[i]->t && strlen(row_label(rows[i], label, sizeof(label))) > w)
+			w = strlen(label);
+	return w;
+}
+
+static int
+timeline_height(size_t n)
+{
+	return strcmp(term, "dumb") == 0 ? (int)n + 9 : 140 + 24 * (int)(n < 5 ? 5 : n);
+}
+
+/* One row per thread and layer (or per thread's idle gaps), each column of time coloured by
+ * the class that takes most of it: character points on the text terminal, boxes elsewhere. */
+static void
+plot_timeline(FILE *sc, bool gaps, const double frame[4])
+{
+	bool dumb = strcmp(term, "dumb") == 0, used[NCLASS] = {false};
+	struct row **sel = calloc(nrows + 1, sizeof(*sel));
+	size_t n = select_rows(sel, gaps), lw = 0;
+	char label[160];
+	chart(sc, gaps ? "host idle gaps between driver calls" : "timeline", timeline_height(n),
+	      frame);
+	if (n == 0) {
+		no_data(sc, gaps ? "no gaps over the threshold" : "no events");
+		free(sel);
+		return;
+	}
+	fprintf(sc, "set ytics nomirror (");
+	for (size_t k = 0; k < n; k++) {
+		fprintf(sc, "%s\"%s\" %zu", k ? ", " : "", row_label(sel[k], label, sizeof(label)),
+			n - k);
+		lw = strlen(label) > lw ? strlen(label) : lw;
+	}
+	fprintf(sc, ")\n");
+	/* Panels of one image share their left margin, so their time axes line up. */
+	if (multiplot)
+		lw = label_width();
+
+	const char *uname;
+	int64_t span = tmax > tmin ? tmax - tmin : 1;
+	double unit = time_unit(span, &uname);
+	int w = wid ? wid : dumb ? 120 : 1200;
+	/* Columns: the characters between the borders, or about a pixel each. */
+	int cols = dumb ? w - (int)lw - 8 : (int)((frame ? frame[2] : 1) * w) - 7 * (int)lw - 140;
+	int64_t lo = (tmin - origin) / width, hi = (tmax - 1 - origin) / width + 1;
+	cols = cols < 10 ? 10 : cols > hi - lo ? (int)(hi - lo) : cols;
+	double *sum = malloc(sizeof(double) * NCLASS * (size_t)cols), x = (double)span / cols / unit;
+	char *data[NCLASS];
+	size_t dlen[NCLASS];
+	FILE *ds[NCLASS];
+	for (int c = 0; c < NCLASS; c++)
+		if (!(ds[c] = open_memstream(&data[c], &dlen[c])))
+			err(CUT_EXIT_FATAL, "out of memory");
+	for (size_t k = 0; k < n; k++) {
+		memset(sum, 0, sizeof(double) * NCLASS * (size_t)cols);
+		for (int64_t i = lo; i < hi; i++) {
+			double mid = (double)(origin + i * width) + (double)width / 2 - (double)tmin;
+			int64_t col = (int64_t)(mid * cols / (double)span);
+			col = col < 0 ? 0 : col >= cols ? cols - 1 : col;
+			for (int c = 0; c < NCLASS; c++)
+				sum[col * NCLASS + c] += sel[k]->t[i * NCLASS + c];
+		}
+		/* Runs of columns of one class and busy quarter become one box, as high as the
+		 * share of the column the row was busy (or idle, for gaps). */
+		for (int col = 0, start = 0, prev = -1; col <= cols; col++) {
+			int best = -1, key = -1;
+			double busy = 0;
+			for (int c = 0; col < cols && c < NCLASS; c++) {
+				busy += sum[col * NCLASS + c];
+				if (sum[col * NCLASS + c] > 0 &&
+				    (best < 0 || sum[col * NCLASS + c] > sum[col * NCLASS + best]))
+					best = c;
+			}
+			if (best >= 0) {
+				key = 4 * best + (int)ceil(4 * fmin(busy * cols / (double)span, 1)) - 1;
+				used[best] = true;
+			}
+			if (dumb && best >= 0)
+				fprintf(ds[best], "%g %zu\n", (col + 0.5) * x, n - k);
+			if (!dumb && key != prev && prev >= 0)
+				fprintf(ds[prev / 4], "%g %zu %g %g\n", (start + col) / 2.0 * x, n - k,
+					(col - start) / 2.0 * x, 0.1 * (prev % 4 + 1));
+			if (key != prev)
+				start = col;
+			prev = key;
+		}
+	}
+	free(sum);
+	free(sel);
+	for (int c = 0; c < NCLASS; c++) {
+		fclose(ds[c]);
+		if (used[c])
+			fprintf(sc, "$%c%d << EOD\n%sEOD\n", gaps ? 'g' : 't', c, data[c]);
+		free(data[c]);
+	}
+	fprintf(sc, "set xlabel \"time since the first event (%s)\"\nset xrange [0:%g]\n"
+		    "set yrange [0.5:%zu.5]\nset key outside bottom center horizontal\n",
+		uname, (double)span / unit, n);
+	/* On the text terminal a row is a line: no tic marks or grid over the data. */
+	if (dumb)
+		fprintf(sc, "set lmargin %zu\nset tics scale 0\n", lw + 2);
+	else
+		fprintf(sc, "set grid xtics\nset bmargin 5\n");
+	if (multiplot)
+		fprintf(sc, "set lmargin %zu\n", lw + 1);
+	const char *sep = "plot ";
+	for (int c = 0; c < NCLASS; c++, sep = used[c - 1] ? ", \\\n  " : sep) {
+		if (!used[c])
+			continue;
+		fprintf(sc, "%s$%c%d ", sep, gaps ? 'g' : 't', c);
+		if (dumb)
+			fprintf(sc, "using 1:2 with points pt \"%s\"", classes[c].ch);
+		else
+			fprintf(sc, "using 1:2:3:4 with boxxyerror fs solid 1.0 noborder");
+		fprintf(sc, " lc rgb \"%s\" title \"%s\"", classes[c].rgb, classes[c].label);
+	}
+	fprintf(sc, "\n");
+}
+
+/* Driver API time per category, from the numbers cutstat prints. */
+static void
+plot_categories(FILE *sc, const double frame[4])
+{
+	const char *uname;
+	int64_t top = 0;
+	for (int c = 0; c < CUT_NCATS; c++)
+		top = st->cat_total[c] > top ? st->cat_total[c] : top;
+	double unit = time_unit(top, &uname);
+	chart(sc, "driver API time by category", strcmp(term, "dumb") ? 480 : 24, frame);
+	if (!st->api_total) {
+		no_data(sc, "no timed driver API calls");
+		return;
+	}
+	fprintf(sc, "$cat << EOD\n");
+	for (int c = 0; c < CUT_NCATS; c++)
+		if (st->cat_calls[c])
+			fprintf(sc, "\"%s\" %g %lld %.1f %ld\n", cut_category_name(c),
+				(double)st->cat_total[c] / unit, (long long)st->cat_calls[c],
+				100.0 * (double)st->cat_total[c] / (double)st->api_total,
+				strtol(classes[c].rgb + 1, NULL, 16));
+	fprintf(sc, "EOD\nset style fill solid 1.0 border -1\nset boxwidth 0.7\nunset key\n"
+		    "set ylabel \"time inside the calls (%s)\"\nset yrange [0:*]\n"
+		    "set offsets 0.5,0.5,graph 0.15,0\nset grid ytics\n"
+		    "plot $cat using 0:2:5:xtic(1) with boxes lc rgb variable, \\\n"
+		    "  $cat using 0:2:(sprintf(\"%%.1f%%%%\\n%%d calls\", $4, $3)) with labels "
+		    "offset 0,1.6\n", uname);
+}
+
+/* How long driver API calls take: a histogram on a log scale, stacked by category. */
+static void
+plot_durations(FILE *sc, const double frame[4])
+{
+	int lo = NHIST, hi = -1;
+	bool used[CUT_NCATS] = {false};
+	for (int h = 0; h < NHIST; h++)
+		for (int c = 0; c < CUT_NCATS; c++)
+			if (hist[h][c]) {
+				lo = h < lo ? h : lo;
+				hi = h;
+				used[c] = true;
+			}
+	chart(sc, "driver API call durations", strcmp(term, "dumb") ? 480 : 24, frame);
+	if (hi < 0) {
+		no_data(sc, "no timed driver API calls");
+		return;
+	}
+	for (int c = 0; c < CUT_NCATS; c++) {
+		if (!used[c])
+			continue;
+		fprintf(sc, "$d%d << EOD\n", c);
+		for (int h = lo; h <= hi; h++) {
+			int64_t cum = 0;
+			for (int j = 0; j <= c; j++)
+				cum += hist[h][j];
+			if (hist[h][c])
+				fprintf(sc, "%g %lld\n", 1 + (h + 0.5) / 4, (long long)cum);
+		}
+		fprintf(sc, "EOD\n");
+	}
+	fprintf(sc, "set style fill solid 1.0 border -1\nset boxwidth 0.22\nset xtics (\"10 ns\" 1, "
+		    "\"100 ns\" 2, \"1 us\" 3, \"10 us\" 4, \"100 us\" 5, \"1 ms\" 6, \"10 ms\" 7, "
+		    "\"100 ms\" 8, \"1 s\" 9, \"10 s\" 10, \"100 s\" 11)\nset xrange [%g:%g]\n"
+		    "set yrange [0:*]\nset xlabel \"duration of the call\"\nset ylabel \"calls\"\n"
+		    "set grid ytics\nset key top right\n", 1 + lo / 4.0 - 0.1, 1 + (hi + 1) / 4.0 + 0.1);
+	/* Tallest stack first, so each category's box shows above the ones below it. */
+	const char *sep = "plot ";
+	for (int c = CUT_NCATS - 1; c >= 0; c--) {
+		if (!used[c])
+			continue;
+		fprintf(sc, "%s$d%d using 1:2 with boxes lc rgb \"%s\" title \"%s\"", sep, c,
+			classes[c].rgb, classes[c].label);
+		sep = ", \\\n  ";
+	}
+	fprintf(sc, "\n");
+}
+
+/* Feeds the script to gnuplot ($GNUPLOT, else gnuplot on PATH) drawing to fd out. */
+static void
+run_gnuplot(const char *script, size_t len, int out)
+{
+	const char *prog = getenv("GNUPLOT");
+	int p[2], status;
+	if (!prog || !*prog)
+		prog = "gnuplot";
+	if (pipe(p) < 0)
+		err(CUT_EXIT_FATAL, "pipe");
+	pid_t pid = fork();
+	if (pid < 0)
+		err(CUT_EXIT_FATAL, "fork");
+	if (pid == 0) {
+		if (dup2(p[0], 0) < 0 || dup2(out, 1) < 0)
+			_exit(126);
+		close(p[0]);
+		close(p[1]);
+		execlp(prog, prog, (char *)NULL);
+		_exit(127);
+	}
+	close(p[0]);
+	signal(SIGPIPE, SIG_IGN);
+	for (size_t off = 0; off < len;) {
+		ssize_t n = write(p[1], script + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break; /* gnuplot is gone: its status says why */
+		off += (size_t)n;
+	}
+	close(p[1]);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			err(CUT_EXIT_FATAL, "waitpid");
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+		errx(CUT_EXIT_FATAL, "cannot run %s: install gnuplot (Debian: apt-get install "
+				     "gnuplot-nox) or name it in GNUPLOT", prog);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		errx(CUT_EXIT_FATAL, "%s failed on the chart script (see above; cutplot -S shows it)",
+		     prog);
+}
+
+/* "10ms", "2s", "500us", "1000" (nanoseconds). */
+static int64_t
+parse_dur(const char *s)
+{
+	static const struct { const char *unit; double ns; } units[] = {
+		{"", 1}, {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+	char *e;
+	double v = strtod(s, &e);
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (strcmp(e, units[i].unit) == 0 && e != s && v >= 0 && v * units[i].ns < 9e18)
+			return (int64_t)(v * units[i].ns);
+	errx(CUT_EXIT_FATAL, "-t: not a duration such as 500us, 10ms or 2s: %s", s);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const char *const charts[] = {"timeline", "categories", "durations", "gaps", "all"};
+	const char *chartname = "timeline", *outfile = NULL, *ext;
+	bool script_only = false;
+	int ch, which = -1, status = CUT_EXIT_OK;
+	char tbuf[256], *e;
+
+	while ((ch = getopt(argc, argv, "Sc:T:o:s:t:")) != -1) {
+		switch (ch) {
+		case 'S': script_only = true; break;
+		case 'c': chartname = optarg; break;
+		case 'T': term = optarg; break;
+		case 'o': outfile = optarg; break;
+		case 's':
+			wid = (int)strtol(optarg, &e, 10);
+			if (*e == ',' || *e == 'x')
+				hei = (int)strtol(e + 1, &e, 10);
+			if (*e || wid < 20 || hei < 0 || wid > 20000 || hei > 20000)
+				errx(CUT_EXIT_FATAL, "-s: not a size such as 1200,800 or 100: %s", optarg);
+			break;
+		case 't': threshold = parse_dur(optarg); break;
+		default: usage();
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	for (int i = 0; i < 5; i++)
+		if (strcmp(chartname, charts[i]) == 0)
+			which = i;
+	if (which < 0)
+		errx(CUT_EXIT_FATAL, "-c: no chart %s (timeline, categories, durations, gaps, all)",
+		     chartname);
+	if (!term)
+		term = outfile && (ext = strrchr(outfile, '.')) &&
+				       (strcmp(ext, ".png") == 0 || strcmp(ext, ".svg") == 0)
+			       ? ext + 1
+			       : isatty(1) && !outfile ? "dumb" : "png";
+	if (strcmp(term, "png") && strcmp(term, "svg") && strcmp(term, "dumb"))
+		errx(CUT_EXIT_FATAL, "-T: no terminal %s (png, svg, dumb)", term);
+	if (!script_only && !outfile && strcmp(term, "dumb") && isatty(1))
+		errx(CUT_EXIT_FATAL, "not writing %s to a terminal: use -o file or redirect", term);
+	ansi = !script_only && !outfile && isatty(1);
+	if (!wid && ansi) {
+		struct winsize ws;
+		if (ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40)
+			wid = ws.ws_col;
+	}
+	if (argc)
+		title = clean(argv[0], tbuf, sizeof(tbuf));
+
+	st = stats_new(0);
+	for (int i = 0; i < (argc ? argc : 1); i++) {
+		struct cut_reader *rd = cut_reader_open(argc ? argv[i] : NULL, 0);
+		if (!rd)
+			err(CUT_EXIT_FATAL, "%s", argv[i]);
+		struct cut_event ev;
+		int rc;
+		while ((rc = cut_reader_next(rd, &ev)) > 0) {
+			stats_add(st, &ev);
+			add_event(&ev);
+		}
+		if (cut_reader_close(rd) || rc < 0)
+			status = CUT_EXIT_BADINPUT;
+		if (rc < 0)
+			break;
+	}
+	stats_finish(st);
+
+	char *script;
+	size_t len;
+	FILE *sc = open_memstream(&script, &len);
+	if (!sc)
+		err(CUT_EXIT_FATAL, "out of memory");
+	if (which == 4 && strcmp(term, "dumb")) {
+		/* One image: the timeline and the gaps over the whole width, then two charts. */
+		struct row **sel = calloc(nrows + 1, sizeof(*sel));
+		double th = timeline_height(select_rows(sel, false)), gh = 40 +
+			timeline_height(select_rows(sel, true)), bh = 460, h = th + gh + bh;
+		free(sel);
+		int w = wid ? wid : 1200, ih = hei ? hei : (int)h;
+		chart(sc, "overview", ih, NULL);
+		fprintf(sc, "set multiplot\n");
+		multiplot = true;
+		plot_timeline(sc, false, (double[]){0, (gh + bh) / h, 1, th / h});
+		plot_timeline(sc, true, (double[]){0, bh / h, 1, gh / h});
+		plot_categories(sc, (double[]){0, 0, 0.5, bh / h});
+		plot_durations(sc, (double[]){0.5, 0, 0.5, bh / h});
+		fprintf(sc, "unset multiplot\n");
+		(void)w;
+	} else {
+		if (which == 0 || which == 4)
+			plot_timeline(sc, false, NULL);
+		if (which == 1 || which == 4)
+			plot_categories(sc, NULL);
+		if (which == 2 || which == 4)
+			plot_durations(sc, NULL);
+		if (which == 3 || which == 4)
+			plot_timeline(sc, true, NULL);
+	}
+	if (fclose(sc))
+		err(CUT_EXIT_FATAL, "out of memory");
+	if (script_only) {
+		fwrite(script, 1, len, stdout);
+	} else {
+		int fd = 1;
+		fflush(stdout);
+		if (outfile && (fd = open(outfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0)
+			err(CUT_EXIT_FATAL, "%s", outfile);
+		run_gnuplot(script, len, fd);
+		if (outfile && close(fd) < 0)
+			err(CUT_EXIT_FATAL, "%s", outfile);
+	}
+	free(script);
+	stats_free(st);
+	return cut_finish_output(status);
+}
