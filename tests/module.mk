@@ -14,7 +14,7 @@ CHECKS += $(FIXTURES)
 $(B)/fixtures/libcuda.so.1: tests/fixtures/fakecuda.c tests/fixtures/fakecuda.h
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 $(WARNFLAGS) -O1 -g -fPIC -shared -fvisibility=hidden \
-		-Wl,-soname,libcuda.so.1 -o $@ $<
+		-Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic-functions -o $@ $<
 	ln -sf libcuda.so.1 $(@D)/libcuda.so
 $(B)/fixtures/cuprog: tests/fixtures/cuprog.c tests/fixtures/fakecuda.h $(B)/fixtures/libcuda.so.1
 	$(CC) -std=gnu11 $(WARNFLAGS) -O1 -g -o $@ $< -L$(B)/fixtures -lcuda \
@@ -35,7 +35,8 @@ FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZERS := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	$(CUT_CPPFLAGS) -Ishare/lib -I$(B)/gen $(JANSSON_CFLAGS)
-$(B)/fuzz/%: tests/fuzz/%.c $(LIBCUT_SRC) $(B)/gen/api_categories.h $(wildcard share/lib/*.h)
+$(B)/fuzz/%: tests/fuzz/%.c $(LIBCUT_SRC) $(B)/gen/api_categories.h $(B)/gen/nvidia_tables.h \
+	$(wildcard share/lib/*.h)
 	@mkdir -p $(@D)
 	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(LIBCUT_SRC) $(JANSSON_LIBS) -lm
 .PHONY: fuzz fuzz-smoke fuzzers

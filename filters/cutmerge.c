@@ -1,0 +1,720 @@
+/* cutmerge: one ts-ordered stream from several traces, with every ioctl, driver function and
+ * off-CPU period tied to the driver API call around it on its thread, and every API call
+ * told how many ioctls it made and how long it spent in them. */
+#include <err.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "event.h"
+#include "strtab.h"
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: cutmerge [-A] [-m held] [-w window] [file ...]\n");
+	exit(CUT_EXIT_FATAL);
+}
+
+/* An event held in a reorder window: its canonical line, parsed again when it leaves. */
+struct pending {
+	int64_t ts;
+	uint64_t seq;
+	char *line;
+	size_t len;
+};
+
+struct input {
+	struct cut_reader *rd;
+	const char *path;
+	struct cut_event ev; /* the head, valid while has */
+	bool has, eof;
+	int64_t shift, last_ts;
+	bool clock;
+	int64_t mono, real;
+	char host[128], tool[32];
+	/* -w: a heap of pending events ordered by (ts, seq) */
+	struct pending *win;
+	size_t nwin, capwin;
+	uint64_t seq;
+	int64_t max_ts;
+	char *line; /* the released line the head points into */
+	struct cut_parser *parser;
+	struct cut_buf fmt;
+};
+
+/* An open API call on a thread. */
+struct frame {
+	int64_t end, id, pid;
+	uint64_t seq; /* its place in the held queue */
+	size_t name;  /* in names */
+	int in;
+};
+
+struct thread {
+	int64_t tid; /* -1: empty slot */
+	struct frame *f;
+	size_t n, cap;
+};
+
+/* The held queue: events wait here while an API call before them is still open. */
+struct slot {
+	int64_t ts, end;
+	bool api, counted, dropped;
+	int64_t nioctl, ioctl_ns;
+	struct cut_buf text; /* canonical line without nioctl/ioctl_ns, args and extra */
+	size_t split;        /* text[split, len) is the args/extra tail and the closing brace */
+};
+
+static struct {
+	int64_t window;
+	size_t maxheld;
+	bool align;
+	struct input *in;
+	int nin;
+	int *heap; /* inputs by head */
+	int nheap;
+	struct thread *thr;
+	size_t nthr, capthr;
+	struct slot *q;
+	size_t qcap;
+	uint64_t qhead, qtail; /* sequence numbers: slots qhead..qtail-1 are held */
+	struct cut_strtab *names;
+	int64_t next_id, last_out;
+	uint64_t written, unsorted, partial;
+	uint64_t *dups; /* [kept * nin + dropped] */
+	struct cut_buf out;
+	bool stop;
+} g;
+
+static int64_t
+parse_ns(const char *s, const char *opt)
+{
+	char *end;
+	double v = strtod(s, &end);
+	double mul = strcmp(end, "s") == 0    ? 1e9
+		     : strcmp(end, "ms") == 0 ? 1e6
+		     : strcmp(end, "us") == 0 ? 1e3
+		     : strcmp(end, "ns") == 0 || !*end ? 1
+						       : -1;
+	if (end == s || mul < 0 || v < 0 || v * mul > 9e18)
+		errx(CUT_EXIT_FATAL, "%s: not a duration (ns, or with s, ms, us, ns): %s", opt, s);
+	return (int64_t)(v * mul);
+}
+
+/* ---- reading: clock shift, order check, reorder window ---- */
+
+static void
+read_header(struct input *in, const struct cut_event *ev)
+{
+	const char *clock = cut_args_find(ev->args, "clock");
+	cut_args_str(ev->args, "host", in->host, sizeof(in->host));
+	cut_args_str(ev->args, "tool", in->tool, sizeof(in->tool));
+	in->clock = clock && cut_args_int(clock, "monotonic_ns", &in->mono) == 0 &&
+		    cut_args_int(clock, "realtime_ns", &in->real) == 0;
+}
+
+/* The next event of an input as read, with its clock shift applied. */
+static int
+next_raw(struct input *in, struct cut_event *ev)
+{
+	int rc;
+	while ((rc = cut_reader_next(in->rd, ev)) > 0) {
+		if (ev->ts + in->shift >= 0) {
+			ev->ts += in->shift;
+			return 1;
+		}
+		cut_reader_warn(in->rd, "before time 0 once aligned to the first trace's clock: "
+					"left out");
+	}
+	if (rc < 0)
+		g.stop = true;
+	return 0;
+}
+
+static bool
+pend_less(const struct pending *a, const struct pending *b)
+{
+	return a->ts < b->ts || (a->ts == b->ts && a->seq < b->seq);
+}
+
+static void
+pend_push(struct input *in, const struct cut_event *ev)
+{
+	if (in->nwin == in->capwin) {
+		in->capwin = in->capwin ? in->capwin * 2 : 64;
+		if (!(in->win = realloc(in->win, in->capwin * sizeof(*in->win))))
+			err(CUT_EXIT_FATAL, "reorder window");
+	}
+	buf_reset(&in->fmt);
+	cut_event_format(&in->fmt, ev);
+	struct pending p = {ev->ts, in->seq++, malloc(in->fmt.len + 1), in->fmt.len};
+	if (!p.line)
+		err(CUT_EXIT_FATAL, "reorder window");
+	memcpy(p.line, in->fmt.s, in->fmt.len + 1);
+	size_t i = in->nwin++;
+	while (i > 0 && pend_less(&p, &in->win[(i - 1) / 2])) {
+		in->win[i] = in->win[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	in->win[i] = p;
+}
+
+static struct pending
+pend_pop(struct input *in)
+{
+	struct pending top = in->win[0], last = in->win[--in->nwin];
+	size_t i = 0;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= in->nwin)
+			break;
+		if (c + 1 < in->nwin && pend_less(&in->win[c + 1], &in->win[c]))
+			c++;
+		if (!pend_less(&in->win[c], &last))
+			break;
+		in->win[i] = in->win[c];
+		i = c;
+	}
+	if (in->nwin)
+		in->win[i] = last;
+	return top;
+}
+
+/* Makes the input's head the next event in order, or marks it finished. */
+static void
+advance(struct input *in)
+{
+	in->has = false;
+	if (g.window == 0) {
+		if (!in->eof && !g.stop && next_raw(in, &in->ev))
+			in->has = true;
+		else
+			in->eof = true;
+	} else {
+		struct cut_event ev;
+		while (!in->eof && !g.stop && (in->nwin == 0 || in->max_ts - in->win[0].ts < g.window)) {
+			if (!next_raw(in, &ev)) {
+				in->eof = true;
+				break;
+			}
+			if (ev.ts < in->last_ts && ++g.unsorted)
+				cut_reader_warn(in->rd, "ts %lld is %lld ns before an event already "
+							"written (more than the -w window): written out "
+							"of order", (long long)ev.ts,
+						(long long)(in->last_ts - ev.ts));
+			if (ev.ts > in->max_ts)
+				in->max_ts = ev.ts;
+			pend_push(in, &ev);
+		}
+		if (in->nwin == 0)
+			return;
+		struct pending p = pend_pop(in);
+		char why[256];
+		free(in->line);
+		in->line = p.line;
+		if (cut_parse(in->parser, p.line, p.len, &in->ev, CUT_PARSE_AUTO, why, sizeof(why)) !=
+		    CUT_PARSE_EVENT)
+			errx(CUT_EXIT_FATAL, "%s: reorder window: %s", in->path, why);
+		in->has = true;
+	}
+	if (in->has && g.window == 0 && in->ev.ts < in->last_ts) {
+		cut_reader_warn(in->rd, "ts %lld is %lld ns before the line above: input not "
+					"sorted (try -w): written out of order",
+				(long long)in->ev.ts, (long long)(in->last_ts - in->ev.ts));
+		g.unsorted++;
+	}
+	if (in->has && in->ev.ts > in->last_ts)
+		in->last_ts = in->ev.ts;
+}
+
+/* ---- the merge heap over inputs ---- */
+
+static bool
+head_less(int a, int b)
+{
+	const struct cut_event *x = &g.in[a].ev, *y = &g.in[b].ev;
+	if (x->ts != y->ts)
+		return x->ts < y->ts;
+	/* An API call before what starts with it on another trace, so it can enclose it. */
+	if ((x->layer == CUT_API) != (y->layer == CUT_API))
+		return x->layer == CUT_API;
+	return a < b;
+}
+
+static void
+heap_down(int i)
+{
+	int v = g.heap[i];
+	for (;;) {
+		int c = 2 * i + 1;
+		if (c >= g.nheap)
+			break;
+		if (c + 1 < g.nheap && head_less(g.heap[c + 1], g.heap[c]))
+			c++;
+		if (!head_less(g.heap[c], v))
+			break;
+		g.heap[i] = g.heap[c];
+		i = c;
+	}
+	g.heap[i] = v;
+}
+
+/* ---- threads and their open API calls ---- */
+
+static size_t
+tid_hash(int64_t tid, size_t cap)
+{
+	uint64_t h = (uint64_t)tid * 0x9E3779B97F4A7C15u;
+	return (size_t)(h ^ h >> 29) & (cap - 1);
+}
+
+static struct thread *
+thread(int64_t tid)
+{
+	if (2 * (g.nthr + 1) > g.capthr) {
+		struct thread *old = g.thr;
+		size_t oldcap = g.capthr;
+		g.capthr = g.capthr ? g.capthr * 2 : 64;
+		if (!(g.thr = malloc(g.capthr * sizeof(*g.thr))))
+			err(CUT_EXIT_FATAL, "threads");
+		for (size_t i = 0; i < g.capthr; i++)
+			g.thr[i].tid = -1;
+		for (size_t i = 0; i < oldcap; i++) {
+			if (old[i].tid < 0)
+				continue;
+			size_t j = tid_hash(old[i].tid, g.capthr);
+			while (g.thr[j].tid >= 0)
+				j = (j + 1) & (g.capthr - 1);
+			g.thr[j] = old[i];
+		}
+		free(old);
+	}
+	size_t j = tid_hash(tid, g.capthr);
+	while (g.thr[j].tid >= 0 && g.thr[j].tid != tid)
+		j = (j + 1) & (g.capthr - 1);
+	if (g.thr[j].tid < 0) {
+		g.thr[j] = (struct thread){.tid = tid};
+		g.nthr++;
+	}
+	return &g.thr[j];
+}
+
+static void
+frame_push(struct thread *t, struct frame f)
+{
+	if (t->n == t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 4;
+		if (!(t->f = realloc(t->f, t->cap * sizeof(*t->f))))
+			err(CUT_EXIT_FATAL, "threads");
+	}
+	t->f[t->n++] = f;
+}
+
+/* The held slot of sequence number seq, or NULL once it was written. */
+static struct slot *
+held(uint64_t seq)
+{
+	return seq >= g.qhead && seq < g.qtail ? &g.q[seq % g.qcap] : NULL;
+}
+
+/* ---- output ---- */
+
+/* Output goes through one buffer written in large pieces. */
+static void
+flush_out(void)
+{
+	if (g.out.len && fwrite(g.out.s, 1, g.out.len, stdout) != g.out.len)
+		err(CUT_EXIT_FATAL, "write error on standard output");
+	buf_reset(&g.out);
+}
+
+static void
+written(int64_t ts)
+{
+	g.written++;
+	g.last_out = ts;
+	if (g.out.len >= 1 << 16)
+		flush_out();
+}
+
+static void
+write_event(const struct cut_event *ev)
+{
+	cut_event_format(&g.out, ev);
+	buf_addc(&g.out, '\n');
+	written(ev->ts);
+}
+
+static void
+write_slot(struct slot *s, bool counts)
+{
+	if (s->dropped)
+		return;
+	buf_add(&g.out, s->text.s, s->split);
+	if (s->api && counts) {
+		buf_add(&g.out, ",\"nioctl\":", 10);
+		buf_addi64(&g.out, s->nioctl);
+		buf_add(&g.out, ",\"ioctl_ns\":", 12);
+		buf_addi64(&g.out, s->ioctl_ns);
+	}
+	buf_add(&g.out, s->text.s + s->split, s->text.len - s->split);
+	written(s->ts);
+}
+
+/* Writes held events from the front while nothing before them can still change: an API
+ * call is complete once every input has moved past its end. */
+static void
+release(int64_t now, bool all)
+{
+	while (g.qhead < g.qtail) {
+		struct slot *s = &g.q[g.qhead % g.qcap];
+		bool full = g.qtail - g.qhead > g.maxheld;
+		if (!all && s->api && !s->dropped && s->end > now && !full)
+			break;
+		if (s->api && !s->dropped && s->end > now && !all)
+			g.partial++;
+		write_slot(s, all || s->end <= now);
+		g.qhead++;
+	}
+}
+
+static struct slot *
+hold(const struct cut_event *ev, bool api)
+{
+	if (g.qtail - g.qhead == g.qcap) {
+		size_t cap = g.qcap ? g.qcap * 2 : 1024;
+		struct slot *q = calloc(cap, sizeof(*q));
+		if (!q)
+			err(CUT_EXIT_FATAL, "held events");
+		/* The queue is full: every old slot is held and moves to its new place. */
+		for (uint64_t i = g.qhead; i < g.qtail; i++)
+			q[i % cap] = g.q[i % g.qcap];
+		free(g.q);
+		g.q = q;
+		g.qcap = cap;
+	}
+	struct slot *s = &g.q[g.qtail++ % g.qcap];
+	struct cut_buf text = s->text;
+	struct cut_event e = *ev;
+	*s = (struct slot){.ts = ev->ts, .end = cut_event_end(ev), .api = api, .text = text};
+	e.args = NULL;
+	e.extra = NULL;
+	e.has &= ~CUT_HAS_NIOCTL;
+	buf_reset(&s->text);
+	cut_event_format(&s->text, &e);
+	s->split = --s->text.len; /* drop the closing brace */
+	if (ev->args) {
+		buf_add(&s->text, ",\"args\":", 8);
+		buf_adds(&s->text, ev->args);
+	}
+	if (ev->extra && *ev->extra) {
+		buf_addc(&s->text, ',');
+		buf_adds(&s->text, ev->extra);
+	}
+	buf_add(&s->text, "}\n", 2);
+	return s;
+}
+
+static bool
+is_syscall_on_fd(const char *name)
+{
+	return !strcmp(name, "open") || !strcmp(name, "openat") || !strcmp(name, "close") ||
+	       !strcmp(name, "mmap") || !strcmp(name, "munmap");
+}
+
+static int
+preference(int in)
+{
+	/* The eBPF record's span excludes the preload wrapper and the uprobe entry trap. */
+	return strcmp(g.in[in].tool, "cutcapture") == 0;
+}
+
+/* Handles one event in merged order: correlation, deduplication, output or holding. */
+static void
+merge_one(struct cut_event *ev, int in)
+{
+	bool api = ev->layer == CUT_API;
+	bool correlate = api || ev->layer == CUT_IOCTL || ev->layer == CUT_KERNEL ||
+			 ev->layer == CUT_SCHED;
+	ev->has &= ~(CUT_HAS_PARENT | CUT_HAS_NIOCTL | CUT_HAS_ID);
+	ev->pname = NULL;
+	struct thread *t = NULL;
+	struct frame *top = NULL;
+	if (correlate && ev->tid > 0) {
+		t = thread(ev->tid);
+		while (t->n && t->f[t->n - 1].end <= ev->ts)
+			t->n--;
+		top = t->n ? &t->f[t->n - 1] : NULL;
+	}
+	if (api && top && top->in != in && top->pid == ev->pid &&
+	    strcmp(strtab_key(g.names, top->name), ev->name) == 0) {
+		struct slot *s = held(top->seq);
+		if (preference(in) <= preference(top->in) || !s) {
+			g.dups[top->in * g.nin + in]++;
+			return;
+		}
+		/* Keep this one in the place of the other: same id, its ioctls so far. */
+		g.dups[in * g.nin + top->in]++;
+		s->dropped = true;
+		int64_t id = top->id, n = s->nioctl, ns = s->ioctl_ns;
+		t->n--;
+		top = t->n ? &t->f[t->n - 1] : NULL;
+		ev->id = id;
+		ev->has |= CUT_HAS_ID;
+		if (top) {
+			ev->parent = top->id;
+			ev->pname = strtab_key(g.names, top->name);
+			ev->has |= CUT_HAS_PARENT;
+		}
+		s = hold(ev, true);
+		s->nioctl = n;
+		s->ioctl_ns = ns;
+		frame_push(t, (struct frame){cut_event_end(ev), id, ev->pid, g.qtail - 1,
+					     strtab_intern(g.names, ev->name), in});
+		return;
+	}
+	if (top) {
+		ev->parent = top->id;
+		ev->pname = strtab_key(g.names, top->name);
+		ev->has |= CUT_HAS_PARENT;
+		struct slot *s;
+		if (ev->layer == CUT_IOCTL && !is_syscall_on_fd(ev->name) && (s = held(top->seq))) {
+			s->nioctl++;
+			if (ev->has & CUT_HAS_DUR)
+				s->ioctl_ns += ev->dur;
+		}
+	}
+	if (api) {
+		ev->id = ++g.next_id;
+		ev->has |= CUT_HAS_ID;
+		hold(ev, true);
+		if (t)
+			frame_push(t, (struct frame){cut_event_end(ev), ev->id, ev->pid, g.qtail - 1,
+						     strtab_intern(g.names, ev->name), in});
+	} else if (g.qhead == g.qtail) {
+		write_event(ev);
+	} else {
+		hold(ev, false);
+	}
+}
+
+/* ---- header, trailer, main ---- */
+
+static void
+align_clocks(void)
+{
+	const struct input *ref = NULL;
+	for (int i = 0; i < g.nin && !ref; i++)
+		if (g.in[i].clock)
+			ref = &g.in[i];
+	for (int i = 0; i < g.nin; i++) {
+		struct input *in = &g.in[i];
+		if (!g.align || !ref || !in->clock || in == ref ||
+		    (in->host[0] && strcmp(in->host, ref->host) == 0))
+			continue;
+		/* The same instant is real - mono on each host's monotonic clock. */
+		in->shift = (in->real - in->mono) - (ref->real - ref->mono);
+	}
+}
+
+static void
+write_meta(const char *name, int64_t ts, const char *args)
+{
+	struct cut_event ev;
+	cut_event_init(&ev);
+	ev.ts = ts;
+	ev.layer = CUT_META;
+	ev.name = name;
+	ev.args = args;
+	cut_event_format(&g.out, &ev);
+	buf_addc(&g.out, '\n');
+}
+
+static void
+header(int64_t ts)
+{
+	struct cut_buf b = {0};
+	const struct input *ref = NULL;
+	for (int i = 0; i < g.nin && !ref; i++)
+		if (g.in[i].clock)
+			ref = &g.in[i];
+	buf_addf(&b, "{\"schema\":%d,\"tool\":\"cutmerge\",\"version\":\"%s\"", CUT_SCHEMA_VERSION,
+		 CUT_VERSION);
+	if (ref && g.align)
+		buf_addf(&b, ",\"clock\":{\"monotonic_ns\":%lld,\"realtime_ns\":%lld}",
+			 (long long)ref->mono, (long long)ref->real);
+	buf_adds(&b, ",\"sorted\":true,\"inputs\":[");
+	for (int i = 0; i < g.nin; i++) {
+		buf_adds(&b, i ? ",{\"file\":" : "{\"file\":");
+		buf_addjstr(&b, g.in[i].path, strlen(g.in[i].path));
+		if (g.in[i].tool[0]) {
+			buf_adds(&b, ",\"tool\":");
+			buf_addjstr(&b, g.in[i].tool, strlen(g.in[i].tool));
+		}
+		if (g.in[i].host[0]) {
+			buf_adds(&b, ",\"host\":");
+			buf_addjstr(&b, g.in[i].host, strlen(g.in[i].host));
+		}
+		buf_addf(&b, ",\"shift_ns\":%lld}", (long long)g.in[i].shift);
+	}
+	buf_adds(&b, "]}");
+	write_meta("header", ts, b.s);
+	buf_free(&b);
+}
+
+static void
+trailer(void)
+{
+	uint64_t dups = 0;
+	for (int i = 0; i < g.nin * g.nin; i++)
+		dups += g.dups[i];
+	char args[256];
+	snprintf(args, sizeof(args),
+		 "{\"events\":%llu,\"duplicates\":%llu,\"unsorted\":%llu,\"partial\":%llu}",
+		 (unsigned long long)g.written, (unsigned long long)dups,
+		 (unsigned long long)g.unsorted, (unsigned long long)g.partial);
+	write_meta("trailer", g.last_out, args);
+	flush_out();
+	for (int k = 0; k < g.nin; k++)
+		for (int d = 0; d < g.nin; d++)
+			if (g.dups[k * g.nin + d])
+				warnx("%llu API calls were recorded in both %s%s%s%s and %s%s%s%s: "
+				      "kept those of %s",
+				      (unsigned long long)g.dups[k * g.nin + d], g.in[k].path,
+				      g.in[k].tool[0] ? " (" : "", g.in[k].tool,
+				      g.in[k].tool[0] ? ")" : "", g.in[d].path,
+				      g.in[d].tool[0] ? " (" : "", g.in[d].tool,
+				      g.in[d].tool[0] ? ")" : "", g.in[k].path);
+	if (g.partial)
+		warnx("%llu API calls were written without nioctl/ioctl_ns: more than %zu events "
+		      "were held back while they were open (raise -m)",
+		      (unsigned long long)g.partial, g.maxheld);
+}
+
+int
+main(int argc, char *argv[])
+{
+	int ch, status = CUT_EXIT_OK;
+	char *end;
+	static char *stdin_only[] = {"-"};
+
+	g.align = true;
+	g.maxheld = 1000000;
+	while ((ch = getopt(argc, argv, "Am:w:")) != -1) {
+		switch (ch) {
+		case 'A': g.align = false; break;
+		case 'm':
+			g.maxheld = strtoul(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end || g.maxheld < 1)
+				errx(CUT_EXIT_FATAL, "-m: not a positive count: %s", optarg);
+			break;
+		case 'w': g.window = parse_ns(optarg, "-w"); break;
+		default: usage();
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (!argc)
+		argc = 1, argv = stdin_only;
+
+	g.nin = argc;
+	g.in = calloc((size_t)argc, sizeof(*g.in));
+	g.heap = calloc((size_t)argc, sizeof(*g.heap));
+	g.dups = calloc((size_t)argc * (size_t)argc, sizeof(*g.dups));
+	g.names = strtab_new();
+	if (!g.in || !g.heap || !g.dups)
+		err(CUT_EXIT_FATAL, "inputs");
+	for (int i = 0; i < argc; i++) {
+		struct input *in = &g.in[i];
+		in->path = strcmp(argv[i], "-") == 0 ? "<stdin>" : argv[i];
+		if (!(in->rd = cut_reader_open(argv[i], 0)))
+			err(CUT_EXIT_FATAL, "%s", argv[i]);
+		if (g.window && !(in->parser = cut_parser_new()))
+			err(CUT_EXIT_FATAL, "%s", argv[i]);
+		in->last_ts = in->max_ts = INT64_MIN;
+	}
+	/* Each input's first record says its clock: read them all, then align. */
+	struct cut_event *first = calloc((size_t)argc, sizeof(*first));
+	bool *have = calloc((size_t)argc, sizeof(*have));
+	if (!first || !have)
+		err(CUT_EXIT_FATAL, "inputs");
+	for (int i = 0; i < argc; i++) {
+		struct input *in = &g.in[i];
+		int rc = cut_reader_next(in->rd, &first[i]);
+		if (rc < 0)
+			g.stop = true;
+		have[i] = rc > 0;
+		if (have[i] && first[i].layer == CUT_META && strcmp(first[i].name, "header") == 0)
+			read_header(in, &first[i]);
+	}
+	align_clocks();
+	for (int i = 0; i < argc; i++) {
+		struct input *in = &g.in[i];
+		if (!have[i] || first[i].ts + in->shift < 0) {
+			if (have[i])
+				cut_reader_warn(in->rd, "before time 0 once aligned: left out");
+			advance(in);
+		} else if (g.window) {
+			first[i].ts += in->shift;
+			in->max_ts = first[i].ts;
+			pend_push(in, &first[i]);
+			advance(in);
+		} else {
+			in->ev = first[i];
+			in->ev.ts += in->shift;
+			in->has = true;
+			in->last_ts = in->ev.ts;
+		}
+		if (in->has)
+			g.heap[g.nheap++] = i;
+	}
+	free(first);
+	free(have);
+	for (int i = g.nheap / 2; i-- > 0;)
+		heap_down(i);
+
+	header(g.nheap ? g.in[g.heap[0]].ev.ts : 0);
+	while (g.nheap) {
+		int i = g.heap[0];
+		merge_one(&g.in[i].ev, i);
+		advance(&g.in[i]);
+		if (!g.in[i].has)
+			g.heap[0] = g.heap[--g.nheap];
+		if (g.nheap)
+			heap_down(0);
+		release(g.nheap ? g.in[g.heap[0]].ev.ts : INT64_MAX, !g.nheap);
+	}
+	release(INT64_MAX, true);
+	trailer();
+
+	for (int i = 0; i < argc; i++) {
+		struct input *in = &g.in[i];
+		if (cut_reader_close(in->rd))
+			status = CUT_EXIT_BADINPUT;
+		cut_parser_free(in->parser);
+		for (size_t k = 0; k < in->nwin; k++)
+			free(in->win[k].line);
+		free(in->win);
+		free(in->line);
+		buf_free(&in->fmt);
+	}
+	if (g.stop)
+		status = CUT_EXIT_BADINPUT;
+	for (size_t i = 0; i < g.qcap; i++)
+		buf_free(&g.q[i].text);
+	free(g.q);
+	for (size_t i = 0; i < g.capthr; i++)
+		if (g.thr[i].tid >= 0)
+			free(g.thr[i].f);
+	free(g.thr);
+	free(g.in);
+	free(g.heap);
+	free(g.dups);
+	strtab_free(g.names);
+	buf_free(&g.out);
+	return cut_finish_output(status);
+}
