@@ -188,7 +188,8 @@ open_file(void)
 }
 
 static const char *
-track_name(const struct group *g, const struct group *thread, int lane, char *s, size_t n)
+track_name(const struct group *g, const struct group *thread, const struct group *process,
+	   int lane, char *s, size_t n)
 {
 	int len;
 	switch (g->kind) {
@@ -197,8 +198,12 @@ track_name(const struct group *g, const struct group *thread, int lane, char *s,
 		break;
 	case GPU: len = snprintf(s, n, "GPU"); break;
 	default:
-		len = thread && thread->comm ? snprintf(s, n, "%s", thread->comm)
-					     : snprintf(s, n, "tid %lld", (long long)g->key);
+		if (thread && thread->comm)
+			len = snprintf(s, n, "%s", thread->comm);
+		else if (g->key == g->pid && process->comm)
+			len = snprintf(s, n, "%s", process->comm);
+		else
+			len = snprintf(s, n, "tid %lld", (long long)g->key);
 		if (g->kind == OFFCPU && len > 0 && (size_t)len < n)
 			len += snprintf(s + len, n - (size_t)len, " off-CPU");
 	}
@@ -236,7 +241,7 @@ close_file(void)
 			for (struct lane *l = g->lanes; l; l = l->next, i++) {
 				if (l->file != nfile)
 					continue;
-				track_name(g, t, i, name, sizeof(name));
+				track_name(g, t, p, i, name, sizeof(name));
 				begin("M", "thread_name", p->jpid, l->jtid, 0);
 				buf_adds(&b, ",\"args\":{\"name\":");
 				buf_addjstr(&b, name, strlen(name));
@@ -444,6 +449,11 @@ meta(const struct cut_event *ev)
 		buf_adds(&b, ev->args ? ev->args : "{}");
 		end();
 		g->file = nfile;
+	} else if (strcmp(ev->name, "header") == 0 &&
+		   cut_args_str(ev->args, "tool", comm, sizeof(comm)) > 0 &&
+		   !(g = group_get(PROCESS, ev->pid, 0))->comm) {
+		if (!(g->comm = strdup(comm))) /* names the writer, where lost markers go */
+			err(CUT_EXIT_FATAL, "out of memory");
 	} else if ((strcmp(ev->name, "process") == 0 || strcmp(ev->name, "thread") == 0) &&
 		   cut_args_str(ev->args, "comm", comm, sizeof(comm)) >= 0) {
 		g = ev->name[0] == 'p' ? group_get(PROCESS, ev->pid, 0)

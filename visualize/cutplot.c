@@ -312,21 +312,26 @@ plot_timeline(FILE *sc, bool gaps, const double frame[4])
 	bool dumb = strcmp(term, "dumb") == 0, used[NCLASS] = {false};
 	struct row **sel = calloc(nrows + 1, sizeof(*sel));
 	size_t n = select_rows(sel, gaps), lw = 0;
-	char label[160];
-	chart(sc, gaps ? "host idle gaps between driver calls" : "timeline", timeline_height(n),
-	      frame);
+	char label[160], *tics;
+	const char *what = gaps ? "host idle gaps between driver calls" : "timeline";
 	if (n == 0) {
+		chart(sc, what, timeline_height(n), frame);
 		no_data(sc, gaps ? "no gaps over the threshold" : "no events");
 		free(sel);
 		return;
 	}
-	fprintf(sc, "set ytics nomirror (");
+	size_t ticslen;
+	FILE *ts = open_memstream(&tics, &ticslen);
+	if (!ts)
+		err(CUT_EXIT_FATAL, "out of memory");
+	fprintf(ts, "set ytics nomirror (");
 	for (size_t k = 0; k < n; k++) {
-		fprintf(sc, "%s\"%s\" %zu", k ? ", " : "", row_label(sel[k], label, sizeof(label)),
+		fprintf(ts, "%s\"%s\" %zu", k ? ", " : "", row_label(sel[k], label, sizeof(label)),
 			n - k);
 		lw = strlen(label) > lw ? strlen(label) : lw;
 	}
-	fprintf(sc, ")\n");
+	fprintf(ts, ")\n");
+	fclose(ts);
 	/* Panels of one image share their left margin, so their time axes line up. */
 	if (multiplot)
 		lw = label_width();
@@ -335,8 +340,9 @@ plot_timeline(FILE *sc, bool gaps, const double frame[4])
 	int64_t span = tmax > tmin ? tmax - tmin : 1;
 	double unit = time_unit(span, &uname);
 	int w = wid ? wid : dumb ? 120 : 1200;
-	/* Columns: the characters between the borders, or about a pixel each. */
-	int cols = dumb ? w - (int)lw - 8 : (int)((frame ? frame[2] : 1) * w) - 7 * (int)lw - 140;
+	/* Columns: the characters between the borders (margins lw + 2 and 2), or about a
+	 * pixel each. */
+	int cols = dumb ? w - (int)lw - 6 : (int)((frame ? frame[2] : 1) * w) - 7 * (int)lw - 140;
 	int64_t lo = (tmin - origin) / width, hi = (tmax - 1 - origin) / width + 1;
 	cols = cols < 10 ? 10 : cols > hi - lo ? (int)(hi - lo) : cols;
 	double *sum = malloc(sizeof(double) * NCLASS * (size_t)cols), x = (double)span / cols / unit;
@@ -370,8 +376,8 @@ plot_timeline(FILE *sc, bool gaps, const double frame[4])
 				key = 4 * best + (int)ceil(4 * fmin(busy * cols / (double)span, 1)) - 1;
 				used[best] = true;
 			}
-			if (dumb && best >= 0)
-				fprintf(ds[best], "%g %zu\n", (col + 0.5) * x, n - k);
+			if (dumb && best >= 0) /* on the character cells, borders excluded */
+				fprintf(ds[best], "%g %zu\n", (col + 1.0) * cols / (cols + 1) * x, n - k);
 			if (!dumb && key != prev && prev >= 0)
 				fprintf(ds[prev / 4], "%g %zu %g %g\n", (start + col) / 2.0 * x, n - k,
 					(col - start) / 2.0 * x, 0.1 * (prev % 4 + 1));
@@ -382,6 +388,19 @@ plot_timeline(FILE *sc, bool gaps, const double frame[4])
 	}
 	free(sum);
 	free(sel);
+	/* A text chart needs a line per row plus the key's lines. */
+	int nused = 0, keylen = 0, extra = 0;
+	for (int c = 0; c < NCLASS; c++)
+		if (used[c]) {
+			nused++;
+			keylen = (int)strlen(classes[c].label) > keylen ? (int)strlen(classes[c].label)
+									: keylen;
+		}
+	if (dumb)
+		extra = (nused - 1) / ((w - 2) / (keylen + 9));
+	chart(sc, what, timeline_height(n) + extra, frame);
+	fputs(tics, sc);
+	free(tics);
 	for (int c = 0; c < NCLASS; c++) {
 		fclose(ds[c]);
 		if (used[c])
@@ -393,7 +412,7 @@ plot_timeline(FILE *sc, bool gaps, const double frame[4])
 		uname, (double)span / unit, n);
 	/* On the text terminal a row is a line: no tic marks or grid over the data. */
 	if (dumb)
-		fprintf(sc, "set lmargin %zu\nset tics scale 0\n", lw + 2);
+		fprintf(sc, "set lmargin %zu\nset rmargin 2\nset tics scale 0\n", lw + 2);
 	else
 		fprintf(sc, "set grid xtics\nset bmargin 5\n");
 	if (multiplot)
@@ -421,7 +440,8 @@ plot_categories(FILE *sc, const double frame[4])
 	for (int c = 0; c < CUT_NCATS; c++)
 		top = st->cat_total[c] > top ? st->cat_total[c] : top;
 	double unit = time_unit(top, &uname);
-	chart(sc, "driver API time by category", strcmp(term, "dumb") ? 480 : 24, frame);
+	bool dumb = strcmp(term, "dumb") == 0;
+	chart(sc, "driver API time by category", dumb ? 24 : 480, frame);
 	if (!st->api_total) {
 		no_data(sc, "no timed driver API calls");
 		return;
@@ -435,10 +455,10 @@ plot_categories(FILE *sc, const double frame[4])
 				strtol(classes[c].rgb + 1, NULL, 16));
 	fprintf(sc, "EOD\nset style fill solid 1.0 border -1\nset boxwidth 0.7\nunset key\n"
 		    "set ylabel \"time inside the calls (%s)\"\nset yrange [0:*]\n"
-		    "set offsets 0.5,0.5,graph 0.15,0\nset grid ytics\n"
+		    "set offsets 0.5,0.5,graph 0.15,0\n%s"
 		    "plot $cat using 0:2:5:xtic(1) with boxes lc rgb variable, \\\n"
 		    "  $cat using 0:2:(sprintf(\"%%.1f%%%%\\n%%d calls\", $4, $3)) with labels "
-		    "offset 0,1.6\n", uname);
+		    "offset 0,%s\n", uname, dumb ? "" : "set grid ytics\n", dumb ? "2" : "1.6");
 }
 
 /* How long driver API calls take: a histogram on a log scale, stacked by category. */
@@ -476,7 +496,8 @@ plot_durations(FILE *sc, const double frame[4])
 		    "\"100 ns\" 2, \"1 us\" 3, \"10 us\" 4, \"100 us\" 5, \"1 ms\" 6, \"10 ms\" 7, "
 		    "\"100 ms\" 8, \"1 s\" 9, \"10 s\" 10, \"100 s\" 11)\nset xrange [%g:%g]\n"
 		    "set yrange [0:*]\nset xlabel \"duration of the call\"\nset ylabel \"calls\"\n"
-		    "set grid ytics\nset key top right\n", 1 + lo / 4.0 - 0.1, 1 + (hi + 1) / 4.0 + 0.1);
+		    "%sset key top right\n", 1 + lo / 4.0 - 0.1, 1 + (hi + 1) / 4.0 + 0.1,
+		strcmp(term, "dumb") ? "set grid ytics\n" : "");
 	/* Tallest stack first, so each category's box shows above the ones below it. */
 	const char *sep = "plot ";
 	for (int c = CUT_NCATS - 1; c >= 0; c--) {
