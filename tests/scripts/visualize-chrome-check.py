@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Checks cutchrome's output against its input the way Perfetto's JSON importer reads it.
+
+usage: visualize-chrome-check.py INPUT.jsonl OUTPUT.json [OUTPUT.json ...]
+
+Several outputs are the parts of one split trace. Checks: every output parses; on every
+track (pid, tid) the slices nest once sorted as Perfetto sorts JSON events (by ts; at equal
+ts longer X first, then other phases in file order); every span and instant of the input
+appears exactly once with its arguments; every flow starts on a driver API call and ends on
+an ioctl of that call (its parent id, or inside it in time on the same thread); the device
+memory counter ends at allocations minus frees; each lost record has a marker; every track
+and process used is named. Prints one line per problem and exits 1 if there was any.
+"""
+import collections
+import json
+import sys
+
+problems = []
+
+
+def problem(msg):
+    if len(problems) < 50:
+        print(msg)
+    problems.append(msg)
+
+
+def ns(us):
+    return int(round(us * 1000))
+
+
+def read_input(path):
+    events = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            try:
+                ev = json.loads(line)
+            except ValueError:
+                continue  # bad lines are the reader's business: cutchrome skips them
+            if isinstance(ev, dict) and "ts" in ev and "layer" in ev:
+                events.append(ev)
+    return events
+
+
+def check_file(path, spans, flows_by_id, named, tracks, counters, lost):
+    with open(path) as f:
+        doc = json.load(f)
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    key = {"X": lambda e: -ns(e["dur"])}
+    order = sorted(range(len(events)), key=lambda i: (
+        ns(events[i].get("ts", 0)),
+        key[events[i]["ph"]](events[i]) if events[i]["ph"] == "X" else 0,
+        i))
+    stacks = collections.defaultdict(list)
+    pending = collections.defaultdict(list)
+    for i in order:
+        e = events[i]
+        ph, track = e["ph"], (e.get("pid"), e.get("tid"))
+        if ph in ("X", "i") and e.get("s", "t") == "t":
+            start = ns(e["ts"])
+            end = start + (ns(e["dur"]) if ph == "X" else 0)
+            st = stacks[track]
+            while st and st[-1][1] <= start:
+                st.pop()
+            if st and end > st[-1][1]:
+                problem("%s: %s at %d..%d on track %s overlaps %s ending at %d" % (
+                    path, e["name"], start, end, track, st[-1][2]["name"], st[-1][1]))
+            st.append((start, end, e))
+            tracks.add(track)
+            spans[(e["name"], start, ns(e["dur"]) if ph == "X" else None)].append(e)
+            for fid in pending.pop(track, []):
+                flows_by_id[fid]["in"] = e
+        elif ph == "s":
+            st = stacks[track]
+            flows_by_id[(path, e["id"])]["out"] = st[-1][2] if st else None
+        elif ph == "f":
+            fid = (path, e["id"])
+            flows_by_id[fid]["f"] = True
+            if e.get("bp") == "e":
+                flows_by_id[fid]["in"] = stacks[track][-1][2] if stacks[track] else None
+            else:
+                pending[track].append(fid)
+        elif ph == "M":
+            if e["name"] == "thread_name":
+                named.add((e["pid"], e["tid"]))
+            elif e["name"] == "process_name":
+                named.add(e["pid"])
+        elif ph == "C":
+            tracks.add((e["pid"], e["tid"]))
+        elif ph == "i" and e.get("s") == "g":
+            lost.append(e)
+    for e in events:  # in file order: the running total as cutchrome computed it
+        if e["ph"] == "C":
+            counters[e["pid"]].append((ns(e["ts"]), e["args"]["allocated"]))
+    for fid, fl in flows_by_id.items():
+        if fid[0] == path and (fl.get("out") is None or fl.get("in") is None):
+            problem("%s: flow %s binds to no slice (%s)" % (path, fid[1], fl))
+
+
+def main():
+    inp, outs = sys.argv[1], sys.argv[2:]
+    events = read_input(inp)
+    spans = collections.defaultdict(list)
+    flows = collections.defaultdict(dict)
+    named, tracks, lost = set(), set(), []
+    counters = collections.defaultdict(list)
+    for path in outs:
+        check_file(path, spans, flows, named, tracks, counters, lost)
+
+    # Every span and instant exactly once, with its arguments.
+    want = collections.Counter()
+    for ev in events:
+        if ev["layer"] == "meta":
+            continue
+        k = (ev["name"], ev["ts"], ev.get("dur"))
+        want[k] += 1
+        for out in spans.get(k, []):
+            args = out.get("args", {})
+            if all(args.get(a) == v for a, v in (ev.get("args") or {}).items()):
+                break
+        else:
+            if k in spans:
+                problem("%s at %d: arguments %s not in any output slice" % (k[0], k[1], ev.get("args")))
+    got = collections.Counter({k: len(v) for k, v in spans.items()})
+    for k in set(want) | set(got):
+        if want[k] != got[k]:
+            problem("%s at %s dur %s: %d in the input, %d in the output" % (k[0], k[1], k[2], want[k], got[k]))
+
+    # Flows: from an API call to an ioctl made inside it.
+    for fid, fl in flows.items():
+        out, into = fl.get("out"), fl.get("in")
+        if not out or not into:
+            continue
+        if not out["name"].startswith("cu") or into.get("cat") != "ioctl":
+            problem("flow %s goes from %s to %s, not from an API call to an ioctl" % (fid[1], out["name"], into["name"]))
+        elif "parent" in into.get("args", {}):
+            if out["args"].get("id") != into["args"]["parent"]:
+                problem("flow %s: ioctl of parent %s bound to call id %s" % (fid[1], into["args"]["parent"], out["args"].get("id")))
+        elif not (ns(out["ts"]) <= ns(into["ts"]) and ns(into["ts"]) + ns(into["dur"]) <= ns(out["ts"]) + ns(out["dur"])):
+            problem("flow %s: %s is not inside %s" % (fid[1], into["name"], out["name"]))
+        if out.get("pid") != into.get("pid"):
+            problem("flow %s crosses processes" % fid[1])
+
+    # Device memory: successful allocations minus frees, per process.
+    live, total = {}, collections.Counter()
+    for ev in (e for e in events if e["layer"] == "api"):
+        name, args = ev["name"], ev.get("args") or {}
+        if "Host" in name or ev.get("ret", 0) != 0 or "dptr" not in args:
+            continue
+        key = (ev["pid"], int(args["dptr"], 16) if isinstance(args["dptr"], str) else args["dptr"])
+        if name.startswith("cuMemFree") or name.startswith("cuMemAlloc"):
+            total[ev["pid"]] -= live.pop(key, 0)
+        if name.startswith("cuMemAlloc") and "bytes" in args:
+            live[key] = args["bytes"]
+            total[ev["pid"]] += args["bytes"]
+    for pid, n in total.items():
+        series = counters.get(pid) if 0 < pid < 1 << 22 else None
+        if series is None:
+            continue
+        last = series[-1][1]  # the running total after the last event read
+        if last != n:
+            problem("device memory of pid %d ends at %d, expected %d" % (pid, last, n))
+
+    nlost = sum(1 for e in events if e["layer"] == "meta" and e["name"] == "lost")
+    if len(lost) != nlost:
+        problem("%d lost records, %d markers" % (nlost, len(lost)))
+    for t in tracks:
+        if t not in named or t[0] not in named:
+            problem("track %s has no thread_name or process_name" % (t,))
+    if problems:
+        print("%d problems" % len(problems))
+        sys.exit(1)
+
+
+main()

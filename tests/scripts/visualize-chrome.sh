@@ -1,0 +1,56 @@
+#!/bin/sh
+# cutchrome: the output parses, every track nests, every input span appears exactly once,
+# flows connect API calls to their ioctls, the memory counter and lost markers are right
+# (visualize-chrome-check.py), on sorted, unsorted, truncated and split traces.
+command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
+command -v cutchrome >/dev/null || { echo "cutchrome not built"; exit 1; }
+check=tests/scripts/visualize-chrome-check.py
+layers=tests/cases/cutchrome/layers/input
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+# Sorted traces: the hand-built one with every layer, the demo, a generated one.
+python3 tests/bench/gentrace.py 2 3 >"$tmp/gen.jsonl"
+for t in $layers samples/demo.jsonl "$tmp/gen.jsonl"; do
+	cutchrome "$t" >"$tmp/out.json" 2>"$tmp/err" || bad "$t: exit $?"
+	[ -s "$tmp/err" ] && bad "$t: unexpected messages: $(cat "$tmp/err")"
+	python3 $check "$t" "$tmp/out.json" || bad "$t: check"
+done
+# gentrace puts ioctls inside syncs and allocations: they must come with flows.
+[ "$(grep -c '"ph":"s"' "$tmp/out.json")" -gt 0 ] || bad "gentrace: no flows"
+
+# Unsorted: still nested and complete, with one warning.
+awk 'NR % 2 == 0' "$tmp/gen.jsonl" >"$tmp/shuf.jsonl"
+awk 'NR % 2 == 1' "$tmp/gen.jsonl" >>"$tmp/shuf.jsonl"
+cutchrome "$tmp/shuf.jsonl" >"$tmp/out.json" 2>"$tmp/err" || bad "unsorted: exit $?"
+grep -q 'not sorted by time' "$tmp/err" || bad "unsorted: no warning"
+python3 $check "$tmp/shuf.jsonl" "$tmp/out.json" || bad "unsorted: check"
+
+# Truncated in the middle of a line: valid JSON for the good lines, exit 1.
+head -c 3000 $layers >"$tmp/trunc.jsonl"
+cutchrome <"$tmp/trunc.jsonl" >"$tmp/out.json" 2>"$tmp/err"
+[ $? -eq 1 ] || bad "truncated: exit status is not 1"
+grep -q '<stdin>:25: ' "$tmp/err" || bad "truncated: no message for line 25: $(cat "$tmp/err")"
+python3 $check "$tmp/trunc.jsonl" "$tmp/out.json" || bad "truncated: check"
+
+# Split by event count and by time window: every part valid, together complete.
+for opt in "-m 10" "-w 1us" "--max-events=25"; do
+	rm -f "$tmp"/part-*
+	cutchrome $opt -o "$tmp/part" $layers >"$tmp/names" || bad "$opt: exit $?"
+	[ "$(wc -l <"$tmp/names")" -gt 1 ] || bad "$opt: not split"
+	python3 $check $layers $(cat "$tmp/names") || bad "$opt: check"
+done
+# Without -o the limit cuts the output short, still valid JSON.
+cutchrome -m 10 $layers >"$tmp/out.json" 2>"$tmp/err" || bad "-m without -o: exit $?"
+grep -q 'use -o prefix' "$tmp/err" || bad "-m without -o: no warning"
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/out.json" || bad "-m: not JSON"
+
+# Usage errors.
+cutchrome -w 10parsecs $layers >/dev/null 2>&1
+[ $? -eq 2 ] || bad "-w 10parsecs: exit status is not 2"
+cutchrome -x >/dev/null 2>"$tmp/err"
+grep -q '^usage: cutchrome \[-m max-events\] \[-w window\] \[-o prefix\] \[file \.\.\.\]$' \
+	"$tmp/err" || bad "usage line: $(cat "$tmp/err")"
+exit $fail
