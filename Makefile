@@ -53,6 +53,12 @@ demo: need-deps
 	@$(MAKE) --no-print-directory all
 	@echo "== cutstat $(DEMO_TRACE)"
 	@$(B)/bin/cutstat $(DEMO_TRACE)
+	@echo "== cutplot $(DEMO_TRACE)"
+	@$(B)/bin/cutplot -T dumb $(DEMO_TRACE)
+	@mkdir -p $(B)/demo
+	@$(B)/bin/cutchrome $(DEMO_TRACE) >$(B)/demo/trace.json
+	@$(B)/bin/cutplot -c all -o $(B)/demo/overview.png $(DEMO_TRACE)
+	@echo "== wrote $(B)/demo/trace.json (open it in ui.perfetto.dev) and $(B)/demo/overview.png"
 
 check: need-deps
 	@$(MAKE) --no-print-directory test-programs
