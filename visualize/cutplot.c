@@ -179,13 +179,15 @@ add_event(const struct cut_event *ev)
 		return;
 	int h = ev->dur < 10 ? 0 : (int)(4 * log10((double)ev->dur)) - 4;
 	hist[h < NHIST ? h : NHIST - 1][class_of(ev)]++;
-	/* Host gaps: from the end of a thread's calls so far to the start of its next call. */
+	/* Host gaps: from the end of a thread's calls so far to the start of its next call.
+	 * All of them count as idle, as in cutgaps; those over the threshold are drawn. */
 	r = row_get(ev->pid, ev->tid, IDLE);
 	int64_t gap = ev->ts - r->prev_end;
-	if (r->prev_end != INT64_MIN && gap >= threshold) {
-		add_span(r, C_GAP + (gap >= 100000) + (gap >= 1000000) + (gap >= 10000000),
-			 r->prev_end, ev->ts);
+	if (r->prev_end != INT64_MIN && gap > 0) {
 		r->idle += gap;
+		if (gap >= threshold)
+			add_span(r, C_GAP + (gap >= 100000) + (gap >= 1000000) + (gap >= 10000000),
+				 r->prev_end, ev->ts);
 	}
 	r->prev_end = end > r->prev_end ? end : r->prev_end;
 	r->first = ev->ts < r->first ? ev->ts : r->first;

@@ -57,6 +57,23 @@ done || fail=1
 # The launch of worker 78 is drawn with its character on its row.
 grep -q '^ *worker 78 api |.*L' "$tmp/timeline.txt" || bad "timeline dumb: no L on worker 78"
 
+# The idle share of each thread is the one cutgaps prints, when cutgaps is built.
+if command -v cutgaps >/dev/null; then
+	cutgaps -j samples/demo.jsonl >"$tmp/gaps.json" || bad "cutgaps -j: exit $?"
+	cutplot -c gaps -T dumb -s 150 samples/demo.jsonl >"$tmp/demo-gaps.txt"
+	python3 - "$tmp/gaps.json" "$tmp/demo-gaps.txt" <<'EOF' || bad "idle shares differ from cutgaps"
+import json, re, sys
+threads = json.load(open(sys.argv[1]))["threads"]
+text = open(sys.argv[2]).read()
+for t in threads:
+    want = round(100.0 * t["idle_ns"] / t["window_ns"])
+    m = re.search(r"tid %d \((\d+)%% idle\)" % t["tid"], text)
+    if not m or int(m.group(1)) != want:
+        print("thread %d: cutgaps %d%% idle, cutplot %s" % (t["tid"], want, m and m.group(1)))
+        sys.exit(1)
+EOF
+fi
+
 # Everything at once, on the demo trace.
 cutplot -c all -o "$tmp/all.svg" samples/demo.jsonl || bad "all svg: exit $?"
 for t in 'timeline: ' 'host idle gaps' 'driver API time by category' 'driver API call durations'; do
