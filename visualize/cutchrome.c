@@ -41,12 +41,18 @@ struct group {
 	struct lane *lanes;
 	int64_t jpid, mem; /* PROCESS: its "pid" in the output, device bytes allocated */
 	int file;
-	struct api_call { int64_t id, ts, end, jtid; int file; } api[APIDEPTH];
+	struct api_call {
+		int64_t id, ts, end, jtid;
+		int file;
+	} api[APIDEPTH];
 	int napi; /* THREAD: the API calls still open, for flows to their ioctls */
 	struct group *next;
 };
 
-struct alloc { int64_t pid, dptr, bytes; struct alloc *next; };
+struct alloc {
+	int64_t pid, dptr, bytes;
+	struct alloc *next;
+};
 
 static struct group *groups[NGROUPS];
 static struct alloc **allocs;
@@ -73,7 +79,8 @@ static struct group *
 group_find(enum kind kind, int64_t pid, int64_t key, bool create)
 {
 	uint64_t h = ((uint64_t)kind * 0x9e3779b97f4a7c15u ^ (uint64_t)pid * 0xff51afd7ed558ccdu ^
-		      (uint64_t)key) % NGROUPS;
+	              (uint64_t)key) %
+	             NGROUPS;
 	struct group *g;
 	for (g = groups[h]; g; g = g->next)
 		if (g->kind == kind && g->pid == pid && g->key == key)
@@ -111,8 +118,10 @@ place(struct group *g, int64_t ts, int64_t end)
 		if (!(l = *lp)) {
 			if (!(l = *lp = calloc(1, sizeof(*l))))
 				err(CUT_EXIT_FATAL, "out of memory");
-			l->jtid = lp == &g->lanes && g->kind == THREAD && g->key > 0 && g->key < SYNTH_ID
-					  ? g->key : SYNTH_ID + nsynth++;
+			l->jtid =
+			    lp == &g->lanes && g->kind == THREAD && g->key > 0 && g->key < SYNTH_ID
+			        ? g->key
+			        : SYNTH_ID + nsynth++;
 			l->file = -1;
 		}
 		if (l->file != nfile) {
@@ -184,17 +193,19 @@ open_file(void)
 	}
 	nout = outbytes = 0;
 	fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"cutchrome " CUT_VERSION
-	      "\"},\"traceEvents\":[\n", out);
+	      "\"},\"traceEvents\":[\n",
+	      out);
 }
 
 static const char *
-track_name(const struct group *g, const struct group *thread, const struct group *process,
-	   int lane, char *s, size_t n)
+track_name(const struct group *g, const struct group *thread, const struct group *process, int lane,
+           char *s, size_t n)
 {
 	int len;
 	switch (g->kind) {
 	case IRQ:
-		len = g->key < 0 ? snprintf(s, n, "irq") : snprintf(s, n, "irq cpu %lld", (long long)g->key);
+		len = g->key < 0 ? snprintf(s, n, "irq")
+		                 : snprintf(s, n, "irq cpu %lld", (long long)g->key);
 		break;
 	case GPU: len = snprintf(s, n, "GPU"); break;
 	default:
@@ -236,8 +247,8 @@ close_file(void)
 				continue;
 			int i = 0;
 			struct group *p = process_of(g);
-			struct group *t = g->kind == OFFCPU ? group_find(THREAD, g->pid, g->key, false)
-							    : g;
+			struct group *t =
+			    g->kind == OFFCPU ? group_find(THREAD, g->pid, g->key, false) : g;
 			for (struct lane *l = g->lanes; l; l = l->next, i++) {
 				if (l->file != nfile)
 					continue;
@@ -359,7 +370,7 @@ enclosing_api(struct group *g, const struct cut_event *ev)
 		if (a->file != nfile)
 			continue;
 		if (ev->has & CUT_HAS_PARENT ? a->id == ev->parent
-					     : a->ts <= ev->ts && cut_event_end(ev) <= a->end)
+		                             : a->ts <= ev->ts && cut_event_end(ev) <= a->end)
 			return a;
 	}
 	return NULL;
@@ -373,7 +384,7 @@ note_api(struct group *g, const struct cut_event *ev, int64_t jtid)
 	if (g->napi == APIDEPTH)
 		memmove(g->api, g->api + 1, --g->napi * sizeof(g->api[0]));
 	g->api[g->napi++] = (struct api_call){ev->has & CUT_HAS_ID ? ev->id : -1, ev->ts,
-					      cut_event_end(ev), jtid, nfile};
+	                                      cut_event_end(ev), jtid, nfile};
 }
 
 static void
@@ -450,14 +461,14 @@ meta(const struct cut_event *ev)
 		end();
 		g->file = nfile;
 	} else if (strcmp(ev->name, "header") == 0 &&
-		   cut_args_str(ev->args, "tool", comm, sizeof(comm)) > 0 &&
-		   !(g = group_get(PROCESS, ev->pid, 0))->comm) {
+	           cut_args_str(ev->args, "tool", comm, sizeof(comm)) > 0 &&
+	           !(g = group_get(PROCESS, ev->pid, 0))->comm) {
 		if (!(g->comm = strdup(comm))) /* names the writer, where lost markers go */
 			err(CUT_EXIT_FATAL, "out of memory");
 	} else if ((strcmp(ev->name, "process") == 0 || strcmp(ev->name, "thread") == 0) &&
-		   cut_args_str(ev->args, "comm", comm, sizeof(comm)) >= 0) {
+	           cut_args_str(ev->args, "comm", comm, sizeof(comm)) >= 0) {
 		g = ev->name[0] == 'p' ? group_get(PROCESS, ev->pid, 0)
-				       : group_get(THREAD, ev->pid, ev->tid);
+		                       : group_get(THREAD, ev->pid, ev->tid);
 		free(g->comm);
 		if (!(g->comm = strdup(comm)))
 			err(CUT_EXIT_FATAL, "out of memory");
@@ -468,8 +479,10 @@ meta(const struct cut_event *ev)
 static int64_t
 parse_dur(const char *s)
 {
-	static const struct { const char *unit; double ns; } units[] = {
-		{"", 1}, {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = {{"", 1}, {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
 	char *e;
 	double v = strtod(s, &e);
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
@@ -482,10 +495,10 @@ int
 main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
-		{"max-events", required_argument, NULL, 'm'},
-		{"window", required_argument, NULL, 'w'},
-		{"output", required_argument, NULL, 'o'},
-		{NULL, 0, NULL, 0},
+	    {"max-events", required_argument, NULL, 'm'},
+	    {"window", required_argument, NULL, 'w'},
+	    {"output", required_argument, NULL, 'o'},
+	    {NULL, 0, NULL, 0},
 	};
 	int ch, rc = 0, status = CUT_EXIT_OK;
 	char *e;
@@ -523,8 +536,8 @@ main(int argc, char *argv[])
 			}
 			if (ev.ts < lastts && !warned_order) {
 				warnx("%s:%llu: input not sorted by time: tracks multiply to keep "
-				      "slices nested; sort it with cutmerge", cut_reader_path(rd),
-				      (unsigned long long)cut_reader_line(rd));
+				      "slices nested; sort it with cutmerge",
+				      cut_reader_path(rd), (unsigned long long)cut_reader_line(rd));
 				warned_order = true;
 			}
 			if (ev.ts > lastts)

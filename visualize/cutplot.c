@@ -27,15 +27,20 @@
 
 /* Colour classes: the API categories, then the other layers, then gap lengths. */
 enum { C_IOCTL = CUT_NCATS, C_KERNEL, C_IRQ, C_SCHED, C_GPU, C_GAP, NCLASS = C_GAP + 4 };
-static const struct { const char *label, *rgb, *ch; } classes[NCLASS] = {
-	{"init", "#7f7f7f", "I"},     {"context", "#8c564b", "C"}, {"device", "#e377c2", "D"},
-	{"memory", "#bcbd22", "M"},   {"transfer", "#17becf", "T"}, {"launch", "#1f77b4", "L"},
-	{"sync", "#d62728", "S"},     {"stream", "#9467bd", "s"},  {"event", "#ff7f0e", "e"},
-	{"module", "#aec7e8", "m"},   {"graph", "#98df8a", "g"},   {"query", "#2ca02c", "q"},
-	{"other", "#c7c7c7", "o"},    {"ioctl", "#ff9896", "i"},   {"kernel", "#c5b0d5", "k"},
-	{"irq", "#f7b6d2", "!"},      {"off-CPU", "#dbdb8d", "z"}, {"GPU", "#9edae5", "G"},
-	{"gap < 100 us", "#fdd0a2", "."}, {"gap < 1 ms", "#fd8d3c", "-"},
-	{"gap < 10 ms", "#e6550d", "="}, {"gap >= 10 ms", "#a63603", "#"},
+static const struct {
+	const char *label, *rgb, *ch;
+} classes[NCLASS] = {
+    {"init", "#7f7f7f", "I"},         {"context", "#8c564b", "C"},
+    {"device", "#e377c2", "D"},       {"memory", "#bcbd22", "M"},
+    {"transfer", "#17becf", "T"},     {"launch", "#1f77b4", "L"},
+    {"sync", "#d62728", "S"},         {"stream", "#9467bd", "s"},
+    {"event", "#ff7f0e", "e"},        {"module", "#aec7e8", "m"},
+    {"graph", "#98df8a", "g"},        {"query", "#2ca02c", "q"},
+    {"other", "#c7c7c7", "o"},        {"ioctl", "#ff9896", "i"},
+    {"kernel", "#c5b0d5", "k"},       {"irq", "#f7b6d2", "!"},
+    {"off-CPU", "#dbdb8d", "z"},      {"GPU", "#9edae5", "G"},
+    {"gap < 100 us", "#fdd0a2", "."}, {"gap < 1 ms", "#fd8d3c", "-"},
+    {"gap < 10 ms", "#e6550d", "="},  {"gap >= 10 ms", "#a63603", "#"},
 };
 
 /* A chart row (a thread's layer, or its idle gaps), or with layer < 0 a thread's (-1) or
@@ -44,7 +49,7 @@ struct row {
 	int64_t pid, tid;
 	int layer;
 	char *comm;
-	float *t;                             /* NBINS x NCLASS ns, allocated on first use */
+	float *t;                            /* NBINS x NCLASS ns, allocated on first use */
 	int64_t first, last, prev_end, idle; /* IDLE rows: the thread's API calls and gaps */
 };
 
@@ -61,7 +66,7 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: cutplot [-S] [-c chart] [-T terminal] [-o file] [-s width,height] "
-			"[-t threshold] [file ...]\n");
+	                "[-t threshold] [file ...]\n");
 	exit(CUT_EXIT_FATAL);
 }
 
@@ -70,7 +75,8 @@ row_get(int64_t pid, int64_t tid, int layer)
 {
 	size_t mask = rowcap - 1, h;
 	if (rowcap) {
-		h = ((uint64_t)pid * 0x9e3779b97f4a7c15u ^ (uint64_t)tid * 31 ^ (uint64_t)layer) & mask;
+		h = ((uint64_t)pid * 0x9e3779b97f4a7c15u ^ (uint64_t)tid * 31 ^ (uint64_t)layer) &
+		    mask;
 		for (; rows[h]; h = (h + 1) & mask)
 			if (rows[h]->pid == pid && rows[h]->tid == tid && rows[h]->layer == layer)
 				return rows[h];
@@ -83,8 +89,10 @@ row_get(int64_t pid, int64_t tid, int layer)
 			err(CUT_EXIT_FATAL, "out of memory");
 		nrows = 0;
 		for (size_t i = 0; i < oldcap; i++)
-			if (old[i])
-				*row_get(old[i]->pid, old[i]->tid, old[i]->layer) = *old[i], free(old[i]);
+			if (old[i]) {
+				*row_get(old[i]->pid, old[i]->tid, old[i]->layer) = *old[i];
+				free(old[i]);
+			}
 		free(old);
 		return row_get(pid, tid, layer);
 	}
@@ -108,7 +116,8 @@ widen(bool left)
 		float *t = rows[r] ? rows[r]->t : NULL, tmp[NCLASS];
 		if (!t)
 			continue;
-		for (int64_t i = left ? NBINS - 1 : 0; left ? i >= 0 : i < NBINS; i += left ? -1 : 1) {
+		for (int64_t i = left ? NBINS - 1 : 0; left ? i >= 0 : i < NBINS;
+		     i += left ? -1 : 1) {
 			int64_t j = (origin + i * width - norigin) / (2 * width);
 			memcpy(tmp, t + i * NCLASS, sizeof(tmp));
 			memset(t + i * NCLASS, 0, sizeof(tmp));
@@ -143,9 +152,11 @@ add_span(struct row *r, int c, int64_t ts, int64_t end)
 static int
 class_of(const struct cut_event *ev)
 {
-	static const int layer_class[CUT_NLAYERS] = {
-		[CUT_IOCTL] = C_IOCTL, [CUT_KERNEL] = C_KERNEL, [CUT_IRQ] = C_IRQ,
-		[CUT_SCHED] = C_SCHED, [CUT_GPU] = C_GPU};
+	static const int layer_class[CUT_NLAYERS] = {[CUT_IOCTL] = C_IOCTL,
+	                                             [CUT_KERNEL] = C_KERNEL,
+	                                             [CUT_IRQ] = C_IRQ,
+	                                             [CUT_SCHED] = C_SCHED,
+	                                             [CUT_GPU] = C_GPU};
 	if (ev->layer != CUT_API)
 		return layer_class[ev->layer];
 	const char *cat = cut_event_category(ev);
@@ -174,7 +185,8 @@ add_event(const struct cut_event *ev)
 	tmin = ev->ts < tmin ? ev->ts : tmin;
 	tmax = end > tmax ? end : tmax;
 	bool irq = ev->layer == CUT_IRQ;
-	add_span(row_get(irq ? 0 : ev->pid, irq ? 0 : ev->tid, ev->layer), class_of(ev), ev->ts, end);
+	add_span(row_get(irq ? 0 : ev->pid, irq ? 0 : ev->tid, ev->layer), class_of(ev), ev->ts,
+	         end);
 	if (ev->layer != CUT_API || !(ev->has & CUT_HAS_DUR))
 		return;
 	int h = ev->dur < 10 ? 0 : (int)(4 * log10((double)ev->dur)) - 4;
@@ -187,7 +199,7 @@ add_event(const struct cut_event *ev)
 		r->idle += gap;
 		if (gap >= threshold)
 			add_span(r, C_GAP + (gap >= 100000) + (gap >= 1000000) + (gap >= 10000000),
-				 r->prev_end, ev->ts);
+			         r->prev_end, ev->ts);
 	}
 	r->prev_end = end > r->prev_end ? end : r->prev_end;
 	r->first = ev->ts < r->first ? ev->ts : r->first;
@@ -213,7 +225,9 @@ clean(const char *s, char *buf, size_t n)
 {
 	size_t i = 0;
 	for (; s[i] && i + 1 < n; i++)
-		buf[i] = s[i] >= ' ' && s[i] < 127 && s[i] != '"' && s[i] != '\\' && s[i] != '%' ? s[i] : '?';
+		buf[i] = s[i] >= ' ' && s[i] < 127 && s[i] != '"' && s[i] != '\\' && s[i] != '%'
+		             ? s[i]
+		             : '?';
 	buf[i] = 0;
 	return buf;
 }
@@ -222,8 +236,10 @@ clean(const char *s, char *buf, size_t n)
 static double
 time_unit(int64_t span, const char **name)
 {
-	static const struct { double ns; const char *name; } u[] = {
-		{1, "ns"}, {1e3, "us"}, {1e6, "ms"}, {1e9, "s"}};
+	static const struct {
+		double ns;
+		const char *name;
+	} u[] = {{1, "ns"}, {1e3, "us"}, {1e6, "ms"}, {1e9, "s"}};
 	int i = 3;
 	while (i > 0 && (double)span < 10 * u[i].ns)
 		i--;
@@ -240,23 +256,27 @@ chart(FILE *sc, const char *what, int height, const double frame[4])
 	if (dumb)
 		fprintf(sc, "set terminal dumb size %d,%d%s\n", w, h, ansi ? " ansi256" : "");
 	else if (!multiplot && strcmp(term, "png") == 0)
-		fprintf(sc, "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
-			    "  set terminal pngcairo size %d,%d font \",10\"\n} else {\n"
-			    "  set terminal png size %d,%d\n}\n", w, h, w, h);
+		fprintf(sc,
+		        "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
+		        "  set terminal pngcairo size %d,%d font \",10\"\n} else {\n"
+		        "  set terminal png size %d,%d\n}\n",
+		        w, h, w, h);
 	else if (!multiplot)
 		fprintf(sc, "set terminal svg size %d,%d font \",10\" background rgb \"white\"\n",
-			w, h);
+		        w, h);
 	fprintf(sc, "set termoption noenhanced\nreset\nset title \"%s: %s\"\n", what, title);
 	if (frame && !dumb)
 		fprintf(sc, "set origin %g,%g\nset size %g,%g\n", frame[0], frame[1], frame[2],
-			frame[3]);
+		        frame[3]);
 }
 
 static void
 no_data(FILE *sc, const char *why)
 {
-	fprintf(sc, "set label 1 \"%s\" at graph 0.5,0.5 center\nunset key\n"
-		    "plot [0:1][0:1] NaN notitle\n", why);
+	fprintf(sc,
+	        "set label 1 \"%s\" at graph 0.5,0.5 center\nunset key\n"
+	        "plot [0:1][0:1] NaN notitle\n",
+	        why);
 }
 
 static size_t
@@ -282,7 +302,7 @@ row_label(const struct row *r, char *label, size_t n)
 		snprintf(label, n, "interrupts");
 	else if (r->layer == IDLE)
 		snprintf(label, n, "%s %lld (%.0f%%%% idle)", c, (long long)r->tid,
-			 100.0 * (double)r->idle / (double)(r->last - r->first));
+		         100.0 * (double)r->idle / (double)(r->last - r->first));
 	else
 		snprintf(label, n, "%s %lld %s", c, (long long)r->tid, cut_layer_name(r->layer));
 	return label;
@@ -329,7 +349,7 @@ plot_timeline(FILE *sc, bool gaps, const double frame[4])
 	fprintf(ts, "set ytics nomirror (");
 	for (size_t k = 0; k < n; k++) {
 		fprintf(ts, "%s\"%s\" %zu", k ? ", " : "", row_label(sel[k], label, sizeof(label)),
-			n - k);
+		        n - k);
 		lw = strlen(label) > lw ? strlen(label) : lw;
 	}
 	fprintf(ts, ")\n");
@@ -347,7 +367,8 @@ plot_timeline(FILE *sc, bool gaps, const double frame[4])
 	int cols = dumb ? w - (int)lw - 6 : (int)((frame ? frame[2] : 1) * w) - 7 * (int)lw - 140;
 	int64_t lo = (tmin - origin) / width, hi = (tmax - 1 - origin) / width + 1;
 	cols = cols < 10 ? 10 : cols > hi - lo ? (int)(hi - lo) : cols;
-	double *sum = malloc(sizeof(double) * NCLASS * (size_t)cols), x = (double)span / cols / unit;
+	double *sum = malloc(sizeof(double) * NCLASS * (size_t)cols),
+	       x = (double)span / cols / unit;
 	char *data[NCLASS];
 	size_t dlen[NCLASS];
 	FILE *ds[NCLASS];
@@ -357,7 +378,8 @@ plot_timeline(FILE *sc, bool gaps, const double frame[4])
 	for (size_t k = 0; k < n; k++) {
 		memset(sum, 0, sizeof(double) * NCLASS * (size_t)cols);
 		for (int64_t i = lo; i < hi; i++) {
-			double mid = (double)(origin + i * width) + (double)width / 2 - (double)tmin;
+			double mid =
+			    (double)(origin + i * width) + (double)width / 2 - (double)tmin;
 			int64_t col = (int64_t)(mid * cols / (double)span);
 			col = col < 0 ? 0 : col >= cols ? cols - 1 : col;
 			for (int c = 0; c < NCLASS; c++)
@@ -375,14 +397,16 @@ plot_timeline(FILE *sc, bool gaps, const double frame[4])
 					best = c;
 			}
 			if (best >= 0) {
-				key = 4 * best + (int)ceil(4 * fmin(busy * cols / (double)span, 1)) - 1;
+				key = 4 * best +
+				      (int)ceil(4 * fmin(busy * cols / (double)span, 1)) - 1;
 				used[best] = true;
 			}
 			if (dumb && best >= 0) /* on the character cells, borders excluded */
-				fprintf(ds[best], "%g %zu\n", (col + 1.0) * cols / (cols + 1) * x, n - k);
+				fprintf(ds[best], "%g %zu\n", (col + 1.0) * cols / (cols + 1) * x,
+				        n - k);
 			if (!dumb && key != prev && prev >= 0)
-				fprintf(ds[prev / 4], "%g %zu %g %g\n", (start + col) / 2.0 * x, n - k,
-					(col - start) / 2.0 * x, 0.1 * (prev % 4 + 1));
+				fprintf(ds[prev / 4], "%g %zu %g %g\n", (start + col) / 2.0 * x,
+				        n - k, (col - start) / 2.0 * x, 0.1 * (prev % 4 + 1));
 			if (key != prev)
 				start = col;
 			prev = key;
@@ -395,8 +419,9 @@ plot_timeline(FILE *sc, bool gaps, const double frame[4])
 	for (int c = 0; c < NCLASS; c++)
 		if (used[c]) {
 			nused++;
-			keylen = (int)strlen(classes[c].label) > keylen ? (int)strlen(classes[c].label)
-									: keylen;
+			keylen = (int)strlen(classes[c].label) > keylen
+			             ? (int)strlen(classes[c].label)
+			             : keylen;
 		}
 	if (dumb)
 		extra = (nused - 1) / ((w - 2) / (keylen + 9));
@@ -409,9 +434,10 @@ plot_timeline(FILE *sc, bool gaps, const double frame[4])
 			fprintf(sc, "$%c%d << EOD\n%sEOD\n", gaps ? 'g' : 't', c, data[c]);
 		free(data[c]);
 	}
-	fprintf(sc, "set xlabel \"time since the first event (%s)\"\nset xrange [0:%g]\n"
-		    "set yrange [0.5:%zu.5]\nset key outside bottom center horizontal\n",
-		uname, (double)span / unit, n);
+	fprintf(sc,
+	        "set xlabel \"time since the first event (%s)\"\nset xrange [0:%g]\n"
+	        "set yrange [0.5:%zu.5]\nset key outside bottom center horizontal\n",
+	        uname, (double)span / unit, n);
 	/* On the text terminal a row is a line: no tic marks or grid over the data. */
 	if (dumb)
 		fprintf(sc, "set lmargin %zu\nset rmargin 2\nset tics scale 0\n", lw + 2);
@@ -452,15 +478,17 @@ plot_categories(FILE *sc, const double frame[4])
 	for (int c = 0; c < CUT_NCATS; c++)
 		if (st->cat_calls[c])
 			fprintf(sc, "\"%s\" %g %lld %.1f %ld\n", cut_category_name(c),
-				(double)st->cat_total[c] / unit, (long long)st->cat_calls[c],
-				100.0 * (double)st->cat_total[c] / (double)st->api_total,
-				strtol(classes[c].rgb + 1, NULL, 16));
-	fprintf(sc, "EOD\nset style fill solid 1.0 border -1\nset boxwidth 0.7\nunset key\n"
-		    "set ylabel \"time inside the calls (%s)\"\nset yrange [0:*]\n"
-		    "set offsets 0.5,0.5,graph 0.15,0\n%s"
-		    "plot $cat using 0:2:5:xtic(1) with boxes lc rgb variable, \\\n"
-		    "  $cat using 0:2:(sprintf(\"%%.1f%%%%\\n%%d calls\", $4, $3)) with labels "
-		    "offset 0,%s\n", uname, dumb ? "" : "set grid ytics\n", dumb ? "2" : "1.6");
+			        (double)st->cat_total[c] / unit, (long long)st->cat_calls[c],
+			        100.0 * (double)st->cat_total[c] / (double)st->api_total,
+			        strtol(classes[c].rgb + 1, NULL, 16));
+	fprintf(sc,
+	        "EOD\nset style fill solid 1.0 border -1\nset boxwidth 0.7\nunset key\n"
+	        "set ylabel \"time inside the calls (%s)\"\nset yrange [0:*]\n"
+	        "set offsets 0.5,0.5,graph 0.15,0\n%s"
+	        "plot $cat using 0:2:5:xtic(1) with boxes lc rgb variable, \\\n"
+	        "  $cat using 0:2:(sprintf(\"%%.1f%%%%\\n%%d calls\", $4, $3)) with labels "
+	        "offset 0,%s\n",
+	        uname, dumb ? "" : "set grid ytics\n", dumb ? "2" : "1.6");
 }
 
 /* How long driver API calls take: a histogram on a log scale, stacked by category. */
@@ -494,19 +522,21 @@ plot_durations(FILE *sc, const double frame[4])
 		}
 		fprintf(sc, "EOD\n");
 	}
-	fprintf(sc, "set style fill solid 1.0 border -1\nset boxwidth 0.22\nset xtics (\"10 ns\" 1, "
-		    "\"100 ns\" 2, \"1 us\" 3, \"10 us\" 4, \"100 us\" 5, \"1 ms\" 6, \"10 ms\" 7, "
-		    "\"100 ms\" 8, \"1 s\" 9, \"10 s\" 10, \"100 s\" 11)\nset xrange [%g:%g]\n"
-		    "set yrange [0:*]\nset xlabel \"duration of the call\"\nset ylabel \"calls\"\n"
-		    "%sset key top right\n", 1 + lo / 4.0 - 0.1, 1 + (hi + 1) / 4.0 + 0.1,
-		strcmp(term, "dumb") ? "set grid ytics\n" : "");
+	fprintf(sc,
+	        "set style fill solid 1.0 border -1\nset boxwidth 0.22\nset xtics (\"10 ns\" 1, "
+	        "\"100 ns\" 2, \"1 us\" 3, \"10 us\" 4, \"100 us\" 5, \"1 ms\" 6, \"10 ms\" 7, "
+	        "\"100 ms\" 8, \"1 s\" 9, \"10 s\" 10, \"100 s\" 11)\nset xrange [%g:%g]\n"
+	        "set yrange [0:*]\nset xlabel \"duration of the call\"\nset ylabel \"calls\"\n"
+	        "%sset key top right\n",
+	        1 + lo / 4.0 - 0.1, 1 + (hi + 1) / 4.0 + 0.1,
+	        strcmp(term, "dumb") ? "set grid ytics\n" : "");
 	/* Tallest stack first, so each category's box shows above the ones below it. */
 	const char *sep = "plot ";
 	for (int c = CUT_NCATS - 1; c >= 0; c--) {
 		if (!used[c])
 			continue;
 		fprintf(sc, "%s$d%d using 1:2 with boxes lc rgb \"%s\" title \"%s\"", sep, c,
-			classes[c].rgb, classes[c].label);
+		        classes[c].rgb, classes[c].label);
 		sep = ", \\\n  ";
 	}
 	fprintf(sc, "\n");
@@ -548,19 +578,23 @@ run_gnuplot(const char *script, size_t len, int out)
 		if (errno != EINTR)
 			err(CUT_EXIT_FATAL, "waitpid");
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-		errx(CUT_EXIT_FATAL, "cannot run %s: install gnuplot (Debian: apt-get install "
-				     "gnuplot-nox) or name it in GNUPLOT", prog);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		errx(CUT_EXIT_FATAL, "%s failed on the chart script (see above; cutplot -S shows it)",
+		errx(CUT_EXIT_FATAL,
+		     "cannot run %s: install gnuplot (Debian: apt-get install "
+		     "gnuplot-nox) or name it in GNUPLOT",
 		     prog);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		errx(CUT_EXIT_FATAL,
+		     "%s failed on the chart script (see above; cutplot -S shows it)", prog);
 }
 
 /* "10ms", "2s", "500us", "1000" (nanoseconds). */
 static int64_t
 parse_dur(const char *s)
 {
-	static const struct { const char *unit; double ns; } units[] = {
-		{"", 1}, {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = {{"", 1}, {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
 	char *e;
 	double v = strtod(s, &e);
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
@@ -589,7 +623,8 @@ main(int argc, char *argv[])
 			if (*e == ',' || *e == 'x')
 				hei = (int)strtol(e + 1, &e, 10);
 			if (*e || wid < 20 || hei < 0 || wid > 20000 || hei > 20000)
-				errx(CUT_EXIT_FATAL, "-s: not a size such as 1200,800 or 100: %s", optarg);
+				errx(CUT_EXIT_FATAL, "-s: not a size such as 1200,800 or 100: %s",
+				     optarg);
 			break;
 		case 't': threshold = parse_dur(optarg); break;
 		default: usage();
@@ -605,9 +640,10 @@ main(int argc, char *argv[])
 		     chartname);
 	if (!term)
 		term = outfile && (ext = strrchr(outfile, '.')) &&
-				       (strcmp(ext, ".png") == 0 || strcmp(ext, ".svg") == 0)
-			       ? ext + 1
-			       : isatty(1) && !outfile ? "dumb" : "png";
+		               (strcmp(ext, ".png") == 0 || strcmp(ext, ".svg") == 0)
+		           ? ext + 1
+		       : isatty(1) && !outfile ? "dumb"
+		                               : "png";
 	if (strcmp(term, "png") && strcmp(term, "svg") && strcmp(term, "dumb"))
 		errx(CUT_EXIT_FATAL, "-T: no terminal %s (png, svg, dumb)", term);
 	if (!script_only && !outfile && strcmp(term, "dumb") && isatty(1))
@@ -647,8 +683,9 @@ main(int argc, char *argv[])
 	if (which == 4 && strcmp(term, "dumb")) {
 		/* One image: the timeline and the gaps over the whole width, then two charts. */
 		struct row **sel = calloc(nrows + 1, sizeof(*sel));
-		double th = timeline_height(select_rows(sel, false)), gh = 40 +
-			timeline_height(select_rows(sel, true)), bh = 460, h = th + gh + bh;
+		double th = timeline_height(select_rows(sel, false)),
+		       gh = 40 + timeline_height(select_rows(sel, true)), bh = 460,
+		       h = th + gh + bh;
 		free(sel);
 		int w = wid ? wid : 1200, ih = hei ? hei : (int)h;
 		chart(sc, "overview", ih, NULL);
@@ -677,7 +714,8 @@ main(int argc, char *argv[])
 	} else {
 		int fd = 1;
 		fflush(stdout);
-		if (outfile && (fd = open(outfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0)
+		if (outfile &&
+		    (fd = open(outfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0)
 			err(CUT_EXIT_FATAL, "%s", outfile);
 		run_gnuplot(script, len, fd);
 		if (outfile && close(fd) < 0)
