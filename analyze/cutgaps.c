@@ -1,0 +1,818 @@
+/* cutgaps: idle periods of a trace and what the host was doing in them: per thread, the gaps
+ * between driver API calls; per stream and per process, the time with no submitted work
+ * outstanding as far as the host-side events show. */
+#include <err.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "args.h"
+#include "classify.h"
+#include "event.h"
+#include "strtab.h"
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: cutgaps [-j] [-t threshold] [file ...]\n");
+	exit(CUT_EXIT_FATAL);
+}
+
+/* What a thread is doing, as far as the trace shows; the rest of the time is host code. */
+enum state { ST_SYNC, ST_API, ST_IOCTL, ST_OFFCPU, NSTATES };
+static const char *const state_names[] = {"sync", "driver", "ioctl", "off-cpu", "host"};
+
+enum kind { K_THREAD, K_STREAM, K_PROCESS, NKINDS };
+static const char *const kind_names[NKINDS] = {"thread", "stream", "process"};
+
+#define NONE INT64_MIN
+#define ALL_STREAMS UINT64_MAX
+#define NBUCKETS 8 /* <1us, 1-10us, ... 100ms-1s, >=1s */
+
+struct thread {
+	int64_t pid, tid;
+	int64_t api_end;       /* end of the current top-level API call, else NONE */
+	int64_t ioctl_end;     /* end of the current ioctl made outside API calls */
+	int64_t first, last;   /* first start, last end of its top-level calls */
+	int64_t busy;          /* time in top-level calls */
+	size_t last_name;      /* the call that ended at last */
+	/* time in each state so far, and each state's latest span (the only one that can still
+	 * be running), so the time in a state up to any recent instant can be computed */
+	int64_t acc[NSTATES], cur_start[NSTATES], cur_end[NSTATES];
+	int64_t mark_ioctl, mark_off; /* acc[] at the start of its last call */
+	int64_t gaps, idle;
+};
+
+/* A stream of a process, or (handle ALL_STREAMS) all of them. */
+struct stream {
+	int64_t pid;
+	uint64_t handle;
+	int64_t busy_since, idle_since, last_submit, first;
+	int64_t busy, idle, gaps;
+	size_t before;        /* the call that observed completion */
+	int64_t before_tid;
+	int nbusy;            /* process: streams with work outstanding */
+	int64_t (*snap)[1 + NSTATES]; /* at idle_since: tid and acc[] of each thread */
+	size_t nsnap, capsnap;
+};
+
+struct gap {
+	enum kind kind;
+	int64_t pid, tid, start, end, st[NSTATES + 1];
+	uint64_t stream;
+	size_t before, after;
+	int64_t before_tid, after_tid;
+	int reason;
+};
+
+struct completion {
+	int64_t at, cover, pid, tid;
+	uint64_t stream;
+	size_t name;
+};
+
+static struct {
+	int64_t threshold;
+	bool json;
+	struct cut_strtab *names, *ekeys; /* call names; CUevents by pid:handle */
+	struct thread *thr;
+	size_t nthr, capthr;
+	struct stream *str;
+	size_t nstr, capstr;
+	struct gap *gaps;
+	size_t ngaps, capgaps;
+	struct completion *pend; /* min-heap by at */
+	size_t npend, cappend;
+	struct { int64_t pid, stream, ts; } *events; /* cuEventRecord: event -> stream, time */
+	int64_t hist[NKINDS][NBUCKETS], histns[NKINDS][NBUCKETS];
+	int64_t first, last, last_ts, untimed;
+	uint64_t unsorted;
+} g;
+
+/* Makes room for element n of an array. */
+static void *
+grow(void *p, size_t *cap, size_t n, size_t size)
+{
+	if (n < *cap)
+		return p;
+	while (n >= *cap)
+		*cap = *cap ? *cap * 2 : 16;
+	if (!(p = realloc(p, *cap * size)))
+		err(CUT_EXIT_FATAL, "out of memory");
+	return p;
+}
+
+static int64_t
+parse_ns(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+	double mul = strcmp(end, "s") == 0    ? 1e9
+		     : strcmp(end, "ms") == 0 ? 1e6
+		     : strcmp(end, "us") == 0 ? 1e3
+		     : strcmp(end, "ns") == 0 || !*end ? 1
+						       : -1;
+	if (end == s || mul < 0 || v < 0 || v * mul > 9e18)
+		errx(CUT_EXIT_FATAL, "-t: not a duration (ns, or with s, ms, us, ns): %s", s);
+	return (int64_t)(v * mul);
+}
+
+/* Index in t of the key "pid:handle", inserting it when new (*isnew). */
+static size_t
+lookup(struct cut_strtab *t, int64_t pid, uint64_t handle, bool *isnew)
+{
+	char key[48];
+	snprintf(key, sizeof(key), "%lld:%llx", (long long)pid, (unsigned long long)handle);
+	size_t n = strtab_len(t), i = strtab_intern(t, key);
+	*isnew = i == n;
+	return i;
+}
+
+/* Threads by tid: an open-addressing table of indices into g.thr (every event needs one). */
+static struct thread *
+thread(int64_t pid, int64_t tid)
+{
+	static size_t *slot, nslot; /* index + 1; 0 = empty */
+	if (2 * (g.nthr + 1) > nslot) {
+		free(slot);
+		nslot = nslot ? nslot * 2 : 64;
+		if (!(slot = calloc(nslot, sizeof(*slot))))
+			err(CUT_EXIT_FATAL, "out of memory");
+		for (size_t i = 0; i < g.nthr; i++) {
+			size_t j = (size_t)((uint64_t)g.thr[i].tid * 0x9E3779B97F4A7C15u >> 20) & (nslot - 1);
+			while (slot[j])
+				j = (j + 1) & (nslot - 1);
+			slot[j] = i + 1;
+		}
+	}
+	size_t j = (size_t)((uint64_t)tid * 0x9E3779B97F4A7C15u >> 20) & (nslot - 1);
+	while (slot[j] && g.thr[slot[j] - 1].tid != tid)
+		j = (j + 1) & (nslot - 1);
+	if (!slot[j]) {
+		g.thr = grow(g.thr, &g.capthr, g.nthr, sizeof(*g.thr));
+		struct thread *t = &g.thr[g.nthr++];
+		memset(t, 0, sizeof(*t));
+		t->pid = pid, t->tid = tid;
+		t->api_end = t->ioctl_end = t->first = t->last = NONE;
+		slot[j] = g.nthr;
+	}
+	return &g.thr[slot[j] - 1];
+}
+
+/* Streams are few: a linear search. */
+static struct stream *
+stream(int64_t pid, uint64_t handle)
+{
+	for (size_t i = 0; i < g.nstr; i++)
+		if (g.str[i].pid == pid && g.str[i].handle == handle)
+			return &g.str[i];
+	g.str = grow(g.str, &g.capstr, g.nstr, sizeof(*g.str));
+	struct stream *s = &g.str[g.nstr++];
+	memset(s, 0, sizeof(*s));
+	s->pid = pid, s->handle = handle;
+	s->busy_since = s->idle_since = s->first = NONE;
+	return s;
+}
+
+/* Time thread t spent in state s up to instant at (at most one span per state still runs). */
+static int64_t
+state_time(const struct thread *t, int s, int64_t at)
+{
+	int64_t future = t->cur_end[s] - (t->cur_start[s] > at ? t->cur_start[s] : at);
+	return t->acc[s] - (future > 0 ? future : 0);
+}
+
+static void
+add_span(struct thread *t, int s, int64_t start, int64_t dur)
+{
+	t->acc[s] += dur;
+	t->cur_start[s] = start;
+	t->cur_end[s] = start + dur;
+}
+
+static int
+bucket(int64_t len)
+{
+	int b = 0;
+	for (int64_t lim = 1000; b < NBUCKETS - 1 && len >= lim; lim *= 10)
+		b++;
+	return b;
+}
+
+/* Counts a gap; keeps it for the listing when it reaches the threshold. */
+static void
+record(struct gap *gp)
+{
+	int64_t len = gp->end - gp->start, known = 0;
+	int b = bucket(len);
+	g.hist[gp->kind][b]++;
+	g.histns[gp->kind][b] += len;
+	for (int s = 0; s < NSTATES; s++) {
+		if (gp->st[s] > len)
+			gp->st[s] = len;
+		if (gp->st[s] < 0)
+			gp->st[s] = 0;
+		known += gp->st[s];
+	}
+	gp->st[NSTATES] = known < len ? len - known : 0;
+	gp->reason = NSTATES;
+	for (int s = NSTATES; s-- > 0;)
+		if (gp->st[s] > gp->st[gp->reason])
+			gp->reason = s;
+	if (len < g.threshold)
+		return;
+	g.gaps = grow(g.gaps, &g.capgaps, g.ngaps, sizeof(*g.gaps));
+	g.gaps[g.ngaps++] = *gp;
+}
+
+/* ---- devices: submissions, completions, idle streams ---- */
+
+static void
+snapshot(struct stream *s, int64_t at)
+{
+	s->nsnap = 0;
+	for (size_t i = 0; i < g.nthr; i++) {
+		const struct thread *t = &g.thr[i];
+		if (t->pid != s->pid)
+			continue;
+		s->snap = grow(s->snap, &s->capsnap, s->nsnap, sizeof(*s->snap));
+		s->snap[s->nsnap][0] = t->tid;
+		for (int k = 0; k < NSTATES; k++)
+			s->snap[s->nsnap][1 + k] = state_time(t, k, at);
+		s->nsnap++;
+	}
+}
+
+static void
+went_idle(struct stream *s, int64_t at, size_t name, int64_t tid)
+{
+	s->busy += at - s->busy_since;
+	s->busy_since = NONE;
+	s->idle_since = at;
+	s->before = name;
+	s->before_tid = tid;
+	snapshot(s, at);
+}
+
+/* Work submitted at ts by thread t: ends an idle period of the stream (and the process). */
+static void
+busy_again(struct stream *s, enum kind kind, int64_t ts, struct thread *t, size_t name)
+{
+	if (s->busy_since != NONE)
+		return;
+	if (s->first == NONE)
+		s->first = ts;
+	s->busy_since = ts;
+	if (s->idle_since == NONE || ts <= s->idle_since)
+		return;
+	struct gap gp = {.kind = kind, .pid = s->pid, .tid = t->tid, .stream = s->handle,
+			 .start = s->idle_since, .end = ts, .before = s->before,
+			 .before_tid = s->before_tid, .after = name, .after_tid = t->tid};
+	const int64_t *at = NULL;
+	for (size_t i = 0; i < s->nsnap; i++)
+		if (s->snap[i][0] == t->tid)
+			at = &s->snap[i][1];
+	for (int k = 0; k < NSTATES; k++)
+		gp.st[k] = state_time(t, k, ts) - (at ? at[k] : 0);
+	s->idle += ts - s->idle_since;
+	s->gaps++;
+	record(&gp);
+}
+
+static void
+submit(int64_t pid, uint64_t handle, int64_t ts, struct thread *t, size_t name)
+{
+	struct stream *s = stream(pid, handle), *p = stream(pid, ALL_STREAMS);
+	if (s->busy_since == NONE) {
+		busy_again(s, K_STREAM, ts, t, name);
+		if (p->nbusy++ == 0)
+			busy_again(p, K_PROCESS, ts, t, name);
+	}
+	s->last_submit = ts;
+}
+
+static bool
+pend_less(size_t a, size_t b)
+{
+	return g.pend[a].at < g.pend[b].at;
+}
+
+static void
+pend_swap(size_t a, size_t b)
+{
+	struct completion c = g.pend[a];
+	g.pend[a] = g.pend[b];
+	g.pend[b] = c;
+}
+
+/* Work of the stream submitted before cover is known complete at instant at. */
+static void
+complete_at(int64_t at, int64_t cover, int64_t pid, uint64_t handle, int64_t tid, size_t name)
+{
+	g.pend = grow(g.pend, &g.cappend, g.npend, sizeof(*g.pend));
+	size_t i = g.npend++;
+	g.pend[i] = (struct completion){at, cover, pid, tid, handle, name};
+	for (; i > 0 && pend_less(i, (i - 1) / 2); i = (i - 1) / 2)
+		pend_swap(i, (i - 1) / 2);
+}
+
+static void
+apply(const struct completion *c)
+{
+	struct stream *p = stream(c->pid, ALL_STREAMS);
+	for (size_t i = 0; i < g.nstr; i++) {
+		struct stream *s = &g.str[i];
+		if (s->pid != c->pid || s->handle == ALL_STREAMS ||
+		    (c->stream != ALL_STREAMS && s->handle != c->stream))
+			continue;
+		if (s->busy_since == NONE || s->last_submit >= c->cover)
+			continue;
+		went_idle(s, c->at, c->name, c->tid);
+		if (--p->nbusy == 0)
+			went_idle(p, c->at, c->name, c->tid);
+	}
+}
+
+/* Applies the completions known by instant now, in time order. */
+static void
+complete_until(int64_t now)
+{
+	while (g.npend && g.pend[0].at <= now) {
+		struct completion c = g.pend[0];
+		g.pend[0] = g.pend[--g.npend];
+		for (size_t i = 0;;) {
+			size_t m = i, l = 2 * i + 1, r = l + 1;
+			if (l < g.npend && pend_less(l, m))
+				m = l;
+			if (r < g.npend && pend_less(r, m))
+				m = r;
+			if (m == i)
+				break;
+			pend_swap(i, m);
+			i = m;
+		}
+		apply(&c);
+	}
+}
+
+static uint64_t
+arg_handle(const char *args, const char *key)
+{
+	int64_t v = 0;
+	return cut_args_int(args, key, &v) == 0 ? (uint64_t)v : 0;
+}
+
+/* What a driver API function means for the device, worked out once per name. */
+enum role { R_NONE, R_SUBMIT, R_COPY_SYNC, R_CTX_SYNC, R_STREAM_SYNC, R_RECORD, R_EVENT_SYNC };
+
+static enum role
+role_of(size_t name)
+{
+	static unsigned char *roles; /* role + 1; 0 = not worked out yet */
+	static size_t cap;
+	size_t old = cap;
+	roles = grow(roles, &cap, name, 1);
+	if (cap > old)
+		memset(roles + old, 0, cap - old);
+	if (roles[name])
+		return (enum role)(roles[name] - 1);
+	const char *n = strtab_key(g.names, name);
+	enum cut_category cat = cut_api_category_id(n);
+	enum role r = R_NONE;
+	if ((cat == CUT_CAT_LAUNCH && strncmp(n, "cuLaunch", 8) == 0) ||
+	    (cat == CUT_CAT_GRAPH && strncmp(n, "cuGraphLaunch", 13) == 0) ||
+	    (cat == CUT_CAT_TRANSFER && strstr(n, "Async")))
+		r = R_SUBMIT;
+	else if (cat == CUT_CAT_TRANSFER)
+		r = R_COPY_SYNC;
+	else if (strncmp(n, "cuCtxSynchronize", 16) == 0)
+		r = R_CTX_SYNC;
+	else if (strncmp(n, "cuStreamSynchronize", 19) == 0 || strncmp(n, "cuStreamQuery", 13) == 0)
+		r = R_STREAM_SYNC;
+	else if (strncmp(n, "cuEventRecord", 13) == 0)
+		r = R_RECORD;
+	else if (strncmp(n, "cuEventSynchronize", 18) == 0 || strncmp(n, "cuEventQuery", 12) == 0)
+		r = R_EVENT_SYNC;
+	roles[name] = (unsigned char)(r + 1);
+	return r;
+}
+
+/* What an API call means for the device: submissions, syncs, event records and queries. */
+static void
+device_call(const struct cut_event *ev, struct thread *t, size_t name)
+{
+	int64_t end = cut_event_end(ev);
+	enum role r = role_of(name);
+	if (r == R_NONE || ((ev->has & CUT_HAS_RET) && ev->ret != 0))
+		return;
+	switch (r) {
+	case R_SUBMIT:
+		submit(ev->pid, arg_handle(ev->args, "stream"), ev->ts, t, name);
+		break;
+	case R_COPY_SYNC: /* submitted and complete within the call */
+		submit(ev->pid, 0, ev->ts, t, name);
+		complete_at(end, end, ev->pid, 0, t->tid, name);
+		break;
+	case R_CTX_SYNC:
+		complete_at(end, ev->ts, ev->pid, ALL_STREAMS, t->tid, name);
+		break;
+	case R_STREAM_SYNC:
+		complete_at(end, ev->ts, ev->pid, arg_handle(ev->args, "stream"), t->tid, name);
+		break;
+	case R_RECORD: {
+		bool isnew;
+		size_t k = lookup(g.ekeys, ev->pid, arg_handle(ev->args, "event"), &isnew);
+		static size_t cap;
+		if (isnew)
+			g.events = grow(g.events, &cap, k, sizeof(*g.events));
+		g.events[k].pid = ev->pid;
+		g.events[k].stream = (int64_t)arg_handle(ev->args, "stream");
+		g.events[k].ts = ev->ts;
+		break;
+	}
+	case R_EVENT_SYNC: {
+		char key[48];
+		snprintf(key, sizeof(key), "%lld:%llx", (long long)ev->pid,
+			 (unsigned long long)arg_handle(ev->args, "event"));
+		size_t k = strtab_find(g.ekeys, key);
+		if (k != (size_t)-1)
+			complete_at(end, g.events[k].ts, ev->pid, (uint64_t)g.events[k].stream,
+				    t->tid, name);
+		break;
+	}
+	default: break;
+	}
+}
+
+/* ---- threads ---- */
+
+/* Whether a function is of the sync category (cached per name). */
+static bool
+is_sync(size_t name)
+{
+	static unsigned char *sync; /* 1 + answer; 0 = not looked up */
+	static size_t cap;
+	size_t old = cap;
+	sync = grow(sync, &cap, name, 1);
+	if (cap > old)
+		memset(sync + old, 0, cap - old);
+	if (!sync[name])
+		sync[name] = 1 + (cut_api_category_id(strtab_key(g.names, name)) == CUT_CAT_SYNC);
+	return sync[name] == 2;
+}
+
+static void
+api_call(const struct cut_event *ev, struct thread *t)
+{
+	if (t->api_end != NONE && ev->ts < t->api_end)
+		return; /* nested in the current call: that one covers it */
+	size_t name = strtab_intern(g.names, ev->name);
+	if (t->last != NONE && ev->ts > t->last) {
+		struct gap gp = {.kind = K_THREAD, .pid = t->pid, .tid = t->tid, .start = t->last,
+				 .end = ev->ts, .before = t->last_name, .before_tid = t->tid,
+				 .after = name, .after_tid = t->tid};
+		gp.st[ST_IOCTL] = t->acc[ST_IOCTL] - t->mark_ioctl;
+		gp.st[ST_OFFCPU] = t->acc[ST_OFFCPU] - t->mark_off;
+		t->idle += ev->ts - t->last;
+		t->gaps++;
+		record(&gp);
+	}
+	if (t->first == NONE)
+		t->first = ev->ts;
+	int64_t end = cut_event_end(ev);
+	add_span(t, is_sync(name) ? ST_SYNC : ST_API, ev->ts, ev->dur);
+	t->mark_ioctl = t->acc[ST_IOCTL];
+	t->mark_off = t->acc[ST_OFFCPU];
+	t->busy += ev->dur;
+	t->api_end = t->last = end;
+	t->last_name = name;
+	device_call(ev, t, name);
+}
+
+static void
+event(const struct cut_event *ev)
+{
+	if (ev->layer == CUT_META)
+		return;
+	int64_t end = cut_event_end(ev);
+	if (g.first == NONE || ev->ts < g.first)
+		g.first = ev->ts;
+	if (end > g.last)
+		g.last = end;
+	complete_until(ev->ts);
+	if (ev->tid <= 0)
+		return;
+	if (ev->layer == CUT_API && !(ev->has & CUT_HAS_DUR)) {
+		g.untimed++;
+		return;
+	}
+	if (ev->layer != CUT_API && ev->layer != CUT_IOCTL && ev->layer != CUT_SCHED)
+		return;
+	if (!(ev->has & CUT_HAS_DUR))
+		return;
+	struct thread *t = thread(ev->pid, ev->tid);
+	bool in_api = t->api_end != NONE && ev->ts < t->api_end;
+	if (ev->layer == CUT_API) {
+		api_call(ev, t);
+	} else if (ev->layer == CUT_IOCTL && !in_api) {
+		add_span(t, ST_IOCTL, ev->ts, ev->dur);
+		t->ioctl_end = end;
+	} else if (ev->layer == CUT_SCHED && !in_api && !(t->ioctl_end != NONE && ev->ts < t->ioctl_end)) {
+		add_span(t, ST_OFFCPU, ev->ts, ev->dur);
+	}
+}
+
+/* At the end: work never seen complete stays outstanding to the end of the trace. */
+static void
+finish(void)
+{
+	complete_until(INT64_MAX);
+	for (size_t i = 0; i < g.nstr; i++)
+		if (g.str[i].busy_since != NONE)
+			g.str[i].busy += g.last - g.str[i].busy_since;
+}
+
+/* ---- output ---- */
+
+static const char *
+human_ns(int64_t v, char *buf, size_t n)
+{
+	double ns = (double)v;
+	if (ns >= 1e9)
+		snprintf(buf, n, "%.3f s", ns / 1e9);
+	else if (ns >= 1e6)
+		snprintf(buf, n, "%.3f ms", ns / 1e6);
+	else if (ns >= 1e3)
+		snprintf(buf, n, "%.3f us", ns / 1e3);
+	else
+		snprintf(buf, n, "%lld ns", (long long)v);
+	return buf;
+}
+
+static double
+pct(int64_t part, int64_t whole)
+{
+	return whole > 0 ? 100.0 * (double)part / (double)whole : 0;
+}
+
+static const char *const bucket_names[NBUCKETS] = {"< 1 us", "1-10 us", "10-100 us", "0.1-1 ms",
+						    "1-10 ms", "10-100 ms", "0.1-1 s", ">= 1 s"};
+
+static int
+by_start(const void *a, const void *b)
+{
+	const struct gap *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	return x->end < y->end ? -1 : x->end > y->end;
+}
+
+static const char *
+where(const struct gap *gp, char *buf, size_t n)
+{
+	if (gp->kind == K_THREAD)
+		snprintf(buf, n, "%lld", (long long)gp->tid);
+	else if (gp->kind == K_STREAM)
+		snprintf(buf, n, "0x%llx", (unsigned long long)gp->stream);
+	else
+		snprintf(buf, n, "all");
+	return buf;
+}
+
+static void
+print_text(int64_t traced)
+{
+	char a[32], b[32], w[32];
+	printf("%s traced (first start to last end); gaps of %s or more are listed\n",
+	       human_ns(traced, a, sizeof(a)), human_ns(g.threshold, b, sizeof(b)));
+	if (g.untimed)
+		printf("note: %lld API events without a duration were left out\n",
+		       (long long)g.untimed);
+
+	printf("\nHost: per thread, time between driver API calls (first call to last)\n"
+	       "%8s %8s %14s %14s %14s %7s %7s\n", "pid", "tid", "window", "in calls", "idle",
+	       "idle%", "gaps");
+	for (size_t i = 0; i < g.nthr; i++) {
+		const struct thread *t = &g.thr[i];
+		if (t->first == NONE)
+			continue;
+		char c[32];
+		printf("%8lld %8lld %14s %14s %14s %6.1f%% %7lld\n", (long long)t->pid,
+		       (long long)t->tid, human_ns(t->last - t->first, a, sizeof(a)),
+		       human_ns(t->busy, b, sizeof(b)), human_ns(t->idle, c, sizeof(c)),
+		       pct(t->idle, t->last - t->first), (long long)t->gaps);
+	}
+
+	printf("\nDevice: per stream and per process (all), time with no submitted work "
+	       "outstanding (first submission to last completion)\n"
+	       "%8s %18s %14s %14s %14s %7s %7s %9s\n", "pid", "stream", "window", "busy", "idle",
+	       "idle%", "gaps", "%traced");
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < g.nstr; i++) {
+			const struct stream *s = &g.str[i];
+			if ((s->handle == ALL_STREAMS) != pass || s->first == NONE)
+				continue;
+			char c[32];
+			if (pass)
+				snprintf(w, sizeof(w), "all");
+			else
+				snprintf(w, sizeof(w), "0x%llx", (unsigned long long)s->handle);
+			printf("%8lld %18s %14s %14s %14s %6.1f%% %7lld", (long long)s->pid, w,
+			       human_ns(s->busy + s->idle, a, sizeof(a)),
+			       human_ns(s->busy, b, sizeof(b)), human_ns(s->idle, c, sizeof(c)),
+			       pct(s->idle, s->busy + s->idle), (long long)s->gaps);
+			if (pass)
+				printf(" %8.1f%%", pct(traced - s->busy, traced));
+			putchar('\n');
+		}
+
+	printf("\nGaps of %s or more, by start\n%-7s %7s %8s %12s %16s %16s %12s  %-8s %s\n",
+	       human_ns(g.threshold, a, sizeof(a)), "kind", "pid", "tid", "stream", "start(ns)",
+	       "end(ns)", "length", "reason", "before -> after, and the next thread's time");
+	qsort(g.gaps, g.ngaps, sizeof(*g.gaps), by_start);
+	for (size_t i = 0; i < g.ngaps; i++) {
+		const struct gap *gp = &g.gaps[i];
+		printf("%-7s %7lld %8lld %12s %16lld %16lld %12s  %-8s %s (%lld) -> %s (%lld):",
+		       kind_names[gp->kind], (long long)gp->pid, (long long)gp->after_tid,
+		       gp->kind == K_THREAD ? "-" : where(gp, w, sizeof(w)), (long long)gp->start,
+		       (long long)gp->end, human_ns(gp->end - gp->start, a, sizeof(a)),
+		       state_names[gp->reason], strtab_key(g.names, gp->before),
+		       (long long)gp->before_tid, strtab_key(g.names, gp->after),
+		       (long long)gp->after_tid);
+		for (int s = 0; s <= NSTATES; s++)
+			if (gp->st[s])
+				printf(" %s %s", state_names[s], human_ns(gp->st[s], a, sizeof(a)));
+		putchar('\n');
+	}
+
+	printf("\nHistogram of gap lengths (all gaps)\n%-10s %9s %14s %9s %14s %9s %14s\n",
+	       "length", "thread", "time", "stream", "time", "process", "time");
+	for (int k = 0; k < NBUCKETS; k++) {
+		printf("%-10s", bucket_names[k]);
+		for (int kind = 0; kind < NKINDS; kind++)
+			printf(" %9lld %14s", (long long)g.hist[kind][k],
+			       human_ns(g.histns[kind][k], a, sizeof(a)));
+		putchar('\n');
+	}
+}
+
+static void
+set_int(json_t *o, const char *k, int64_t v)
+{
+	json_object_set_new(o, k, json_integer(v));
+}
+
+static void
+print_json(int64_t traced)
+{
+	json_t *root = json_object(), *threads = json_array(), *streams = json_array(),
+	       *gaps = json_array(), *hist = json_array();
+	char w[32];
+	set_int(root, "traced_ns", traced);
+	set_int(root, "threshold_ns", g.threshold);
+	set_int(root, "untimed", g.untimed);
+	for (size_t i = 0; i < g.nthr; i++) {
+		const struct thread *t = &g.thr[i];
+		if (t->first == NONE)
+			continue;
+		json_t *o = json_object();
+		set_int(o, "pid", t->pid);
+		set_int(o, "tid", t->tid);
+		set_int(o, "window_ns", t->last - t->first);
+		set_int(o, "busy_ns", t->busy);
+		set_int(o, "idle_ns", t->idle);
+		set_int(o, "gaps", t->gaps);
+		json_array_append_new(threads, o);
+	}
+	for (size_t i = 0; i < g.nstr; i++) {
+		const struct stream *s = &g.str[i];
+		if (s->first == NONE)
+			continue;
+		json_t *o = json_object();
+		set_int(o, "pid", s->pid);
+		if (s->handle == ALL_STREAMS)
+			json_object_set_new(o, "stream", json_string("all"));
+		else {
+			snprintf(w, sizeof(w), "0x%llx", (unsigned long long)s->handle);
+			json_object_set_new(o, "stream", json_string(w));
+		}
+		set_int(o, "window_ns", s->busy + s->idle);
+		set_int(o, "busy_ns", s->busy);
+		set_int(o, "idle_ns", s->idle);
+		set_int(o, "gaps", s->gaps);
+		if (s->handle == ALL_STREAMS)
+			set_int(o, "idle_traced_ns", traced - s->busy);
+		json_array_append_new(streams, o);
+	}
+	qsort(g.gaps, g.ngaps, sizeof(*g.gaps), by_start);
+	for (size_t i = 0; i < g.ngaps; i++) {
+		const struct gap *gp = &g.gaps[i];
+		json_t *o = json_pack("{s:s}", "kind", kind_names[gp->kind]);
+		set_int(o, "pid", gp->pid);
+		if (gp->kind == K_THREAD)
+			set_int(o, "tid", gp->tid);
+		else
+			json_object_set_new(o, "stream", json_string(where(gp, w, sizeof(w))));
+		set_int(o, "start", gp->start);
+		set_int(o, "end", gp->end);
+		set_int(o, "length_ns", gp->end - gp->start);
+		json_object_set_new(o, "reason", json_string(state_names[gp->reason]));
+		json_object_set_new(o, "before", json_pack("{s:s,s:I}", "name",
+							   strtab_key(g.names, gp->before), "tid",
+							   (json_int_t)gp->before_tid));
+		json_object_set_new(o, "after", json_pack("{s:s,s:I}", "name",
+							  strtab_key(g.names, gp->after), "tid",
+							  (json_int_t)gp->after_tid));
+		json_t *st = json_object();
+		for (int s = 0; s <= NSTATES; s++)
+			set_int(st, state_names[s], gp->st[s]);
+		json_object_set_new(o, "time_ns", st);
+		json_array_append_new(gaps, o);
+	}
+	for (int k = 0; k < NBUCKETS; k++) {
+		json_t *o = json_pack("{s:s}", "length", bucket_names[k]);
+		for (int kind = 0; kind < NKINDS; kind++) {
+			json_t *c = json_object();
+			set_int(c, "gaps", g.hist[kind][k]);
+			set_int(c, "total_ns", g.histns[kind][k]);
+			json_object_set_new(o, kind_names[kind], c);
+		}
+		json_array_append_new(hist, o);
+	}
+	json_object_set_new(root, "threads", threads);
+	json_object_set_new(root, "streams", streams);
+	json_object_set_new(root, "gaps", gaps);
+	json_object_set_new(root, "histogram", hist);
+	if (json_dumpf(root, stdout, JSON_INDENT(2)) < 0)
+		err(CUT_EXIT_FATAL, "write error on standard output");
+	putchar('\n');
+	json_decref(root);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"threshold", required_argument, NULL, 't'},
+		{NULL, 0, NULL, 0},
+	};
+	int ch, status = CUT_EXIT_OK;
+
+	g.threshold = 1000000;
+	while ((ch = getopt_long(argc, argv, "jt:", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'j': g.json = true; break;
+		case 't': g.threshold = parse_ns(optarg); break;
+		default: usage();
+		}
+	}
+	argc -= optind;
+	argv += optind;
+
+	g.names = strtab_new();
+	g.ekeys = strtab_new();
+	g.first = g.last = g.last_ts = NONE;
+	for (int i = 0; i < (argc ? argc : 1); i++) {
+		struct cut_reader *rd = cut_reader_open(argc ? argv[i] : NULL, 0);
+		if (!rd)
+			err(CUT_EXIT_FATAL, "%s", argv[i]);
+		struct cut_event ev;
+		int rc;
+		while ((rc = cut_reader_next(rd, &ev)) > 0) {
+			if (ev.layer != CUT_META && ev.ts < g.last_ts) {
+				if (g.unsorted++ == 0)
+					cut_reader_warn(rd, "ts goes back %lld ns: the input is not "
+							    "sorted (run it through cutmerge)",
+							(long long)(g.last_ts - ev.ts));
+				continue;
+			}
+			if (ev.layer != CUT_META)
+				g.last_ts = ev.ts;
+			event(&ev);
+		}
+		if (cut_reader_close(rd))
+			status = CUT_EXIT_BADINPUT;
+		if (rc < 0) {
+			status = CUT_EXIT_BADINPUT;
+			break;
+		}
+	}
+	if (g.unsorted > 1)
+		warnx("%llu events out of order were left out", (unsigned long long)g.unsorted);
+	if (g.unsorted)
+		status = CUT_EXIT_BADINPUT;
+	finish();
+	int64_t traced = g.first == NONE ? 0 : g.last - g.first;
+	if (g.json)
+		print_json(traced);
+	else
+		print_text(traced);
+	return cut_finish_output(status);
+}
