@@ -1,0 +1,221 @@
+/* cutcapture.h: what the BPF side (cutcapture.bpf.c) and the loader (cutcapture.c) share:
+ * settings, per-thread state and the records of the ring buffer. Fixed-width types only. */
+#ifndef CUTCAPTURE_H
+#define CUTCAPTURE_H
+
+#define CC_MAX_FUNCS 1024 /* driver API functions one capture can probe (power of two) */
+#define CC_DEPTH 8        /* nested driver API calls remembered per thread (power of two) */
+#define CC_NEXTRA 5       /* argument words kept beyond the six passed in registers */
+#define CC_NARGS (6 + CC_NEXTRA)
+#define CC_STRLEN 128     /* longest name read from the traced process */
+#define CC_PATHLEN 64
+#define CC_CMDLEN 256
+#define CC_COMMLEN 16
+#define CC_MAX_DEVS 16    /* device numbers whose ioctls are traced */
+#define CC_MAX_KFUNCS 8   /* kernel functions of the kernel layer */
+
+/* Layer switches (targ_layers). */
+enum {
+	CC_L_API = 1 << 0,
+	CC_L_IOCTL = 1 << 1,
+	CC_L_IRQ = 1 << 2,
+	CC_L_SCHED = 1 << 3,
+	CC_L_KERNEL = 1 << 4,
+};
+
+/* How a driver API probe gets its argument words beyond the registers (cc_fdesc.extra). */
+enum {
+	CC_EXTRA_NONE,
+	CC_EXTRA_STACK,  /* nextra words of the caller's stack: [sp+8], [sp+16], ... */
+	CC_EXTRA_ARG0,   /* nextra words of the struct arg 0 points to (CUlaunchConfig) */
+};
+
+/* How the string of a driver API call is found (cc_fdesc.strmode). */
+enum {
+	CC_STR_NONE,
+	CC_STR_ARG,    /* argument str-1 points to it, read at return */
+	CC_STR_OUT,    /* argument str-1 points to a pointer to it, set by the call */
+};
+
+/* What the BPF side needs to know about one probed function, indexed by its cookie. */
+struct cc_fdesc {
+	__u8 out;     /* 1 + index of an out-pointer argument whose target is read at return */
+	__u8 str;     /* 1 + index of the argument holding the string, see strmode */
+	__u8 strmode;
+	__u8 extra;   /* CC_EXTRA_* */
+	__u8 nextra;
+	__u8 pad[3];
+};
+
+/* Device kinds of cc_dev.kind: what the ioctl decoder reads. */
+enum {
+	CC_DEV_RM = 1, /* /dev/nvidiactl, /dev/nvidiaN: _IOWR('F', nr, size) escapes */
+	CC_DEV_UVM,    /* /dev/nvidia-uvm: plain integer commands */
+	CC_DEV_OTHER,  /* another NVIDIA device: command only */
+};
+
+struct cc_dev {
+	__u32 major;
+	__u32 minor; /* CC_ANY_MINOR for every minor of major */
+	__u32 kind;
+};
+#define CC_ANY_MINOR 0xffffffffu
+
+/* Counters (map "counters", per CPU), read by the loader. */
+enum {
+	CC_C_LOST_API,     /* ring buffer full, per layer... */
+	CC_C_LOST_IOCTL,
+	CC_C_LOST_IRQ,
+	CC_C_LOST_SCHED,
+	CC_C_LOST_KERNEL,
+	CC_C_LOST_META,
+	CC_C_DEPTH,        /* call nested deeper than CC_DEPTH: not recorded */
+	CC_C_NOTHREAD,     /* per-thread map full: call not recorded */
+	CC_C_UNMATCHED,    /* returns with no matching entry (entries missed or unwound) */
+	CC_NCOUNTERS
+};
+
+/* One driver API call in flight. */
+struct cc_frame {
+	__u64 ts;
+	__u64 sp; /* stack pointer at entry: the return matches it */
+	__u32 fid;
+	__u32 pad;
+	__u64 a[CC_NARGS];
+};
+
+/* Per-thread state (map "threads", keyed by thread id). The loader reads the start times
+ * of what is in flight to know which events can no longer be preceded by a later one. */
+struct cc_thread {
+	__u64 api_oldest; /* start of the outermost API call in flight; 0 when none */
+	__u32 depth;
+	__u32 pad0;
+	struct cc_frame f[CC_DEPTH];
+
+	__u64 sys_ts;     /* traced system call in flight (ioctl, open...); 0 when none */
+	__u64 sys_arg;    /* ioctl: argument; open: path pointer; mmap: length */
+	__u64 sys_ptr;    /* where the status is read at exit (payload address); 0 if none */
+	__u64 sys_off;    /* mmap offset */
+	__u32 sys_nr;     /* system call number */
+	__u32 sys_fd;
+	__u32 sys_cmd;
+	__u32 sys_rdev;   /* device of the fd, kernel encoding (major << 20 | minor) */
+	__u32 sys_sub;    /* RM control command or class */
+	__u32 sys_xfer;   /* inner command of NV_ESC_IOCTL_XFER_CMD */
+	__u16 sys_flags;  /* CC_IO_* */
+	__u16 sys_stoff;  /* offset of the status in the payload */
+	__u32 pad1;
+
+	__u64 off_ts;     /* left the CPU at; 0 when on it */
+	__u64 wake_ts;    /* woken at; 0 when not yet */
+	__u32 off_cpu;
+	__u32 off_state;  /* 'R', 'S', 'D' or another letter */
+	__u32 waker;
+	__u32 pad2;
+};
+
+/* Record kinds. */
+enum {
+	CC_EV_API = 1,
+	CC_EV_IOCTL,
+	CC_EV_FILE,  /* open, close, mmap, munmap of a device file */
+	CC_EV_IRQ,
+	CC_EV_SCHED,
+	CC_EV_TASK,
+	CC_EV_KFUNC,
+};
+
+struct cc_hdr {
+	__u64 ts;
+	__u64 dur;
+	__u32 pid;
+	__u32 tid;
+	__u16 kind;
+	__u16 size; /* bytes of the whole record */
+	__u32 cpu;
+};
+
+/* A driver API call; str holds a name when the function has one (cc_fdesc.str). */
+struct cc_api {
+	struct cc_hdr h;
+	__u32 fid;
+	__s32 ret;
+	__u64 out; /* the value the out-pointer argument points to at return */
+	__u64 a[CC_NARGS];
+	char str[]; /* CC_STRLEN bytes in records that carry one */
+};
+
+/* Flags of cc_ioctl.flags. */
+enum {
+	CC_IO_SUB = 1 << 0,    /* sub holds the RM control command or class */
+	CC_IO_XFER = 1 << 1,   /* xfer holds the inner command of NV_ESC_IOCTL_XFER_CMD */
+	CC_IO_STATUS = 1 << 2, /* status was read back */
+	CC_IO_CLASS = 1 << 3,  /* sub is a class (NV_ESC_RM_ALLOC), not a control */
+};
+
+struct cc_ioctl {
+	struct cc_hdr h;
+	__s64 ret;
+	__u32 fd;
+	__u32 rdev;
+	__u32 cmd;
+	__u32 sub;
+	__u32 xfer;
+	__u32 status;
+	__u32 flags;
+	__u32 pad;
+};
+
+struct cc_file {
+	struct cc_hdr h;
+	__s64 ret;
+	__u64 addr; /* mmap: the result; munmap: the argument */
+	__u64 len;
+	__u64 off;
+	__u32 nr;   /* system call */
+	__u32 fd;
+	__u32 rdev;
+	__u32 pad;
+	char path[CC_PATHLEN];
+};
+
+struct cc_irq {
+	struct cc_hdr h;
+	__u32 irq;
+	__s32 ret;
+	char name[CC_COMMLEN];
+};
+
+struct cc_sched {
+	struct cc_hdr h;
+	__u64 runq;  /* ns between the wakeup and getting the CPU back; 0 if unknown */
+	__u32 state;
+	__u32 waker; /* thread that woke it; 0 if unknown */
+	__u32 cpu_in;
+	__u32 pad;
+};
+
+enum {
+	CC_TASK_FORK = 1, /* a new process */
+	CC_TASK_THREAD,   /* a new thread */
+	CC_TASK_EXEC,
+	CC_TASK_EXIT,     /* a thread ended */
+};
+
+struct cc_task {
+	struct cc_hdr h;
+	__u32 what;
+	__u32 ppid;
+	__u32 cmdlen;
+	char comm[CC_COMMLEN];
+	char cmd[CC_CMDLEN]; /* exec: the argument strings, NUL-separated */
+};
+
+struct cc_kfunc {
+	struct cc_hdr h;
+	__s64 ret;
+	__u32 idx;
+	__u32 pad;
+};
+
+#endif

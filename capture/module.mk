@@ -1,0 +1,68 @@
+# cutcapture: the eBPF capture tool (libbpf CO-RE skeleton). Needs clang, bpftool and
+# libbpf >= 1.2; `make deps` installs them. `make static-capture` builds
+# $(B)/bin/cutcapture-static, a static binary for machines without libbpf (GPU hosts).
+CAPTURE_BPFTOOL := $(firstword $(shell command -v $(BPFTOOL) 2>/dev/null) \
+	$(wildcard /usr/sbin/bpftool /sbin/bpftool) $(BPFTOOL))
+CAPTURE_LIBBPF_VERSION := $(shell $(PKG_CONFIG) --modversion libbpf 2>/dev/null)
+CAPTURE_LIBBPF_CFLAGS := $(shell $(PKG_CONFIG) --cflags libbpf 2>/dev/null)
+CAPTURE_LIBBPF_LIBS := $(or $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null),-lbpf) -lelf -lz
+CAPTURE_ARCH_INCLUDE := /usr/include/$(shell $(CC) -dumpmachine 2>/dev/null)
+CAPTURE_OBJ := $(B)/obj/capture/cutcapture.o $(B)/obj/capture/record.o
+CAPTURE_FIXTURES := $(B)/fixtures/capture-ioctl $(B)/fixtures/capture-loop
+
+TOOLS += cutcapture
+CHECKS += $(CAPTURE_FIXTURES)
+
+.PHONY: capture-deps static-capture install-capture uninstall-capture
+
+# Says what is missing instead of failing deep inside the build.
+capture-deps:
+	@command -v $(CLANG) >/dev/null 2>&1 || { echo "cutcapture: $(CLANG) not found;" \
+		"it needs clang, bpftool and libbpf >= 1.2 (run 'make deps' as root)" >&2; exit 1; }
+	@[ -x "$(CAPTURE_BPFTOOL)" ] || command -v "$(CAPTURE_BPFTOOL)" >/dev/null 2>&1 || { \
+		echo "cutcapture: bpftool not found; it needs clang, bpftool and libbpf >= 1.2" \
+		"(run 'make deps' as root)" >&2; exit 1; }
+	@case "$(CAPTURE_LIBBPF_VERSION)" in \
+	'') echo "cutcapture: libbpf not found (pkg-config libbpf); it needs libbpf >= 1.2" \
+		"(run 'make deps' as root)" >&2; exit 1 ;; \
+	0.* | 1.0.* | 1.1.*) echo "cutcapture: libbpf $(CAPTURE_LIBBPF_VERSION) is too old;" \
+		"it needs >= 1.2 for uprobe_multi (run 'make deps' as root)" >&2; exit 1 ;; \
+	esac
+
+$(B)/capture/cutcapture.bpf.o: capture/cutcapture.bpf.c capture/cutcapture.h capture/vmlinux.h \
+		| capture-deps
+	@mkdir -p $(@D)
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I$(CAPTURE_ARCH_INCLUDE) \
+		$(CAPTURE_LIBBPF_CFLAGS) -Icapture -c -o $@ $<
+
+$(B)/gen/cutcapture.skel.h: $(B)/capture/cutcapture.bpf.o
+	@mkdir -p $(@D)
+	$(CAPTURE_BPFTOOL) gen skeleton $< name cutcapture_bpf >$@.tmp && mv $@.tmp $@
+
+$(B)/obj/capture/cutcapture.o: $(B)/gen/cutcapture.skel.h | capture-deps
+$(B)/obj/capture/cutcapture.o $(B)/obj/capture/record.o: ALL_CFLAGS += $(CAPTURE_LIBBPF_CFLAGS)
+
+$(B)/bin/cutcapture: $(CAPTURE_OBJ) $(LIBCUT)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $(CAPTURE_OBJ) $(LIBCUT) $(CAPTURE_LIBBPF_LIBS) $(JANSSON_LIBS) -lm
+
+static-capture: $(B)/bin/cutcapture-static
+$(B)/bin/cutcapture-static: $(CAPTURE_OBJ) $(LIBCUT)
+	@mkdir -p $(@D)
+	$(CC) -static $(LDFLAGS) -o $@ $(CAPTURE_OBJ) $(LIBCUT) -lbpf -lelf -lz -ljansson -lm
+
+# Test-only helpers of tests/scripts/capture-*.sh.
+$(B)/fixtures/capture-%: tests/fixtures/capture-%.c tests/fixtures/fakecuda.h \
+		$(B)/fixtures/libcuda.so.1
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(WARNFLAGS) -O2 -g -o $@ $< -L$(B)/fixtures -lcuda \
+		-Wl,-rpath,'$$ORIGIN'
+
+# Section 8 is not among the top Makefile's man sections.
+install: install-capture
+uninstall: uninstall-capture
+install-capture:
+	install -d $(DESTDIR)$(MANDIR)/man8
+	install -m 644 share/man/cutcapture.8 $(DESTDIR)$(MANDIR)/man8
+uninstall-capture:
+	rm -f $(DESTDIR)$(MANDIR)/man8/cutcapture.8
