@@ -837,7 +837,7 @@ write_header(uint64_t ts, const struct probes *pr, pid_t root, char **cmd)
 	add_key(&b, "layers");
 	buf_addc(&b, '{');
 	for (int i = 0; i < NLAYERS; i++) {
-		char off[sizeof(off_why[0]) + 8];
+		char off[sizeof(off_why) + 8];
 		snprintf(off, sizeof(off), "off: %s", off_why[i][0] ? off_why[i] : "not asked for (-l)");
 		add_str(&b, layer_names[i], env.layers & (1u << i) ? "on" : off);
 	}
