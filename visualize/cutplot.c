@@ -369,6 +369,7 @@ plot_timeline(FILE *sc, bool gaps, const double frame[4])
 	cols = cols < 10 ? 10 : cols > hi - lo ? (int)(hi - lo) : cols;
 	double *sum = malloc(sizeof(double) * NCLASS * (size_t)cols),
 	       x = (double)span / cols / unit;
+	int *nbin = malloc(sizeof(int) * (size_t)cols);
 	char *data[NCLASS];
 	size_t dlen[NCLASS];
 	FILE *ds[NCLASS];
@@ -377,11 +378,13 @@ plot_timeline(FILE *sc, bool gaps, const double frame[4])
 			err(CUT_EXIT_FATAL, "out of memory");
 	for (size_t k = 0; k < n; k++) {
 		memset(sum, 0, sizeof(double) * NCLASS * (size_t)cols);
+		memset(nbin, 0, sizeof(int) * (size_t)cols);
 		for (int64_t i = lo; i < hi; i++) {
 			double mid =
 			    (double)(origin + i * width) + (double)width / 2 - (double)tmin;
 			int64_t col = (int64_t)(mid * cols / (double)span);
 			col = col < 0 ? 0 : col >= cols ? cols - 1 : col;
+			nbin[col]++;
 			for (int c = 0; c < NCLASS; c++)
 				sum[col * NCLASS + c] += sel[k]->t[i * NCLASS + c];
 		}
@@ -397,8 +400,8 @@ plot_timeline(FILE *sc, bool gaps, const double frame[4])
 					best = c;
 			}
 			if (best >= 0) {
-				key = 4 * best +
-				      (int)ceil(4 * fmin(busy * cols / (double)span, 1)) - 1;
+				double share = busy / ((double)nbin[col] * (double)width);
+				key = 4 * best + (int)ceil(4 * fmin(share, 1)) - 1;
 				used[best] = true;
 			}
 			if (dumb && best >= 0) /* on the character cells, borders excluded */
@@ -413,6 +416,7 @@ plot_timeline(FILE *sc, bool gaps, const double frame[4])
 		}
 	}
 	free(sum);
+	free(nbin);
 	free(sel);
 	/* A text chart needs a line per row plus the key's lines. */
 	int nused = 0, keylen = 0, extra = 0;
@@ -423,8 +427,12 @@ plot_timeline(FILE *sc, bool gaps, const double frame[4])
 			             ? (int)strlen(classes[c].label)
 			             : keylen;
 		}
+	/* gnuplot balances a horizontal key over as few lines as fit. */
+	int perline = dumb ? (w - 2) / (keylen + 9)
+	                   : (int)((frame ? frame[2] : 1) * w - 160) / ((keylen + 6) * 8);
+	int keylines = (nused - 1) / (perline > 0 ? perline : 1) + 1;
 	if (dumb)
-		extra = (nused - 1) / ((w - 2) / (keylen + 9));
+		extra = keylines - 1;
 	chart(sc, what, timeline_height(n) + extra, frame);
 	fputs(tics, sc);
 	free(tics);
@@ -442,7 +450,7 @@ plot_timeline(FILE *sc, bool gaps, const double frame[4])
 	if (dumb)
 		fprintf(sc, "set lmargin %zu\nset rmargin 2\nset tics scale 0\n", lw + 2);
 	else
-		fprintf(sc, "set grid xtics\nset bmargin 5\n");
+		fprintf(sc, "set grid xtics\nset bmargin %.1f\n", 4 + 1.2 * keylines);
 	if (multiplot)
 		fprintf(sc, "set lmargin %zu\n", lw + 1);
 	const char *sep = "plot ";
