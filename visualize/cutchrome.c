@@ -63,7 +63,7 @@ static FILE *out;
 static const char *prefix;
 static int nfile;
 static uint64_t nout, outbytes, max_events;
-static int64_t window, t0 = INT64_MIN, lastts = INT64_MIN;
+static int64_t window, wstart = INT64_MIN, lastts = INT64_MIN;
 static bool warned_size, warned_order;
 static struct cut_buf b;
 
@@ -147,7 +147,20 @@ place(struct group *g, int64_t ts, int64_t end)
 	}
 }
 
-/* Timestamps in microseconds with the nanoseconds kept as three decimals. */
+/* Timestamps in microseconds with the nanoseconds kept as three decimals, from a base: a
+ * whole second 10 s before the first event. Viewers read them as doubles, which drop
+ * nanoseconds of CLOCK_MONOTONIC once a host has been up for weeks. */
+static int64_t base = -1;
+
+static void
+set_base(int64_t ts)
+{
+	if (base < 0)
+		base = ts / 1000000000 * 1000000000 > 10000000000
+		           ? ts / 1000000000 * 1000000000 - 10000000000
+		           : 0;
+}
+
 static void
 add_us(int64_t ns)
 {
@@ -168,7 +181,7 @@ begin(const char *ph, const char *name, int64_t jpid, int64_t jtid, int64_t ts)
 	buf_addf(&b, "%s{\"ph\":\"%s\",\"name\":", nout ? ",\n" : "", ph);
 	buf_addjstr(&b, name, strlen(name));
 	buf_addf(&b, ",\"pid\":%lld,\"tid\":%lld,\"ts\":", (long long)jpid, (long long)jtid);
-	add_us(ts);
+	add_us(*ph == 'M' ? 0 : ts - (base < 0 ? 0 : base));
 }
 
 static void
@@ -192,9 +205,7 @@ open_file(void)
 		printf("%s\n", name);
 	}
 	nout = outbytes = 0;
-	fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"cutchrome " CUT_VERSION
-	      "\"},\"traceEvents\":[\n",
-	      out);
+	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out);
 }
 
 static const char *
@@ -260,7 +271,10 @@ close_file(void)
 				end();
 			}
 		}
-	fputs("\n]}\n", out);
+	fprintf(out,
+	        "\n],\"otherData\":{\"generator\":\"cutchrome " CUT_VERSION
+	        "\",\"base_ns\":%lld}}\n",
+	        (long long)(base < 0 ? 0 : base));
 	if (!warned_size && (nout > WARN_EVENTS || outbytes > WARN_BYTES)) {
 		warnx("%s: %llu events, %llu MB: chrome://tracing fails past about 1M events or "
 		      "256 MB and Perfetto's UI near 1 GB; split with -o prefix and -m or -w",
@@ -277,9 +291,9 @@ close_file(void)
 static bool
 split(int64_t ts)
 {
-	if (t0 == INT64_MIN)
-		t0 = ts;
-	bool past_window = window && ts >= t0 + window * (nfile + 1);
+	if (wstart == INT64_MIN)
+		wstart = ts;
+	bool past_window = window && ts >= wstart && ts - wstart >= window;
 	if (!past_window && !(max_events && nout >= max_events))
 		return true;
 	if (!prefix) {
@@ -289,8 +303,8 @@ split(int64_t ts)
 	}
 	close_file();
 	nfile++;
-	if (window && ts >= t0 + window * (nfile + 1))
-		t0 = ts - window * nfile; /* an empty window: this part starts at ts */
+	if (past_window) /* the next window, or one starting here when that one is empty */
+		wstart = ts - (wstart + window) >= window ? ts : wstart + window;
 	open_file();
 	return true;
 }
@@ -337,7 +351,7 @@ count_memory(const struct cut_event *ev)
 	struct alloc **ap = alloc_find(ev->pid, dptr), *a = *ap;
 	struct group *p = group_get(PROCESS, ev->pid, 0);
 	if (a) { /* a free, or a reuse whose free was not traced */
-		p->mem -= a->bytes;
+		p->mem = (int64_t)((uint64_t)p->mem - (uint64_t)a->bytes);
 		*ap = a->next;
 		free(a);
 		nallocs--;
@@ -348,7 +362,7 @@ count_memory(const struct cut_event *ev)
 		*a = (struct alloc){ev->pid, dptr, bytes, NULL};
 		ap = alloc_find(ev->pid, dptr);
 		*ap = a;
-		p->mem += bytes;
+		p->mem = (int64_t)((uint64_t)p->mem + (uint64_t)bytes); /* no UB on nonsense */
 		if (++nallocs > 2 * nalloc_buckets)
 			alloc_grow();
 	} else if (!a) {
@@ -451,6 +465,7 @@ meta(const struct cut_event *ev)
 	char comm[256];
 	struct group *g;
 	if (strcmp(ev->name, "lost") == 0) {
+		set_base(ev->ts);
 		int64_t n = 0;
 		cut_args_int(ev->args, "count", &n);
 		snprintf(comm, sizeof(comm), "lost %lld events", (long long)n);
@@ -460,11 +475,6 @@ meta(const struct cut_event *ev)
 		buf_adds(&b, ev->args ? ev->args : "{}");
 		end();
 		g->file = nfile;
-	} else if (strcmp(ev->name, "header") == 0 &&
-	           cut_args_str(ev->args, "tool", comm, sizeof(comm)) > 0 &&
-	           !(g = group_get(PROCESS, ev->pid, 0))->comm) {
-		if (!(g->comm = strdup(comm))) /* names the writer, where lost markers go */
-			err(CUT_EXIT_FATAL, "out of memory");
 	} else if ((strcmp(ev->name, "process") == 0 || strcmp(ev->name, "thread") == 0) &&
 	           cut_args_str(ev->args, "comm", comm, sizeof(comm)) >= 0) {
 		g = ev->name[0] == 'p' ? group_get(PROCESS, ev->pid, 0)
@@ -530,6 +540,7 @@ main(int argc, char *argv[])
 				meta(&ev);
 				continue;
 			}
+			set_base(ev.ts);
 			if (!split(ev.ts)) {
 				rc = -2;
 				break;

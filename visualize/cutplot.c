@@ -24,6 +24,7 @@
 #define NBINS 2048
 #define NHIST 40 /* call durations: 4 bins a decade from 10 ns */
 #define IDLE CUT_NLAYERS
+#define TMAX ((int64_t)1 << 61)
 
 /* Colour classes: the API categories, then the other layers, then gap lengths. */
 enum { C_IOCTL = CUT_NCATS, C_KERNEL, C_IRQ, C_SCHED, C_GPU, C_GAP, NCLASS = C_GAP + 4 };
@@ -181,12 +182,13 @@ add_event(const struct cut_event *ev)
 		}
 		return;
 	}
-	int64_t end = cut_event_end(ev);
-	tmin = ev->ts < tmin ? ev->ts : tmin;
+	/* Times past 2^61 ns (73 years) are drawn there, so bin arithmetic cannot overflow. */
+	int64_t ts = ev->ts < TMAX ? ev->ts : TMAX, end = cut_event_end(ev);
+	end = end < TMAX ? end : TMAX;
+	tmin = ts < tmin ? ts : tmin;
 	tmax = end > tmax ? end : tmax;
 	bool irq = ev->layer == CUT_IRQ;
-	add_span(row_get(irq ? 0 : ev->pid, irq ? 0 : ev->tid, ev->layer), class_of(ev), ev->ts,
-	         end);
+	add_span(row_get(irq ? 0 : ev->pid, irq ? 0 : ev->tid, ev->layer), class_of(ev), ts, end);
 	if (ev->layer != CUT_API || !(ev->has & CUT_HAS_DUR))
 		return;
 	int h = ev->dur < 10 ? 0 : (int)(4 * log10((double)ev->dur)) - 4;
@@ -194,15 +196,15 @@ add_event(const struct cut_event *ev)
 	/* Host gaps: from the end of a thread's calls so far to the start of its next call.
 	 * All of them count as idle, as in cutgaps; those over the threshold are drawn. */
 	r = row_get(ev->pid, ev->tid, IDLE);
-	int64_t gap = ev->ts - r->prev_end;
-	if (r->prev_end != INT64_MIN && gap > 0) {
+	int64_t gap = r->prev_end == INT64_MIN ? 0 : ts - r->prev_end;
+	if (gap > 0) {
 		r->idle += gap;
 		if (gap >= threshold)
 			add_span(r, C_GAP + (gap >= 100000) + (gap >= 1000000) + (gap >= 10000000),
-			         r->prev_end, ev->ts);
+			         r->prev_end, ts);
 	}
 	r->prev_end = end > r->prev_end ? end : r->prev_end;
-	r->first = ev->ts < r->first ? ev->ts : r->first;
+	r->first = ts < r->first ? ts : r->first;
 	r->last = r->prev_end;
 }
 

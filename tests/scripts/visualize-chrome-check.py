@@ -3,7 +3,8 @@
 
 usage: visualize-chrome-check.py INPUT.jsonl OUTPUT.json [OUTPUT.json ...]
 
-Several outputs are the parts of one split trace. Checks: every output parses; on every
+Several outputs are the parts of one split trace. Output timestamps count from otherData's
+base_ns. Checks: every output parses; on every
 track (pid, tid) the slices nest once sorted as Perfetto sorts JSON events (by ts; at equal
 ts longer X first, then other phases in file order); every span and instant of the input
 appears exactly once with its arguments; every flow starts on a driver API call and ends on
@@ -45,6 +46,7 @@ def check_file(path, spans, flows_by_id, named, tracks, counters, lost):
     with open(path) as f:
         doc = json.load(f)
     events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    base = doc.get("otherData", {}).get("base_ns", 0) if isinstance(doc, dict) else 0
     key = {"X": lambda e: -ns(e["dur"])}
     order = sorted(range(len(events)), key=lambda i: (
         ns(events[i].get("ts", 0)),
@@ -56,7 +58,7 @@ def check_file(path, spans, flows_by_id, named, tracks, counters, lost):
         e = events[i]
         ph, track = e["ph"], (e.get("pid"), e.get("tid"))
         if ph in ("X", "i") and e.get("s", "t") == "t":
-            start = ns(e["ts"])
+            start = ns(e["ts"]) + base
             end = start + (ns(e["dur"]) if ph == "X" else 0)
             st = stacks[track]
             while st and st[-1][1] <= start:
@@ -90,7 +92,7 @@ def check_file(path, spans, flows_by_id, named, tracks, counters, lost):
             lost.append(e)
     for e in events:  # in file order: the running total as cutchrome computed it
         if e["ph"] == "C":
-            counters[e["pid"]].append((ns(e["ts"]), e["args"]["allocated"]))
+            counters[e["pid"]].append((ns(e["ts"]) + base, e["args"]["allocated"]))
     for fid, fl in flows_by_id.items():
         if fid[0] == path and (fl.get("out") is None or fl.get("in") is None):
             problem("%s: flow %s binds to no slice (%s)" % (path, fid[1], fl))

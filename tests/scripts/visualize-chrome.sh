@@ -21,6 +21,18 @@ done
 # gentrace puts ioctls inside syncs and allocations: they must come with flows.
 [ "$(grep -c '"ph":"s"' "$tmp/out.json")" -gt 0 ] || bad "gentrace: no flows"
 
+# A host up for 200 days: timestamps past 2^53 ns, which doubles cannot hold to the
+# nanosecond, come out exact from a base.
+python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    e["ts"] += 17280000000000000
+    print(json.dumps(e))' $layers >"$tmp/late.jsonl"
+cutchrome "$tmp/late.jsonl" >"$tmp/out.json" || bad "late: exit $?"
+grep -q '"base_ns":17279990000000000}' "$tmp/out.json" || bad "late: base is not a second 10 s early"
+python3 $check "$tmp/late.jsonl" "$tmp/out.json" || bad "late: check"
+
 # Unsorted: still nested and complete, with one warning.
 awk 'NR % 2 == 0' "$tmp/gen.jsonl" >"$tmp/shuf.jsonl"
 awk 'NR % 2 == 1' "$tmp/gen.jsonl" >>"$tmp/shuf.jsonl"
