@@ -1,0 +1,111 @@
+/* hook.h: what the parts of libcuthook share: ids of the wrapped functions (from api.def), the
+ * real entry points, the per-thread writer's entry points and the argument decoder. */
+#ifndef HOOK_H
+#define HOOK_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include "buf.h"
+#include "cudatypes.h"
+
+typedef int CUresult;
+
+#define HOOK_EXPORT __attribute__((visibility("default")))
+#define HOOK_TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* One id per line of api.def, which is sorted by name, so ids are in strcmp order. */
+enum hook_id {
+#define HOOK_API(name, params, args, pack, roles, proto) HOOK_ID_##name,
+#include "api.def"
+	HOOK_NAPI
+};
+
+/* How a call reached its wrapper: the exported symbol (normal linking), or a pointer handed
+ * out by dlsym or cuGetProcAddress. */
+enum hook_via { HOOK_VIA_LINK, HOOK_VIA_POINTER, HOOK_NVIA };
+
+/* wrap.c: per id, the name, the parameter roles (see api.def), the exported wrapper and the
+ * wrapper handed out as a pointer. */
+extern const char *const hook_names[HOOK_NAPI];
+extern const char *const hook_roles[HOOK_NAPI];
+extern void *const hook_exports[HOOK_NAPI];
+extern void *const hook_pointers[HOOK_NAPI];
+
+/* resolve.c */
+/* The real entry points; NULL until known. Written once per id, read on every call. */
+extern void *hook_real[HOOK_NAPI];
+/* Finds the real entry point of id when hook_real has none yet: the next definition after
+ * this library, then the libcuda already loaded. Returns NULL when there is none. */
+void *hook_real_slow(enum hook_id id);
+/* Id of a function name, or -1 when it is not wrapped. */
+int hook_lookup(const char *name);
+/* Resolves the real dlsym and every id that the libraries loaded at start define. */
+void hook_resolve_init(void);
+/* After cuGetProcAddress (id is either version) returned r with the arguments a: replaces the
+ * pointer it wrote with the wrapper of the function it points to, and notes how it came. */
+void hook_gpa_fixup(enum hook_id id, CUresult r, const uint64_t *a);
+/* Path of the libcuda that real entry points come from, or NULL while none is known. */
+const char *hook_libcuda_path(void);
+/* Appends the coverage audit (a JSON object) for the trailer; calls[id] are this process's
+ * calls per way of arrival. */
+void hook_audit(struct cut_buf *b, const uint64_t (*calls)[HOOK_NVIA]);
+/* Around fork: phase 0 before (takes the lock), 1 in the parent and 2 in the child after. */
+void hook_resolve_fork(int phase);
+/* The next definition of name after this library (the real dlsym's RTLD_NEXT). */
+void *hook_next(const char *name);
+
+/* writer.c */
+struct hook_thread;
+extern HOOK_TLS struct hook_thread *hook_self;
+extern HOOK_TLS int hook_guard; /* set while libcuthook's own code runs on this thread */
+extern int hook_recording;
+struct hook_thread *hook_enter_slow(void);
+/* Writes one API event (and the symbol record it produced) to the thread's buffer. */
+void hook_record(struct hook_thread *t, enum hook_id id, enum hook_via via, int64_t t0, int64_t t1,
+                 CUresult r, const uint64_t *a);
+
+/* The calling thread's writer when this call is to be recorded, else NULL (tracing is off,
+ * finished, or the call comes from libcuthook itself). */
+static inline struct hook_thread *
+hook_enter(void)
+{
+	struct hook_thread *t = hook_self;
+	if (__builtin_expect(t && !hook_guard && __atomic_load_n(&hook_recording, __ATOMIC_RELAXED),
+	                     1))
+		return t;
+	return hook_enter_slow();
+}
+
+static inline int64_t
+hook_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* decode.c */
+/* A handle named by a call, for a symbol record. */
+struct hook_symbol {
+	uint64_t handle;
+	const char *name;
+	const char *kind; /* "function", "kernel", "module", "library" */
+	const char *via;
+};
+/* Prepares the per-function decoders. */
+void hook_decode_init(void);
+/* Per id: whether hook_decode has anything to say about its calls. */
+extern unsigned char hook_decodes[HOOK_NAPI];
+/* Appends the args object of a call of id that returned r with arguments a to b (nothing when
+ * there is nothing to say), and fills *sym when the call named a handle. */
+void hook_decode(enum hook_id id, CUresult r, const uint64_t *a, struct cut_buf *b,
+                 struct hook_symbol *sym);
+/* Around fork, as hook_resolve_fork. */
+void hook_decode_fork(int phase);
+/* Appends v as a JSON string of lowercase hexadecimal ("0x1f"). */
+void hook_addhex(struct cut_buf *b, uint64_t v);
+/* Writes v in decimal at p, which must have room for 24 bytes; returns the end. */
+char *hook_put_int(char *p, int64_t v);
+
+#endif

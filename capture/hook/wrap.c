@@ -1,0 +1,86 @@
+/* wrap.c: the wrappers of every function in api.def, two each: the exported symbol that normal
+ * linking binds to, and a hidden twin handed out by dlsym and cuGetProcAddress. */
+#include <string.h>
+
+#include "hook.h"
+
+/* Each argument as a uint64_t, for decode.c. */
+#define HOOK_P(x) ((uint64_t)(uintptr_t)(x))
+#define HOOK_U(x) ((uint64_t)(x))
+#define HOOK_I(x) ((uint64_t)(int64_t)(x))
+#define HOOK_F(x) hook_fbits(x)
+#define HOOK_B(x) ((uint64_t)(uintptr_t) & (x))
+#define HOOK_EXPAND(...) __VA_ARGS__
+
+static inline uint64_t
+hook_fbits(double d)
+{
+	uint64_t v;
+	memcpy(&v, &d, sizeof(v));
+	return v;
+}
+
+#define HOOK_IS_GPA(id) ((id) == HOOK_ID_cuGetProcAddress || (id) == HOOK_ID_cuGetProcAddress_v2)
+
+/*
+ * The body of both wrappers. The real entry point is loaded on every call (it is written once,
+ * when first known); a call that is not recorded still goes through cuGetProcAddress's fixup,
+ * so pointers it hands out are always wrappers.
+ */
+#define HOOK_BODY(name, params, args, pack, via)                                                   \
+	{                                                                                          \
+		typedef CUresult(*real_t) params;                                                  \
+		real_t real =                                                                      \
+		    (real_t)__atomic_load_n(&hook_real[HOOK_ID_##name], __ATOMIC_ACQUIRE);         \
+		if (__builtin_expect(!real, 0) &&                                                  \
+		    !(real = (real_t)hook_real_slow(HOOK_ID_##name)))                              \
+			return HOOK_CUDA_ERROR_NOT_INITIALIZED;                                    \
+		struct hook_thread *t_ = hook_enter();                                             \
+		if (!t_) {                                                                         \
+			CUresult r_ = real args;                                                   \
+			if (HOOK_IS_GPA(HOOK_ID_##name)) {                                         \
+				uint64_t a_[] = {HOOK_EXPAND pack};                                \
+				hook_gpa_fixup(HOOK_ID_##name, r_, a_);                            \
+			}                                                                          \
+			return r_;                                                                 \
+		}                                                                                  \
+		int64_t t0_ = hook_now();                                                          \
+		CUresult r_ = real args;                                                           \
+		int64_t t1_ = hook_now();                                                          \
+		uint64_t a_[] = {HOOK_EXPAND pack};                                                \
+		if (HOOK_IS_GPA(HOOK_ID_##name))                                                   \
+			hook_gpa_fixup(HOOK_ID_##name, r_, a_);                                    \
+		hook_record(t_, HOOK_ID_##name, via, t0_, t1_, r_, a_);                            \
+		return r_;                                                                         \
+	}
+
+/* Structs passed by value, as blobs of their size (see api.def). */
+#define HOOK_BLOB(n)                                                                               \
+	struct hook_blob##n {                                                                      \
+		uint64_t w[(n) / 8];                                                               \
+	};
+#define HOOK_API(name, params, args, pack, roles, proto)                                           \
+	HOOK_EXPORT CUresult name params HOOK_BODY(                                                \
+	    name, params, args, pack, HOOK_VIA_LINK) static CUresult hookp_##name params           \
+	HOOK_BODY(name, params, args, pack, HOOK_VIA_POINTER)
+#include "api.def"
+
+const char *const hook_names[HOOK_NAPI] = {
+#define HOOK_API(name, params, args, pack, roles, proto) [HOOK_ID_##name] = #name,
+#include "api.def"
+};
+
+const char *const hook_roles[HOOK_NAPI] = {
+#define HOOK_API(name, params, args, pack, roles, proto) [HOOK_ID_##name] = roles,
+#include "api.def"
+};
+
+void *const hook_exports[HOOK_NAPI] = {
+#define HOOK_API(name, params, args, pack, roles, proto) [HOOK_ID_##name] = (void *)name,
+#include "api.def"
+};
+
+void *const hook_pointers[HOOK_NAPI] = {
+#define HOOK_API(name, params, args, pack, roles, proto) [HOOK_ID_##name] = (void *)hookp_##name,
+#include "api.def"
+};
