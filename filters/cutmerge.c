@@ -31,7 +31,7 @@ struct input {
 	struct cut_reader *rd;
 	const char *path;
 	struct cut_event ev; /* the head, valid while has */
-	bool has, eof;
+	bool has, eof, late;
 	int64_t shift, last_ts;
 	bool clock;
 	int64_t mono, real;
@@ -203,8 +203,8 @@ advance(struct input *in)
 			}
 			if (ev.ts < in->last_ts && ++g.unsorted)
 				cut_reader_warn(in->rd, "ts %lld is %lld ns before an event already "
-							"written (more than the -w window): written out "
-							"of order", (long long)ev.ts,
+							"taken (beyond the -w window): written out of "
+							"order", (long long)ev.ts,
 						(long long)(in->last_ts - ev.ts));
 			if (ev.ts > in->max_ts)
 				in->max_ts = ev.ts;
@@ -221,8 +221,10 @@ advance(struct input *in)
 			errx(CUT_EXIT_FATAL, "%s: reorder window: %s", in->path, why);
 		in->has = true;
 	}
-	if (in->has && g.window == 0 && in->ev.ts < in->last_ts) {
-		cut_reader_warn(in->rd, "ts %lld is %lld ns before the line above: input not "
+	/* An event before one already taken cannot be placed: written where met, uncorrelated. */
+	in->late = in->has && in->ev.ts < in->last_ts;
+	if (in->late && g.window == 0) {
+		cut_reader_warn(in->rd, "ts %lld is %lld ns before an earlier event: input not "
 					"sorted (try -w): written out of order",
 				(long long)in->ev.ts, (long long)(in->last_ts - in->ev.ts));
 		g.unsorted++;
@@ -438,8 +440,8 @@ static void
 merge_one(struct cut_event *ev, int in)
 {
 	bool api = ev->layer == CUT_API;
-	bool correlate = api || ev->layer == CUT_IOCTL || ev->layer == CUT_KERNEL ||
-			 ev->layer == CUT_SCHED;
+	bool correlate = !g.in[in].late && (api || ev->layer == CUT_IOCTL ||
+					    ev->layer == CUT_KERNEL || ev->layer == CUT_SCHED);
 	ev->has &= ~(CUT_HAS_PARENT | CUT_HAS_NIOCTL | CUT_HAS_ID);
 	ev->pname = NULL;
 	struct thread *t = NULL;

@@ -29,7 +29,7 @@ enum cut_nvdev {
 enum cut_ioctl_kind {
 	CUT_IOCTL_ESCAPE,  /* an RM escape from the table */
 	CUT_IOCTL_UVM,     /* a UVM command from the table (or a UVM test command) */
-	CUT_IOCTL_UNKNOWN, /* not in the tables: spelled out as _IOWR('F',0x99,0x20), UVM(0x7fe) */
+	CUT_IOCTL_UNKNOWN, /* not in the tables: spelled out as _IOWR('F',0x99,0x20), UVM(0x24) */
 };
 
 /* Device kind of a device name as cut-events(5) writes it ("nvidiactl", "nvidia0",
@@ -49,7 +49,7 @@ const char *ioctl_class_name(uint32_t cls);      /* RM class (NV_ESC_RM_ALLOC hC
 
 /* Writes the name of request cmd made on a device of kind dev into out (always
  * NUL-terminated, truncated to n): the table name, or for numbers not in the tables
- * "_IOWR('F',0x99,0x20)" (the kernel's macro spelling of any _IOC request) or "UVM(0x7fe)".
+ * "_IOWR('F',0x99,0x20)" (the kernel's macro spelling of any _IOC request) or "UVM(0x24)".
  * When dev is unknown the number decides: type 'F' with a direction is an RM escape, a
  * number of UVM's form (below 0x800, or 0x30000001/2) a UVM command. Returns how it was
  * named. */
@@ -57,7 +57,7 @@ enum cut_ioctl_kind ioctl_request_name(uint32_t cmd, enum cut_nvdev dev, char *o
 /* "_IOWR('F',0x2a,0x20)": the request spelled as the kernel's _IO/_IOR/_IOW/_IOWR macro,
  * or _IOC(dir,type,nr,size) when it has a size but no direction. */
 void ioctl_ioc_format(uint32_t cmd, char *out, size_t n);
-/* The control's name, or "NV2080_CTRL(0x0a,0x99)" (class, category, index) when unknown.
+/* The control's name, or "NV2080_CTRL(0x7f,0x01)" (class, category, index) when unknown.
  * Returns true when the table named it. */
 bool ioctl_control_format(uint32_t ctrl, char *out, size_t n);
 /* The class's name, or "CLASS(0xc7ff)". Returns true when the table named it. */
