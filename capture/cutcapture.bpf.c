@@ -21,6 +21,8 @@ const volatile struct cc_fdesc targ_fdesc[CC_MAX_FUNCS] = {};
 const volatile __u32 targ_kisr = 0; /* bit i: kernel function i runs in interrupt context */
 const volatile char targ_irq_prefix[CC_COMMLEN] = "nvidia";
 const volatile __u32 targ_irq_prefix_len = 6;
+/* Benchmark baseline: API probes only count calls and time them, writing nothing. */
+const volatile bool targ_bare = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -148,6 +150,10 @@ api_entry(struct pt_regs *ctx)
 	struct cc_thread *t = thread_get((__u32)id);
 	if (!t)
 		return 0;
+	if (targ_bare) {
+		t->f[0].ts = bpf_ktime_get_ns();
+		return 0;
+	}
 	__u32 d = t->depth;
 	if (d >= CC_DEPTH) {
 		count(CC_C_DEPTH);
@@ -200,6 +206,14 @@ api_return(struct pt_regs *ctx)
 	if (!t)
 		return 0;
 	__u64 now = bpf_ktime_get_ns();
+	if (targ_bare) {
+		__u32 k = CC_C_BARE_NS;
+		__u64 *c = bpf_map_lookup_elem(&counters, &k);
+		if (c)
+			*c += now - t->f[0].ts;
+		count(CC_C_BARE_CALLS);
+		return 0;
+	}
 	/* The return belongs to the frame entered with the stack pointer 8 bytes lower (the
 	 * return address); frames above it never returned (longjmp, missed probes). */
 	__u64 sp = PT_REGS_SP(ctx) - 8;

@@ -59,7 +59,7 @@ static struct env {
 	const char *kfuncs[CC_MAX_KFUNCS];
 	int nkfuncs;
 	unsigned long ring_mb;
-	bool quiet, verbose, single;
+	bool quiet, verbose, single, bare;
 	uint64_t sched_min;
 	const char *irq_prefix;
 } env = {.layers = CC_L_API | CC_L_IOCTL | CC_L_IRQ | CC_L_SCHED | CC_L_KERNEL,
@@ -75,9 +75,8 @@ static void
 usage(void)
 {
 	fprintf(stderr,
-		"usage: cutcapture [-qv] [-b MiB] [-f pattern] [-k function] [-l layers] "
-		"[-o file]\n"
-		"                  [--libcuda path] [--sched-min ns] [--single-probes]\n"
+		"usage: cutcapture [-qv] [-b MiB] [-f pattern] [-k function] [-l layers]\n"
+		"                  [-o file] [--libcuda path] [--sched-min ns] [--single-probes]\n"
 		"                  -p pid | [--] command [arg ...]\n");
 	exit(CUT_EXIT_FATAL);
 }
@@ -430,6 +429,7 @@ skel_open(struct probes *pr, bool fentry)
 		return NULL;
 	struct cutcapture_bpf__rodata *ro = skel->rodata;
 	ro->targ_layers = env.layers;
+	ro->targ_bare = env.bare;
 	ro->targ_sched_min_ns = env.sched_min;
 	uint64_t ring = (uint64_t)env.ring_mb << 20;
 	ro->targ_wake_bytes = ring / 8;
@@ -900,6 +900,8 @@ check_counters(struct loop *L, uint64_t now)
 		L->counters[i] = sum;
 		if (!delta)
 			continue;
+		if (i >= CC_C_BARE_CALLS)
+			continue;
 		if (i == CC_C_UNMATCHED) {
 			L->unmatched += delta;
 			continue;
@@ -998,6 +1000,10 @@ write_trailer(struct loop *L, const struct probes *pr, int status, bool exited)
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
 		add_int(&b, cut_layer_name(order[i]), (int64_t)c.layer[order[i]]);
 	add_int(&b, "unmatched", (int64_t)L->unmatched);
+	if (env.bare) {
+		add_int(&b, "bare_calls", (int64_t)L->counters[CC_C_BARE_CALLS]);
+		add_int(&b, "bare_ns", (int64_t)L->counters[CC_C_BARE_NS]);
+	}
 	add_int(&b, "attach_ns", (int64_t)pr->attach_ns);
 	add_int(&b, "detach_ns", (int64_t)pr->detach_ns);
 	add_int(&b, "duration_ns", (int64_t)(now_ns() - L->start));
@@ -1030,7 +1036,15 @@ parse_layers(const char *s)
 	return (int)layers;
 }
 
-enum { OPT_LIBCUDA = 256, OPT_SCHED_MIN, OPT_SINGLE, OPT_IOCTL_DEV, OPT_UVM_DEV, OPT_IRQ };
+enum {
+	OPT_LIBCUDA = 256,
+	OPT_SCHED_MIN,
+	OPT_SINGLE,
+	OPT_IOCTL_DEV,
+	OPT_UVM_DEV,
+	OPT_IRQ,
+	OPT_BARE
+};
 
 int
 main(int argc, char *argv[])
@@ -1042,6 +1056,7 @@ main(int argc, char *argv[])
 		{"ioctl-dev", required_argument, NULL, OPT_IOCTL_DEV},
 		{"uvm-dev", required_argument, NULL, OPT_UVM_DEV},
 		{"irq-prefix", required_argument, NULL, OPT_IRQ},
+		{"bench-bare", no_argument, NULL, OPT_BARE},
 		{NULL, 0, NULL, 0},
 	};
 	const char *extra_devs[8];
@@ -1103,6 +1118,9 @@ main(int argc, char *argv[])
 				errx(CUT_EXIT_FATAL, "at most 8 extra devices");
 			extra_devs[nextra] = optarg;
 			extra_kinds[nextra++] = c == OPT_IOCTL_DEV ? CC_DEV_RM : CC_DEV_UVM;
+			break;
+		case OPT_BARE:
+			env.bare = true;
 			break;
 		case OPT_IRQ:
 			if (strlen(optarg) >= CC_COMMLEN)

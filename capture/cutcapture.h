@@ -72,6 +72,8 @@ enum {
 	CC_C_DEPTH,        /* call nested deeper than CC_DEPTH: not recorded */
 	CC_C_NOTHREAD,     /* per-thread map full: call not recorded */
 	CC_C_UNMATCHED,    /* returns with no matching entry (entries missed or unwound) */
+	CC_C_BARE_CALLS,   /* --bench-bare: calls counted... */
+	CC_C_BARE_NS,      /* ...and their time, with no record written */
 	CC_NCOUNTERS
 };
 

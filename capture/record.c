@@ -336,6 +336,7 @@ static struct {
 	const char *const *funcs;
 	size_t nfuncs;
 	const struct api_decoder **dec; /* by cookie */
+	const char **cat;               /* category, by cookie */
 	const char *const *kfuncs;
 	size_t nkfuncs;
 	struct pend *heap;
@@ -366,10 +367,13 @@ rec_init(FILE *out, const char *const *funcs, size_t nfuncs, const char *const *
 	R.kfuncs = kfuncs;
 	R.nkfuncs = nkfuncs;
 	R.dec = calloc(nfuncs ? nfuncs : 1, sizeof(*R.dec));
-	if (!R.dec)
+	R.cat = calloc(nfuncs ? nfuncs : 1, sizeof(*R.cat));
+	if (!R.dec || !R.cat)
 		err(CUT_EXIT_FATAL, "calloc");
-	for (size_t i = 0; i < nfuncs; i++)
+	for (size_t i = 0; i < nfuncs; i++) {
 		R.dec[i] = decoder_find(funcs[i]);
+		R.cat[i] = cut_api_category(funcs[i]);
+	}
 }
 
 /* ---- devices ---- */
@@ -727,7 +731,7 @@ write_api(const struct cc_api *r)
 	ev.tid = r->h.tid;
 	ev.layer = CUT_API;
 	ev.name = name;
-	ev.cat = cut_api_category(name);
+	ev.cat = r->fid < R.nfuncs ? R.cat[r->fid] : cut_api_category(name);
 	ev.ret = r->ret;
 	args_begin(&R.args);
 	for (int i = 0; dec && i < (int)NELEM(dec->f) && dec->f[i].key; i++) {
@@ -1241,6 +1245,7 @@ rec_free(void)
 	free(R.heap);
 	free(R.splits);
 	free(R.dec);
+	free(R.cat);
 	table_free(&R.handles);
 	table_free(&R.threads);
 	buf_free(&R.line);

@@ -1,0 +1,121 @@
+#!/bin/sh
+# cutcapture, driver API layer: cuprog's link, dlopen and threads modes against the stand-in
+# libcuda, with the exact calls, decoded arguments and handle names tests/fixtures/cuprog.c
+# documents; the single-probe fallback with -f; every trace read back by cutstat, sorted.
+# Needs root with BPF (uprobes, raw tracepoints); exits 77 when that is missing.
+top=${CUT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+B=${CUT_BUILD:-$top/build}
+cap=$B/bin/cutcapture fx=$B/fixtures
+t=$(mktemp -d) || exit 2
+trap 'rm -rf "$t"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+[ "$(id -u)" -eq 0 ] || { echo "needs root for BPF"; exit 77; }
+command -v jq >/dev/null || { echo "needs jq"; exit 77; }
+if ! "$cap" -q -l sched -o /dev/null -- true 2>"$t/err"; then
+	grep -q "cannot load the BPF programs" "$t/err" && { echo "BPF unavailable: $(cat "$t/err")"; exit 77; }
+	fail "cutcapture -- true: $(cat "$t/err")"
+fi
+
+# valid FILE: header first, trailer last, ts never decreasing, every line read by cutstat.
+valid() {
+	[ "$(head -1 "$1" | jq -r .name)" = header ] || fail "$1: no header first"
+	[ "$(tail -1 "$1" | jq -r .name)" = trailer ] || fail "$1: no trailer last"
+	jq -e -s '[.[].ts] as $t | $t == ($t | sort)' "$1" >/dev/null || fail "$1: not sorted by ts"
+	cutstat "$1" >/dev/null 2>"$t/stat.err" || fail "$1: cutstat: $(cat "$t/stat.err")"
+	[ "$(tail -1 "$1" | jq .args.lost)" = 0 ] || fail "$1: events lost"
+}
+
+# has FILE EXPR: some record of FILE makes EXPR true.
+has() { jq -e -s "any(.[]; $2)" "$1" >/dev/null; }
+
+# counts FILE: "name count" for every API function, sorted.
+counts() { jq -r 'select(.layer=="api") | .name' "$1" | sort | uniq -c | awk '{print $2, $1}'; }
+
+seq1='cuCtxGetCurrent 3
+cuDeviceGet 1
+cuDriverGetVersion 1
+cuInit 1
+cuKernelGetFunction 1
+cuLaunchKernel 2
+cuLibraryGetKernel 1
+cuLibraryLoadData 1
+cuMemAlloc_v2 1
+cuMemFree_v2 1
+cuMemcpyDtoH_v2 1
+cuMemcpyHtoD_v2 1
+cuModuleGetFunction 1
+cuModuleLoadData 1
+cuStreamSynchronize 1'
+
+capture() { # capture OUT ARGS...: cutcapture of the stand-in
+	out=$1; shift
+	"$cap" -q --libcuda "$fx/libcuda.so.1" -o "$out" "$@" >"$t/cap.out" 2>"$t/cap.err" ||
+		fail "cutcapture $*: exit $?: $(cat "$t/cap.err")"
+}
+
+# link mode: every call, decoded.
+capture "$t/link.jsonl" -- "$fx/cuprog" link
+valid "$t/link.jsonl"
+[ "$(counts "$t/link.jsonl")" = "$seq1" ] || fail "link: calls differ: $(counts "$t/link.jsonl")"
+[ "$(jq -r 'select(.layer=="api" and .ret != 0) | .name' "$t/link.jsonl")" = "" ] ||
+	fail "link: a call did not return 0"
+args() { jq -c "select(.name==\"$2\") | .args" "$1"; }
+[ "$(args "$t/link.jsonl" cuMemAlloc_v2)" = '{"bytes":1048576,"dptr":"0x7000000000"}' ] ||
+	fail "cuMemAlloc_v2 args: $(args "$t/link.jsonl" cuMemAlloc_v2)"
+has "$t/link.jsonl" '.name == "cuMemcpyHtoD_v2" and .args.bytes == 4096 and
+	.args.dir == "HtoD" and .args.dst == "0x7000000000"' || fail "cuMemcpyHtoD_v2 args"
+has "$t/link.jsonl" '.name == "cuMemcpyDtoH_v2" and .args.bytes == 4096 and
+	.args.dir == "DtoH" and .args.src == "0x7000000000"' || fail "cuMemcpyDtoH_v2 args"
+[ "$(args "$t/link.jsonl" cuLaunchKernel)" = '{"func":"0xf0000","kernel":"vecAdd","grid":[64,1,1],"block":[256,1,1],"shmem":0,"stream":"0x5"}
+{"func":"0xf0001","kernel":"gemm","grid":[8,4,2],"block":[128,2,1],"shmem":1024,"stream":"0x5"}' ] ||
+	fail "cuLaunchKernel args: $(args "$t/link.jsonl" cuLaunchKernel)"
+has "$t/link.jsonl" '.name == "cuStreamSynchronize" and .args.stream == "0x7d0" and
+	.dur >= 2000000' || fail "cuStreamSynchronize: stream 2000, at least 2 ms"
+[ "$(jq -r 'select(.name=="symbol") | [.args.handle, .args.name, .args.kind, .args.via] | @tsv' \
+	"$t/link.jsonl")" = "$(printf '0xf0000\tvecAdd\tfunction\tcuModuleGetFunction
+0xe0001\tgemm\tkernel\tcuLibraryGetKernel
+0xf0001\tgemm\tfunction\tcuKernelGetFunction')" ] || fail "symbol records"
+has "$t/link.jsonl" '.name == "header" and .args.schema == 1 and .args.sorted == true and
+	.args.layers.api == "on" and .args.probes.functions == 20 and
+	.args.probes.attached == 20' || fail "header: $(head -1 "$t/link.jsonl")"
+has "$t/link.jsonl" '.name == "trailer" and .args.api == 18 and .args.status == 0' || fail "trailer: $(tail -1 "$t/link.jsonl")"
+# The thread sleeps 2 ms in cuStreamSynchronize: off the CPU, sleeping, at least that long.
+jq -e -s '(map(select(.name=="cuStreamSynchronize"))[0]) as $s |
+	any(.[]; .layer == "sched" and .tid == $s.tid and .args.state == "S" and
+	.dur >= 1900000 and .ts >= $s.ts and .ts + .dur <= $s.ts + $s.dur)' "$t/link.jsonl" \
+	>/dev/null || fail "no off-CPU span inside cuStreamSynchronize"
+
+# dlopen mode, as cudart does it: everything through cuGetProcAddress_v2's pointers.
+capture "$t/dlopen.jsonl" -l api -- "$fx/cuprog" dlopen
+valid "$t/dlopen.jsonl"
+[ "$(counts "$t/dlopen.jsonl")" = "$(printf '%s\n' "$seq1" 'cuGetProcAddress_v2 15' | sort)" ] ||
+	fail "dlopen: calls differ: $(counts "$t/dlopen.jsonl")"
+[ "$(jq -r 'select(.name=="cuGetProcAddress_v2") | .args.symbol' "$t/dlopen.jsonl" | sort | tr '\n' ' ')" = \
+	"cuCtxGetCurrent cuDeviceGet cuDriverGetVersion cuInit cuKernelGetFunction cuLaunchKernel cuLibraryGetKernel cuLibraryLoadData cuMemAlloc cuMemFree cuMemcpyDtoH cuMemcpyHtoD cuModuleGetFunction cuModuleLoadData cuStreamSynchronize " ] ||
+	fail "cuGetProcAddress_v2 symbols"
+[ "$(jq -r 'select(.name=="cuLaunchKernel") | .args.kernel' "$t/dlopen.jsonl" | tr '\n' ' ')" = "vecAdd gemm " ] ||
+	fail "dlopen: launches not named"
+
+# threads mode: four threads, each with the whole sequence and its own thread record.
+capture "$t/threads.jsonl" -l api -- "$fx/cuprog" threads
+valid "$t/threads.jsonl"
+[ "$(counts "$t/threads.jsonl")" = "$(printf '%s\n' "$seq1" | awk '{print $1, $2 * 4}')" ] ||
+	fail "threads: calls differ: $(counts "$t/threads.jsonl")"
+[ "$(jq -r 'select(.layer=="api") | .tid' "$t/threads.jsonl" | sort | uniq -c | awk '{print $1}' | tr '\n' ' ')" = "18 18 18 18 " ] ||
+	fail "threads: not 18 calls on each of 4 threads"
+[ "$(jq -r 'select(.name=="thread") | .tid' "$t/threads.jsonl" | sort -u | wc -l)" = 4 ] ||
+	fail "threads: not 4 thread records"
+[ "$(jq -r 'select(.name=="symbol")' "$t/threads.jsonl" | jq -s length)" = 12 ] ||
+	fail "threads: not 12 symbol records"
+
+# Without uprobe_multi: one uprobe per function, here only those -f names.
+capture "$t/single.jsonl" -l api --single-probes -f 'cuLaunch*' -f cuMemAlloc_v2 -- "$fx/cuprog" link
+valid "$t/single.jsonl"
+[ "$(counts "$t/single.jsonl")" = "cuLaunchKernel 2
+cuMemAlloc_v2 1" ] || fail "single probes: $(counts "$t/single.jsonl")"
+has "$t/single.jsonl" '.name == "header" and .args.probes.mode == "uprobe" and
+	.args.probes.functions == 2' || fail "single probes: header"
+# Handles named by calls not probed stay unnamed, and that is all.
+[ "$(jq -r 'select(.name=="cuLaunchKernel") | .args.kernel // "-"' "$t/single.jsonl" | tr '\n' ' ')" = "- - " ] ||
+	fail "single probes: kernel names without their calls"
+exit 0

@@ -1,0 +1,57 @@
+#!/bin/sh
+# cutcapture, stopping: SIGTERM (as from kill(1)) is passed on to the command and the capture
+# ends with a complete trace and the command's status; a command that ignores it is left
+# alone until a second SIGTERM, which stops the capture at once. Needs root with BPF; exits
+# 77 when that is missing.
+top=${CUT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+B=${CUT_BUILD:-$top/build}
+cap=$B/bin/cutcapture fx=$B/fixtures
+t=$(mktemp -d) || exit 2
+trap 'rm -rf "$t"; [ -n "$c" ] && kill -KILL "$c" 2>/dev/null' EXIT
+c=
+fail() { echo "FAIL: $*"; exit 1; }
+[ "$(id -u)" -eq 0 ] || { echo "needs root for BPF"; exit 77; }
+command -v jq >/dev/null || { echo "needs jq"; exit 77; }
+if ! "$cap" -q -l sched -o /dev/null -- true 2>"$t/err"; then
+	grep -q "cannot load the BPF programs" "$t/err" && { echo "BPF unavailable: $(cat "$t/err")"; exit 77; }
+	fail "cutcapture -- true: $(cat "$t/err")"
+fi
+# started WORD: waits until the command has said WORD on standard error.
+started() {
+	i=0
+	while ! grep -q "$1" "$t/err" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+}
+
+# cuprog sleeps 5 s in cuStreamSynchronize; SIGTERM ends it and the capture.
+"$cap" -q --libcuda "$fx/libcuda.so.1" -o "$t/term.jsonl" -- \
+	sh -c 'echo started >&2; exec "$0" link 5000000' "$fx/cuprog" >/dev/null 2>"$t/err" &
+c=$!
+started started
+sleep 0.3
+kill -TERM "$c"
+wait "$c"
+rc=$?
+c=
+[ $rc = 143 ] || fail "SIGTERM: exit $rc, not 143"
+cutstat "$t/term.jsonl" >/dev/null || fail "SIGTERM: cutstat"
+[ "$(tail -1 "$t/term.jsonl" | jq -r '.name + " " + (.args.status | tostring)')" = "trailer 143" ] ||
+	fail "SIGTERM: no trailer with status 143: $(tail -1 "$t/term.jsonl")"
+[ "$(jq -r 'select(.layer=="api") | .name' "$t/term.jsonl" | wc -l)" = 15 ] ||
+	fail "SIGTERM: not the 15 calls before cuStreamSynchronize"
+
+# A command that ignores SIGTERM: the second one stops the capture alone.
+"$cap" -q -l sched -o "$t/ign.jsonl" -- sh -c 'trap "" TERM; echo started $$ >&2; exec sleep 5' \
+	2>"$t/err" &
+c=$!
+started started
+kill -TERM "$c"
+sleep 0.3
+kill -0 "$c" 2>/dev/null || fail "stopped at the first SIGTERM though the command ignored it"
+kill -TERM "$c"
+wait "$c"
+rc=$?
+c=
+[ $rc = 143 ] || fail "second SIGTERM: exit $rc"
+[ "$(tail -1 "$t/ign.jsonl" | jq -r .name)" = trailer ] || fail "second SIGTERM: no trailer"
+kill -KILL "$(awk '/^started/ {print $2}' "$t/err")" 2>/dev/null
+exit 0

@@ -1,0 +1,74 @@
+#!/bin/sh
+# cutcapture, processes: a forked child is followed, -p attaches to a running process (and
+# finds its libcuda in /proc/PID/maps), the exit status is the command's, a command that
+# cannot run gives 127, and with the trace on standard output the command's output goes to
+# standard error. Needs root with BPF; exits 77 when that is missing.
+top=${CUT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+B=${CUT_BUILD:-$top/build}
+cap=$B/bin/cutcapture fx=$B/fixtures
+t=$(mktemp -d) || exit 2
+trap 'rm -rf "$t"; [ -n "$bg" ] && kill "$bg" 2>/dev/null' EXIT
+bg=
+fail() { echo "FAIL: $*"; exit 1; }
+[ "$(id -u)" -eq 0 ] || { echo "needs root for BPF"; exit 77; }
+command -v jq >/dev/null || { echo "needs jq"; exit 77; }
+if ! "$cap" -q -l sched -o /dev/null -- true 2>"$t/err"; then
+	grep -q "cannot load the BPF programs" "$t/err" && { echo "BPF unavailable: $(cat "$t/err")"; exit 77; }
+	fail "cutcapture -- true: $(cat "$t/err")"
+fi
+has() { jq -e -s "any(.[]; $2)" "$1" >/dev/null; }
+valid() {
+	[ "$(head -1 "$1" | jq -r .name)" = header ] || fail "$1: no header first"
+	[ "$(tail -1 "$1" | jq -r .name)" = trailer ] || fail "$1: no trailer last"
+	jq -e -s '[.[].ts] as $t | $t == ($t | sort)' "$1" >/dev/null || fail "$1: not sorted by ts"
+	cutstat "$1" >/dev/null 2>"$t/stat.err" || fail "$1: cutstat: $(cat "$t/stat.err")"
+}
+
+# fork: the sequence once in each of two processes, the child's process record names its
+# parent.
+"$cap" -q --libcuda "$fx/libcuda.so.1" -o "$t/fork.jsonl" -- "$fx/cuprog" fork >/dev/null 2>&1 ||
+	fail "fork: exit $?"
+valid "$t/fork.jsonl"
+[ "$(jq -r 'select(.layer=="api") | .pid' "$t/fork.jsonl" | sort | uniq -c | awk '{print $1}' | tr '\n' ' ')" = "18 18 " ] ||
+	fail "fork: not 18 calls in each of two processes"
+parent=$(jq -r 'select(.name=="header") | .args.pid' "$t/fork.jsonl")
+child=$(jq -r "select(.layer==\"api\" and .pid != $parent) | .pid" "$t/fork.jsonl" | head -1)
+has "$t/fork.jsonl" ".name == \"process\" and .pid == $child and .args.ppid == $parent" ||
+	fail "fork: no process record of the child $child with ppid $parent"
+has "$t/fork.jsonl" ".name == \"process\" and .pid == $parent and
+	.args.cmdline == \"$fx/cuprog fork\"" || fail "fork: no process record of the command"
+[ "$(jq -r 'select(.name=="symbol") | .pid' "$t/fork.jsonl" | sort -u | wc -l)" = 2 ] ||
+	fail "fork: symbol records not in both processes"
+
+# -p: cuprog sleeps 1.5 s in cuStreamSynchronize; attached meanwhile, the capture sees the
+# two calls after it (the one in flight is not recorded) and ends when cuprog does.
+"$fx/cuprog" link 1500000 >/dev/null &
+bg=$!
+sleep 0.4
+"$cap" -q -l api -o "$t/pid.jsonl" -p "$bg" 2>"$t/err" || fail "-p: exit $?: $(cat "$t/err")"
+wait "$bg"
+bg=
+valid "$t/pid.jsonl"
+[ "$(jq -r 'select(.layer=="api") | .name' "$t/pid.jsonl" | tr '\n' ' ')" = "cuMemcpyDtoH_v2 cuMemFree_v2 " ] ||
+	fail "-p: calls: $(jq -r 'select(.layer=="api") | .name' "$t/pid.jsonl" | tr '\n' ' ')"
+has "$t/pid.jsonl" ".name == \"header\" and .args.libcuda == \"$(readlink -f "$fx/libcuda.so.1")\"" ||
+	fail "-p: libcuda not found in the process's maps"
+has "$t/pid.jsonl" '.name == "process" and (.args.cmdline | endswith("cuprog link 1500000"))' ||
+	fail "-p: no process record"
+
+# The exit status is the command's; 128 + the signal that killed it; 127 when it cannot run.
+"$cap" -q -l sched -o "$t/st.jsonl" -- sh -c 'exit 3' 2>/dev/null
+[ $? = 3 ] || fail "exit status 3 not passed on"
+has "$t/st.jsonl" '.name == "trailer" and .args.status == 3' || fail "trailer status 3"
+"$cap" -q -l sched -o /dev/null -- sh -c 'kill -KILL $$' 2>/dev/null
+[ $? = 137 ] || fail "death by SIGKILL not 137"
+"$cap" -q -l sched -o /dev/null -- "$t/no such command" 2>"$t/err"
+[ $? = 127 ] || fail "a command that cannot run: not 127"
+grep -q "no such command: No such file or directory" "$t/err" || fail "no message for exec: $(cat "$t/err")"
+
+# Trace on standard output: the command's standard output goes to standard error.
+"$cap" -q -l api --libcuda "$fx/libcuda.so.1" -- "$fx/cuprog" link >"$t/so.jsonl" 2>"$t/err" ||
+	fail "stdout: exit $?"
+grep -qx "cuprog: ok" "$t/err" || fail "the command's output is not on standard error"
+valid "$t/so.jsonl"
+exit 0

@@ -1,0 +1,43 @@
+#!/bin/sh
+# cutcapture, usage and refusals: bad options give the usage text and exit 2, as does a
+# user who is not root; a missing libcuda turns the api layer off with one line saying so
+# and the header saying why. Runs as root (for the last part); exits 77 otherwise.
+top=${CUT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+B=${CUT_BUILD:-$top/build}
+cap=$B/bin/cutcapture
+t=$(mktemp -d) || exit 2
+trap 'rm -rf "$t"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+[ "$(id -u)" -eq 0 ] || { echo "needs root"; exit 77; }
+command -v jq >/dev/null || { echo "needs jq"; exit 77; }
+
+# The usage text is the manual's SYNOPSIS.
+syn=$(sed -n '/^\.Sh SYNOPSIS/,/^\.Sh DESCRIPTION/p' "$top/share/man/cutcapture.8" |
+	grep -v '^\.Sh' | grep -c .)
+[ "$syn" -gt 0 ] || fail "no SYNOPSIS in cutcapture.8"
+for args in "" "-x" "-l bogus -- true" "-p 1 -- true" "-b 3 -- true"; do
+	# shellcheck disable=SC2086
+	"$cap" $args >/dev/null 2>"$t/err"
+	rc=$?
+	[ $rc = 2 ] || fail "cutcapture $args: exit $rc, not 2"
+	grep -q "usage: cutcapture\|cutcapture: -b 3" "$t/err" || fail "cutcapture $args: $(cat "$t/err")"
+done
+
+# Not root: a clear refusal.
+if command -v setpriv >/dev/null; then
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$cap" -- true >/dev/null 2>"$t/err"
+	rc=$?
+	[ $rc = 2 ] || fail "not root: exit $rc"
+	grep -q "must be run as root" "$t/err" || fail "not root: $(cat "$t/err")"
+fi
+
+# No libcuda: the layer is off, said once, and the capture goes on.
+if ! "$cap" -q -l api,sched --libcuda "$t/nowhere/libcuda.so.1" -o "$t/off.jsonl" -- true 2>"$t/err"; then
+	grep -q "cannot load the BPF programs" "$t/err" && { echo "BPF unavailable"; exit 77; }
+	fail "no libcuda: exit $?: $(cat "$t/err")"
+fi
+[ "$(grep -c "api layer off" "$t/err")" = 1 ] || fail "no libcuda: message: $(cat "$t/err")"
+jq -e -s 'any(.[]; .name == "header" and (.args.layers.api | startswith("off: ")) and
+	.args.layers.sched == "on" and .args.layers.ioctl == "off: not asked for (-l)")' \
+	"$t/off.jsonl" >/dev/null || fail "no libcuda: header: $(head -1 "$t/off.jsonl")"
+exit 0
