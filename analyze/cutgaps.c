@@ -635,7 +635,8 @@ print_text(int64_t traced)
 	printf("\nGaps of %s or more, by start\n%-7s %7s %8s %12s %16s %16s %12s  %-8s %s\n",
 	       human_ns(g.threshold, a, sizeof(a)), "kind", "pid", "tid", "stream", "start(ns)",
 	       "end(ns)", "length", "reason", "before -> after, and the next thread's time");
-	qsort(g.gaps, g.ngaps, sizeof(*g.gaps), by_start);
+	if (g.ngaps)
+		qsort(g.gaps, g.ngaps, sizeof(*g.gaps), by_start);
 	for (size_t i = 0; i < g.ngaps; i++) {
 		const struct gap *gp = &g.gaps[i];
 		printf("%-7s %7lld %8lld %12s %16lld %16lld %12s  %-8s %s (%lld) -> %s (%lld):",
@@ -710,7 +711,8 @@ print_json(int64_t traced)
 			set_int(o, "idle_traced_ns", traced - s->busy);
 		json_array_append_new(streams, o);
 	}
-	qsort(g.gaps, g.ngaps, sizeof(*g.gaps), by_start);
+	if (g.ngaps)
+		qsort(g.gaps, g.ngaps, sizeof(*g.gaps), by_start);
 	for (size_t i = 0; i < g.ngaps; i++) {
 		const struct gap *gp = &g.gaps[i];
 		json_t *o = json_pack("{s:s}", "kind", kind_names[gp->kind]);

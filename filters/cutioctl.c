@@ -72,7 +72,9 @@ annotate(struct cut_event *ev, const struct cut_ioctl_info *in)
 	if (in->has_xfer)
 		add_str(a, "xfer_name", in->xfer_name);
 	if (in->kind == CUT_IOCTL_UNKNOWN) {
-		add_int(a, "dir", CUT_IOC_DIR(in->cmd));
+		/* as cutcapture writes them */
+		static const char *const dirs[] = {"none", "w", "r", "rw"};
+		add_str(a, "dir", dirs[CUT_IOC_DIR(in->cmd)]);
 		add_int(a, "type", CUT_IOC_TYPE(in->cmd));
 		add_int(a, "nr", CUT_IOC_NR(in->cmd));
 		add_int(a, "size", CUT_IOC_SIZE(in->cmd));
@@ -229,7 +231,8 @@ print_summary(void)
 		errors += g.rows[i].errors;
 		total += g.rows[i].total;
 	}
-	qsort(order, n, sizeof(*order), by_time);
+	if (n)
+		qsort(order, n, sizeof(*order), by_time);
 	if (g.json) {
 		json_t *root = json_object(), *rows = json_array();
 		json_object_set_new(root, "tables", json_string(ioctl_tables_version()));

@@ -421,11 +421,14 @@ hold(const struct cut_event *ev, bool api)
 	return s;
 }
 
+/* An ioctl proper, not an open, close or mmap of a device file (those carry no "cmd"). */
 static bool
-is_syscall_on_fd(const char *name)
+is_ioctl_call(const struct cut_event *ev)
 {
-	return !strcmp(name, "open") || !strcmp(name, "openat") || !strcmp(name, "close") ||
-	       !strcmp(name, "mmap") || !strcmp(name, "munmap");
+	if (ev->args)
+		return cut_args_find(ev->args, "cmd") != NULL;
+	return strcmp(ev->name, "open") && strcmp(ev->name, "openat") && strcmp(ev->name, "close") &&
+	       strcmp(ev->name, "mmap") && strcmp(ev->name, "munmap");
 }
 
 static int
@@ -484,7 +487,7 @@ merge_one(struct cut_event *ev, int in)
 		ev->pname = strtab_key(g.names, top->name);
 		ev->has |= CUT_HAS_PARENT;
 		struct slot *s;
-		if (ev->layer == CUT_IOCTL && !is_syscall_on_fd(ev->name) && (s = held(top->seq))) {
+		if (ev->layer == CUT_IOCTL && is_ioctl_call(ev) && (s = held(top->seq))) {
 			s->nioctl++;
 			if (ev->has & CUT_HAS_DUR)
 				s->ioctl_ns += ev->dur;
