@@ -7,12 +7,20 @@
 
 #include "buf.h"
 
-static void
+static void buf_grow_slow(struct cut_buf *b, size_t extra);
+
+/* The common case, room already there, inline: writers call this for every field. */
+static inline __attribute__((always_inline)) void
 buf_grow(struct cut_buf *b, size_t extra)
 {
+	if (b->len + extra + 1 > b->cap)
+		buf_grow_slow(b, extra);
+}
+
+static void __attribute__((noinline))
+buf_grow_slow(struct cut_buf *b, size_t extra)
+{
 	size_t need = b->len + extra + 1;
-	if (need <= b->cap)
-		return;
 	size_t cap = b->cap ? b->cap : 256;
 	while (cap < need)
 		cap *= 2;
@@ -49,13 +57,24 @@ buf_addc(struct cut_buf *b, char c)
 void
 buf_addi64(struct cut_buf *b, int64_t v)
 {
+	/* Two digits per division: timestamps have 10 to 19 digits. */
+	static const char pairs[201] = "00010203040506070809101112131415161718192021222324"
+				       "25262728293031323334353637383940414243444546474849"
+				       "50515253545556575859606162636465666768697071727374"
+				       "75767778798081828384858687888990919293949596979899";
 	char tmp[24], *p = tmp + sizeof(tmp);
-	/* Work on the negative value so INT64_MIN needs no special case. */
-	int64_t n = v < 0 ? v : -v;
-	do {
-		*--p = (char)('0' - n % 10);
-		n /= 10;
-	} while (n);
+	uint64_t n = v < 0 ? 0 - (uint64_t)v : (uint64_t)v; /* INT64_MIN included */
+	while (n >= 100) {
+		p -= 2;
+		memcpy(p, pairs + 2 * (n % 100), 2);
+		n /= 100;
+	}
+	if (n >= 10) {
+		p -= 2;
+		memcpy(p, pairs + 2 * n, 2);
+	} else {
+		*--p = (char)('0' + n);
+	}
 	if (v < 0)
 		*--p = '-';
 	buf_add(b, p, (size_t)(tmp + sizeof(tmp) - p));
