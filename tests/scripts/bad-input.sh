@@ -56,7 +56,7 @@ utf8 1 3
 nul 1 3
 fields 3 3
 numbers 3 3
-layers 2 4
+layers 2 3
 empty 0 0
 bigline 0 4"
 
