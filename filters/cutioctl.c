@@ -35,6 +35,7 @@ static struct {
 	size_t cap;
 	char driver[64];
 	struct cut_buf args;
+	struct cut_buf out; /* events to write, in pieces of about 64 KB */
 	bool header_done; /* strace import: the header waits for the first event's time */
 } g;
 
@@ -109,6 +110,23 @@ count(const struct cut_event *ev, const struct cut_ioctl_info *in)
 }
 
 static void
+flush_out(void)
+{
+	if (g.out.len && fwrite(g.out.s, 1, g.out.len, stdout) != g.out.len)
+		err(CUT_EXIT_FATAL, "write error on standard output");
+	buf_reset(&g.out);
+}
+
+static void
+write_event(const struct cut_event *ev)
+{
+	cut_event_format(&g.out, ev);
+	buf_addc(&g.out, '\n');
+	if (g.out.len >= 1 << 16)
+		flush_out();
+}
+
+static void
 header(int64_t ts, bool have_clock)
 {
 	struct cut_event h;
@@ -126,8 +144,7 @@ header(int64_t ts, bool have_clock)
 			 (long long)ts, (long long)ts);
 	buf_adds(&b, ",\"sorted\":true}");
 	h.args = b.s;
-	if (cut_event_write(stdout, &h) < 0)
-		err(CUT_EXIT_FATAL, "write error on standard output");
+	write_event(&h);
 	buf_free(&b);
 	g.header_done = true;
 }
@@ -148,8 +165,7 @@ handle(struct cut_event *ev)
 		header(ev->ts, true);
 	if (decoded)
 		annotate(ev, &in);
-	if (cut_event_write(stdout, ev) < 0)
-		err(CUT_EXIT_FATAL, "write error on standard output");
+	write_event(ev);
 }
 
 /* Reads one file of strace output. Returns the number of lines it could not read. */
@@ -357,8 +373,10 @@ main(int argc, char *argv[])
 		print_summary();
 	else if (g.strace && !g.header_done)
 		header(0, false);
+	flush_out();
 	strtab_free(g.names);
 	free(g.rows);
 	buf_free(&g.args);
+	buf_free(&g.out);
 	return cut_finish_output(status);
 }

@@ -50,8 +50,9 @@ struct input {
 struct frame {
 	int64_t end, id, pid;
 	uint64_t seq; /* its place in the held queue */
-	size_t name;  /* in names */
 	int in;
+	const char *longname; /* names longer than short live in g.names */
+	char name[48];
 };
 
 struct thread {
@@ -305,15 +306,29 @@ thread(int64_t tid)
 	return &g.thr[j];
 }
 
+/* Opens a frame for API call ev (its id already set) held at sequence number seq. */
 static void
-frame_push(struct thread *t, struct frame f)
+frame_push(struct thread *t, const struct cut_event *ev, uint64_t seq, int in)
 {
 	if (t->n == t->cap) {
 		t->cap = t->cap ? t->cap * 2 : 4;
 		if (!(t->f = realloc(t->f, t->cap * sizeof(*t->f))))
 			err(CUT_EXIT_FATAL, "threads");
 	}
-	t->f[t->n++] = f;
+	struct frame *f = &t->f[t->n++];
+	*f = (struct frame){.end = cut_event_end(ev), .id = ev->id, .pid = ev->pid, .seq = seq,
+			    .in = in};
+	size_t n = strlen(ev->name);
+	if (n < sizeof(f->name))
+		memcpy(f->name, ev->name, n + 1);
+	else
+		f->longname = strtab_key(g.names, strtab_intern(g.names, ev->name));
+}
+
+static const char *
+frame_name(const struct frame *f)
+{
+	return f->longname ? f->longname : f->name;
 }
 
 /* The held slot of sequence number seq, or NULL once it was written. */
@@ -456,7 +471,7 @@ merge_one(struct cut_event *ev, int in)
 		top = t->n ? &t->f[t->n - 1] : NULL;
 	}
 	if (api && top && top->in != in && top->pid == ev->pid &&
-	    strcmp(strtab_key(g.names, top->name), ev->name) == 0) {
+	    strcmp(frame_name(top), ev->name) == 0) {
 		struct slot *s = held(top->seq);
 		if (preference(in) <= preference(top->in) || !s) {
 			g.dups[top->in * g.nin + in]++;
@@ -472,19 +487,18 @@ merge_one(struct cut_event *ev, int in)
 		ev->has |= CUT_HAS_ID;
 		if (top) {
 			ev->parent = top->id;
-			ev->pname = strtab_key(g.names, top->name);
+			ev->pname = frame_name(top);
 			ev->has |= CUT_HAS_PARENT;
 		}
 		s = hold(ev, true);
 		s->nioctl = n;
 		s->ioctl_ns = ns;
-		frame_push(t, (struct frame){cut_event_end(ev), id, ev->pid, g.qtail - 1,
-					     strtab_intern(g.names, ev->name), in});
+		frame_push(t, ev, g.qtail - 1, in);
 		return;
 	}
 	if (top) {
 		ev->parent = top->id;
-		ev->pname = strtab_key(g.names, top->name);
+		ev->pname = frame_name(top);
 		ev->has |= CUT_HAS_PARENT;
 		struct slot *s;
 		if (ev->layer == CUT_IOCTL && is_ioctl_call(ev) && (s = held(top->seq))) {
@@ -498,8 +512,7 @@ merge_one(struct cut_event *ev, int in)
 		ev->has |= CUT_HAS_ID;
 		hold(ev, true);
 		if (t)
-			frame_push(t, (struct frame){cut_event_end(ev), ev->id, ev->pid, g.qtail - 1,
-						     strtab_intern(g.names, ev->name), in});
+			frame_push(t, ev, g.qtail - 1, in);
 	} else if (g.qhead == g.qtail) {
 		write_event(ev);
 	} else {
