@@ -232,7 +232,7 @@ proc_getenv(pid_t pid, const char *name)
 
 struct func {
 	char *name;
-	uint64_t addr;
+	uint64_t addr; /* file offset, what uprobes attach to */
 };
 
 static int
@@ -265,11 +265,14 @@ wanted(const char *name)
 
 /*
  * The exported cu* functions of the library (defined STT_FUNC in .dynsym), matching -f,
- * one name per address (an alias would fire twice), sorted by name. libbpf resolves the
- * names to offsets when attaching. Returns the count, or -1 with a message in why.
+ * one name per address (an alias would fire twice), sorted by name, with their file
+ * offsets. The offsets are given to libbpf rather than the names: its resolution of a name
+ * list failed with ENOENT on libcuda 580 (H200 machine), and the offsets are what the
+ * kernel takes anyway. Returns the count, or -1 with a message in why.
  */
 static int
-list_functions(const char *path, char ***names, char *why, size_t whylen)
+list_functions(const char *path, char ***names, unsigned long **offsets, char *why,
+	       size_t whylen)
 {
 	struct func *v = NULL;
 	size_t n = 0, cap = 0;
@@ -298,7 +301,9 @@ list_functions(const char *path, char ***names, char *why, size_t whylen)
 			    s.st_shndx == SHN_UNDEF || !s.st_value)
 				continue;
 			const char *name = elf_strptr(elf, sh.sh_link, s.st_name);
-			if (!name || !wanted(name))
+			Elf_Scn *text = elf_getscn(elf, s.st_shndx);
+			GElf_Shdr tsh;
+			if (!name || !wanted(name) || !text || !gelf_getshdr(text, &tsh))
 				continue;
 			if (n == cap) {
 				cap = cap ? cap * 2 : 1024;
@@ -307,7 +312,7 @@ list_functions(const char *path, char ***names, char *why, size_t whylen)
 					err(CUT_EXIT_FATAL, "realloc");
 			}
 			v[n].name = strdup(name);
-			v[n++].addr = s.st_value;
+			v[n++].addr = s.st_value - tsh.sh_addr + tsh.sh_offset;
 		}
 	}
 	elf_end(elf);
@@ -329,8 +334,11 @@ list_functions(const char *path, char ***names, char *why, size_t whylen)
 		k = CC_MAX_FUNCS;
 	}
 	*names = calloc(k ? k : 1, sizeof(char *));
-	for (size_t i = 0; i < k; i++)
+	*offsets = calloc(k ? k : 1, sizeof(unsigned long));
+	for (size_t i = 0; i < k; i++) {
 		(*names)[i] = v[i].name;
+		(*offsets)[i] = v[i].addr;
+	}
 	free(v);
 	if (!k)
 		snprintf(why, whylen, "%s exports no matching cu* function", path);
@@ -407,6 +415,7 @@ kfn_prog(struct cutcapture_bpf *skel, int i, bool exit_prog)
 
 struct probes {
 	char **funcs;
+	unsigned long *offsets;
 	int nfuncs;
 	char *libcuda;      /* as found */
 	char libcuda_real[PATH_MAX];
@@ -512,8 +521,8 @@ attach_api(struct cutcapture_bpf *skel, struct probes *pr)
 		cookies[i] = (__u64)i;
 	if (pr->multi) {
 		/* Returns first and entries last, so that no entry goes without its return. */
-		LIBBPF_OPTS(bpf_uprobe_multi_opts, o, .syms = (const char **)pr->funcs,
-			    .cookies = cookies, .cnt = (size_t)pr->nfuncs, .retprobe = true);
+		LIBBPF_OPTS(bpf_uprobe_multi_opts, o, .offsets = pr->offsets, .cookies = cookies,
+			    .cnt = (size_t)pr->nfuncs, .retprobe = true);
 		skel->links.api_return = bpf_program__attach_uprobe_multi(
 			skel->progs.api_return, -1, pr->libcuda_real, NULL, &o);
 		o.retprobe = false;
@@ -532,13 +541,13 @@ attach_api(struct cutcapture_bpf *skel, struct probes *pr)
 	} else {
 		pr->single = calloc((size_t)pr->nfuncs * 2, sizeof(*pr->single));
 		for (int i = 0; i < pr->nfuncs; i++) {
-			LIBBPF_OPTS(bpf_uprobe_opts, o, .func_name = pr->funcs[i], .bpf_cookie = i,
-				    .retprobe = true);
+			LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = (__u64)i, .retprobe = true);
+			size_t off = pr->offsets[i];
 			struct bpf_link *r = bpf_program__attach_uprobe_opts(
-				skel->progs.api_return, -1, pr->libcuda_real, 0, &o);
+				skel->progs.api_return, -1, pr->libcuda_real, off, &o);
 			o.retprobe = false;
 			struct bpf_link *e = r ? bpf_program__attach_uprobe_opts(
-							 skel->progs.api_entry, -1, pr->libcuda_real, 0, &o)
+							 skel->progs.api_entry, -1, pr->libcuda_real, off, &o)
 					       : NULL;
 			if (!e) {
 				bpf_link__destroy(r);
@@ -1181,7 +1190,8 @@ main(int argc, char *argv[])
 			layer_off(0, "libcuda.so.1 not found (give --libcuda)");
 		else if (!realpath(pr.libcuda, pr.libcuda_real))
 			layer_off(0, "%s: %s", pr.libcuda, strerror(errno));
-		else if ((pr.nfuncs = list_functions(pr.libcuda_real, &pr.funcs, why, sizeof(why))) < 0)
+		else if ((pr.nfuncs = list_functions(pr.libcuda_real, &pr.funcs, &pr.offsets, why,
+							     sizeof(why))) < 0)
 			layer_off(0, "%s", why);
 		if (pr.nfuncs < 0)
 			pr.nfuncs = 0;
@@ -1393,6 +1403,7 @@ cleanup:
 	for (int i = 0; i < pr.nfuncs; i++)
 		free(pr.funcs[i]);
 	free(pr.funcs);
+	free(pr.offsets);
 	free(pr.single);
 	free(pr.libcuda);
 	free(proc_cmd);

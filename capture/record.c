@@ -12,6 +12,7 @@
 #include "buf.h"
 #include "classify.h"
 #include "event.h"
+#include "ioctl.h"
 #include "record.h"
 
 /* ---- driver API decoders ---- */
@@ -478,88 +479,19 @@ dev_name(uint32_t rdev, unsigned *kind, char *buf, size_t n)
 
 /* ---- ioctl names ---- */
 
-/*
- * The escape names of /dev/nvidiactl and /dev/nvidia<N> (nv_ioctls.tsv, stable 515-595) and
- * the UVM commands CUDA uses. Only the request names: share/lib/ioctl.c names controls,
- * classes and every UVM command (cutioctl).
- */
-static const struct {
-	unsigned nr;
-	const char *name;
-} escapes[] = {
-	{0x27, "NV_ESC_RM_ALLOC_MEMORY"},
-	{0x28, "NV_ESC_RM_ALLOC_OBJECT"},
-	{0x29, "NV_ESC_RM_FREE"},
-	{0x2A, "NV_ESC_RM_CONTROL"},
-	{0x2B, "NV_ESC_RM_ALLOC"},
-	{0x34, "NV_ESC_RM_DUP_OBJECT"},
-	{0x35, "NV_ESC_RM_SHARE"},
-	{0x39, "NV_ESC_RM_I2C_ACCESS"},
-	{0x41, "NV_ESC_RM_IDLE_CHANNELS"},
-	{0x4A, "NV_ESC_RM_VID_HEAP_CONTROL"},
-	{0x4D, "NV_ESC_RM_ACCESS_REGISTRY"},
-	{0x4E, "NV_ESC_RM_MAP_MEMORY"},
-	{0x4F, "NV_ESC_RM_UNMAP_MEMORY"},
-	{0x52, "NV_ESC_RM_GET_EVENT_DATA"},
-	{0x54, "NV_ESC_RM_ALLOC_CONTEXT_DMA2"},
-	{0x57, "NV_ESC_RM_MAP_MEMORY_DMA"},
-	{0x58, "NV_ESC_RM_UNMAP_MEMORY_DMA"},
-	{0x59, "NV_ESC_RM_BIND_CONTEXT_DMA"},
-	{0x5E, "NV_ESC_RM_UPDATE_DEVICE_MAPPING_INFO"},
-	{0x5F, "NV_ESC_RM_LOCKLESS_DIAGNOSTIC"},
-	{0xC8, "NV_ESC_CARD_INFO"},
-	{0xC9, "NV_ESC_REGISTER_FD"},
-	{0xCE, "NV_ESC_ALLOC_OS_EVENT"},
-	{0xCF, "NV_ESC_FREE_OS_EVENT"},
-	{0xD1, "NV_ESC_STATUS_CODE"},
-	{0xD2, "NV_ESC_CHECK_VERSION_STR"},
-	{0xD3, "NV_ESC_IOCTL_XFER_CMD"},
-	{0xD4, "NV_ESC_ATTACH_GPUS_TO_FD"},
-	{0xD5, "NV_ESC_QUERY_DEVICE_INTR"},
-	{0xD6, "NV_ESC_SYS_PARAMS"},
-	{0xD7, "NV_ESC_NUMA_INFO"},
-	{0xD8, "NV_ESC_SET_NUMA_STATUS"},
-	{0xD9, "NV_ESC_EXPORT_TO_DMABUF_FD"},
-	{0xDA, "NV_ESC_WAIT_OPEN_COMPLETE"},
-}, uvm_cmds[] = {
-	{0x17, "UVM_CREATE_RANGE_GROUP"},
-	{0x18, "UVM_DESTROY_RANGE_GROUP"},
-	{0x19, "UVM_REGISTER_GPU_VASPACE"},
-	{0x1A, "UVM_UNREGISTER_GPU_VASPACE"},
-	{0x1B, "UVM_REGISTER_CHANNEL"},
-	{0x1F, "UVM_SET_RANGE_GROUP"},
-	{0x21, "UVM_MAP_EXTERNAL_ALLOCATION"},
-	{0x22, "UVM_FREE"},
-	{0x25, "UVM_REGISTER_GPU"},
-	{0x26, "UVM_UNREGISTER_GPU"},
-	{0x27, "UVM_PAGEABLE_MEM_ACCESS"},
-	{0x33, "UVM_MIGRATE"},
-	{0x42, "UVM_UNMAP_EXTERNAL"},
-	{0x44, "UVM_ALLOC_SEMAPHORE_POOL"},
-	{0x45, "UVM_CLEAN_UP_ZOMBIE_RESOURCES"},
-	{0x46, "UVM_PAGEABLE_MEM_ACCESS_ON_GPU"},
-	{0x49, "UVM_CREATE_EXTERNAL_RANGE"},
-	{0x4B, "UVM_MM_INITIALIZE"},
-	{0x30000001, "UVM_INITIALIZE"},
-	{0x30000002, "UVM_DEINITIALIZE"},
-};
-
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
-
+/* The escape or UVM command name from share/lib/ioctl.c's tables, else "ioctl". */
 static const char *
 ioctl_name(unsigned kind, uint32_t cmd)
 {
-	if (kind == CC_DEV_RM && ((cmd >> 8) & 0xff) == 'F') {
-		for (size_t i = 0; i < NELEM(escapes); i++)
-			if (escapes[i].nr == (cmd & 0xff))
-				return escapes[i].name;
-	} else if (kind == CC_DEV_UVM) {
-		for (size_t i = 0; i < NELEM(uvm_cmds); i++)
-			if (uvm_cmds[i].nr == cmd)
-				return uvm_cmds[i].name;
-	}
-	return "ioctl";
+	const char *name = NULL;
+	if (kind == CC_DEV_RM && CUT_IOC_TYPE(cmd) == CUT_NV_IOCTL_MAGIC)
+		name = ioctl_escape_name(CUT_IOC_NR(cmd));
+	else if (kind == CC_DEV_UVM)
+		name = ioctl_uvm_name(cmd);
+	return name ? name : "ioctl";
 }
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ---- formatting ---- */
 
