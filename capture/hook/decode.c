@@ -136,46 +136,71 @@ done(struct cut_buf *b, char *end)
 	b->len = (size_t)(end - b->s);
 }
 
+const char hook_digits[201] = "00010203040506070809101112131415161718192021222324"
+                              "25262728293031323334353637383940414243444546474849"
+                              "50515253545556575859606162636465666768697071727374"
+                              "75767778798081828384858687888990919293949596979899";
+
 char *
 hook_put_int(char *p, int64_t v)
 {
-	static const char digits[] = "00010203040506070809101112131415161718192021222324"
-	                             "25262728293031323334353637383940414243444546474849"
-	                             "50515253545556575859606162636465666768697071727374"
-	                             "75767778798081828384858687888990919293949596979899";
-	char tmp[48], *end = tmp + 24, *q = end;
-	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+	static const uint64_t pow10[20] = {1,
+	                                   10,
+	                                   100,
+	                                   1000,
+	                                   10000,
+	                                   100000,
+	                                   1000000,
+	                                   10000000,
+	                                   100000000,
+	                                   1000000000,
+	                                   10000000000ull,
+	                                   100000000000ull,
+	                                   1000000000000ull,
+	                                   10000000000000ull,
+	                                   100000000000000ull,
+	                                   1000000000000000ull,
+	                                   10000000000000000ull,
+	                                   100000000000000000ull,
+	                                   1000000000000000000ull,
+	                                   10000000000000000000ull};
+	uint64_t u = (uint64_t)v;
+	if (v < 0) {
+		*p++ = '-';
+		u = -u;
+	}
+	/* The number of digits first, then straight into place: building the number in a
+	 * scratch buffer and copying it stalls on store forwarding. */
+	int n = ((64 - __builtin_clzll(u | 1)) * 1233) >> 12;
+	n += n < 19 && u >= pow10[n];
+	n += !n;
+	char *end = p + n, *q = end;
 	while (u >= 100) {
 		unsigned d = (unsigned)(u % 100) * 2;
 		u /= 100;
-		*--q = digits[d + 1];
-		*--q = digits[d];
+		q -= 2;
+		memcpy(q, hook_digits + d, 2);
 	}
 	if (u >= 10) {
-		*--q = digits[u * 2 + 1];
-		*--q = digits[u * 2];
+		q -= 2;
+		memcpy(q, hook_digits + u * 2, 2);
 	} else
 		*--q = (char)('0' + u);
-	if (v < 0)
-		*--q = '-';
-	memcpy(p, q, 24); /* fixed size: no call; the bytes after the number are scratch */
-	return p + (end - q);
+	return end;
 }
 
 static char *
 put_hex(char *p, uint64_t v)
 {
-	char tmp[40], *end = tmp + 20, *q = end;
-	*--q = '"';
+	int n = (64 - __builtin_clzll(v | 1) + 3) / 4;
+	memcpy(p, "\"0x", 3);
+	char *end = p + 3 + n, *q = end;
 	do {
 		*--q = "0123456789abcdef"[v & 15];
 		v >>= 4;
 	} while (v);
-	*--q = 'x';
-	*--q = '0';
-	*--q = '"';
-	memcpy(p, q, 20);
-	return p + (end - q);
+	*end = '"';
+	return end + 1;
 }
 
 void

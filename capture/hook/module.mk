@@ -9,7 +9,7 @@ HOOK_LIB := $(B)/lib/libcuthook.so
 # Never instrumented (a sanitizer runtime cannot be preloaded into other programs); always
 # optimised, so that dlsym reaches the real one by a tail call.
 HOOK_CFLAGS = -std=gnu11 $(WARNFLAGS) $(filter-out -fsanitize% -O%,$(CFLAGS)) -O2 \
-	-flto -foptimize-sibling-calls -fPIC -fvisibility=hidden -ffunction-sections -fdata-sections \
+	-flto=auto -foptimize-sibling-calls -fPIC -fvisibility=hidden -ffunction-sections -fdata-sections \
 	-MMD -MP $(CUT_CPPFLAGS) -Ishare/lib -I$(B)/gen -Icapture/hook $(JANSSON_CFLAGS)
 
 TOOLS += cuthook
@@ -25,7 +25,7 @@ $(B)/pic/share/lib/classify.o: $(B)/gen/api_categories.h
 # its jansson calls among them, are dropped.
 $(HOOK_LIB): $(HOOK_OBJ)
 	@mkdir -p $(@D)
-	$(CC) -O2 -flto -shared -o $@ $(HOOK_OBJ) -Wl,-soname,libcuthook.so -Wl,-z,defs -Wl,--gc-sections \
+	$(CC) -O2 -flto=auto -shared -o $@ $(HOOK_OBJ) -Wl,-soname,libcuthook.so -Wl,-z,defs -Wl,--gc-sections \
 		-Wl,--as-needed -pthread -ldl
 
 $(B)/obj/capture/hook/cuthook.o: CUT_CPPFLAGS += -DCUT_HOOK_LIBDIR=\"$(LIBDIR)/cut\"

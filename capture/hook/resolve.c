@@ -188,14 +188,13 @@ hook_resolve_fork(int phase)
 /* ---- dlsym ---- */
 
 static void *
-dlsym_cu(void *handle, const char *name)
+dlsym_cu(void *handle, const char *name, int id)
 {
 	int guard = hook_guard;
 	hook_guard = 1;
 	void *p = sym(handle, name);
-	int id = hook_lookup(name);
 	void *ret = p;
-	if (id >= 0 && p) {
+	if (p) {
 		if (p == hook_exports[id])
 			/* The global scope found this library's own symbol: the driver's comes
 			 * after it, or there is none (then say so, as without cuthook). */
@@ -217,7 +216,8 @@ dlsym_cu(void *handle, const char *name)
  * cudart loads libcuda with dlopen and looks cuGetProcAddress up with dlsym(handle, ...), which
  * symbol interposition never sees; so dlsym hands out wrappers for driver functions. Other
  * lookups, and RTLD_NEXT ones (whose meaning depends on the caller), go straight to the real
- * dlsym as a tail call, so it sees the caller's return address.
+ * dlsym as a tail call, so it sees the caller's return address (tests/scripts/hook-resolve.sh
+ * checks it).
  */
 HOOK_EXPORT void *
 dlsym(void *handle, const char *name)
@@ -227,8 +227,10 @@ dlsym(void *handle, const char *name)
 		if (!real_dlsym)
 			return NULL;
 	}
-	if (name[0] == 'c' && name[1] == 'u' && handle != RTLD_NEXT && !hook_guard)
-		return dlsym_cu(handle, name);
+	int id;
+	if (name[0] == 'c' && name[1] == 'u' && handle != RTLD_NEXT && !hook_guard &&
+	    (id = hook_lookup(name)) >= 0)
+		return dlsym_cu(handle, name, id);
 	return real_dlsym(handle, name);
 }
 

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <linux/membarrier.h>
 #include <unistd.h>
 
 #include "classify.h"
@@ -32,6 +33,9 @@ struct hook_thread {
 	bool fast; /* frag is good: API events take the fast path */
 	unsigned char frag_len;
 	char frag[FRAG_MAX]; /* ,"pid":P,"tid":T,"layer":"api","name": */
+	int64_t ts_hi;       /* the last ts / 10^6, and its digits: see fast_line() */
+	unsigned char ts_hi_len;
+	char ts_hi_str[24];
 	struct cut_buf out;  /* whole lines not yet written */
 	struct cut_buf args; /* the args object of the call being recorded */
 	uint64_t events, pending, lost;
@@ -65,6 +69,7 @@ static struct {
 	struct hook_thread *threads;  /* only grows: signal handlers walk it */
 	pthread_mutex_t header_lock;
 	int header_done;
+	bool membarrier; /* MEMBARRIER_CMD_PRIVATE_EXPEDITED works: see own_begin() */
 } W = {
     .once = PTHREAD_ONCE_INIT,
     .fd = -1,
@@ -72,23 +77,56 @@ static struct {
     .header_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
-static void
-tlock(struct hook_thread *t)
-{
-	while (__atomic_exchange_n(&t->busy, 1, __ATOMIC_ACQUIRE))
-		sched_yield();
-}
-
+/*
+ * A thread's buffer is written by that thread alone, except at the end (finish(), on_fatal()),
+ * when the buffers of every thread are written out. The owner marks itself busy and then reads
+ * W.finished; the finisher sets W.finished, then waits for every thread to be idle. For that
+ * handshake the owner needs a full memory barrier between the two, unless the finisher forces
+ * one on every thread with membarrier(2): then the owner's side is two plain stores, which is
+ * what a call costs most often.
+ */
 static bool
-ttrylock(struct hook_thread *t)
+own_begin(struct hook_thread *t)
 {
-	return !__atomic_exchange_n(&t->busy, 1, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&t->busy, 1, __ATOMIC_RELAXED);
+	if (W.membarrier)
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	else
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&W.finished, __ATOMIC_RELAXED))
+		return true;
+	__atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
+	return false;
 }
 
 static void
-tunlock(struct hook_thread *t)
+own_end(struct hook_thread *t)
 {
 	__atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
+}
+
+/* Sets W.finished and makes every thread see it. Returns false when it was set already. */
+static bool
+stop_owners(void)
+{
+	if (__atomic_exchange_n(&W.finished, 1, __ATOMIC_SEQ_CST))
+		return false;
+	if (W.membarrier)
+		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+	return true;
+}
+
+/* Waits until t's owner is done with its buffer; gives up after `tries` yields (a signal
+ * handler must not wait for ever). */
+static bool
+wait_idle(struct hook_thread *t, int tries)
+{
+	while (__atomic_load_n(&t->busy, __ATOMIC_ACQUIRE)) {
+		if (tries-- <= 0)
+			return false;
+		sched_yield();
+	}
+	return true;
 }
 
 /* ---- small readers of /proc and /sys ---- */
@@ -474,7 +512,24 @@ fast_line(struct hook_thread *t, enum hook_id id, int64_t ts, int64_t dur, int64
 		return false;
 	char *p = b->s + b->len;
 	memcpy(p, "{\"ts\":", 6);
-	p = hook_put_int(p + 6, ts);
+	p += 6;
+	if (ts >= 1000000) {
+		/* Timestamps of one thread share their leading digits for a millisecond. */
+		int64_t hi = ts / 1000000;
+		uint32_t lo = (uint32_t)(ts - hi * 1000000);
+		if (hi != t->ts_hi) {
+			t->ts_hi = hi;
+			t->ts_hi_len =
+			    (unsigned char)(hook_put_int(t->ts_hi_str, hi) - t->ts_hi_str);
+		}
+		memcpy(p, t->ts_hi_str, sizeof(t->ts_hi_str));
+		p += t->ts_hi_len;
+		memcpy(p, hook_digits + lo / 10000 * 2, 2);
+		memcpy(p + 2, hook_digits + lo / 100 % 100 * 2, 2);
+		memcpy(p + 4, hook_digits + lo % 100 * 2, 2);
+		p += 6;
+	} else
+		p = hook_put_int(p, ts);
 	memcpy(p, ",\"dur\":", 7);
 	p = hook_put_int(p + 7, dur);
 	memcpy(p, t->frag, FRAG_MAX);
@@ -528,9 +583,10 @@ thread_gone(void *p)
 {
 	struct hook_thread *t = p;
 	hook_guard = 1;
-	tlock(t);
-	flush_locked(t);
-	tunlock(t);
+	if (own_begin(t)) {
+		flush_locked(t);
+		own_end(t);
+	}
 	pthread_mutex_lock(&W.threads_lock);
 	t->in_use = false;
 	pthread_mutex_unlock(&W.threads_lock);
@@ -592,6 +648,8 @@ init(void)
 	id_fragments();
 	if (W.path)
 		open_output();
+	W.membarrier =
+	    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 	if (W.fd >= 0 && pthread_key_create(&W.key, thread_gone) == 0) {
 		pthread_atfork(fork_prepare, fork_parent, fork_child);
 		/* Flush on fatal signals the program leaves at their default action. */
@@ -649,8 +707,7 @@ hook_record(struct hook_thread *t, enum hook_id id, enum hook_via via, int64_t t
 		if (t->args.len)
 			args = t->args.s;
 	}
-	tlock(t);
-	if (__atomic_load_n(&W.finished, __ATOMIC_RELAXED)) {
+	if (!own_begin(t)) {
 		t->lost++;
 	} else {
 		t->calls[id][via]++;
@@ -671,8 +728,8 @@ hook_record(struct hook_thread *t, enum hook_id id, enum hook_via via, int64_t t
 			symbol_record(t, t1, &sym);
 		if (t->out.len >= FLUSH_AT)
 			flush_locked(t);
+		own_end(t);
 	}
-	tunlock(t);
 	hook_guard = 0;
 }
 
@@ -683,7 +740,7 @@ hook_record(struct hook_thread *t, enum hook_id id, enum hook_via via, int64_t t
 static void
 finish(void)
 {
-	if (!W.inited || getpid() != W.pid || __atomic_exchange_n(&W.finished, 1, __ATOMIC_ACQ_REL))
+	if (!W.inited || getpid() != W.pid || !stop_owners())
 		return;
 	int guard = hook_guard;
 	hook_guard = 1;
@@ -694,14 +751,13 @@ finish(void)
 	int64_t tid = hook_self ? hook_self->tid : (int64_t)syscall(SYS_gettid);
 	pthread_mutex_lock(&W.threads_lock);
 	for (struct hook_thread *t = W.threads; t; t = t->next) {
-		tlock(t);
+		wait_idle(t, INT_MAX);
 		flush_locked(t);
 		events += t->events;
 		lost += t->lost;
 		for (int i = 0; i < HOOK_NAPI; i++)
 			for (int v = 0; v < HOOK_NVIA; v++)
 				calls[i][v] += t->calls[i][v];
-		tunlock(t);
 	}
 	pthread_mutex_unlock(&W.threads_lock);
 	if (W.root || events || lost) {
@@ -772,16 +828,16 @@ static void
 on_fatal(int sig)
 {
 	int saved = errno;
-	if (W.inited && getpid() == W.pid && W.fd >= 0) {
+	if (W.inited && getpid() == W.pid && W.fd >= 0 && stop_owners()) {
+		/* A thread that died inside libcuthook leaves its own buffer busy: skipped. */
 		for (struct hook_thread *t = __atomic_load_n(&W.threads, __ATOMIC_ACQUIRE); t;
 		     t = t->next) {
-			if (!ttrylock(t))
+			if (t == hook_self ? t->busy : !wait_idle(t, 1000))
 				continue;
 			if (t->out.len)
 				write_lines(t->out.s, t->out.len);
 			t->out.len = 0;
 			t->pending = 0;
-			tunlock(t);
 		}
 	}
 	raise(sig);
@@ -819,6 +875,9 @@ fork_child(void)
 	W.pid_ns = ns_id("/proc/self/status", W.pid);
 	W.root = false;
 	W.header_done = 0;
+	if (W.membarrier)
+		W.membarrier =
+		    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 	for (struct hook_thread *t = W.threads; t; t = t->next) {
 		if (t != hook_self)
 			t->in_use = false;
