@@ -35,11 +35,11 @@ static const char *const kind_names[NKINDS] = {"thread", "stream", "process"};
 
 struct thread {
 	int64_t pid, tid;
-	int64_t api_end;       /* end of the current top-level API call, else NONE */
-	int64_t ioctl_end;     /* end of the current ioctl made outside API calls */
-	int64_t first, last;   /* first start, last end of its top-level calls */
-	int64_t busy;          /* time in top-level calls */
-	size_t last_name;      /* the call that ended at last */
+	int64_t api_end;     /* end of the current top-level API call, else NONE */
+	int64_t ioctl_end;   /* end of the current ioctl made outside API calls */
+	int64_t first, last; /* first start, last end of its top-level calls */
+	int64_t busy;        /* time in top-level calls */
+	size_t last_name;    /* the call that ended at last */
 	/* time in each state so far, and each state's latest span (the only one that can still
 	 * be running), so the time in a state up to any recent instant can be computed */
 	int64_t acc[NSTATES], cur_start[NSTATES], cur_end[NSTATES];
@@ -53,9 +53,9 @@ struct stream {
 	uint64_t handle;
 	int64_t busy_since, idle_since, last_submit, first;
 	int64_t busy, idle, gaps;
-	size_t before;        /* the call that observed completion */
+	size_t before; /* the call that observed completion */
 	int64_t before_tid;
-	int nbusy;            /* process: streams with work outstanding */
+	int nbusy;                    /* process: streams with work outstanding */
 	int64_t (*snap)[1 + NSTATES]; /* at idle_since: tid and acc[] of each thread */
 	size_t nsnap, capsnap;
 };
@@ -87,7 +87,9 @@ static struct {
 	size_t ngaps, capgaps;
 	struct completion *pend; /* min-heap by at */
 	size_t npend, cappend;
-	struct { int64_t pid, stream, ts; } *events; /* cuEventRecord: event -> stream, time */
+	struct {
+		int64_t pid, stream, ts;
+	} * events; /* cuEventRecord: event -> stream, time */
 	int64_t hist[NKINDS][NBUCKETS], histns[NKINDS][NBUCKETS];
 	int64_t first, last, last_ts, untimed;
 	uint64_t unsorted;
@@ -111,11 +113,11 @@ parse_ns(const char *s)
 {
 	char *end;
 	double v = strtod(s, &end);
-	double mul = strcmp(end, "s") == 0    ? 1e9
-		     : strcmp(end, "ms") == 0 ? 1e6
-		     : strcmp(end, "us") == 0 ? 1e3
-		     : strcmp(end, "ns") == 0 || !*end ? 1
-						       : -1;
+	double mul = strcmp(end, "s") == 0             ? 1e9
+	             : strcmp(end, "ms") == 0          ? 1e6
+	             : strcmp(end, "us") == 0          ? 1e3
+	             : strcmp(end, "ns") == 0 || !*end ? 1
+	                                               : -1;
 	if (end == s || mul < 0 || v < 0 || v * mul > 9e18)
 		errx(CUT_EXIT_FATAL, "-t: not a duration (ns, or with s, ms, us, ns): %s", s);
 	return (int64_t)(v * mul);
@@ -143,7 +145,8 @@ thread(int64_t pid, int64_t tid)
 		if (!(slot = calloc(nslot, sizeof(*slot))))
 			err(CUT_EXIT_FATAL, "out of memory");
 		for (size_t i = 0; i < g.nthr; i++) {
-			size_t j = (size_t)((uint64_t)g.thr[i].tid * 0x9E3779B97F4A7C15u >> 20) & (nslot - 1);
+			size_t j = (size_t)((uint64_t)g.thr[i].tid * 0x9E3779B97F4A7C15u >> 20) &
+			           (nslot - 1);
 			while (slot[j])
 				j = (j + 1) & (nslot - 1);
 			slot[j] = i + 1;
@@ -269,9 +272,16 @@ busy_again(struct stream *s, enum kind kind, int64_t ts, struct thread *t, size_
 	s->busy_since = ts;
 	if (s->idle_since == NONE || ts <= s->idle_since)
 		return;
-	struct gap gp = {.kind = kind, .pid = s->pid, .tid = t->tid, .stream = s->handle,
-			 .start = s->idle_since, .end = ts, .before = s->before,
-			 .before_tid = s->before_tid, .after = name, .after_tid = t->tid};
+	struct gap gp = {.kind = kind,
+	                 .pid = s->pid,
+	                 .tid = t->tid,
+	                 .stream = s->handle,
+	                 .start = s->idle_since,
+	                 .end = ts,
+	                 .before = s->before,
+	                 .before_tid = s->before_tid,
+	                 .after = name,
+	                 .after_tid = t->tid};
 	const int64_t *at = NULL;
 	for (size_t i = 0; i < s->nsnap; i++)
 		if (s->snap[i][0] == t->tid)
@@ -410,16 +420,12 @@ device_call(const struct cut_event *ev, struct thread *t, size_t name)
 	if (r == R_NONE || ((ev->has & CUT_HAS_RET) && ev->ret != 0))
 		return;
 	switch (r) {
-	case R_SUBMIT:
-		submit(ev->pid, arg_handle(ev->args, "stream"), ev->ts, t, name);
-		break;
+	case R_SUBMIT: submit(ev->pid, arg_handle(ev->args, "stream"), ev->ts, t, name); break;
 	case R_COPY_SYNC: /* submitted and complete within the call */
 		submit(ev->pid, 0, ev->ts, t, name);
 		complete_at(end, end, ev->pid, 0, t->tid, name);
 		break;
-	case R_CTX_SYNC:
-		complete_at(end, ev->ts, ev->pid, ALL_STREAMS, t->tid, name);
-		break;
+	case R_CTX_SYNC: complete_at(end, ev->ts, ev->pid, ALL_STREAMS, t->tid, name); break;
 	case R_STREAM_SYNC:
 		complete_at(end, ev->ts, ev->pid, arg_handle(ev->args, "stream"), t->tid, name);
 		break;
@@ -437,11 +443,11 @@ device_call(const struct cut_event *ev, struct thread *t, size_t name)
 	case R_EVENT_SYNC: {
 		char key[48];
 		snprintf(key, sizeof(key), "%lld:%llx", (long long)ev->pid,
-			 (unsigned long long)arg_handle(ev->args, "event"));
+		         (unsigned long long)arg_handle(ev->args, "event"));
 		size_t k = strtab_find(g.ekeys, key);
 		if (k != (size_t)-1)
 			complete_at(end, g.events[k].ts, ev->pid, (uint64_t)g.events[k].stream,
-				    t->tid, name);
+			            t->tid, name);
 		break;
 	}
 	default: break;
@@ -472,9 +478,15 @@ api_call(const struct cut_event *ev, struct thread *t)
 		return; /* nested in the current call: that one covers it */
 	size_t name = strtab_intern(g.names, ev->name);
 	if (t->last != NONE && ev->ts > t->last) {
-		struct gap gp = {.kind = K_THREAD, .pid = t->pid, .tid = t->tid, .start = t->last,
-				 .end = ev->ts, .before = t->last_name, .before_tid = t->tid,
-				 .after = name, .after_tid = t->tid};
+		struct gap gp = {.kind = K_THREAD,
+		                 .pid = t->pid,
+		                 .tid = t->tid,
+		                 .start = t->last,
+		                 .end = ev->ts,
+		                 .before = t->last_name,
+		                 .before_tid = t->tid,
+		                 .after = name,
+		                 .after_tid = t->tid};
 		gp.st[ST_IOCTL] = t->acc[ST_IOCTL] - t->mark_ioctl;
 		gp.st[ST_OFFCPU] = t->acc[ST_OFFCPU] - t->mark_off;
 		t->idle += ev->ts - t->last;
@@ -521,7 +533,8 @@ event(const struct cut_event *ev)
 	} else if (ev->layer == CUT_IOCTL && !in_api) {
 		add_span(t, ST_IOCTL, ev->ts, ev->dur);
 		t->ioctl_end = end;
-	} else if (ev->layer == CUT_SCHED && !in_api && !(t->ioctl_end != NONE && ev->ts < t->ioctl_end)) {
+	} else if (ev->layer == CUT_SCHED && !in_api &&
+	           !(t->ioctl_end != NONE && ev->ts < t->ioctl_end)) {
 		add_span(t, ST_OFFCPU, ev->ts, ev->dur);
 	}
 }
@@ -559,8 +572,8 @@ pct(int64_t part, int64_t whole)
 	return whole > 0 ? 100.0 * (double)part / (double)whole : 0;
 }
 
-static const char *const bucket_names[NBUCKETS] = {"< 1 us", "1-10 us", "10-100 us", "0.1-1 ms",
-						    "1-10 ms", "10-100 ms", "0.1-1 s", ">= 1 s"};
+static const char *const bucket_names[NBUCKETS] = {"< 1 us",  "1-10 us",   "10-100 us", "0.1-1 ms",
+                                                   "1-10 ms", "10-100 ms", "0.1-1 s",   ">= 1 s"};
 
 static int
 by_start(const void *a, const void *b)
@@ -596,8 +609,8 @@ print_text(int64_t traced)
 		       (long long)g.untimed);
 
 	printf("\nHost: per thread, time between driver API calls (first call to last)\n"
-	       "%8s %8s %14s %14s %14s %7s %7s\n", "pid", "tid", "window", "in calls", "idle",
-	       "idle%", "gaps");
+	       "%8s %8s %14s %14s %14s %7s %7s\n",
+	       "pid", "tid", "window", "in calls", "idle", "idle%", "gaps");
 	for (size_t i = 0; i < g.nthr; i++) {
 		const struct thread *t = &g.thr[i];
 		if (t->first == NONE)
@@ -611,8 +624,8 @@ print_text(int64_t traced)
 
 	printf("\nDevice: per stream and per process (all), time with no submitted work "
 	       "outstanding (first submission to last completion)\n"
-	       "%8s %18s %14s %14s %14s %7s %7s %9s\n", "pid", "stream", "window", "busy", "idle",
-	       "idle%", "gaps", "%traced");
+	       "%8s %18s %14s %14s %14s %7s %7s %9s\n",
+	       "pid", "stream", "window", "busy", "idle", "idle%", "gaps", "%traced");
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < g.nstr; i++) {
 			const struct stream *s = &g.str[i];
@@ -725,12 +738,12 @@ print_json(int64_t traced)
 		set_int(o, "end", gp->end);
 		set_int(o, "length_ns", gp->end - gp->start);
 		json_object_set_new(o, "reason", json_string(state_names[gp->reason]));
-		json_object_set_new(o, "before", json_pack("{s:s,s:I}", "name",
-							   strtab_key(g.names, gp->before), "tid",
-							   (json_int_t)gp->before_tid));
-		json_object_set_new(o, "after", json_pack("{s:s,s:I}", "name",
-							  strtab_key(g.names, gp->after), "tid",
-							  (json_int_t)gp->after_tid));
+		json_object_set_new(o, "before",
+		                    json_pack("{s:s,s:I}", "name", strtab_key(g.names, gp->before),
+		                              "tid", (json_int_t)gp->before_tid));
+		json_object_set_new(o, "after",
+		                    json_pack("{s:s,s:I}", "name", strtab_key(g.names, gp->after),
+		                              "tid", (json_int_t)gp->after_tid));
 		json_t *st = json_object();
 		for (int s = 0; s <= NSTATES; s++)
 			set_int(st, state_names[s], gp->st[s]);
@@ -761,9 +774,9 @@ int
 main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"threshold", required_argument, NULL, 't'},
-		{NULL, 0, NULL, 0},
+	    {"json", no_argument, NULL, 'j'},
+	    {"threshold", required_argument, NULL, 't'},
+	    {NULL, 0, NULL, 0},
 	};
 	int ch, status = CUT_EXIT_OK;
 
@@ -790,9 +803,10 @@ main(int argc, char *argv[])
 		while ((rc = cut_reader_next(rd, &ev)) > 0) {
 			if (ev.layer != CUT_META && ev.ts < g.last_ts) {
 				if (g.unsorted++ == 0)
-					cut_reader_warn(rd, "ts goes back %lld ns: the input is not "
-							    "sorted (run it through cutmerge)",
-							(long long)(g.last_ts - ev.ts));
+					cut_reader_warn(rd,
+					                "ts goes back %lld ns: the input is not "
+					                "sorted (run it through cutmerge)",
+					                (long long)(g.last_ts - ev.ts));
 				continue;
 			}
 			if (ev.layer != CUT_META)

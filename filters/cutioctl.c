@@ -19,7 +19,7 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: cutioctl [-cjs] [file ...]\n"
-			"       cutioctl -l\n");
+	                "       cutioctl -l\n");
 	exit(CUT_EXIT_FATAL);
 }
 
@@ -36,7 +36,7 @@ static struct {
 	char driver[64];
 	struct cut_buf args;
 	struct cut_buf out; /* events to write, in pieces of about 64 KB */
-	bool header_done; /* strace import: the header waits for the first event's time */
+	bool header_done;   /* strace import: the header waits for the first event's time */
 } g;
 
 /* Adds "key":"value" to the args being built, unless args already has key. */
@@ -55,7 +55,7 @@ add_int(const char *args, const char *key, int64_t v)
 	if (cut_args_find(args, key))
 		return;
 	buf_addf(&g.args, "%s\"%s\":%lld", g.args.s[g.args.len - 1] == '{' ? "" : ",", key,
-		 (long long)v);
+	         (long long)v);
 }
 
 /* The names cut-events(5) leaves to cutioctl: the event's name becomes the request's, and
@@ -135,13 +135,14 @@ header(int64_t ts, bool have_clock)
 	h.ts = ts;
 	h.layer = CUT_META;
 	h.name = "header";
-	buf_addf(&b, "{\"schema\":%d,\"tool\":\"cutioctl\",\"version\":\"%s\",\"source\":\"strace\"",
-		 CUT_SCHEMA_VERSION, CUT_VERSION);
+	buf_addf(&b,
+	         "{\"schema\":%d,\"tool\":\"cutioctl\",\"version\":\"%s\",\"source\":\"strace\"",
+	         CUT_SCHEMA_VERSION, CUT_VERSION);
 	/* ts are CLOCK_REALTIME: saying both clocks read the same lets cutmerge align the
 	 * events with the monotonic clock of traces that recorded both. */
 	if (have_clock)
 		buf_addf(&b, ",\"clock\":{\"monotonic_ns\":%lld,\"realtime_ns\":%lld}",
-			 (long long)ts, (long long)ts);
+		         (long long)ts, (long long)ts);
 	buf_adds(&b, ",\"sorted\":true}");
 	h.args = b.s;
 	write_event(&h);
@@ -201,8 +202,8 @@ read_strace(const char *path)
 		}
 		while (strace_next(s, &ev, &ul) > 0) {
 			if (ul) {
-				warnx("%s:%llu: ioctl never resumed: kept without its result",
-				      name, (unsigned long long)ul);
+				warnx("%s:%llu: ioctl never resumed: kept without its result", name,
+				      (unsigned long long)ul);
 				bad++;
 			}
 			handle(&ev);
@@ -260,12 +261,13 @@ print_summary(void)
 		for (size_t k = 0; k < n; k++) {
 			const struct row *r = &g.rows[order[k]];
 			json_array_append_new(
-				rows, json_pack("{s:s,s:I,s:I,s:I,s:f,s:f}", "name",
-						strtab_key(g.names, order[k]), "calls", (json_int_t)r->calls,
-						"errors", (json_int_t)r->errors, "total_ns",
-						(json_int_t)r->total, "avg_ns",
-						(double)r->total / (double)r->calls, "time_pct",
-						total ? 100.0 * (double)r->total / (double)total : 0.0));
+			    rows,
+			    json_pack("{s:s,s:I,s:I,s:I,s:f,s:f}", "name",
+			              strtab_key(g.names, order[k]), "calls", (json_int_t)r->calls,
+			              "errors", (json_int_t)r->errors, "total_ns",
+			              (json_int_t)r->total, "avg_ns",
+			              (double)r->total / (double)r->calls, "time_pct",
+			              total ? 100.0 * (double)r->total / (double)total : 0.0));
 		}
 		json_object_set_new(root, "ioctls", rows);
 		if (json_dumpf(root, stdout, JSON_INDENT(2)) < 0)
@@ -282,7 +284,8 @@ print_summary(void)
 	       "------ ----------- ----------- --------- --------- ----------------\n");
 	for (size_t k = 0; k < n; k++) {
 		const struct row *r = &g.rows[order[k]];
-		printf("%6.2f %11.6f %11lld %9lld ", total ? 100.0 * (double)r->total / (double)total : 0.0,
+		printf("%6.2f %11.6f %11lld %9lld ",
+		       total ? 100.0 * (double)r->total / (double)total : 0.0,
 		       (double)r->total / 1e9, (long long)(r->total / 1000 / r->calls),
 		       (long long)r->calls);
 		if (r->errors)
@@ -292,8 +295,9 @@ print_summary(void)
 		printf("%s\n", strtab_key(g.names, order[k]));
 	}
 	printf("------ ----------- ----------- --------- --------- ----------------\n"
-	       "100.00 %11.6f %11lld %9lld ", (double)total / 1e9,
-	       (long long)(calls ? total / 1000 / calls : 0), (long long)calls);
+	       "100.00 %11.6f %11lld %9lld ",
+	       (double)total / 1e9, (long long)(calls ? total / 1000 / calls : 0),
+	       (long long)calls);
 	if (errors)
 		printf("%9lld total\n", (long long)errors);
 	else
@@ -306,15 +310,18 @@ list_tables(void)
 {
 	static const char *const kind[CUT_NVT_N] = {"escape", "uvm", "control", "class"};
 	printf("# NVIDIA ioctl tables from open-gpu-kernel-modules %s\n"
-	       "# table\tnumber\tname\tparams\tsize\n", ioctl_tables_version());
+	       "# table\tnumber\tname\tparams\tsize\n",
+	       ioctl_tables_version());
 	for (int t = 0; t < CUT_NVT_N; t++)
 		for (size_t i = 0; i < ioctl_table_size(t); i++) {
 			uint32_t num;
 			const char *params, *size;
 			const char *name = ioctl_table_entry(t, i, &num, &params, &size);
 			printf("%s\t0x%0*X\t%s\t%s\t%s\n", kind[t],
-			       t == CUT_NVT_CONTROL ? 8 : t == CUT_NVT_CLASS ? 4 : 2, num, name,
-			       *params ? params : "-", *size ? size : "-");
+			       t == CUT_NVT_CONTROL ? 8
+			       : t == CUT_NVT_CLASS ? 4
+			                            : 2,
+			       num, name, *params ? params : "-", *size ? size : "-");
 		}
 }
 
@@ -322,11 +329,11 @@ int
 main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
-		{"summary", no_argument, NULL, 'c'},
-		{"json", no_argument, NULL, 'j'},
-		{"strace", no_argument, NULL, 's'},
-		{"list", no_argument, NULL, 'l'},
-		{NULL, 0, NULL, 0},
+	    {"summary", no_argument, NULL, 'c'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"strace", no_argument, NULL, 's'},
+	    {"list", no_argument, NULL, 'l'},
+	    {NULL, 0, NULL, 0},
 	};
 	int ch, status = CUT_EXIT_OK;
 	bool list = false;

@@ -96,11 +96,11 @@ parse_ns(const char *s, const char *opt)
 {
 	char *end;
 	double v = strtod(s, &end);
-	double mul = strcmp(end, "s") == 0    ? 1e9
-		     : strcmp(end, "ms") == 0 ? 1e6
-		     : strcmp(end, "us") == 0 ? 1e3
-		     : strcmp(end, "ns") == 0 || !*end ? 1
-						       : -1;
+	double mul = strcmp(end, "s") == 0             ? 1e9
+	             : strcmp(end, "ms") == 0          ? 1e6
+	             : strcmp(end, "us") == 0          ? 1e3
+	             : strcmp(end, "ns") == 0 || !*end ? 1
+	                                               : -1;
 	if (end == s || mul < 0 || v < 0 || v * mul > 9e18)
 		errx(CUT_EXIT_FATAL, "%s: not a duration (ns, or with s, ms, us, ns): %s", opt, s);
 	return (int64_t)(v * mul);
@@ -115,7 +115,7 @@ read_header(struct input *in, const struct cut_event *ev)
 	cut_args_str(ev->args, "host", in->host, sizeof(in->host));
 	cut_args_str(ev->args, "tool", in->tool, sizeof(in->tool));
 	in->clock = clock && cut_args_int(clock, "monotonic_ns", &in->mono) == 0 &&
-		    cut_args_int(clock, "realtime_ns", &in->real) == 0;
+	            cut_args_int(clock, "realtime_ns", &in->real) == 0;
 }
 
 /* The next event of an input as read, with its clock shift applied. */
@@ -129,7 +129,7 @@ next_raw(struct input *in, struct cut_event *ev)
 			return 1;
 		}
 		cut_reader_warn(in->rd, "before time 0 once aligned to the first trace's clock: "
-					"left out");
+		                        "left out");
 	}
 	if (rc < 0)
 		g.stop = true;
@@ -197,16 +197,18 @@ advance(struct input *in)
 			in->eof = true;
 	} else {
 		struct cut_event ev;
-		while (!in->eof && !g.stop && (in->nwin == 0 || in->max_ts - in->win[0].ts < g.window)) {
+		while (!in->eof && !g.stop &&
+		       (in->nwin == 0 || in->max_ts - in->win[0].ts < g.window)) {
 			if (!next_raw(in, &ev)) {
 				in->eof = true;
 				break;
 			}
 			if (ev.ts < in->last_ts && ++g.unsorted)
-				cut_reader_warn(in->rd, "ts %lld is %lld ns before an event already "
-							"taken (beyond the -w window): written out of "
-							"order", (long long)ev.ts,
-						(long long)(in->last_ts - ev.ts));
+				cut_reader_warn(in->rd,
+				                "ts %lld is %lld ns before an event already "
+				                "taken (beyond the -w window): written out of "
+				                "order",
+				                (long long)ev.ts, (long long)(in->last_ts - ev.ts));
 			if (ev.ts > in->max_ts)
 				in->max_ts = ev.ts;
 			pend_push(in, &ev);
@@ -217,17 +219,18 @@ advance(struct input *in)
 		char why[256];
 		free(in->line);
 		in->line = p.line;
-		if (cut_parse(in->parser, p.line, p.len, &in->ev, CUT_PARSE_AUTO, why, sizeof(why)) !=
-		    CUT_PARSE_EVENT)
+		if (cut_parse(in->parser, p.line, p.len, &in->ev, CUT_PARSE_AUTO, why,
+		              sizeof(why)) != CUT_PARSE_EVENT)
 			errx(CUT_EXIT_FATAL, "%s: reorder window: %s", in->path, why);
 		in->has = true;
 	}
 	/* An event before one already taken cannot be placed: written where met, uncorrelated. */
 	in->late = in->has && in->ev.ts < in->last_ts;
 	if (in->late && g.window == 0) {
-		cut_reader_warn(in->rd, "ts %lld is %lld ns before an earlier event: input not "
-					"sorted (try -w): written out of order",
-				(long long)in->ev.ts, (long long)(in->last_ts - in->ev.ts));
+		cut_reader_warn(in->rd,
+		                "ts %lld is %lld ns before an earlier event: input not "
+		                "sorted (try -w): written out of order",
+		                (long long)in->ev.ts, (long long)(in->last_ts - in->ev.ts));
 		g.unsorted++;
 	}
 	if (in->has && in->ev.ts > in->last_ts)
@@ -316,8 +319,8 @@ frame_push(struct thread *t, const struct cut_event *ev, uint64_t seq, int in)
 			err(CUT_EXIT_FATAL, "threads");
 	}
 	struct frame *f = &t->f[t->n++];
-	*f = (struct frame){.end = cut_event_end(ev), .id = ev->id, .pid = ev->pid, .seq = seq,
-			    .in = in};
+	*f = (struct frame){
+	    .end = cut_event_end(ev), .id = ev->id, .pid = ev->pid, .seq = seq, .in = in};
 	size_t n = strlen(ev->name);
 	if (n < sizeof(f->name))
 		memcpy(f->name, ev->name, n + 1);
@@ -442,8 +445,8 @@ is_ioctl_call(const struct cut_event *ev)
 {
 	if (ev->args)
 		return cut_args_find(ev->args, "cmd") != NULL;
-	return strcmp(ev->name, "open") && strcmp(ev->name, "openat") && strcmp(ev->name, "close") &&
-	       strcmp(ev->name, "mmap") && strcmp(ev->name, "munmap");
+	return strcmp(ev->name, "open") && strcmp(ev->name, "openat") &&
+	       strcmp(ev->name, "close") && strcmp(ev->name, "mmap") && strcmp(ev->name, "munmap");
 }
 
 static int
@@ -459,7 +462,7 @@ merge_one(struct cut_event *ev, int in)
 {
 	bool api = ev->layer == CUT_API;
 	bool correlate = !g.in[in].late && (api || ev->layer == CUT_IOCTL ||
-					    ev->layer == CUT_KERNEL || ev->layer == CUT_SCHED);
+	                                    ev->layer == CUT_KERNEL || ev->layer == CUT_SCHED);
 	ev->has &= ~(CUT_HAS_PARENT | CUT_HAS_NIOCTL | CUT_HAS_ID);
 	ev->pname = NULL;
 	struct thread *t = NULL;
@@ -561,10 +564,10 @@ header(int64_t ts)
 		if (g.in[i].clock)
 			ref = &g.in[i];
 	buf_addf(&b, "{\"schema\":%d,\"tool\":\"cutmerge\",\"version\":\"%s\"", CUT_SCHEMA_VERSION,
-		 CUT_VERSION);
+	         CUT_VERSION);
 	if (ref && g.align)
 		buf_addf(&b, ",\"clock\":{\"monotonic_ns\":%lld,\"realtime_ns\":%lld}",
-			 (long long)ref->mono, (long long)ref->real);
+		         (long long)ref->mono, (long long)ref->real);
 	buf_adds(&b, ",\"sorted\":true,\"inputs\":[");
 	for (int i = 0; i < g.nin; i++) {
 		buf_adds(&b, i ? ",{\"file\":" : "{\"file\":");
@@ -592,9 +595,9 @@ trailer(void)
 		dups += g.dups[i];
 	char args[256];
 	snprintf(args, sizeof(args),
-		 "{\"events\":%llu,\"duplicates\":%llu,\"unsorted\":%llu,\"partial\":%llu}",
-		 (unsigned long long)g.written, (unsigned long long)dups,
-		 (unsigned long long)g.unsorted, (unsigned long long)g.partial);
+	         "{\"events\":%llu,\"duplicates\":%llu,\"unsorted\":%llu,\"partial\":%llu}",
+	         (unsigned long long)g.written, (unsigned long long)dups,
+	         (unsigned long long)g.unsorted, (unsigned long long)g.partial);
 	write_meta("trailer", g.last_out, args);
 	flush_out();
 	for (int k = 0; k < g.nin; k++)

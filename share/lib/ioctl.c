@@ -153,8 +153,8 @@ ioctl_request_name(uint32_t cmd, enum cut_nvdev dev, char *out, size_t n)
 {
 	if (dev == CUT_NVDEV_UNKNOWN)
 		dev = escape_shaped(cmd) ? CUT_NVDEV_CTL
-		      : uvm_shaped(cmd)	 ? CUT_NVDEV_UVM
-					 : CUT_NVDEV_OTHER;
+		      : uvm_shaped(cmd)  ? CUT_NVDEV_UVM
+		                         : CUT_NVDEV_OTHER;
 	if (dev == CUT_NVDEV_UVM)
 		return uvm_request_name(cmd, out, n);
 	if (dev == CUT_NVDEV_CTL && CUT_IOC_TYPE(cmd) == CUT_NV_IOCTL_MAGIC) {
@@ -226,12 +226,14 @@ ioctl_decode_args(const char *args, struct cut_ioctl_info *in)
 	if (!args_u32(args, "cmd", &in->cmd))
 		return -1;
 	in->dev = cut_args_str(args, "dev", dev, sizeof(dev)) >= 0 ? ioctl_dev_kind(dev)
-								    : CUT_NVDEV_UNKNOWN;
+	                                                           : CUT_NVDEV_UNKNOWN;
 	in->kind = ioctl_request_name(in->cmd, in->dev, in->req, sizeof(in->req));
 	if ((in->has_ctrl = args_u32(args, "ctrl", &in->ctrl)))
-		in->ctrl_known = ioctl_control_format(in->ctrl, in->ctrl_name, sizeof(in->ctrl_name));
+		in->ctrl_known =
+		    ioctl_control_format(in->ctrl, in->ctrl_name, sizeof(in->ctrl_name));
 	if ((in->has_class = args_u32(args, "class", &in->cls)))
-		in->class_known = ioctl_class_format(in->cls, in->class_name, sizeof(in->class_name));
+		in->class_known =
+		    ioctl_class_format(in->cls, in->class_name, sizeof(in->class_name));
 	if ((in->has_xfer = args_u32(args, "xfer", &in->xfer)))
 		in->xfer_known = ioctl_xfer_format(in->xfer, in->xfer_name, sizeof(in->xfer_name));
 	return 0;
@@ -241,9 +243,9 @@ void
 ioctl_info_label(const struct cut_ioctl_info *in, char *out, size_t n)
 {
 	snprintf(out, n, "%s%s%s%s%s%s%s", in->req, in->has_xfer ? " " : "",
-		 in->has_xfer ? in->xfer_name : "", in->has_ctrl ? " " : "",
-		 in->has_ctrl ? in->ctrl_name : "", in->has_class ? " " : "",
-		 in->has_class ? in->class_name : "");
+	         in->has_xfer ? in->xfer_name : "", in->has_ctrl ? " " : "",
+	         in->has_ctrl ? in->ctrl_name : "", in->has_class ? " " : "",
+	         in->has_class ? in->class_name : "");
 }
 
 size_t
@@ -260,7 +262,7 @@ ioctl_table_size(enum cut_nvtable t)
 
 const char *
 ioctl_table_entry(enum cut_nvtable t, size_t i, uint32_t *num, const char **params,
-		  const char **size)
+                  const char **size)
 {
 	const struct nv_ioctl_entry *e = NULL;
 	const struct nv_name *m = NULL;

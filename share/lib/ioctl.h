@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 /* The _IOC fields of a request (asm-generic/ioctl.h: x86, arm64). */
-#define CUT_IOC_NR(c) ((unsigned)(c) & 0xffu)
+#define CUT_IOC_NR(c) ((unsigned)(c)&0xffu)
 #define CUT_IOC_TYPE(c) (((unsigned)(c) >> 8) & 0xffu)
 #define CUT_IOC_SIZE(c) (((unsigned)(c) >> 16) & 0x3fffu)
 #define CUT_IOC_DIR(c) (((unsigned)(c) >> 30) & 3u)
@@ -42,10 +42,10 @@ const char *ioctl_tables_version(void);
 
 /* Table lookups: the name, or NULL when the number is not in the table. Two names NVIDIA
  * gives one number are joined with "|". */
-const char *ioctl_escape_name(unsigned nr);      /* NV_ESC_* by _IOC_NR */
-const char *ioctl_uvm_name(uint32_t cmd);        /* UVM_* by the whole command */
-const char *ioctl_control_name(uint32_t ctrl);   /* NV*_CTRL_CMD_* (NVOS54.cmd) */
-const char *ioctl_class_name(uint32_t cls);      /* RM class (NV_ESC_RM_ALLOC hClass) */
+const char *ioctl_escape_name(unsigned nr);    /* NV_ESC_* by _IOC_NR */
+const char *ioctl_uvm_name(uint32_t cmd);      /* UVM_* by the whole command */
+const char *ioctl_control_name(uint32_t ctrl); /* NV*_CTRL_CMD_* (NVOS54.cmd) */
+const char *ioctl_class_name(uint32_t cls);    /* RM class (NV_ESC_RM_ALLOC hClass) */
 
 /* Writes the name of request cmd made on a device of kind dev into out (always
  * NUL-terminated, truncated to n): the table name, or for numbers not in the tables
@@ -72,7 +72,7 @@ struct cut_ioctl_info {
 	uint32_t cmd;
 	enum cut_nvdev dev;
 	enum cut_ioctl_kind kind;
-	char req[64];        /* name of cmd */
+	char req[64]; /* name of cmd */
 	bool has_ctrl, ctrl_known;
 	uint32_t ctrl;
 	char ctrl_name[128];
@@ -98,6 +98,6 @@ size_t ioctl_table_size(enum cut_nvtable t);
  * For escapes and UVM commands, *params (when not NULL) receives the parameter struct and
  * its size in the release ("NVOS54_PARAMETERS", "32"; "-" when none); for the others "". */
 const char *ioctl_table_entry(enum cut_nvtable t, size_t i, uint32_t *num, const char **params,
-			      const char **size);
+                              const char **size);
 
 #endif

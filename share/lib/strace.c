@@ -195,14 +195,16 @@ qstring(struct scan *sc, unsigned char *out, size_t max, size_t *len)
 			c = (unsigned char)*sc->p++;
 			if (c == 'x') {
 				c = 0;
-				for (int i = 0; i < 2 && sc->p < sc->e && isxdigit((unsigned char)*sc->p); i++)
+				for (int i = 0;
+				     i < 2 && sc->p < sc->e && isxdigit((unsigned char)*sc->p); i++)
 					c = c * 16 + (unsigned)(isdigit((unsigned char)*sc->p)
-								? *sc->p - '0'
-								: (*sc->p | 0x20) - 'a' + 10),
+					                            ? *sc->p - '0'
+					                            : (*sc->p | 0x20) - 'a' + 10),
 					sc->p++;
 			} else if (c >= '0' && c <= '7') {
 				c -= '0';
-				for (int i = 0; i < 2 && sc->p < sc->e && *sc->p >= '0' && *sc->p <= '7'; i++)
+				for (int i = 0;
+				     i < 2 && sc->p < sc->e && *sc->p >= '0' && *sc->p <= '7'; i++)
 					c = c * 8 + (unsigned)(*sc->p++ - '0');
 			} else {
 				const char *from = "ntrvfab", *to = "\n\t\r\v\f\a\b";
@@ -354,9 +356,7 @@ params(struct call *c, const unsigned char *b, size_t n, bool exit)
 			c->cls = le32(b + 12), c->has |= HAS_CLASS;
 		status_at = nr == 0x27 ? 40 : -1;
 		break;
-	case 0x29: /* NV_ESC_RM_FREE: status@12 */
-		status_at = 12;
-		break;
+	case 0x29: /* NV_ESC_RM_FREE: status@12 */ status_at = 12; break;
 	case 0xD3: /* NV_ESC_IOCTL_XFER_CMD: inner cmd@0 */
 		if (!exit && n >= 4)
 			c->xfer = le32(b), c->has |= HAS_XFER;
@@ -463,7 +463,7 @@ bad(char *why, size_t wl, const char *what)
 
 int
 strace_feed(struct cut_strace *s, const char *line, size_t len, uint64_t lineno, char *why,
-	    size_t wl)
+            size_t wl)
 {
 	struct scan sc = {line, line + len};
 	uint64_t v;

@@ -15,7 +15,7 @@ struct cut_strace;
 struct cut_strace_counts {
 	uint64_t ioctls;     /* ioctl events produced */
 	uint64_t other;      /* ioctls on files that are not NVIDIA devices (by -y path, or a
-				request strace itself named, such as TCGETS): left out */
+	                        request strace itself named, such as TCGETS): left out */
 	uint64_t unfinished; /* calls never resumed (kept as instants) */
 	uint64_t skipped;    /* lines of other system calls, signals and exits: ignored */
 };
@@ -36,8 +36,8 @@ void strace_free(struct cut_strace *s);
  * time in the call, else the time between the two halves. pid and tid are both the number
  * strace prints with -f (a thread id; 0 without -f).
  */
-int strace_feed(struct cut_strace *s, const char *line, size_t len, uint64_t lineno,
-		char *why, size_t whylen);
+int strace_feed(struct cut_strace *s, const char *line, size_t len, uint64_t lineno, char *why,
+                size_t whylen);
 /* Marks the end of input: calls still unfinished become ready, as instants. */
 void strace_finish(struct cut_strace *s);
 /*

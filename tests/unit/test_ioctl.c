@@ -1,5 +1,6 @@
 /* test_ioctl.c: the NVIDIA ioctl decoder: table lookups, spelling of unknown numbers, device
- * kinds, decoding of event args. Expected names are copied from the TSV files of share/data/nvidia. */
+ * kinds, decoding of event args. Expected names are copied from the TSV files of share/data/nvidia.
+ */
 #include <check.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,9 +27,10 @@ START_TEST(test_escapes)
 	ck_assert_str_eq(req(0xC04846D2, CUT_NVDEV_CTL), "NV_ESC_CHECK_VERSION_STR");
 	ck_assert_str_eq(req(0xC01046D3, CUT_NVDEV_CTL), "NV_ESC_IOCTL_XFER_CMD");
 	ck_assert_str_eq(req(0xC90046C8, CUT_NVDEV_CTL), "NV_ESC_CARD_INFO"); /* variable size */
-	ck_assert_str_eq(req(0xC0144632, CUT_NVDEV_CTL), "NV_ESC_RM_CONFIG_GET"); /* removed in 595 */
+	ck_assert_str_eq(req(0xC0144632, CUT_NVDEV_CTL),
+	                 "NV_ESC_RM_CONFIG_GET"); /* removed in 595 */
 	ck_assert_int_eq(ioctl_request_name(0xC020462A, CUT_NVDEV_CTL, (char[8]){0}, 8),
-			 CUT_IOCTL_ESCAPE);
+	                 CUT_IOCTL_ESCAPE);
 	/* unknown escape numbers and other types are spelled out */
 	ck_assert_str_eq(req(0xC0204699, CUT_NVDEV_CTL), "_IOWR('F',0x99,0x20)");
 	ck_assert_str_eq(req(0x40044620, CUT_NVDEV_CTL), "_IOW('F',0x20,0x4)");
@@ -37,7 +39,7 @@ START_TEST(test_escapes)
 	ck_assert_str_eq(req(0x5401, CUT_NVDEV_OTHER), "_IO('T',0x1)");
 	ck_assert_str_eq(req(0xC020462A, CUT_NVDEV_OTHER), "_IOWR('F',0x2a,0x20)");
 	ck_assert_int_eq(ioctl_request_name(0xC0204699, CUT_NVDEV_CTL, (char[8]){0}, 8),
-			 CUT_IOCTL_UNKNOWN);
+	                 CUT_IOCTL_UNKNOWN);
 	ck_assert_str_eq(ioctl_escape_name(0x2A), "NV_ESC_RM_CONTROL");
 	ck_assert_ptr_null(ioctl_escape_name(0x30));
 }
@@ -61,7 +63,7 @@ START_TEST(test_uvm)
 	ck_assert_str_eq(req(0x2A, CUT_NVDEV_UVM), "UVM_SET_PREFERRED_LOCATION");
 	ck_assert_str_eq(req(0x2A, CUT_NVDEV_CTL), "_IO(0x0,0x2a)");
 	ck_assert_int_eq(ioctl_request_name(0x24, CUT_NVDEV_UVM, (char[16]){0}, 16),
-			 CUT_IOCTL_UNKNOWN);
+	                 CUT_IOCTL_UNKNOWN);
 }
 END_TEST
 
@@ -69,16 +71,20 @@ START_TEST(test_controls_classes)
 {
 	char out[128];
 	ck_assert_str_eq(ioctl_control_name(0x20800102), "NV2080_CTRL_CMD_GPU_GET_INFO_V2");
-	ck_assert_str_eq(ioctl_control_name(0x00000101), "NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION");
+	ck_assert_str_eq(ioctl_control_name(0x00000101),
+	                 "NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION");
 	ck_assert_str_eq(ioctl_control_name(0x00800292), "NV0080_CTRL_CMD_GPU_GET_CLASSLIST_V2");
-	ck_assert_str_eq(ioctl_control_name(0x20800A4C), "NV2080_CTRL_CMD_INTERNAL_GPU_GET_SMC_MODE");
+	ck_assert_str_eq(ioctl_control_name(0x20800A4C),
+	                 "NV2080_CTRL_CMD_INTERNAL_GPU_GET_SMC_MODE");
 	/* an alias gives way to the real name; two real names are both given */
 	ck_assert_str_eq(ioctl_control_name(0x00410103), "NV0041_CTRL_CMD_GET_SURFACE_PHYS_ATTR");
 	ck_assert_str_eq(ioctl_control_name(0xC36F0000), "NVC36F_CTRL_CMD_NULL");
-	ck_assert_str_eq(ioctl_control_name(0x2080132A),
-			 "NV2080_CTRL_CMD_FB_COMPBITCOPY_GET_COMPBITS|NV2080_CTRL_CMD_FB_STATS_GET");
+	ck_assert_str_eq(
+	    ioctl_control_name(0x2080132A),
+	    "NV2080_CTRL_CMD_FB_COMPBITCOPY_GET_COMPBITS|NV2080_CTRL_CMD_FB_STATS_GET");
 	/* no #define: named by its RM handler */
-	ck_assert_str_eq(ioctl_control_name(0x20800194), "subdeviceCtrlCmdGpuSetComputePolicyConfig");
+	ck_assert_str_eq(ioctl_control_name(0x20800194),
+	                 "subdeviceCtrlCmdGpuSetComputePolicyConfig");
 	ck_assert_ptr_null(ioctl_control_name(0x20807F01));
 	ck_assert(!ioctl_control_format(0x20807F01, out, sizeof(out)));
 	ck_assert_str_eq(out, "NV2080_CTRL(0x7f,0x01)");
@@ -115,10 +121,10 @@ START_TEST(test_tables)
 			ck_assert_ptr_nonnull(name);
 			ck_assert(i == 0 || num > prev);
 			prev = num;
-			const char *back = t == CUT_NVT_ESCAPE	 ? ioctl_escape_name(num)
-					   : t == CUT_NVT_UVM	 ? ioctl_uvm_name(num)
-					   : t == CUT_NVT_CONTROL ? ioctl_control_name(num)
-								  : ioctl_class_name(num);
+			const char *back = t == CUT_NVT_ESCAPE    ? ioctl_escape_name(num)
+			                   : t == CUT_NVT_UVM     ? ioctl_uvm_name(num)
+			                   : t == CUT_NVT_CONTROL ? ioctl_control_name(num)
+			                                          : ioctl_class_name(num);
 			ck_assert_ptr_eq(back, name);
 			if (t == CUT_NVT_ESCAPE)
 				ck_assert(strncmp(name, "NV_ESC_", 7) == 0);
@@ -157,7 +163,9 @@ START_TEST(test_decode_args)
 	struct cut_ioctl_info in;
 	char label[512];
 	ck_assert_int_eq(ioctl_decode_args("{\"fd\":5,\"dev\":\"nvidiactl\",\"cmd\":\"0xc020462a\","
-					   "\"ctrl\":\"0x20800102\",\"status\":0}", &in), 0);
+	                                   "\"ctrl\":\"0x20800102\",\"status\":0}",
+	                                   &in),
+	                 0);
 	ck_assert_str_eq(in.req, "NV_ESC_RM_CONTROL");
 	ck_assert(in.has_ctrl && in.ctrl_known && !in.has_class && !in.has_xfer);
 	ck_assert_str_eq(in.ctrl_name, "NV2080_CTRL_CMD_GPU_GET_INFO_V2");
@@ -169,7 +177,9 @@ START_TEST(test_decode_args)
 	ck_assert_str_eq(in.class_name, "HOPPER_CHANNEL_GPFIFO_A");
 
 	ck_assert_int_eq(ioctl_decode_args("{\"cmd\":\"0xc01046d3\",\"xfer\":\"0x2a\","
-					   "\"ctrl\":\"0x20807f01\"}", &in), 0);
+	                                   "\"ctrl\":\"0x20807f01\"}",
+	                                   &in),
+	                 0);
 	ioctl_info_label(&in, label, sizeof(label));
 	ck_assert_str_eq(label, "NV_ESC_IOCTL_XFER_CMD NV_ESC_RM_CONTROL NV2080_CTRL(0x7f,0x01)");
 	ck_assert(!in.ctrl_known);
