@@ -51,7 +51,7 @@ struct frame {
 	int64_t end, id, pid;
 	uint64_t seq; /* its place in the held queue */
 	int in;
-	const char *longname; /* names longer than short live in g.names */
+	const char *longname; /* a name too long for name[], interned in g.names */
 	char name[48];
 };
 
@@ -64,7 +64,7 @@ struct thread {
 /* The held queue: events wait here while an API call before them is still open. */
 struct slot {
 	int64_t ts, end;
-	bool api, counted, dropped;
+	bool api, dropped;
 	int64_t nioctl, ioctl_ns;
 	struct cut_buf text; /* canonical line without nioctl/ioctl_ns, args and extra */
 	size_t split;        /* text[split, len) is the args/extra tail and the closing brace */
@@ -118,19 +118,30 @@ read_header(struct input *in, const struct cut_event *ev)
 	            cut_args_int(clock, "realtime_ns", &in->real) == 0;
 }
 
+/* Moves an event onto the reference clock. Returns false, having reported it, when it would
+ * land before time 0 or its end past the largest time. */
+static bool
+shift(struct input *in, struct cut_event *ev)
+{
+	int64_t dur = ev->has & CUT_HAS_DUR ? ev->dur : 0;
+	if (in->shift < 0 ? ev->ts < -in->shift : ev->ts > INT64_MAX - dur - in->shift) {
+		cut_reader_warn(in->rd, "out of range once aligned to the first trace's clock "
+		                        "(shift %lld ns): left out",
+		                (long long)in->shift);
+		return false;
+	}
+	ev->ts += in->shift;
+	return true;
+}
+
 /* The next event of an input as read, with its clock shift applied. */
 static int
 next_raw(struct input *in, struct cut_event *ev)
 {
 	int rc;
-	while ((rc = cut_reader_next(in->rd, ev)) > 0) {
-		if (ev->ts + in->shift >= 0) {
-			ev->ts += in->shift;
+	while ((rc = cut_reader_next(in->rd, ev)) > 0)
+		if (shift(in, ev))
 			return 1;
-		}
-		cut_reader_warn(in->rd, "before time 0 once aligned to the first trace's clock: "
-		                        "left out");
-	}
 	if (rc < 0)
 		g.stop = true;
 	return 0;
@@ -538,7 +549,13 @@ align_clocks(void)
 		    (in->host[0] && strcmp(in->host, ref->host) == 0))
 			continue;
 		/* The same instant is real - mono on each host's monotonic clock. */
-		in->shift = (in->real - in->mono) - (ref->real - ref->mono);
+		int64_t off, ref_off;
+		if (__builtin_sub_overflow(in->real, in->mono, &off) ||
+		    __builtin_sub_overflow(ref->real, ref->mono, &ref_off) ||
+		    __builtin_sub_overflow(off, ref_off, &in->shift)) {
+			warnx("%s: clock in the header out of range: not aligned", in->path);
+			in->shift = 0;
+		}
 	}
 }
 
@@ -675,18 +692,14 @@ main(int argc, char *argv[])
 	align_clocks();
 	for (int i = 0; i < argc; i++) {
 		struct input *in = &g.in[i];
-		if (!have[i] || first[i].ts + in->shift < 0) {
-			if (have[i])
-				cut_reader_warn(in->rd, "before time 0 once aligned: left out");
+		if (!have[i] || !shift(in, &first[i])) {
 			advance(in);
 		} else if (g.window) {
-			first[i].ts += in->shift;
 			in->max_ts = first[i].ts;
 			pend_push(in, &first[i]);
 			advance(in);
 		} else {
 			in->ev = first[i];
-			in->ev.ts += in->shift;
 			in->has = true;
 			in->last_ts = in->ev.ts;
 		}
