@@ -880,6 +880,7 @@ struct loop {
 	struct ring_buffer *rb;
 	uint64_t counters[CC_NCOUNTERS];
 	uint64_t lost, unmatched;
+	bool detaching; /* returns without entries are expected from now on */
 	uint64_t start, last_scan, last_count, last_progress, last_events;
 	bool progress_tty;
 	int ncpu;
@@ -912,7 +913,8 @@ check_counters(struct loop *L, uint64_t now)
 		if (i >= CC_C_BARE_CALLS)
 			continue;
 		if (i == CC_C_UNMATCHED) {
-			L->unmatched += delta;
+			if (!L->detaching)
+				L->unmatched += delta;
 			continue;
 		}
 		const char *why = i == CC_C_DEPTH      ? "calls nested deeper than the probes follow"
@@ -1356,7 +1358,10 @@ main(int argc, char *argv[])
 		progress(&L, now, false);
 	}
 
-	/* Detach (the API probes timed), then take everything left. */
+	/* Detach (the API probes timed), then take everything left. Entries go first, so
+	 * returns of calls made meanwhile find no entry: not counted as unmatched. */
+	check_counters(&L, now_ns());
+	L.detaching = true;
 	if (env.layers & CC_L_API)
 		detach_api(skel, &pr);
 	for (size_t i = 0; i < 3; i++) {

@@ -1,0 +1,40 @@
+#!/bin/sh
+# cutcapture, a full ring buffer: with the reader stopped and a 1 MiB buffer, 20000 calls
+# cannot all fit. Every call must be either written or counted lost, in lost records and in
+# the trailer, and the trace must stay valid. Needs root with BPF; exits 77 when missing.
+top=${CUT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+B=${CUT_BUILD:-$top/build}
+cap=$B/bin/cutcapture fx=$B/fixtures
+t=$(mktemp -d) || exit 2
+trap 'rm -rf "$t"; [ -n "$c" ] && kill -CONT "$c" 2>/dev/null' EXIT
+c=
+fail() { echo "FAIL: $*"; exit 1; }
+[ "$(id -u)" -eq 0 ] || { echo "needs root for BPF"; exit 77; }
+command -v jq >/dev/null || { echo "needs jq"; exit 77; }
+if ! "$cap" -q -l sched -o /dev/null -- true 2>"$t/err"; then
+	grep -q "cannot load the BPF programs" "$t/err" && { echo "BPF unavailable: $(cat "$t/err")"; exit 77; }
+	fail "cutcapture -- true: $(cat "$t/err")"
+fi
+
+# The loop starts once the reader is stopped and ends long before it resumes.
+"$cap" -q -b 1 -l api --libcuda "$fx/libcuda.so.1" -o "$t/lost.jsonl" -- \
+	sh -c 'sleep 0.5; exec "$0" 20000' "$fx/capture-loop" >/dev/null 2>"$t/err" &
+c=$!
+sleep 0.2
+kill -STOP "$c"
+sleep 3
+kill -CONT "$c"
+wait "$c" || fail "exit $?: $(cat "$t/err")"
+c=
+grep -q "events lost" "$t/err" || fail "no message about lost events: $(cat "$t/err")"
+cutstat "$t/lost.jsonl" >/dev/null 2>&1 || fail "cutstat"
+api=$(jq -r 'select(.name=="trailer") | .args.api' "$t/lost.jsonl")
+lost=$(jq -r 'select(.name=="trailer") | .args.lost' "$t/lost.jsonl")
+records=$(jq -s '[.[] | select(.name=="lost") | .args.count] | add // 0' "$t/lost.jsonl")
+apilost=$(jq -s '[.[] | select(.name=="lost" and .args.layer=="api") | .args.count] | add // 0' "$t/lost.jsonl")
+[ "$apilost" -gt 0 ] || fail "nothing lost with the reader stopped (api $api)"
+[ "$records" = "$lost" ] || fail "lost records say $records, the trailer $lost"
+[ $((api + apilost)) = 20000 ] || fail "api $api + lost $apilost != 20000 calls"
+jq -e -s 'any(.[]; .name == "lost" and .args.reason == "ring buffer full")' "$t/lost.jsonl" \
+	>/dev/null || fail "no lost record saying why"
+exit 0
