@@ -536,6 +536,9 @@ merge_one(struct cut_event *ev, int in)
 
 /* ---- header, trailer, main ---- */
 
+/* Two traces of one host whose clock offsets differ by less than this share a boot. */
+#define SAME_BOOT_NS 1000000000
+
 static void
 align_clocks(void)
 {
@@ -545,17 +548,23 @@ align_clocks(void)
 			ref = &g.in[i];
 	for (int i = 0; i < g.nin; i++) {
 		struct input *in = &g.in[i];
-		if (!g.align || !ref || !in->clock || in == ref ||
-		    (in->host[0] && strcmp(in->host, ref->host) == 0))
+		if (!g.align || !ref || !in->clock || in == ref)
 			continue;
 		/* The same instant is real - mono on each host's monotonic clock. */
-		int64_t off, ref_off;
+		int64_t off, ref_off, shift;
 		if (__builtin_sub_overflow(in->real, in->mono, &off) ||
 		    __builtin_sub_overflow(ref->real, ref->mono, &ref_off) ||
-		    __builtin_sub_overflow(off, ref_off, &in->shift)) {
+		    __builtin_sub_overflow(off, ref_off, &shift)) {
 			warnx("%s: clock in the header out of range: not aligned", in->path);
-			in->shift = 0;
+			continue;
 		}
+		/* One host, one boot: the monotonic clock is shared, and the offsets differ only by
+		 * how far the wall clock was adjusted between the captures, so nothing moves. A
+		 * host name alone is not enough (machines are often all called "vm"). */
+		if (in->host[0] && strcmp(in->host, ref->host) == 0 && shift > -SAME_BOOT_NS &&
+		    shift < SAME_BOOT_NS)
+			continue;
+		in->shift = shift;
 	}
 }
 
