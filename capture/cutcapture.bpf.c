@@ -121,8 +121,8 @@ static __always_inline void
 submit(void *e)
 {
 	__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= targ_wake_bytes
-			      ? BPF_RB_FORCE_WAKEUP
-			      : BPF_RB_NO_WAKEUP;
+	                  ? BPF_RB_FORCE_WAKEUP
+	                  : BPF_RB_NO_WAKEUP;
 	bpf_ringbuf_submit(e, flags);
 }
 
@@ -184,7 +184,7 @@ api_entry(struct pt_regs *ctx)
 
 static __always_inline void
 api_fill(struct cc_api *e, const struct cc_frame *f, __u32 fid, __u64 now, __u64 id,
-	 struct pt_regs *ctx, __u16 size)
+         struct pt_regs *ctx, __u16 size)
 {
 	fill_hdr(&e->h, CC_EV_API, size, f->ts, now - f->ts, id >> 32, (__u32)id);
 	e->fid = fid;
@@ -313,16 +313,10 @@ rm_payload(struct cc_thread *t, __u32 nr, __u32 size, __u64 p)
 			t->sys_flags |= CC_IO_SUB | CC_IO_CLASS;
 		stoff = size == 48 ? 40 : size == 32 ? 28 : 0;
 		break;
-	case 0x29: /* NV_ESC_RM_FREE: NVOS00 */
-		stoff = 12;
-		break;
+	case 0x29: /* NV_ESC_RM_FREE: NVOS00 */ stoff = 12; break;
 	case 0x27: /* NV_ESC_RM_ALLOC_MEMORY: NVOS02 with fd */
-	case 0x4E: /* NV_ESC_RM_MAP_MEMORY: NVOS33 with fd */
-		stoff = 40;
-		break;
-	case 0xCE: /* NV_ESC_ALLOC_OS_EVENT */
-		stoff = 12;
-		break;
+	case 0x4E: /* NV_ESC_RM_MAP_MEMORY: NVOS33 with fd */ stoff = 40; break;
+	case 0xCE: /* NV_ESC_ALLOC_OS_EVENT */ stoff = 12; break;
 	}
 	if (stoff && p) {
 		t->sys_ptr = p;
@@ -391,12 +385,8 @@ sys_enter(struct bpf_raw_tracepoint_args *ctx)
 	__u64 a0 = BPF_CORE_READ(regs, di), a1 = BPF_CORE_READ(regs, si);
 	switch (nr) {
 	case NR_ioctl:
-	case NR_close:
-		fd = (__u32)a0;
-		break;
-	case NR_mmap:
-		fd = (__u32)BPF_CORE_READ(regs, r8);
-		break;
+	case NR_close: fd = (__u32)a0; break;
+	case NR_mmap: fd = (__u32)BPF_CORE_READ(regs, r8); break;
 	case NR_munmap:
 		if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_find_vma)) {
 			struct vma_ctx vc = {};
@@ -422,15 +412,9 @@ sys_enter(struct bpf_raw_tracepoint_args *ctx)
 	t->sys_ptr = 0;
 	t->sys_stoff = 0;
 	switch (nr) {
-	case NR_ioctl:
-		ioctl_enter(t, kind, (__u32)a1, BPF_CORE_READ(regs, dx));
-		break;
-	case NR_open:
-		t->sys_arg = a0;
-		break;
-	case NR_openat:
-		t->sys_arg = a1;
-		break;
+	case NR_ioctl: ioctl_enter(t, kind, (__u32)a1, BPF_CORE_READ(regs, dx)); break;
+	case NR_open: t->sys_arg = a0; break;
+	case NR_openat: t->sys_arg = a1; break;
 	case NR_mmap:
 		t->sys_arg = a1; /* length */
 		t->sys_off = BPF_CORE_READ(regs, r9);
@@ -518,8 +502,7 @@ sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	e->xfer = t->sys_xfer;
 	e->flags = t->sys_flags;
 	e->status = 0;
-	if (t->sys_ptr &&
-	    !bpf_probe_read_user(&e->status, 4, (void *)(t->sys_ptr + t->sys_stoff)))
+	if (t->sys_ptr && !bpf_probe_read_user(&e->status, 4, (void *)(t->sys_ptr + t->sys_stoff)))
 		e->flags |= CC_IO_STATUS;
 	submit(e);
 	t->sys_ts = 0;
@@ -707,8 +690,8 @@ proc_exec(struct bpf_raw_tracepoint_args *ctx)
 	if (!is_traced(id >> 32))
 		return 0;
 	struct task_struct *task = (void *)bpf_get_current_task();
-	struct cc_task *e = task_record(CC_TASK_EXEC, id >> 32, (__u32)id,
-					BPF_CORE_READ(task, real_parent, tgid));
+	struct cc_task *e =
+	    task_record(CC_TASK_EXEC, id >> 32, (__u32)id, BPF_CORE_READ(task, real_parent, tgid));
 	if (!e)
 		return 0;
 	bpf_get_current_comm(&e->comm, sizeof(e->comm));
@@ -769,7 +752,7 @@ kfunc_exit(__u32 idx, __s64 ret)
 	struct cc_kfunc *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (e) {
 		fill_hdr(&e->h, CC_EV_KFUNC, sizeof(*e), ts, now - ts, isr ? 0 : id >> 32,
-			 isr ? 0 : (__u32)id);
+		         isr ? 0 : (__u32)id);
 		e->ret = ret;
 		e->idx = idx;
 		submit(e);
@@ -780,18 +763,18 @@ kfunc_exit(__u32 idx, __s64 ret)
 	return 0;
 }
 
-#define KFUNC_PAIR(i)                                                                    \
-	SEC("fentry")                                                                    \
-	int kfn_entry##i(void *ctx)                                                      \
-	{                                                                                \
-		return kfunc_enter(i);                                                   \
-	}                                                                                \
-	SEC("fexit")                                                                     \
-	int kfn_exit##i(void *ctx)                                                       \
-	{                                                                                \
-		__u64 ret = 0;                                                           \
-		bpf_get_func_ret(ctx, &ret);                                             \
-		return kfunc_exit(i, (__s64)ret);                                        \
+#define KFUNC_PAIR(i)                                                                              \
+	SEC("fentry")                                                                              \
+	int kfn_entry##i(void *ctx)                                                                \
+	{                                                                                          \
+		return kfunc_enter(i);                                                             \
+	}                                                                                          \
+	SEC("fexit")                                                                               \
+	int kfn_exit##i(void *ctx)                                                                 \
+	{                                                                                          \
+		__u64 ret = 0;                                                                     \
+		bpf_get_func_ret(ctx, &ret);                                                       \
+		return kfunc_exit(i, (__s64)ret);                                                  \
 	}
 KFUNC_PAIR(0)
 KFUNC_PAIR(1)

@@ -41,8 +41,10 @@
 
 /* The kernel layer by default: NVIDIA driver functions (FACTS.md lists them in kallsyms). */
 static const char *const default_kfuncs[] = {
-	"rm_ioctl", "nvidia_isr", "nvidia_isr_msix", "nvidia_isr_kthread_bh", "uvm_ioctl",
-	"uvm_va_space_cpu_fault", "os_alloc_mem", "nv_alloc_pages",
+    "rm_ioctl",        "nvidia_isr",
+    "nvidia_isr_msix", "nvidia_isr_kthread_bh",
+    "uvm_ioctl",       "uvm_va_space_cpu_fault",
+    "os_alloc_mem",    "nv_alloc_pages",
 };
 
 static const char *const layer_names[] = {"api", "ioctl", "irq", "sched", "kernel"};
@@ -63,8 +65,8 @@ static struct env {
 	uint64_t sched_min;
 	const char *irq_prefix;
 } env = {.layers = CC_L_API | CC_L_IOCTL | CC_L_IRQ | CC_L_SCHED | CC_L_KERNEL,
-	 .ring_mb = 64,
-	 .irq_prefix = "nvidia"};
+         .ring_mb = 64,
+         .irq_prefix = "nvidia"};
 
 /* Why each layer is off ("" while it is on). */
 static char off_why[NLAYERS][160];
@@ -75,9 +77,9 @@ static void
 usage(void)
 {
 	fprintf(stderr,
-		"usage: cutcapture [-qv] [-b MiB] [-f pattern] [-k function] [-l layers]\n"
-		"                  [-o file] [--libcuda path] [--sched-min ns] [--single-probes]\n"
-		"                  -p pid | [--] command [arg ...]\n");
+	        "usage: cutcapture [-qv] [-b MiB] [-f pattern] [-k function] [-l layers]\n"
+	        "                  [-o file] [--libcuda path] [--sched-min ns] [--single-probes]\n"
+	        "                  -p pid | [--] command [arg ...]\n");
 	exit(CUT_EXIT_FATAL);
 }
 
@@ -113,8 +115,7 @@ libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 	return env.verbose ? vfprintf(stderr, fmt, ap) : 0;
 }
 
-static void
-layer_off(int layer, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void layer_off(int layer, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Marks a layer off, saying why once on stderr and in the header. */
 static void
@@ -155,7 +156,7 @@ find_libcuda(const char *ld_library_path)
 		free(dirs);
 	}
 	static const char *const ldconfig[] = {"/sbin/ldconfig -p 2>/dev/null",
-					       "ldconfig -p 2>/dev/null"};
+	                                       "ldconfig -p 2>/dev/null"};
 	for (size_t i = 0; i < 2; i++) {
 		FILE *p = popen(ldconfig[i], "r");
 		char line[PATH_MAX + 64], *found = NULL;
@@ -176,8 +177,9 @@ find_libcuda(const char *ld_library_path)
 			break;
 		}
 	}
-	static const char *const dirs[] = {"/lib64", "/usr/lib64", "/lib/x86_64-linux-gnu",
-					   "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib"};
+	static const char *const dirs[] = {
+	    "/lib64", "/usr/lib64", "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+	    "/lib",   "/usr/lib"};
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		snprintf(path, sizeof(path), "%s/libcuda.so.1", dirs[i]);
 		if (readable(path))
@@ -271,8 +273,7 @@ wanted(const char *name)
  * kernel takes anyway. Returns the count, or -1 with a message in why.
  */
 static int
-list_functions(const char *path, char ***names, unsigned long **offsets, char *why,
-	       size_t whylen)
+list_functions(const char *path, char ***names, unsigned long **offsets, char *why, size_t whylen)
 {
 	struct func *v = NULL;
 	size_t n = 0, cap = 0;
@@ -352,8 +353,8 @@ static bool
 have_uprobe_multi(void)
 {
 	struct bpf_insn insns[] = {
-		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
-		{.code = BPF_JMP | BPF_EXIT},
+	    {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+	    {.code = BPF_JMP | BPF_EXIT},
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, popts, .expected_attach_type = BPF_TRACE_UPROBE_MULTI);
 	int prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns, 2, &popts);
@@ -361,7 +362,7 @@ have_uprobe_multi(void)
 		return false;
 	unsigned long offset = 0;
 	LIBBPF_OPTS(bpf_link_create_opts, lopts, .uprobe_multi.path = "/",
-		    .uprobe_multi.offsets = &offset, .uprobe_multi.cnt = 1);
+	            .uprobe_multi.offsets = &offset, .uprobe_multi.cnt = 1);
 	int link = bpf_link_create(prog, -1, BPF_TRACE_UPROBE_MULTI, &lopts);
 	int e = errno;
 	if (link >= 0)
@@ -399,14 +400,14 @@ static struct bpf_program *
 kfn_prog(struct cutcapture_bpf *skel, int i, bool exit_prog)
 {
 	struct bpf_program *entry[CC_MAX_KFUNCS] = {
-		skel->progs.kfn_entry0, skel->progs.kfn_entry1, skel->progs.kfn_entry2,
-		skel->progs.kfn_entry3, skel->progs.kfn_entry4, skel->progs.kfn_entry5,
-		skel->progs.kfn_entry6, skel->progs.kfn_entry7,
+	    skel->progs.kfn_entry0, skel->progs.kfn_entry1, skel->progs.kfn_entry2,
+	    skel->progs.kfn_entry3, skel->progs.kfn_entry4, skel->progs.kfn_entry5,
+	    skel->progs.kfn_entry6, skel->progs.kfn_entry7,
 	};
 	struct bpf_program *exit_[CC_MAX_KFUNCS] = {
-		skel->progs.kfn_exit0, skel->progs.kfn_exit1, skel->progs.kfn_exit2,
-		skel->progs.kfn_exit3, skel->progs.kfn_exit4, skel->progs.kfn_exit5,
-		skel->progs.kfn_exit6, skel->progs.kfn_exit7,
+	    skel->progs.kfn_exit0, skel->progs.kfn_exit1, skel->progs.kfn_exit2,
+	    skel->progs.kfn_exit3, skel->progs.kfn_exit4, skel->progs.kfn_exit5,
+	    skel->progs.kfn_exit6, skel->progs.kfn_exit7,
 	};
 	return exit_prog ? exit_[i] : entry[i];
 }
@@ -417,10 +418,10 @@ struct probes {
 	char **funcs;
 	unsigned long *offsets;
 	int nfuncs;
-	char *libcuda;      /* as found */
+	char *libcuda; /* as found */
 	char libcuda_real[PATH_MAX];
 	bool multi;
-	bool fentry;        /* the kernel layer loaded as fentry/fexit */
+	bool fentry;              /* the kernel layer loaded as fentry/fexit */
 	struct bpf_link **single; /* 2 per function in single-probe mode */
 	struct bpf_link *klinks[2 * CC_MAX_KFUNCS];
 	int attached, failed;
@@ -495,7 +496,8 @@ skel_load(struct probes *pr)
 		return NULL;
 	int e = cutcapture_bpf__load(skel);
 	if (e && kernel) {
-		snprintf(pr->kernel_why, sizeof(pr->kernel_why), "fentry refused (%s)", strerror(-e));
+		snprintf(pr->kernel_why, sizeof(pr->kernel_why), "fentry refused (%s)",
+		         strerror(-e));
 		cutcapture_bpf__destroy(skel);
 		skel = skel_open(pr, false);
 		if (!skel)
@@ -522,13 +524,13 @@ attach_api(struct cutcapture_bpf *skel, struct probes *pr)
 	if (pr->multi) {
 		/* Returns first and entries last, so that no entry goes without its return. */
 		LIBBPF_OPTS(bpf_uprobe_multi_opts, o, .offsets = pr->offsets, .cookies = cookies,
-			    .cnt = (size_t)pr->nfuncs, .retprobe = true);
+		            .cnt = (size_t)pr->nfuncs, .retprobe = true);
 		skel->links.api_return = bpf_program__attach_uprobe_multi(
-			skel->progs.api_return, -1, pr->libcuda_real, NULL, &o);
+		    skel->progs.api_return, -1, pr->libcuda_real, NULL, &o);
 		o.retprobe = false;
 		if (skel->links.api_return)
 			skel->links.api_entry = bpf_program__attach_uprobe_multi(
-				skel->progs.api_entry, -1, pr->libcuda_real, NULL, &o);
+			    skel->progs.api_entry, -1, pr->libcuda_real, NULL, &o);
 		if (!skel->links.api_entry) {
 			int e = errno;
 			bpf_link__destroy(skel->links.api_return);
@@ -544,11 +546,12 @@ attach_api(struct cutcapture_bpf *skel, struct probes *pr)
 			LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = (__u64)i, .retprobe = true);
 			size_t off = pr->offsets[i];
 			struct bpf_link *r = bpf_program__attach_uprobe_opts(
-				skel->progs.api_return, -1, pr->libcuda_real, off, &o);
+			    skel->progs.api_return, -1, pr->libcuda_real, off, &o);
 			o.retprobe = false;
-			struct bpf_link *e = r ? bpf_program__attach_uprobe_opts(
-							 skel->progs.api_entry, -1, pr->libcuda_real, off, &o)
-					       : NULL;
+			struct bpf_link *e =
+			    r ? bpf_program__attach_uprobe_opts(skel->progs.api_entry, -1,
+			                                        pr->libcuda_real, off, &o)
+			      : NULL;
 			if (!e) {
 				bpf_link__destroy(r);
 				pr->failed++;
@@ -599,11 +602,11 @@ attach_kernel(struct cutcapture_bpf *skel, struct probes *pr)
 		} else {
 			LIBBPF_OPTS(bpf_kprobe_opts, o, .bpf_cookie = (__u64)i);
 			l[0] = bpf_program__attach_kprobe_opts(skel->progs.kprobe_entry,
-							       env.kfuncs[i], &o);
+			                                       env.kfuncs[i], &o);
 			o.retprobe = true;
 			l[1] = l[0] ? bpf_program__attach_kprobe_opts(skel->progs.kprobe_return,
-								      env.kfuncs[i], &o)
-				    : NULL;
+			                                              env.kfuncs[i], &o)
+			            : NULL;
 		}
 		if (l[1]) {
 			ok++;
@@ -614,14 +617,14 @@ attach_kernel(struct cutcapture_bpf *skel, struct probes *pr)
 			snprintf(why, sizeof(why), "fentry on %s: %s", env.kfuncs[i], strerror(e));
 		else
 			snprintf(why, sizeof(why), "kprobes: %s",
-				 e == ENOENT || e == EOPNOTSUPP ? "not supported by this kernel"
-								: strerror(e));
+			         e == ENOENT || e == EOPNOTSUPP ? "not supported by this kernel"
+			                                        : strerror(e));
 		bpf_link__destroy(l[0]);
 		l[0] = NULL;
 	}
 	if (!ok)
 		layer_off(4, "%s%s%s", pr->kernel_why, pr->kernel_why[0] && why[0] ? "; " : "",
-			  why);
+		          why);
 	else if (why[0])
 		warnx("kernel layer: %s", why);
 }
@@ -674,7 +677,7 @@ proc_ppid(pid_t pid, char *comm, size_t commlen)
 		char *open_paren = strchr(s, '(');
 		if (comm && open_paren && open_paren < close_paren)
 			snprintf(comm, commlen, "%.*s", (int)(close_paren - open_paren - 1),
-				 open_paren + 1);
+			         open_paren + 1);
 		sscanf(close_paren + 2, "%*c %d", &ppid);
 	}
 	free(s);
@@ -847,7 +850,8 @@ write_header(uint64_t ts, const struct probes *pr, pid_t root, char **cmd)
 	buf_addc(&b, '{');
 	for (int i = 0; i < NLAYERS; i++) {
 		char off[sizeof(off_why) + 8];
-		snprintf(off, sizeof(off), "off: %s", off_why[i][0] ? off_why[i] : "not asked for (-l)");
+		snprintf(off, sizeof(off), "off: %s",
+		         off_why[i][0] ? off_why[i] : "not asked for (-l)");
 		add_str(&b, layer_names[i], env.layers & (1u << i) ? "on" : off);
 	}
 	buf_addc(&b, '}');
@@ -862,7 +866,8 @@ write_header(uint64_t ts, const struct probes *pr, pid_t root, char **cmd)
 	add_int(&b, "pid", root);
 	add_key(&b, "probes");
 	buf_addc(&b, '{');
-	add_str(&b, "mode", env.layers & CC_L_API ? (pr->multi ? "uprobe_multi" : "uprobe") : "none");
+	add_str(&b, "mode",
+	        env.layers & CC_L_API ? (pr->multi ? "uprobe_multi" : "uprobe") : "none");
 	add_int(&b, "functions", pr->nfuncs);
 	add_int(&b, "attached", pr->attached);
 	add_int(&b, "failed", pr->failed);
@@ -889,9 +894,9 @@ struct loop {
 };
 
 static const char *const counter_layer[CC_NCOUNTERS] = {
-	[CC_C_LOST_API] = "api",       [CC_C_LOST_IOCTL] = "ioctl", [CC_C_LOST_IRQ] = "irq",
-	[CC_C_LOST_SCHED] = "sched",   [CC_C_LOST_KERNEL] = "kernel", [CC_C_LOST_META] = "meta",
-	[CC_C_DEPTH] = "api",          [CC_C_NOTHREAD] = "api",
+    [CC_C_LOST_API] = "api",     [CC_C_LOST_IOCTL] = "ioctl",   [CC_C_LOST_IRQ] = "irq",
+    [CC_C_LOST_SCHED] = "sched", [CC_C_LOST_KERNEL] = "kernel", [CC_C_LOST_META] = "meta",
+    [CC_C_DEPTH] = "api",        [CC_C_NOTHREAD] = "api",
 };
 
 /* Reads the per-CPU counters; queues a lost record for each increase. */
@@ -901,7 +906,7 @@ check_counters(struct loop *L, uint64_t now)
 	__u64 *v = calloc((size_t)L->ncpu, sizeof(*v));
 	for (__u32 i = 0; i < CC_NCOUNTERS; i++) {
 		if (bpf_map__lookup_elem(L->skel->maps.counters, &i, sizeof(i), v,
-					 sizeof(*v) * (size_t)L->ncpu, 0))
+		                         sizeof(*v) * (size_t)L->ncpu, 0))
 			continue;
 		uint64_t sum = 0;
 		for (int c = 0; c < L->ncpu; c++)
@@ -917,9 +922,9 @@ check_counters(struct loop *L, uint64_t now)
 				L->unmatched += delta;
 			continue;
 		}
-		const char *why = i == CC_C_DEPTH      ? "calls nested deeper than the probes follow"
-				  : i == CC_C_NOTHREAD ? "per-thread table full"
-						       : "ring buffer full";
+		const char *why = i == CC_C_DEPTH ? "calls nested deeper than the probes follow"
+		                  : i == CC_C_NOTHREAD ? "per-thread table full"
+		                                       : "ring buffer full";
 		rec_lost(now, counter_layer[i], delta, why);
 		L->lost += delta;
 	}
@@ -946,9 +951,9 @@ scan_inflight(struct loop *L, uint64_t now)
 			if (t->sys_ts && t->sys_ts < hold)
 				hold = t->sys_ts;
 			if (t->off_ts) {
-				uint64_t h = rec_offcpu_hold(L->keys[i], t->off_ts, t->off_state,
-							     t->off_cpu, now, MAX_HOLD_NS,
-							     now - SLACK_NS);
+				uint64_t h =
+				    rec_offcpu_hold(L->keys[i], t->off_ts, t->off_state, t->off_cpu,
+				                    now, MAX_HOLD_NS, now - SLACK_NS);
 				if (h < hold)
 					hold = h;
 			}
@@ -988,11 +993,11 @@ progress(struct loop *L, uint64_t now, bool last)
 	uint64_t events = c.events + rec_pending();
 	double secs = (double)(now - L->start) / 1e9;
 	double rate = (double)(events - L->last_events) /
-		      ((double)(now - L->last_progress ? now - L->last_progress : 1) / 1e9);
+	              ((double)(now - L->last_progress ? now - L->last_progress : 1) / 1e9);
 	if (L->progress_tty || !last)
 		fprintf(stderr, "%scutcapture: %.0f s, %llu events, %.0f/s, %llu lost%s",
-			L->progress_tty ? "\r" : "", secs, (unsigned long long)events, rate,
-			(unsigned long long)L->lost, L->progress_tty && !last ? "   " : "\n");
+		        L->progress_tty ? "\r" : "", secs, (unsigned long long)events, rate,
+		        (unsigned long long)L->lost, L->progress_tty && !last ? "   " : "\n");
 	if (L->progress_tty && last && L->last_progress != L->start)
 		fputc('\n', stderr);
 	L->last_progress = now;
@@ -1006,8 +1011,8 @@ write_trailer(struct loop *L, const struct probes *pr, int status, bool exited)
 	struct rec_counts c = rec_counts();
 	add_int(&b, "events", (int64_t)c.events);
 	add_int(&b, "lost", (int64_t)L->lost);
-	static const enum cut_layer order[] = {CUT_API, CUT_IOCTL, CUT_IRQ, CUT_SCHED, CUT_KERNEL,
-					       CUT_META};
+	static const enum cut_layer order[] = {CUT_API,   CUT_IOCTL,  CUT_IRQ,
+	                                       CUT_SCHED, CUT_KERNEL, CUT_META};
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
 		add_int(&b, cut_layer_name(order[i]), (int64_t)c.layer[order[i]]);
 	add_int(&b, "unmatched", (int64_t)L->unmatched);
@@ -1061,14 +1066,14 @@ int
 main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
-		{"libcuda", required_argument, NULL, OPT_LIBCUDA},
-		{"sched-min", required_argument, NULL, OPT_SCHED_MIN},
-		{"single-probes", no_argument, NULL, OPT_SINGLE},
-		{"ioctl-dev", required_argument, NULL, OPT_IOCTL_DEV},
-		{"uvm-dev", required_argument, NULL, OPT_UVM_DEV},
-		{"irq-prefix", required_argument, NULL, OPT_IRQ},
-		{"bench-bare", no_argument, NULL, OPT_BARE},
-		{NULL, 0, NULL, 0},
+	    {"libcuda", required_argument, NULL, OPT_LIBCUDA},
+	    {"sched-min", required_argument, NULL, OPT_SCHED_MIN},
+	    {"single-probes", no_argument, NULL, OPT_SINGLE},
+	    {"ioctl-dev", required_argument, NULL, OPT_IOCTL_DEV},
+	    {"uvm-dev", required_argument, NULL, OPT_UVM_DEV},
+	    {"irq-prefix", required_argument, NULL, OPT_IRQ},
+	    {"bench-bare", no_argument, NULL, OPT_BARE},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *extra_devs[8];
 	unsigned extra_kinds[8];
@@ -1081,7 +1086,8 @@ main(int argc, char *argv[])
 			/* The ring buffer is a power of two pages. */
 			if (*end || env.ring_mb < 1 || env.ring_mb > 2048 ||
 			    (env.ring_mb & (env.ring_mb - 1)))
-				errx(CUT_EXIT_FATAL, "-b %s: a power of two from 1 to 2048", optarg);
+				errx(CUT_EXIT_FATAL, "-b %s: a power of two from 1 to 2048",
+				     optarg);
 			break;
 		case 'f':
 			if (env.npatterns == 64)
@@ -1090,7 +1096,8 @@ main(int argc, char *argv[])
 			break;
 		case 'k':
 			if (env.nkfuncs == CC_MAX_KFUNCS)
-				errx(CUT_EXIT_FATAL, "-k: at most %d kernel functions", CC_MAX_KFUNCS);
+				errx(CUT_EXIT_FATAL, "-k: at most %d kernel functions",
+				     CC_MAX_KFUNCS);
 			env.kfuncs[env.nkfuncs++] = optarg;
 			break;
 		case 'l':
@@ -1098,31 +1105,21 @@ main(int argc, char *argv[])
 				usage();
 			env.layers = (unsigned)layers;
 			break;
-		case 'o':
-			env.out_path = optarg;
-			break;
+		case 'o': env.out_path = optarg; break;
 		case 'p':
 			env.pid = (pid_t)strtol(optarg, &end, 10);
 			if (*end || env.pid <= 0)
 				errx(CUT_EXIT_FATAL, "-p %s: not a process id", optarg);
 			break;
-		case 'q':
-			env.quiet = true;
-			break;
-		case 'v':
-			env.verbose = true;
-			break;
-		case OPT_LIBCUDA:
-			env.libcuda = optarg;
-			break;
+		case 'q': env.quiet = true; break;
+		case 'v': env.verbose = true; break;
+		case OPT_LIBCUDA: env.libcuda = optarg; break;
 		case OPT_SCHED_MIN:
 			env.sched_min = strtoull(optarg, &end, 10);
 			if (*end)
 				errx(CUT_EXIT_FATAL, "--sched-min %s: not a number of ns", optarg);
 			break;
-		case OPT_SINGLE:
-			env.single = true;
-			break;
+		case OPT_SINGLE: env.single = true; break;
 		case OPT_IOCTL_DEV:
 		case OPT_UVM_DEV:
 			if (nextra == 8)
@@ -1130,16 +1127,14 @@ main(int argc, char *argv[])
 			extra_devs[nextra] = optarg;
 			extra_kinds[nextra++] = c == OPT_IOCTL_DEV ? CC_DEV_RM : CC_DEV_UVM;
 			break;
-		case OPT_BARE:
-			env.bare = true;
-			break;
+		case OPT_BARE: env.bare = true; break;
 		case OPT_IRQ:
 			if (strlen(optarg) >= CC_COMMLEN)
-				errx(CUT_EXIT_FATAL, "--irq-prefix: at most %d bytes", CC_COMMLEN - 1);
+				errx(CUT_EXIT_FATAL, "--irq-prefix: at most %d bytes",
+				     CC_COMMLEN - 1);
 			env.irq_prefix = optarg;
 			break;
-		default:
-			usage();
+		default: usage();
 		}
 	}
 	if ((optind < argc) == (env.pid != 0))
@@ -1193,7 +1188,7 @@ main(int argc, char *argv[])
 		else if (!realpath(pr.libcuda, pr.libcuda_real))
 			layer_off(0, "%s: %s", pr.libcuda, strerror(errno));
 		else if ((pr.nfuncs = list_functions(pr.libcuda_real, &pr.funcs, &pr.offsets, why,
-							     sizeof(why))) < 0)
+		                                     sizeof(why))) < 0)
 			layer_off(0, "%s", why);
 		if (pr.nfuncs < 0)
 			pr.nfuncs = 0;
@@ -1203,19 +1198,20 @@ main(int argc, char *argv[])
 		if (!env.nkfuncs)
 			default_kernel_functions();
 		if (!env.nkfuncs)
-			layer_off(4, "%s", access("/sys/module/nvidia", F_OK) == 0
-						   ? "no NVIDIA driver function found in kallsyms"
-						   : "nvidia module not loaded");
+			layer_off(4, "%s",
+			          access("/sys/module/nvidia", F_OK) == 0
+			              ? "no NVIDIA driver function found in kallsyms"
+			              : "nvidia module not loaded");
 	}
 	rec_init(out, (const char *const *)pr.funcs, (size_t)pr.nfuncs, env.kfuncs,
-		 (size_t)env.nkfuncs);
+	         (size_t)env.nkfuncs);
 
 	skel = skel_load(&pr);
 	if (!skel) {
 		warnx("cannot load the BPF programs: %s%s", strerror(errno),
 		      errno == EPERM ? " (is BPF allowed here? see dmesg and "
-				       "kernel.unprivileged_bpf_disabled)"
-				     : "");
+		                       "kernel.unprivileged_bpf_disabled)"
+		                     : "");
 		goto cleanup;
 	}
 
@@ -1235,9 +1231,9 @@ main(int argc, char *argv[])
 
 	/* The process tree first: nothing the command forks may slip by. */
 	struct bpf_program *always[] = {skel->progs.proc_fork, skel->progs.proc_exec,
-					skel->progs.proc_exit};
+	                                skel->progs.proc_exit};
 	struct bpf_link **always_links[] = {&skel->links.proc_fork, &skel->links.proc_exec,
-					    &skel->links.proc_exit};
+	                                    &skel->links.proc_exit};
 	for (size_t i = 0; i < 3; i++) {
 		if (!(*always_links[i] = bpf_program__attach(always[i]))) {
 			warnx("cannot attach the process-tree tracepoints: %s", strerror(errno));
@@ -1252,12 +1248,12 @@ main(int argc, char *argv[])
 		struct bpf_link **la, **lb;
 		const char *what;
 	} tps[] = {
-		{1, skel->progs.sys_enter, skel->progs.sys_exit, &skel->links.sys_enter,
-		 &skel->links.sys_exit, "raw tracepoints sys_enter/sys_exit"},
-		{2, skel->progs.irq_entry, skel->progs.irq_exit, &skel->links.irq_entry,
-		 &skel->links.irq_exit, "raw tracepoints irq_handler_entry/exit"},
-		{3, skel->progs.sched_switch, skel->progs.sched_wakeup, &skel->links.sched_switch,
-		 &skel->links.sched_wakeup, "raw tracepoints sched_switch/sched_wakeup"},
+	    {1, skel->progs.sys_enter, skel->progs.sys_exit, &skel->links.sys_enter,
+	     &skel->links.sys_exit, "raw tracepoints sys_enter/sys_exit"},
+	    {2, skel->progs.irq_entry, skel->progs.irq_exit, &skel->links.irq_entry,
+	     &skel->links.irq_exit, "raw tracepoints irq_handler_entry/exit"},
+	    {3, skel->progs.sched_switch, skel->progs.sched_wakeup, &skel->links.sched_switch,
+	     &skel->links.sched_wakeup, "raw tracepoints sched_switch/sched_wakeup"},
 	};
 	for (size_t i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
 		if (!(env.layers & (1u << tps[i].layer)))
@@ -1376,7 +1372,7 @@ main(int argc, char *argv[])
 		child_done = true;
 	if (child_done)
 		status = WIFEXITED(child_status) ? WEXITSTATUS(child_status)
-						 : 128 + WTERMSIG(child_status);
+		                                 : 128 + WTERMSIG(child_status);
 	else if (child)
 		status = 128 + (stop_sig ? stop_sig : SIGTERM);
 	else

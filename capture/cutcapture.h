@@ -7,12 +7,12 @@
 #define CC_DEPTH 8        /* nested driver API calls remembered per thread (power of two) */
 #define CC_NEXTRA 5       /* argument words kept beyond the six passed in registers */
 #define CC_NARGS (6 + CC_NEXTRA)
-#define CC_STRLEN 128     /* longest name read from the traced process */
+#define CC_STRLEN 128 /* longest name read from the traced process */
 #define CC_PATHLEN 64
 #define CC_CMDLEN 256
 #define CC_COMMLEN 16
-#define CC_MAX_DEVS 16    /* device numbers whose ioctls are traced */
-#define CC_MAX_KFUNCS 8   /* kernel functions of the kernel layer */
+#define CC_MAX_DEVS 16  /* device numbers whose ioctls are traced */
+#define CC_MAX_KFUNCS 8 /* kernel functions of the kernel layer */
 
 /* Layer switches (targ_layers). */
 enum {
@@ -26,23 +26,23 @@ enum {
 /* How a driver API probe gets its argument words beyond the registers (cc_fdesc.extra). */
 enum {
 	CC_EXTRA_NONE,
-	CC_EXTRA_STACK,  /* nextra words of the caller's stack: [sp+8], [sp+16], ... */
-	CC_EXTRA_ARG0,   /* nextra words of the struct arg 0 points to (CUlaunchConfig) */
+	CC_EXTRA_STACK, /* nextra words of the caller's stack: [sp+8], [sp+16], ... */
+	CC_EXTRA_ARG0,  /* nextra words of the struct arg 0 points to (CUlaunchConfig) */
 };
 
 /* How the string of a driver API call is found (cc_fdesc.strmode). */
 enum {
 	CC_STR_NONE,
-	CC_STR_ARG,    /* argument str-1 points to it, read at return */
-	CC_STR_OUT,    /* argument str-1 points to a pointer to it, set by the call */
+	CC_STR_ARG, /* argument str-1 points to it, read at return */
+	CC_STR_OUT, /* argument str-1 points to a pointer to it, set by the call */
 };
 
 /* What the BPF side needs to know about one probed function, indexed by its cookie. */
 struct cc_fdesc {
-	__u8 out;     /* 1 + index of an out-pointer argument whose target is read at return */
-	__u8 str;     /* 1 + index of the argument holding the string, see strmode */
+	__u8 out; /* 1 + index of an out-pointer argument whose target is read at return */
+	__u8 str; /* 1 + index of the argument holding the string, see strmode */
 	__u8 strmode;
-	__u8 extra;   /* CC_EXTRA_* */
+	__u8 extra; /* CC_EXTRA_* */
 	__u8 nextra;
 	__u8 pad[3];
 };
@@ -63,17 +63,17 @@ struct cc_dev {
 
 /* Counters (map "counters", per CPU), read by the loader. */
 enum {
-	CC_C_LOST_API,     /* ring buffer full, per layer... */
+	CC_C_LOST_API, /* ring buffer full, per layer... */
 	CC_C_LOST_IOCTL,
 	CC_C_LOST_IRQ,
 	CC_C_LOST_SCHED,
 	CC_C_LOST_KERNEL,
 	CC_C_LOST_META,
-	CC_C_DEPTH,        /* call nested deeper than CC_DEPTH: not recorded */
-	CC_C_NOTHREAD,     /* per-thread map full: call not recorded */
-	CC_C_UNMATCHED,    /* returns with no matching entry (entries missed or unwound) */
-	CC_C_BARE_CALLS,   /* --bench-bare: calls counted... */
-	CC_C_BARE_NS,      /* ...and their time, with no record written */
+	CC_C_DEPTH,      /* call nested deeper than CC_DEPTH: not recorded */
+	CC_C_NOTHREAD,   /* per-thread map full: call not recorded */
+	CC_C_UNMATCHED,  /* returns with no matching entry (entries missed or unwound) */
+	CC_C_BARE_CALLS, /* --bench-bare: calls counted... */
+	CC_C_BARE_NS,    /* ...and their time, with no record written */
 	CC_NCOUNTERS
 };
 
@@ -94,24 +94,24 @@ struct cc_thread {
 	__u32 pad0;
 	struct cc_frame f[CC_DEPTH];
 
-	__u64 sys_ts;     /* traced system call in flight (ioctl, open...); 0 when none */
-	__u64 sys_arg;    /* ioctl: argument; open: path pointer; mmap: length */
-	__u64 sys_ptr;    /* where the status is read at exit (payload address); 0 if none */
-	__u64 sys_off;    /* mmap offset */
-	__u32 sys_nr;     /* system call number */
+	__u64 sys_ts;  /* traced system call in flight (ioctl, open...); 0 when none */
+	__u64 sys_arg; /* ioctl: argument; open: path pointer; mmap: length */
+	__u64 sys_ptr; /* where the status is read at exit (payload address); 0 if none */
+	__u64 sys_off; /* mmap offset */
+	__u32 sys_nr;  /* system call number */
 	__u32 sys_fd;
 	__u32 sys_cmd;
-	__u32 sys_rdev;   /* device of the fd, kernel encoding (major << 20 | minor) */
-	__u32 sys_sub;    /* RM control command or class */
-	__u32 sys_xfer;   /* inner command of NV_ESC_IOCTL_XFER_CMD */
-	__u16 sys_flags;  /* CC_IO_* */
-	__u16 sys_stoff;  /* offset of the status in the payload */
+	__u32 sys_rdev;  /* device of the fd, kernel encoding (major << 20 | minor) */
+	__u32 sys_sub;   /* RM control command or class */
+	__u32 sys_xfer;  /* inner command of NV_ESC_IOCTL_XFER_CMD */
+	__u16 sys_flags; /* CC_IO_* */
+	__u16 sys_stoff; /* offset of the status in the payload */
 	__u32 pad1;
 
-	__u64 off_ts;     /* left the CPU at; 0 when on it */
-	__u64 wake_ts;    /* woken at; 0 when not yet */
+	__u64 off_ts;  /* left the CPU at; 0 when on it */
+	__u64 wake_ts; /* woken at; 0 when not yet */
 	__u32 off_cpu;
-	__u32 off_state;  /* 'R', 'S', 'D' or another letter */
+	__u32 off_state; /* 'R', 'S', 'D' or another letter */
 	__u32 waker;
 	__u32 pad2;
 };
@@ -120,7 +120,7 @@ struct cc_thread {
 enum {
 	CC_EV_API = 1,
 	CC_EV_IOCTL,
-	CC_EV_FILE,  /* open, close, mmap, munmap of a device file */
+	CC_EV_FILE, /* open, close, mmap, munmap of a device file */
 	CC_EV_IRQ,
 	CC_EV_SCHED,
 	CC_EV_TASK,
@@ -174,7 +174,7 @@ struct cc_file {
 	__u64 addr; /* mmap: the result; munmap: the argument */
 	__u64 len;
 	__u64 off;
-	__u32 nr;   /* system call */
+	__u32 nr; /* system call */
 	__u32 fd;
 	__u32 rdev;
 	__u32 pad;
@@ -190,7 +190,7 @@ struct cc_irq {
 
 struct cc_sched {
 	struct cc_hdr h;
-	__u64 runq;  /* ns between the wakeup and getting the CPU back; 0 if unknown */
+	__u64 runq; /* ns between the wakeup and getting the CPU back; 0 if unknown */
 	__u32 state;
 	__u32 waker; /* thread that woke it; 0 if unknown */
 	__u32 cpu_in;
@@ -201,7 +201,7 @@ enum {
 	CC_TASK_FORK = 1, /* a new process */
 	CC_TASK_THREAD,   /* a new thread */
 	CC_TASK_EXEC,
-	CC_TASK_EXIT,     /* a thread ended */
+	CC_TASK_EXIT, /* a thread ended */
 };
 
 struct cc_task {

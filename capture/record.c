@@ -44,6 +44,8 @@ struct api_decoder {
 	struct api_field f[7];
 };
 
+/* One entry a line reads better than what clang-format makes of the table. */
+/* clang-format off */
 #define A(i) ((i) + 1)
 #define ALLOC(n, b, o, ...) {.name = n, .out = A(o), .f = {{"bytes", b, 'd'}, __VA_ARGS__}}
 #define COPY(n, d, ...) {.name = n, .dir = d, .f = {{"bytes", 2, 'd'}, {"dir", 0, 'D'}, \
@@ -175,6 +177,7 @@ static const struct api_decoder decoders[] = {
 	ONE("cuStreamSynchronize", "stream", 'x'),
 	{.name = "cuStreamWaitEvent", .f = {{"stream", 0, 'x'}, {"event", 1, 'x'}}},
 };
+/* clang-format on */
 
 static int
 decoder_cmp(const void *key, const void *elem)
@@ -194,7 +197,7 @@ decoder_find(const char *name)
 	if (n > 5 && (strcmp(base + n - 5, "_ptsz") == 0 || strcmp(base + n - 5, "_ptds") == 0))
 		base[n - 5] = 0;
 	return bsearch(base, decoders, sizeof(decoders) / sizeof(decoders[0]), sizeof(decoders[0]),
-		       decoder_cmp);
+	               decoder_cmp);
 }
 
 struct cc_fdesc
@@ -218,7 +221,7 @@ rec_fdesc(const char *name)
 struct entry {
 	uint64_t a, b;
 	char *s;
-	uint32_t aux;  /* threads: pid */
+	uint32_t aux; /* threads: pid */
 	bool used, flag;
 };
 
@@ -360,7 +363,7 @@ static struct {
 
 void
 rec_init(FILE *out, const char *const *funcs, size_t nfuncs, const char *const *kfuncs,
-	 size_t nkfuncs)
+         size_t nkfuncs)
 {
 	R.out = out;
 	R.funcs = funcs;
@@ -412,8 +415,8 @@ rec_dev_scan(void)
 		if (strcmp(name, "nvidiactl") == 0)
 			continue;
 		unsigned kind = strcmp(name, "nvidia") == 0       ? CC_DEV_RM
-				: strcmp(name, "nvidia-uvm") == 0 ? CC_DEV_UVM
-								  : CC_DEV_OTHER;
+		                : strcmp(name, "nvidia-uvm") == 0 ? CC_DEV_UVM
+		                                                  : CC_DEV_OTHER;
 		dev_push(major, CC_ANY_MINOR, kind, name);
 		n++;
 	}
@@ -619,7 +622,7 @@ thread_seen(uint64_t ts, uint32_t pid, uint32_t tid)
 
 static void
 symbol_record(const struct cc_api *r, const char *via, const char *kind, uint64_t handle,
-	      const char *name)
+              const char *name)
 {
 	struct entry *e = table_put(&R.handles, r->h.pid, handle);
 	set_str(&e->s, name);
@@ -671,18 +674,10 @@ write_api(const struct cc_api *r)
 		uint64_t v = f->idx < CC_NARGS ? r->a[f->idx] : 0;
 		const char *hn;
 		switch (f->fmt) {
-		case 'd':
-			arg_int(&R.args, f->key, (int64_t)v);
-			break;
-		case 'i':
-			arg_int(&R.args, f->key, (int32_t)v);
-			break;
-		case 'u':
-			arg_int(&R.args, f->key, (uint32_t)v);
-			break;
-		case 'x':
-			arg_hex(&R.args, f->key, v);
-			break;
+		case 'd': arg_int(&R.args, f->key, (int64_t)v); break;
+		case 'i': arg_int(&R.args, f->key, (int32_t)v); break;
+		case 'u': arg_int(&R.args, f->key, (uint32_t)v); break;
+		case 'x': arg_hex(&R.args, f->key, v); break;
 		case 'o':
 			if (ok)
 				arg_hex(&R.args, f->key, r->out);
@@ -700,22 +695,16 @@ write_api(const struct cc_api *r)
 				arg_str(&R.args, f->key, hn, strlen(hn));
 			break;
 		case 'g':
-			arg_triple(&R.args, f->key, (uint32_t)r->a[f->idx], (uint32_t)r->a[f->idx + 1],
-				   (uint32_t)r->a[f->idx + 2]);
+			arg_triple(&R.args, f->key, (uint32_t)r->a[f->idx],
+			           (uint32_t)r->a[f->idx + 1], (uint32_t)r->a[f->idx + 2]);
 			break;
-		case 'b':
-			arg_int(&R.args, f->key, (int64_t)(v * dec->elem));
-			break;
-		case 'D':
-			arg_str(&R.args, f->key, dec->dir, strlen(dec->dir));
-			break;
+		case 'b': arg_int(&R.args, f->key, (int64_t)(v * dec->elem)); break;
+		case 'D': arg_str(&R.args, f->key, dec->dir, strlen(dec->dir)); break;
 		case 'G':
 			arg_triple(&R.args, f->key, slot(r, f->idx), slot(r, f->idx + 1),
-				   slot(r, f->idx + 2));
+			           slot(r, f->idx + 2));
 			break;
-		case 'U':
-			arg_int(&R.args, f->key, slot(r, f->idx));
-			break;
+		case 'U': arg_int(&R.args, f->key, slot(r, f->idx)); break;
 		}
 	}
 	ev.args = args_end(&R.args);
@@ -929,31 +918,15 @@ write_record(const struct cc_hdr *h)
 	if (h->kind != CC_EV_TASK && h->kind != EV_LOST && h->kind != EV_PROC)
 		thread_seen(h->ts, h->pid, h->tid);
 	switch (h->kind) {
-	case CC_EV_API:
-		write_api((const struct cc_api *)h);
-		break;
-	case CC_EV_IOCTL:
-		write_ioctl((const struct cc_ioctl *)h);
-		break;
-	case CC_EV_FILE:
-		write_file((const struct cc_file *)h);
-		break;
-	case CC_EV_IRQ:
-		write_irq((const struct cc_irq *)h);
-		break;
-	case CC_EV_SCHED:
-		write_sched((const struct cc_sched *)h);
-		break;
+	case CC_EV_API: write_api((const struct cc_api *)h); break;
+	case CC_EV_IOCTL: write_ioctl((const struct cc_ioctl *)h); break;
+	case CC_EV_FILE: write_file((const struct cc_file *)h); break;
+	case CC_EV_IRQ: write_irq((const struct cc_irq *)h); break;
+	case CC_EV_SCHED: write_sched((const struct cc_sched *)h); break;
 	case CC_EV_TASK:
-	case EV_PROC:
-		write_task((const struct cc_task *)h);
-		break;
-	case CC_EV_KFUNC:
-		write_kfunc((const struct cc_kfunc *)h);
-		break;
-	case EV_LOST:
-		write_lost((const struct lost_rec *)h);
-		break;
+	case EV_PROC: write_task((const struct cc_task *)h); break;
+	case CC_EV_KFUNC: write_kfunc((const struct cc_kfunc *)h); break;
+	case EV_LOST: write_lost((const struct lost_rec *)h); break;
 	}
 }
 
@@ -1112,7 +1085,7 @@ rec_process(uint64_t ts, uint32_t pid, uint32_t ppid, const char *comm, const ch
 
 uint64_t
 rec_offcpu_hold(uint32_t tid, uint64_t off_ts, uint32_t state, uint32_t cpu, uint64_t now,
-		uint64_t max_age, uint64_t upto)
+                uint64_t max_age, uint64_t upto)
 {
 	struct split *s = split_find(tid);
 	if (!s) {

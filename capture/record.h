@@ -22,7 +22,7 @@ struct rec_counts {
  * cookie (index into funcs) and kernel functions by index. The arrays must outlive the
  * capture. */
 void rec_init(FILE *out, const char *const *funcs, size_t nfuncs, const char *const *kfuncs,
-	      size_t nkfuncs);
+              size_t nkfuncs);
 
 /* What the BPF side must do for function name: which arguments to read and when. All zero
  * for a function without a decoder (only its return code is recorded). */
@@ -42,16 +42,15 @@ int rec_ring(void *ctx, void *data, size_t size);
 /* Queues a "lost" record. */
 void rec_lost(uint64_t ts, const char *layer, uint64_t count, const char *reason);
 /* Queues a "process" record for a process that existed before the capture started. */
-void rec_process(uint64_t ts, uint32_t pid, uint32_t ppid, const char *comm,
-		 const char *cmdline);
+void rec_process(uint64_t ts, uint32_t pid, uint32_t ppid, const char *comm, const char *cmdline);
 /*
  * For the scan of threads in flight: thread tid has been off the CPU since off_ts. When it
  * has been so for longer than max_age, the period so far, up to upto, is queued as a span of
  * its own (its "split" argument set) so that the output need not wait for it. Returns the
  * time from which the thread still holds the output back.
  */
-uint64_t rec_offcpu_hold(uint32_t tid, uint64_t off_ts, uint32_t state, uint32_t cpu,
-			 uint64_t now, uint64_t max_age, uint64_t upto);
+uint64_t rec_offcpu_hold(uint32_t tid, uint64_t off_ts, uint32_t state, uint32_t cpu, uint64_t now,
+                         uint64_t max_age, uint64_t upto);
 /* Writes, in order of ts, every queued record that starts before upto (UINT64_MAX: all). */
 void rec_flush(uint64_t upto);
 /* Records queued and not yet written. */
