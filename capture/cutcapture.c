@@ -426,7 +426,10 @@ struct probes {
 	struct bpf_link *klinks[2 * CC_MAX_KFUNCS];
 	int attached, failed;
 	uint64_t attach_ns, detach_ns;
-	char kernel_why[160];
+	char kernel_why[352];
+	char nobtf[160]; /* kernel functions fentry cannot find in BTF */
+	bool kfentry[CC_MAX_KFUNCS];
+	int fentry_targets;
 };
 
 /* Opens the skeleton and writes its settings; fentry says whether the kernel layer's
@@ -472,14 +475,24 @@ skel_open(struct probes *pr, bool fentry)
 	bpf_program__set_autoload(skel->progs.irq_exit, env.layers & CC_L_IRQ);
 	bpf_program__set_autoload(skel->progs.sched_switch, env.layers & CC_L_SCHED);
 	bpf_program__set_autoload(skel->progs.sched_wakeup, env.layers & CC_L_SCHED);
+	/* fentry needs the function in the kernel's or a module's BTF: without it the
+	 * function is left to kprobes. */
+	pr->fentry_targets = 0;
+	pr->nobtf[0] = 0;
 	for (int i = 0; i < CC_MAX_KFUNCS; i++) {
 		bool use = fentry && kernel && i < env.nkfuncs;
-		for (int x = 0; x < 2; x++) {
-			struct bpf_program *p = kfn_prog(skel, i, x);
-			bpf_program__set_autoload(p, use);
-			if (use)
-				bpf_program__set_attach_target(p, 0, env.kfuncs[i]);
+		struct bpf_program *a = kfn_prog(skel, i, false), *b = kfn_prog(skel, i, true);
+		if (use && (bpf_program__set_attach_target(a, 0, env.kfuncs[i]) ||
+		            bpf_program__set_attach_target(b, 0, env.kfuncs[i]))) {
+			size_t n = strlen(pr->nobtf);
+			snprintf(pr->nobtf + n, sizeof(pr->nobtf) - n, "%s%s", n ? ", " : "",
+			         env.kfuncs[i]);
+			use = false;
 		}
+		pr->kfentry[i] = use;
+		pr->fentry_targets += use;
+		bpf_program__set_autoload(a, use);
+		bpf_program__set_autoload(b, use);
 	}
 	bpf_program__set_autoload(skel->progs.kprobe_entry, kernel && !fentry);
 	bpf_program__set_autoload(skel->progs.kprobe_return, kernel && !fentry);
@@ -494,10 +507,14 @@ skel_load(struct probes *pr)
 	struct cutcapture_bpf *skel = skel_open(pr, kernel);
 	if (!skel)
 		return NULL;
-	int e = cutcapture_bpf__load(skel);
+	int e = kernel && !pr->fentry_targets ? -ENOENT : cutcapture_bpf__load(skel);
 	if (e && kernel) {
-		snprintf(pr->kernel_why, sizeof(pr->kernel_why), "fentry refused (%s)",
-		         strerror(-e));
+		if (!pr->fentry_targets)
+			snprintf(pr->kernel_why, sizeof(pr->kernel_why), "fentry: no BTF for %s",
+			         pr->nobtf);
+		else
+			snprintf(pr->kernel_why, sizeof(pr->kernel_why), "fentry refused (%s)",
+			         strerror(-e));
 		cutcapture_bpf__destroy(skel);
 		skel = skel_open(pr, false);
 		if (!skel)
@@ -596,7 +613,10 @@ attach_kernel(struct cutcapture_bpf *skel, struct probes *pr)
 	char why[160] = "";
 	for (int i = 0; i < env.nkfuncs; i++) {
 		struct bpf_link **l = &pr->klinks[2 * i];
-		if (pr->fentry) {
+		if (pr->fentry && !pr->kfentry[i]) {
+			snprintf(why, sizeof(why), "fentry: no BTF for %s", env.kfuncs[i]);
+			continue;
+		} else if (pr->fentry) {
 			l[0] = bpf_program__attach(kfn_prog(skel, i, false));
 			l[1] = l[0] ? bpf_program__attach(kfn_prog(skel, i, true)) : NULL;
 		} else {
@@ -617,8 +637,9 @@ attach_kernel(struct cutcapture_bpf *skel, struct probes *pr)
 			snprintf(why, sizeof(why), "fentry on %s: %s", env.kfuncs[i], strerror(e));
 		else
 			snprintf(why, sizeof(why), "kprobes: %s",
-			         e == ENOENT || e == EOPNOTSUPP ? "not supported by this kernel"
-			                                        : strerror(e));
+			         access("/sys/bus/event_source/devices/kprobe", F_OK) != 0
+			             ? "not supported by this kernel"
+			             : strerror(e));
 		bpf_link__destroy(l[0]);
 		l[0] = NULL;
 	}

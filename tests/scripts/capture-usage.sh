@@ -40,4 +40,14 @@ fi
 jq -e -s 'any(.[]; .name == "header" and (.args.layers.api | startswith("off: ")) and
 	.args.layers.sched == "on" and .args.layers.ioctl == "off: not asked for (-l)")' \
 	"$t/off.jsonl" >/dev/null || fail "no libcuda: header: $(head -1 "$t/off.jsonl")"
+
+# A kernel function no BTF knows: the kernel layer is off (whatever the kernel allows
+# besides), said once, and the capture goes on.
+"$cap" -q -l kernel,sched -k cut_no_such_function -o "$t/k.jsonl" -- true 2>"$t/err" ||
+	fail "kernel layer: exit $?: $(cat "$t/err")"
+[ "$(grep -c "kernel layer off: fentry: no BTF for cut_no_such_function" "$t/err")" = 1 ] ||
+	fail "kernel layer: message: $(cat "$t/err")"
+jq -e -s 'any(.[]; .name == "header" and
+	(.args.layers.kernel | startswith("off: fentry: no BTF for cut_no_such_function")))' \
+	"$t/k.jsonl" >/dev/null || fail "kernel layer: header: $(head -1 "$t/k.jsonl")"
 exit 0
