@@ -501,6 +501,8 @@ kernel_name(struct call *c, uint64_t f)
 	const struct name *n = name_of(f);
 	if (n)
 		return *n->raw ? n : NULL;
+	if (!c->ok)
+		return NULL; /* only a handle the driver accepted is worth asking about */
 	static const enum hook_id askers[] = {HOOK_ID_cuFuncGetName, HOOK_ID_cuKernelGetName};
 	for (size_t i = 0; i < sizeof(askers) / sizeof(askers[0]); i++) {
 		CUresult (*ask)(const char **, void *) =

@@ -8,7 +8,7 @@ HOOK_LIB := $(B)/lib/libcuthook.so
 
 # Never instrumented (a sanitizer runtime cannot be preloaded into other programs); always
 # optimised, so that dlsym reaches the real one by a tail call.
-HOOK_CFLAGS = -std=gnu11 $(WARNFLAGS) $(filter-out -fsanitize% -O%,$(CFLAGS)) -O2 \
+HOOK_CFLAGS = -std=gnu11 $(WARNFLAGS) $(filter-out -fsanitize% -fno-sanitize% -O%,$(CFLAGS)) -O2 \
 	-flto=auto -foptimize-sibling-calls -fPIC -fvisibility=hidden -ffunction-sections -fdata-sections \
 	-MMD -MP $(CUT_CPPFLAGS) -Ishare/lib -I$(B)/gen -Icapture/hook $(JANSSON_CFLAGS)
 

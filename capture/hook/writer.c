@@ -612,8 +612,11 @@ thread_new(void)
 	if (!t)
 		return NULL;
 	t->tid = ns_id("/proc/thread-self/status", (int64_t)syscall(SYS_gettid));
+	if (!own_begin(t))
+		return NULL;
 	thread_fragment(t);
 	t->need_thread_record = true;
+	own_end(t);
 	pthread_setspecific(W.key, t);
 	hook_self = t;
 	return t;
