@@ -1019,8 +1019,6 @@ progress(struct loop *L, uint64_t now, bool last)
 		fprintf(stderr, "%scutcapture: %.0f s, %llu events, %.0f/s, %llu lost%s",
 		        L->progress_tty ? "\r" : "", secs, (unsigned long long)events, rate,
 		        (unsigned long long)L->lost, L->progress_tty && !last ? "   " : "\n");
-	if (L->progress_tty && last && L->last_progress != L->start)
-		fputc('\n', stderr);
 	L->last_progress = now;
 	L->last_events = events;
 }

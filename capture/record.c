@@ -1017,6 +1017,22 @@ thread_note(uint32_t pid, uint32_t tid, const char *comm)
 	}
 }
 
+/* The process of a thread never seen in a record (one that only sleeps), from /proc. */
+static uint32_t
+tid_pid(uint32_t tid)
+{
+	char path[64], line[128];
+	uint32_t pid = 0;
+	snprintf(path, sizeof(path), "/proc/%u/status", tid);
+	FILE *f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %u", &pid) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return pid;
+}
+
 static struct split *
 split_find(uint32_t tid)
 {
@@ -1105,6 +1121,10 @@ rec_offcpu_hold(uint32_t tid, uint64_t off_ts, uint32_t state, uint32_t cpu, uin
 	if (now < s->upto + max_age || upto <= s->upto)
 		return s->upto;
 	struct entry *e = table_get(&R.threads, tid, 0);
+	if (!e || !e->aux) {
+		thread_note(tid_pid(tid), tid, NULL);
+		e = table_get(&R.threads, tid, 0);
+	}
 	struct cc_sched r = {0};
 	r.h.ts = s->upto;
 	r.h.dur = upto - s->upto;

@@ -108,6 +108,24 @@ valid "$t/threads.jsonl"
 [ "$(jq -r 'select(.name=="symbol")' "$t/threads.jsonl" | jq -s length)" = 12 ] ||
 	fail "threads: not 12 symbol records"
 
+# Four threads asleep 1.5 s in cuStreamSynchronize at once: the output waits for no more
+# than a second of it, writing each off-CPU period in contiguous parts (split), and stays
+# sorted while the calls in flight hold back everything after their start.
+capture "$t/long.jsonl" -l api,sched -- "$fx/cuprog" threads 1500000
+valid "$t/long.jsonl"
+jq -e -s '[.[] | select(.name == "cuStreamSynchronize")] | length == 4 and
+	all(.[]; .dur >= 1500000000)' "$t/long.jsonl" >/dev/null || fail "long: syncs"
+# For each syncing thread: its off-CPU spans inside the sync, some split, back to back,
+# covering the sleep.
+jq -e -s '. as $all | [.[] | select(.name == "cuStreamSynchronize")] | all(.[];
+	. as $s | [$all[] | select(.layer == "sched" and .tid == $s.tid and .ts >= $s.ts and
+		.ts + .dur <= $s.ts + $s.dur)] as $o |
+	($o | map(select(.args.split == 1)) | length) >= 1 and
+	($o | map(.dur) | add) >= 1400000000 and
+	([range(1; $o | length) as $i | select($o[$i - 1].args.split == 1) |
+		$o[$i].ts == $o[$i - 1].ts + $o[$i - 1].dur] | all))' "$t/long.jsonl" >/dev/null ||
+	fail "long: off-CPU periods not written in contiguous parts"
+
 # Without uprobe_multi: one uprobe per function, here only those -f names.
 capture "$t/single.jsonl" -l api --single-probes -f 'cuLaunch*' -f cuMemAlloc_v2 -- "$fx/cuprog" link
 valid "$t/single.jsonl"
