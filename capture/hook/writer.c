@@ -26,7 +26,7 @@
 #define FRAG_MAX 96 /* longest fragment of an API event line, see fast_line() */
 
 struct hook_thread {
-	int busy;    /* held by whoever appends to or writes out the buffer */
+	int busy;    /* set while the owner appends to or writes out its buffer: own_begin() */
 	bool in_use; /* false: free for the next new thread */
 	bool need_thread_record;
 	int64_t tid;
