@@ -48,16 +48,20 @@ deps:
 need-deps:
 	@share/scripts/deps.sh --if-missing
 
-DEMO_TRACE = samples/demo.jsonl
+# A real capture (cutcapture, PyTorch inference on an H200; see samples/README.md).
+DEMO_TRACE = samples/capture-torch-mlp.jsonl
 demo: need-deps
 	@$(MAKE) --no-print-directory all
-	@echo "== cutstat $(DEMO_TRACE)"
-	@$(B)/bin/cutstat $(DEMO_TRACE)
-	@echo "== cutplot $(DEMO_TRACE)"
-	@$(B)/bin/cutplot -T dumb $(DEMO_TRACE)
 	@mkdir -p $(B)/demo
-	@$(B)/bin/cutchrome $(DEMO_TRACE) >$(B)/demo/trace.json
-	@$(B)/bin/cutplot -c all -o $(B)/demo/overview.png $(DEMO_TRACE)
+	@$(B)/bin/cutmerge $(DEMO_TRACE) >$(B)/demo/merged.jsonl
+	@echo "== cutmerge $(DEMO_TRACE) | cutstat"
+	@$(B)/bin/cutstat $(B)/demo/merged.jsonl
+	@echo "== cutgaps (idle periods of 5 ms or more)"
+	@$(B)/bin/cutgaps -t 5ms $(B)/demo/merged.jsonl
+	@echo "== cutplot (the timeline in the terminal)"
+	@$(B)/bin/cutplot -T dumb $(B)/demo/merged.jsonl
+	@$(B)/bin/cutchrome $(B)/demo/merged.jsonl >$(B)/demo/trace.json
+	@$(B)/bin/cutplot -c all -o $(B)/demo/overview.png $(B)/demo/merged.jsonl
 	@echo "== wrote $(B)/demo/trace.json (open it in ui.perfetto.dev) and $(B)/demo/overview.png"
 
 check: need-deps
