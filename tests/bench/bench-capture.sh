@@ -26,11 +26,13 @@ t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 
 median() { sort -n | awk '{v[NR] = $1} END {print NR ? v[int((NR + 1) / 2)] : "-"}'; }
+# Table cell for a column of numbers: "median (min-max)", integers.
+spread() { sort -n | awk '{v[NR] = int($1)} END {if (NR) printf "%d (%d-%d)", v[int((NR + 1) / 2)], v[1], v[NR]; else print "-"}'; }
 # trailer FILE KEY: a number from the trailer.
 trailer() { tail -1 "$1" | sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p"; }
 
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); kernel $(uname -r)"
-echo "medians of $runs runs; ns per call; attach and detach of the API probes in ms"
+echo "$runs runs each: median (min-max); ns per call; attach and detach of the API probes in ms"
 echo
 
 # ---- the generated library ----
@@ -65,7 +67,7 @@ EOF
 $CC -O0 -fcf-protection=none -fPIC -shared -o "$t/libcuda.so.1" "$t/lib.c"
 $CC -O2 -o "$t/loop" "$t/loop.c" "$t/libcuda.so.1" -Wl,-rpath,"$t"
 
-loop_ns() { # MODE: plain, bare or full
+loop_ns() { # MODE: plain, bare or full; every run's figure, one a line
 	r=0
 	while [ $r -lt "$runs" ]; do
 		case $1 in
@@ -74,17 +76,20 @@ loop_ns() { # MODE: plain, bare or full
 		full) "$cap" -q -l api --libcuda "$t/libcuda.so.1" -o "$t/o.jsonl" -- "$t/loop" "$n" ;;
 		esac
 		r=$((r + 1))
-	done | median
+	done >"$t/loop.$1"
 }
-plain=$(loop_ns plain) bare=$(loop_ns bare) full=$(loop_ns full)
+loop_ns plain
+loop_ns bare
+loop_ns full
+plain=$(median <"$t/loop.plain") full=$(median <"$t/loop.full")
 lost=$(trailer "$t/o.jsonl" lost)
-echo "| generated library, $n calls | plain | bare probes | full records | full - plain |"
+echo "| generated library, $n calls | plain | bare probes | full records | full - plain (medians) |"
 echo "|---|---|---|---|---|"
-echo "| cuBench0 | $plain | $bare | $full | $((full - plain)) |"
+echo "| cuBench0 | $(spread <"$t/loop.plain") | $(spread <"$t/loop.bare") | $(spread <"$t/loop.full") | $((full - plain)) |"
 echo "(full: $lost events lost in the last run)"
 echo
 
-attach() { # LIB [OPTIONS]: "attach detach wall" in ms, medians
+attach() { # LIB [OPTIONS]: "attach|detach|wall" in ms, each "median (min-max)"
 	lib=$1
 	shift
 	r=0
@@ -95,19 +100,19 @@ attach() { # LIB [OPTIONS]: "attach detach wall" in ms, medians
 		echo "$(($(trailer "$t/a.jsonl" attach_ns) / 1000000)) $(($(trailer "$t/a.jsonl" detach_ns) / 1000000)) $(((e - s) / 1000000))"
 		r=$((r + 1))
 	done >"$t/att"
-	echo "$(cut -d' ' -f1 "$t/att" | median) $(cut -d' ' -f2 "$t/att" | median) $(cut -d' ' -f3 "$t/att" | median)"
+	echo "$(cut -d' ' -f1 "$t/att" | spread)|$(cut -d' ' -f2 "$t/att" | spread)|$(cut -d' ' -f3 "$t/att" | spread)"
+}
+row() { # PROBES FUNCTIONS "attach|detach|wall"
+	echo "| $1 | $2 | $(echo "$3" | sed 's/|/ | /g') |"
 }
 echo "| probes | functions | attach | detach | whole run of \`true\` |"
 echo "|---|---|---|---|---|"
-set -- $(attach "$t/libcuda.so.1")
-echo "| uprobe_multi | 682 (generated) | $1 | $2 | $3 |"
-set -- $(attach "$t/libcuda.so.1" --single-probes -f 'cuBench?')
-echo "| single uprobes | 10 (generated) | $1 | $2 | $3 |"
+row uprobe_multi "682 (generated)" "$(attach "$t/libcuda.so.1")"
+row "single uprobes" "10 (generated)" "$(attach "$t/libcuda.so.1" --single-probes -f 'cuBench?')"
 if [ -n "$dir" ]; then
 	real=$(ldconfig -p | awk '/libcuda.so.1 .*x86-64/ {print $NF; exit}')
 	nf=$("$cap" -q -l api -o "$t/a.jsonl" -- true && sed -n 's/.*"functions":\([0-9]*\).*/\1/p' "$t/a.jsonl" | head -1)
-	set -- $(attach "$real")
-	echo "| uprobe_multi | $nf ($real) | $1 | $2 | $3 |"
+	row uprobe_multi "$nf ($real)" "$(attach "$real")"
 fi
 echo
 
@@ -125,14 +130,13 @@ for m in plain bare full; do
 	while [ $r -lt "$runs" ]; do bench $m; r=$((r + 1)); done >"$t/$m"
 done
 lost=$(trailer "$t/d.jsonl" lost)
-echo "| driverapi bench $n (real libcuda) | plain | bare probes | full records | full - plain |"
+echo "| driverapi bench $n (real libcuda) | plain | bare probes | full records | full - plain (medians) |"
 echo "|---|---|---|---|---|"
 col=1
 for call in cuCtxGetCurrent cuLaunchKernel_empty cuMemcpyHtoD_8B; do
 	p=$(cut -d' ' -f$col "$t/plain" | median | cut -d. -f1)
-	b=$(cut -d' ' -f$col "$t/bare" | median | cut -d. -f1)
 	f=$(cut -d' ' -f$col "$t/full" | median | cut -d. -f1)
-	echo "| $call | $p | $b | $f | $((f - p)) |"
+	echo "| $call | $(cut -d' ' -f$col "$t/plain" | spread) | $(cut -d' ' -f$col "$t/bare" | spread) | $(cut -d' ' -f$col "$t/full" | spread) | $((f - p)) |"
 	col=$((col + 1))
 done
 echo "(full: $lost events lost in the last run)"
