@@ -22,7 +22,8 @@
 /* Time bins per row. The range doubles as the trace grows, so memory is per row, not per
  * event; it always spans at least NBINS/2 bins of data, more than the pixels of a chart. */
 #define NBINS 2048
-#define NHIST 40 /* call durations: 4 bins a decade from 10 ns */
+#define NHIST 40   /* call durations: 4 bins a decade from 10 ns */
+#define DFLOOR 0.5 /* the bottom of their log count axis: half a call */
 #define IDLE CUT_NLAYERS
 #define TMAX ((int64_t)1 << 61)
 
@@ -51,6 +52,7 @@ struct row {
 	int layer;
 	char *comm;
 	float *t;                            /* NBINS x NCLASS ns, allocated on first use */
+	int64_t from, to;                    /* the span of its events */
 	int64_t first, last, prev_end, idle; /* IDLE rows: the thread's API calls and gaps */
 };
 
@@ -61,27 +63,37 @@ static int64_t hist[NHIST][CUT_NCATS];
 static struct cut_stats *st;
 static const char *term, *title = "<stdin>";
 static int wid, hei;
-static bool ansi, multiplot;
+static bool ansi, multiplot, every_thread;
 
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: cutplot [-S] [-c chart] [-T terminal] [-o file] [-s width,height] "
+	fprintf(stderr, "usage: cutplot [-aS] [-c chart] [-T terminal] [-o file] [-s width,height] "
 	                "[-t threshold] [file ...]\n");
 	exit(CUT_EXIT_FATAL);
+}
+
+/* The row, or NULL: never adds one, so it is safe while walking the table. */
+static struct row *
+row_find(int64_t pid, int64_t tid, int layer)
+{
+	size_t mask = rowcap - 1, h;
+	if (!rowcap)
+		return NULL;
+	h = ((uint64_t)pid * 0x9e3779b97f4a7c15u ^ (uint64_t)tid * 31 ^ (uint64_t)layer) & mask;
+	for (; rows[h]; h = (h + 1) & mask)
+		if (rows[h]->pid == pid && rows[h]->tid == tid && rows[h]->layer == layer)
+			return rows[h];
+	return NULL;
 }
 
 static struct row *
 row_get(int64_t pid, int64_t tid, int layer)
 {
-	size_t mask = rowcap - 1, h;
-	if (rowcap) {
-		h = ((uint64_t)pid * 0x9e3779b97f4a7c15u ^ (uint64_t)tid * 31 ^ (uint64_t)layer) &
-		    mask;
-		for (; rows[h]; h = (h + 1) & mask)
-			if (rows[h]->pid == pid && rows[h]->tid == tid && rows[h]->layer == layer)
-				return rows[h];
-	}
+	size_t h;
+	struct row *found = row_find(pid, tid, layer);
+	if (found)
+		return found;
 	if (2 * (nrows + 1) > rowcap) { /* grow and rehash */
 		struct row **old = rows;
 		size_t oldcap = rowcap;
@@ -103,7 +115,14 @@ row_get(int64_t pid, int64_t tid, int layer)
 		h = (h + 1) & (rowcap - 1);
 	if (!(rows[h] = calloc(1, sizeof(**rows))))
 		err(CUT_EXIT_FATAL, "out of memory");
-	*rows[h] = (struct row){pid, tid, layer, NULL, NULL, INT64_MAX, INT64_MIN, INT64_MIN, 0};
+	*rows[h] = (struct row){.pid = pid,
+	                        .tid = tid,
+	                        .layer = layer,
+	                        .from = INT64_MAX,
+	                        .to = INT64_MIN,
+	                        .first = INT64_MAX,
+	                        .last = INT64_MIN,
+	                        .prev_end = INT64_MIN};
 	nrows++;
 	return rows[h];
 }
@@ -144,6 +163,8 @@ add_span(struct row *r, int c, int64_t ts, int64_t end)
 		widen(true);
 	while (stop > origin + NBINS * width)
 		widen(false);
+	r->from = ts < r->from ? ts : r->from;
+	r->to = end > r->to ? end : ts > r->to ? ts : r->to;
 	for (int64_t i = (ts - origin) / width; i < NBINS && origin + i * width < stop; i++) {
 		int64_t lo = origin + i * width, hi = lo + width;
 		r->t[i * NCLASS + c] += (float)((stop < hi ? stop : hi) - (ts > lo ? ts : lo));
@@ -249,12 +270,20 @@ time_unit(int64_t span, const char **name)
 	return u[i].ns;
 }
 
+/* The lines of a chart's title: what and the input, the note when there is one, and a word
+ * on the events the capture lost when it lost some, as every chart misses them. */
+static int
+title_lines(const char *note)
+{
+	return 1 + (note != NULL) + (st->lost > 0);
+}
+
 /* Starts a chart: the terminal (unless one multiplot holds them all), title and frame. */
 static void
-chart(FILE *sc, const char *what, int height, const double frame[4])
+chart(FILE *sc, const char *what, const char *note, int height, const double frame[4])
 {
 	bool dumb = strcmp(term, "dumb") == 0;
-	int w = wid ? wid : dumb ? 120 : 1200, h = hei && !multiplot ? hei : height;
+	int w = wid ? wid : dumb ? 120 : 1200, h = height;
 	if (dumb)
 		fprintf(sc, "set terminal dumb size %d,%d%s\n", w, h, ansi ? " ansi256" : "");
 	else if (!multiplot && strcmp(term, "png") == 0)
@@ -266,7 +295,13 @@ chart(FILE *sc, const char *what, int height, const double frame[4])
 	else if (!multiplot)
 		fprintf(sc, "set terminal svg size %d,%d font \",10\" background rgb \"white\"\n",
 		        w, h);
-	fprintf(sc, "set termoption noenhanced\nreset\nset title \"%s: %s\"\n", what, title);
+	fprintf(sc, "set termoption noenhanced\nreset\nset title \"%s: %s", what, title);
+	if (note)
+		fprintf(sc, "\\n%s", note);
+	if (st->lost)
+		fprintf(sc, "\\nthe capture lost %lld events: they are missing here",
+		        (long long)st->lost);
+	fprintf(sc, "\"\n");
 	if (frame && !dumb)
 		fprintf(sc, "set origin %g,%g\nset size %g,%g\n", frame[0], frame[1], frame[2],
 		        frame[3]);
@@ -281,12 +316,57 @@ no_data(FILE *sc, const char *why)
 	        why);
 }
 
+/* Whether a row is drawn: by default the off-CPU row of a thread only when the thread has
+ * another row (driver calls, ioctls, driver functions or GPU work), so that the many threads
+ * of a runtime that only sleep do not crowd out the few that call the driver. */
+static bool
+drawn(const struct row *r)
+{
+	static const int active[] = {CUT_API, CUT_IOCTL, CUT_KERNEL, CUT_GPU};
+	if (!r->t)
+		return false;
+	if (every_thread || r->layer != CUT_SCHED)
+		return true;
+	for (size_t i = 0; i < sizeof(active) / sizeof(active[0]); i++) {
+		const struct row *o = row_find(r->pid, r->tid, active[i]);
+		if (o && o->t)
+			return true;
+	}
+	return false;
+}
+
+/* The threads none of whose rows are drawn. */
+static size_t
+hidden_threads(void)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < rowcap; i++)
+		n += rows[i] && rows[i]->t && rows[i]->layer == CUT_SCHED && !drawn(rows[i]);
+	return n;
+}
+
+/* The time the drawn rows span, so that hidden threads do not stretch the time axis. */
+static void
+drawn_span(void)
+{
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	for (size_t i = 0; i < rowcap; i++)
+		if (rows[i] && rows[i]->layer != IDLE && drawn(rows[i])) {
+			lo = rows[i]->from < lo ? rows[i]->from : lo;
+			hi = rows[i]->to > hi ? rows[i]->to : hi;
+		}
+	if (lo <= hi) {
+		tmin = lo;
+		tmax = hi;
+	}
+}
+
 static size_t
 select_rows(struct row **sel, bool gaps)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < rowcap; i++)
-		if (rows[i] && rows[i]->t && (rows[i]->layer == IDLE) == gaps)
+		if (rows[i] && drawn(rows[i]) && (rows[i]->layer == IDLE) == gaps)
 			sel[n++] = rows[i];
 	qsort(sel, n, sizeof(*sel), row_order);
 	return n;
@@ -296,8 +376,10 @@ select_rows(struct row **sel, bool gaps)
 static const char *
 row_label(const struct row *r, char *label, size_t n)
 {
-	struct row *t = row_get(r->pid, r->tid, -1), *p = row_get(r->pid, 0, -2);
-	const char *who = t->comm ? t->comm : r->tid == r->pid && p->comm ? p->comm : "tid";
+	struct row *t = row_find(r->pid, r->tid, -1), *p = row_find(r->pid, 0, -2);
+	const char *who = t && t->comm                       ? t->comm
+	                  : r->tid == r->pid && p && p->comm ? p->comm
+	                                                     : "tid";
 	char c[64];
 	clean(who, c, sizeof(c));
 	if (r->layer == CUT_IRQ)
@@ -317,15 +399,36 @@ label_width(void)
 	char label[160];
 	size_t w = 0;
 	for (size_t i = 0; i < rowcap; i++)
-		if (rows[i] && rows[i]->t && strlen(row_label(rows[i], label, sizeof(label))) > w)
+		if (rows[i] && drawn(rows[i]) &&
+		    strlen(row_label(rows[i], label, sizeof(label))) > w)
 			w = strlen(label);
 	return w;
 }
 
+/* The height of a chart: -s's, else what the chart needs (the panels of one image are
+ * sized by their image). */
+static int
+height_or(int need)
+{
+	return hei && !multiplot ? hei : need;
+}
+
+/* The height of a text chart that gives each of its n rows a line: -s's, unless that is too
+ * few lines, which would put rows on the borders or on each other. */
+static int
+text_height(int need, size_t n, const char *what)
+{
+	if (hei && hei < need)
+		warnx("-s: %d lines are too few for the %zu rows of the %s chart; drawing %d", hei,
+		      n, what, need);
+	return hei > need ? hei : need;
+}
+
+/* An image's timeline: a title, an axis and a key around 24 pixels a row. */
 static int
 timeline_height(size_t n)
 {
-	return strcmp(term, "dumb") == 0 ? (int)n + 9 : 140 + 24 * (int)(n < 5 ? 5 : n);
+	return 140 + 24 * (int)(n < 5 ? 5 : n);
 }
 
 /* One row per thread and layer (or per thread's idle gaps), each column of time coloured by
@@ -336,10 +439,15 @@ plot_timeline(FILE *sc, bool gaps, const double frame[4])
 	bool dumb = strcmp(term, "dumb") == 0, used[NCLASS] = {false};
 	struct row **sel = calloc(nrows + 1, sizeof(*sel));
 	size_t n = select_rows(sel, gaps), lw = 0;
-	char label[160], *tics;
+	char label[160], *tics, note[128], *nt = NULL;
 	const char *what = gaps ? "host idle gaps between driver calls" : "timeline";
+	size_t hidden = gaps ? 0 : hidden_threads();
+	if (hidden)
+		snprintf(nt = note, sizeof(note),
+		         "%zu thread%s without driver calls not drawn (-a draws %s)", hidden,
+		         hidden == 1 ? "" : "s", hidden == 1 ? "it" : "them");
 	if (n == 0) {
-		chart(sc, what, timeline_height(n), frame);
+		chart(sc, what, nt, height_or(dumb ? 12 : timeline_height(n)), frame);
 		no_data(sc, gaps ? "no gaps over the threshold" : "no events");
 		free(sel);
 		return;
@@ -420,8 +528,7 @@ plot_timeline(FILE *sc, bool gaps, const double frame[4])
 	free(sum);
 	free(nbin);
 	free(sel);
-	/* A text chart needs a line per row plus the key's lines. */
-	int nused = 0, keylen = 0, extra = 0;
+	int nused = 0, keylen = 0;
 	for (int c = 0; c < NCLASS; c++)
 		if (used[c]) {
 			nused++;
@@ -429,13 +536,19 @@ plot_timeline(FILE *sc, bool gaps, const double frame[4])
 			             ? (int)strlen(classes[c].label)
 			             : keylen;
 		}
-	/* gnuplot balances a horizontal key over as few lines as fit. */
-	int perline = dumb ? (w - 2) / (keylen + 9)
+	/* gnuplot balances a horizontal key over as few lines as fit, as many entries a line
+	 * as the plot's width holds (on text, the longest title and 9 characters each). */
+	int perline = dumb ? (w - (int)lw - 4) / (keylen + 9)
 	                   : (int)((frame ? frame[2] : 1) * w - 160) / ((keylen + 6) * 8);
 	int keylines = (nused - 1) / (perline > 0 ? perline : 1) + 1;
-	if (dumb)
-		extra = keylines - 1;
-	chart(sc, what, timeline_height(n) + extra, frame);
+	/* A text chart: a line per row between the borders, under the form feed line and the
+	 * title's lines, over the tic labels, the axis label and the key's lines. Fewer lines
+	 * would put rows on the borders or on each other. */
+	int tm = 1 + title_lines(nt), bm = 3 + keylines;
+	chart(sc, what, nt,
+	      dumb ? text_height((int)n + 2 + tm + bm, n, gaps ? "gaps" : "timeline")
+	           : height_or(timeline_height(n)),
+	      frame);
 	fputs(tics, sc);
 	free(tics);
 	for (int c = 0; c < NCLASS; c++) {
@@ -446,13 +559,18 @@ plot_timeline(FILE *sc, bool gaps, const double frame[4])
 	}
 	fprintf(sc,
 	        "set xlabel \"time since the first event (%s)\"\nset xrange [0:%g]\n"
-	        "set yrange [0.5:%zu.5]\nset key outside bottom center horizontal\n",
-	        uname, (double)span / unit, n);
-	/* On the text terminal a row is a line: no tic marks or grid over the data. */
+	        "set key outside bottom center horizontal\n",
+	        uname, (double)span / unit);
+	/* On the text terminal a row is a line, the borders at 0 and n + 1: no tic marks or
+	 * grid over the data. */
 	if (dumb)
-		fprintf(sc, "set lmargin %zu\nset rmargin 2\nset tics scale 0\n", lw + 2);
+		fprintf(sc,
+		        "set yrange [0:%zu]\nset lmargin %zu\nset rmargin 2\nset tmargin %d\n"
+		        "set bmargin %d\nset tics scale 0\n",
+		        n + 1, lw + 2, tm, bm);
 	else
-		fprintf(sc, "set grid xtics\nset bmargin %.1f\n", 4 + 1.2 * keylines);
+		fprintf(sc, "set yrange [0.5:%zu.5]\nset grid xtics\nset bmargin %.1f\n", n,
+		        4 + 1.2 * keylines);
 	if (multiplot)
 		fprintf(sc, "set lmargin %zu\n", lw + 1);
 	const char *sep = "plot ";
@@ -469,39 +587,71 @@ plot_timeline(FILE *sc, bool gaps, const double frame[4])
 	fprintf(sc, "\n");
 }
 
-/* Driver API time per category, from the numbers cutstat prints. */
+/* Driver API time per category, from the numbers cutstat prints: a bar a category, the
+ * longest on top, each labelled on its line with its share of API time and its calls, so
+ * that the labels of a dozen categories do not run into each other. */
 static void
 plot_categories(FILE *sc, const double frame[4])
 {
 	const char *uname;
+	int order[CUT_NCATS], n = 0;
 	int64_t top = 0;
-	for (int c = 0; c < CUT_NCATS; c++)
+	for (int c = 0; c < CUT_NCATS; c++) {
+		if (!st->cat_calls[c])
+			continue;
 		top = st->cat_total[c] > top ? st->cat_total[c] : top;
+		int k = n++;
+		for (; k > 0 && st->cat_total[order[k - 1]] < st->cat_total[c]; k--)
+			order[k] = order[k - 1];
+		order[k] = c;
+	}
 	double unit = time_unit(top, &uname);
 	bool dumb = strcmp(term, "dumb") == 0;
-	chart(sc, "driver API time by category", dumb ? 24 : 480, frame);
+	chart(sc, "driver API time by category", NULL,
+	      dumb ? text_height(n + 6 + title_lines(NULL), (size_t)n, "categories")
+	           : height_or(480),
+	      frame);
 	if (!st->api_total) {
 		no_data(sc, "no timed driver API calls");
 		return;
 	}
 	fprintf(sc, "$cat << EOD\n");
-	for (int c = 0; c < CUT_NCATS; c++)
-		if (st->cat_calls[c])
-			fprintf(sc, "\"%s\" %g %lld %.1f %ld\n", cut_category_name(c),
-			        (double)st->cat_total[c] / unit, (long long)st->cat_calls[c],
-			        100.0 * (double)st->cat_total[c] / (double)st->api_total,
-			        strtol(classes[c].rgb + 1, NULL, 16));
+	for (int k = 0; k < n; k++) {
+		int c = order[k];
+		double share = 100.0 * (double)st->cat_total[c] / (double)st->api_total;
+		char pct[16];
+		/* A share that rounds to 0.0% is not none. */
+		if (st->cat_total[c] && share < 0.05)
+			snprintf(pct, sizeof(pct), "<0.1%%");
+		else
+			snprintf(pct, sizeof(pct), "%.1f%%", share);
+		fprintf(sc, "\"%s\" %g %d %ld \"%s, %lld call%s\"\n", cut_category_name(c),
+		        (double)st->cat_total[c] / unit, n - 1 - k,
+		        strtol(classes[c].rgb + 1, NULL, 16), pct, (long long)st->cat_calls[c],
+		        st->cat_calls[c] == 1 ? "" : "s");
+	}
 	fprintf(sc,
-	        "EOD\nset style fill solid 1.0 border -1\nset boxwidth 0.7\nunset key\n"
-	        "set ylabel \"time inside the calls (%s)\"\nset yrange [0:*]\n"
-	        "set offsets 0.5,0.5,graph 0.15,0\n%s"
-	        "plot $cat using 0:2:5:xtic(1) with boxes lc rgb variable, \\\n"
-	        "  $cat using 0:2:(sprintf(\"%%.1f%%%%\\n%%d calls\", $4, $3)) with labels "
-	        "offset 0,%s\n",
-	        uname, dumb ? "" : "set grid ytics\n", dumb ? "2" : "1.6");
+	        "EOD\nset style fill solid 1.0 border -1\nunset key\n"
+	        "set xlabel \"time inside the calls (%s)\"\nset xrange [0:*]\n"
+	        "set offsets 0,graph 0.35,0,0\nset ytics nomirror scale 0\nset xtics nomirror\n",
+	        uname);
+	/* On the text terminal a bar is a line of characters, one line a category (as on the
+	 * timeline: the borders at -1 and n). */
+	if (dumb)
+		fprintf(sc, "set yrange [-1:%d]\nset tmargin %d\nset bmargin 3\nset tics scale 0\n",
+		        n, 1 + title_lines(NULL));
+	else
+		fprintf(sc, "set yrange [-0.6:%g]\nset grid xtics\n", n - 0.4);
+	fprintf(sc,
+	        "plot $cat using ($2/2):3:($2/2):(%s):4:ytic(1) with boxxyerror lc rgb variable, "
+	        "\\\n  $cat using 2:3:5 with labels left offset %d,0\n",
+	        dumb ? "0" : "0.35", dumb ? 2 : 1);
 }
 
-/* How long driver API calls take: a histogram on a log scale, stacked by category. */
+/* How long driver API calls take: a histogram on a log time scale, stacked by category. The
+ * counts are on a log scale too, so that the few slow calls that take the time show next to
+ * thousands of fast ones; a bar is as high as its calls, and split between its categories in
+ * proportion to their calls (a stack of log-scaled parts would swell the lowest). */
 static void
 plot_durations(FILE *sc, const double frame[4])
 {
@@ -514,7 +664,8 @@ plot_durations(FILE *sc, const double frame[4])
 				hi = h;
 				used[c] = true;
 			}
-	chart(sc, "driver API call durations", strcmp(term, "dumb") ? 480 : 24, frame);
+	chart(sc, "driver API call durations", NULL, height_or(strcmp(term, "dumb") ? 480 : 24),
+	      frame);
 	if (hi < 0) {
 		no_data(sc, "no timed driver API calls");
 		return;
@@ -524,11 +675,15 @@ plot_durations(FILE *sc, const double frame[4])
 			continue;
 		fprintf(sc, "$d%d << EOD\n", c);
 		for (int h = lo; h <= hi; h++) {
-			int64_t cum = 0;
-			for (int j = 0; j <= c; j++)
-				cum += hist[h][j];
+			int64_t cum = 0, total = 0;
+			for (int j = 0; j < CUT_NCATS; j++) {
+				cum += j <= c ? hist[h][j] : 0;
+				total += hist[h][j];
+			}
 			if (hist[h][c])
-				fprintf(sc, "%g %lld\n", 1 + (h + 0.5) / 4, (long long)cum);
+				fprintf(sc, "%g %.4g\n", 1 + (h + 0.5) / 4,
+				        DFLOOR * pow((double)total / DFLOOR,
+				                     (double)cum / (double)total));
 		}
 		fprintf(sc, "EOD\n");
 	}
@@ -536,10 +691,10 @@ plot_durations(FILE *sc, const double frame[4])
 	        "set style fill solid 1.0 border -1\nset boxwidth 0.22\nset xtics (\"10 ns\" 1, "
 	        "\"100 ns\" 2, \"1 us\" 3, \"10 us\" 4, \"100 us\" 5, \"1 ms\" 6, \"10 ms\" 7, "
 	        "\"100 ms\" 8, \"1 s\" 9, \"10 s\" 10, \"100 s\" 11)\nset xrange [%g:%g]\n"
-	        "set yrange [0:*]\nset xlabel \"duration of the call\"\nset ylabel \"calls\"\n"
-	        "%sset key top right\n",
-	        1 + lo / 4.0 - 0.1, 1 + (hi + 1) / 4.0 + 0.1,
-	        strcmp(term, "dumb") ? "set grid ytics\n" : "");
+	        "set logscale y\nset yrange [%g:*]\nset xlabel \"duration of the call\"\n"
+	        "set ylabel \"calls (log scale)\"\n%sset key outside right top vertical\n",
+	        1 + lo / 4.0 - 0.1, 1 + (hi + 1) / 4.0 + 0.1, DFLOOR,
+	        strcmp(term, "dumb") ? "set grid ytics\n" : "set tics scale 0\n");
 	/* Tallest stack first, so each category's box shows above the ones below it. */
 	const char *sep = "plot ";
 	for (int c = CUT_NCATS - 1; c >= 0; c--) {
@@ -622,8 +777,9 @@ main(int argc, char *argv[])
 	int ch, which = -1, status = CUT_EXIT_OK;
 	char tbuf[256], *e;
 
-	while ((ch = getopt(argc, argv, "Sc:T:o:s:t:")) != -1) {
+	while ((ch = getopt(argc, argv, "aSc:T:o:s:t:")) != -1) {
 		switch (ch) {
+		case 'a': every_thread = true; break;
 		case 'S': script_only = true; break;
 		case 'c': chartname = optarg; break;
 		case 'T': term = optarg; break;
@@ -684,6 +840,7 @@ main(int argc, char *argv[])
 			break;
 	}
 	stats_finish(st);
+	drawn_span();
 
 	char *script;
 	size_t len;
@@ -697,8 +854,8 @@ main(int argc, char *argv[])
 		       gh = 40 + timeline_height(select_rows(sel, true)), bh = 460,
 		       h = th + gh + bh;
 		free(sel);
-		int w = wid ? wid : 1200, ih = hei ? hei : (int)h;
-		chart(sc, "overview", ih, NULL);
+		int ih = hei ? hei : (int)h;
+		chart(sc, "overview", NULL, ih, NULL);
 		fprintf(sc, "set multiplot\n");
 		multiplot = true;
 		plot_timeline(sc, false, (double[]){0, (gh + bh) / h, 1, th / h});
@@ -706,7 +863,6 @@ main(int argc, char *argv[])
 		plot_categories(sc, (double[]){0, 0, 0.5, bh / h});
 		plot_durations(sc, (double[]){0.5, 0, 0.5, bh / h});
 		fprintf(sc, "unset multiplot\n");
-		(void)w;
 	} else {
 		if (which == 0 || which == 4)
 			plot_timeline(sc, false, NULL);

@@ -57,6 +57,90 @@ done || fail=1
 # The launch of worker 78 is drawn with its character on its row.
 grep -q '^ *worker 78 api |.*L' "$tmp/timeline.txt" || bad "timeline dumb: no L on worker 78"
 
+# Threads that only sleep are left out, and the chart says how many; -a draws every thread.
+# Rows sit on the lines between the borders, never on a border, one row a line.
+sleepers=tests/cases/cutplot/script-timeline-sleepers/input
+on_border() { grep -E '^ *[[:alnum:]].*\+-----' "$1"; }
+cutplot -T dumb -s 140,30 -c timeline $sleepers >"$tmp/sl.txt" 2>"$tmp/err" || bad "sleepers: exit $?"
+[ -s "$tmp/err" ] && bad "sleepers: $(cat "$tmp/err")"
+grep -q '30 threads without driver calls not drawn (-a draws them)' "$tmp/sl.txt" ||
+	bad "sleepers: no count of the threads left out"
+grep -q 'sleeper [0-9]' "$tmp/sl.txt" && bad "sleepers: a thread that only sleeps is drawn"
+for l in 'python 77 api' 'python 77 ioctl' 'python 77 sched' 'worker 78 api' 'interrupts'; do
+	grep -q "^ *$l |" "$tmp/sl.txt" || bad "sleepers: no row $l"
+done
+on_border "$tmp/sl.txt" && bad "sleepers: a row on the border"
+# The time axis spans the rows drawn (1000 to 4000 ns), not the sleepers' (200 to 10000 ns).
+grep -qE '^ +0 .* 3000 *$' "$tmp/sl.txt" && ! grep -q 9000 "$tmp/sl.txt" ||
+	bad "sleepers: the time axis is not that of the rows drawn"
+cutplot -a -T dumb -s 140,30 -c timeline $sleepers >"$tmp/sl-a.txt" 2>"$tmp/err" ||
+	bad "sleepers -a: exit $?"
+[ "$(grep -cE '^ *(sleeper [0-9]+ sched|python 77 [a-z]+|worker 78 api|interrupts) \|' \
+	"$tmp/sl-a.txt")" -eq 35 ] || bad "sleepers -a: not 35 rows of a line each"
+grep -q 'not drawn' "$tmp/sl-a.txt" && bad "sleepers -a: says threads are left out"
+on_border "$tmp/sl-a.txt" && bad "sleepers -a: a row on the border"
+grep -q '30 lines are too few for the 35 rows of the timeline chart; drawing 43' "$tmp/err" ||
+	bad "sleepers -a: no word on the height: $(cat "$tmp/err")"
+# One row, and the nine rows of the hand-built trace, at several sizes.
+grep -v '"layer":"ioctl"' $layers | grep -e '"tid":78' -e '"layer":"meta"' >"$tmp/one.jsonl"
+for s in 60 130 130,12 200,40; do
+	cutplot -T dumb -s $s -c timeline "$tmp/one.jsonl" >"$tmp/one.txt" 2>/dev/null
+	grep -q '^ *worker 78 api |' "$tmp/one.txt" && ! on_border "$tmp/one.txt" ||
+		bad "one row, -s $s: not on a line of its own"
+	cutplot -T dumb -s $s -c timeline $layers >"$tmp/rows.txt" 2>/dev/null
+	[ "$(grep -cE '^ *[[:alnum:]][[:alnum:] ]* \|' "$tmp/rows.txt")" -eq 9 ] &&
+		! on_border "$tmp/rows.txt" || bad "nine rows, -s $s: not a line each"
+done
+
+# A dozen categories: the labels of the category chart do not run into each other (on the
+# half-width panel of the overview either), and a category with some time is never 0.0%.
+python3 - >"$tmp/cats.jsonl" <<'EOF'
+import json
+names = {"init": "cuDriverGetVersion", "context": "cuCtxAttach", "device": "cuDeviceGet",
+         "memory": "cuMemAlloc_v2", "transfer": "cuMemcpyHtoD_v2", "launch": "cuLaunchKernel",
+         "sync": "cuCtxSynchronize", "stream": "cuStreamCreate", "event": "cuEventCreate",
+         "module": "cuModuleLoad", "graph": "cuGraphLaunch", "query": "cuDeviceGetAttribute"}
+calls = {"init": 1356, "context": 7, "query": 2825}
+durs, ts = {"init": 130000, "context": 14000000, "module": 900000}, 1000
+for cat, name in names.items():
+    for i in range(calls.get(cat, 20)):
+        print(json.dumps({"ts": ts, "dur": durs.get(cat, 500), "pid": 7, "tid": 7,
+                          "layer": "api", "name": name, "ret": 0}))
+        ts += durs.get(cat, 500) + 100
+EOF
+cutplot -c categories -s 600,480 -o "$tmp/cats.svg" "$tmp/cats.jsonl" || bad "categories: exit $?"
+cutplot -c all -o "$tmp/cats-all.svg" "$tmp/cats.jsonl" || bad "categories all: exit $?"
+for f in cats cats-all; do
+	python3 - "$tmp/$f.svg" <<'EOF' || bad "$f.svg: labels overlap"
+import re, sys, xml.etree.ElementTree as ET
+NS = "{http://www.w3.org/2000/svg}"
+boxes = []  # text boxes, at about 5.5 pixels a character of the 10-point font
+for g in ET.parse(sys.argv[1]).iter(NS + "g"):
+    m = re.match(r"translate\(([-\d.]+),([-\d.]+)\)", g.get("transform", ""))
+    t = g.find(NS + "text")
+    s = "".join(t.itertext()).strip() if t is not None else ""
+    if not m or not s:
+        continue
+    x, y, w = float(m.group(1)), float(m.group(2)), 5.5 * len(s)
+    a = {"start": 0, "middle": -w / 2, "end": -w}[g.get("text-anchor", "start")]
+    if "rotate(270)" in g.get("transform"):  # read upwards from (x, y)
+        boxes.append((s, x - 9, x + 1, y - a - w, y - a))
+    else:
+        boxes.append((s, x + a, x + a + w, y - 9, y + 1))
+bad = [(p[0], q[0]) for i, p in enumerate(boxes) for q in boxes[i + 1:]
+       if p[1] < q[2] and q[1] < p[2] and p[3] < q[4] and q[3] < p[4]]
+for p, q in bad:
+    print("%s: %r overlaps %r" % (sys.argv[1], p, q))
+sys.exit(bool(bad))
+EOF
+done
+cutplot -c categories -T dumb -s 120 "$tmp/cats.jsonl" >"$tmp/cats.txt"
+grep -qE '(^|[^0-9])0\.0%' "$tmp/cats.txt" && bad "categories: 0.0% for a category with time"
+[ "$(grep -c '^ *[a-z]* |.*<0\.1%, 20 calls' "$tmp/cats.txt")" -eq 8 ] ||
+	bad "categories dumb: not 8 bars of <0.1%"
+grep -qE '^ *init \|\*+ 60\.0%, 1356 calls' "$tmp/cats.txt" ||
+	bad "categories dumb: no init bar with its label"
+
 # The idle share of each thread is the one cutgaps prints, when cutgaps is built.
 if command -v cutgaps >/dev/null; then
 	cutgaps -j samples/demo.jsonl >"$tmp/gaps.json" || bad "cutgaps -j: exit $?"
