@@ -61,9 +61,10 @@ extern HOOK_TLS struct hook_thread *hook_self;
 extern HOOK_TLS int hook_guard; /* set while libcuthook's own code runs on this thread */
 extern int hook_recording;
 struct hook_thread *hook_enter_slow(void);
-/* Writes one API event (and the symbol record it produced) to the thread's buffer. */
-void hook_record(struct hook_thread *t, enum hook_id id, enum hook_via via, int64_t t0, int64_t t1,
-                 CUresult r, const uint64_t *a);
+/* Writes one API event (and the symbol record it produced) to the thread's buffer: a call that
+ * started at t0 (hook_now()) and ended at end (hook_end()). */
+void hook_record(struct hook_thread *t, enum hook_id id, enum hook_via via, int64_t t0,
+                 uint64_t end, CUresult r, const uint64_t *a);
 
 /* The calling thread's writer when this call is to be recorded, else NULL (tracing is off,
  * finished, or the call comes from libcuthook itself). */
@@ -84,6 +85,64 @@ hook_now(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
+
+/* clock.c: a call starts at a clock read (hook_now) and ends at hook_end(): a TSC read where
+ * the TSC can be trusted, mapped onto CLOCK_MONOTONIC by the thread's anchor (see clock.c for
+ * how, and the error bound), else a second clock read. */
+#if defined(__x86_64__) && !defined(HOOK_NO_TSC) /* -DHOOK_NO_TSC: as on other machines */
+#define HOOK_HAVE_TSC 1
+#endif
+/* Set in an end that is a TSC read (TSC values and CLOCK_MONOTONIC ns stay below 2^63). */
+#define HOOK_END_TSC (UINT64_C(1) << 63)
+extern int hook_tsc_on;       /* calls end with a TSC read: the rate is known */
+extern int hook_tsc_learning; /* the TSC is usable but its rate not known yet */
+
+/* A thread's anchor: the clock read t taken just before the TSC read c, the width w of the
+ * bracket of TSC reads around it, the rate (ns per tick << 32) and the ticks after c it serves
+ * (0: none). */
+struct hook_tsc {
+	int64_t t;
+	uint64_t c, w, mult, span;
+	int64_t retry;       /* while learning: no new sample before this clock time */
+	uint64_t from_clock; /* calls whose end came from a clock read */
+};
+
+static inline uint64_t
+hook_end(void)
+{
+#ifdef HOOK_HAVE_TSC
+	if (__builtin_expect(__atomic_load_n(&hook_tsc_on, __ATOMIC_RELAXED), 1))
+		return __builtin_ia32_rdtsc() | HOOK_END_TSC;
+#endif
+	return (uint64_t)hook_now();
+}
+
+int64_t hook_tsc_time_slow(struct hook_tsc *a, uint64_t c);
+void hook_tsc_learn(struct hook_tsc *a, int64_t now);
+
+/* The CLOCK_MONOTONIC time of a call's end, from hook_end()'s value. Call it after the end,
+ * never between the start and the end: it may take a calibration sample. */
+static inline int64_t
+hook_end_time(struct hook_tsc *a, uint64_t end)
+{
+	if (!(end & HOOK_END_TSC)) {
+		a->from_clock++;
+		if (__builtin_expect(__atomic_load_n(&hook_tsc_learning, __ATOMIC_RELAXED), 0) &&
+		    (int64_t)end >= a->retry)
+			hook_tsc_learn(a, (int64_t)end);
+		return (int64_t)end;
+	}
+	uint64_t d = (end & ~HOOK_END_TSC) - a->c;
+	if (__builtin_expect(d < a->span, 1))
+		return a->t + (int64_t)((d * a->mult) >> 32);
+	return hook_tsc_time_slow(a, end & ~HOOK_END_TSC);
+}
+
+/* Decides whether to use the TSC and takes the first calibration pair. */
+void hook_clock_init(void);
+/* The TSC's rate as calibrated (Hz), or 0. */
+uint64_t hook_tsc_hz(void);
+void hook_clock_fork_child(void);
 
 /* decode.c */
 /* A handle named by a call, for a symbol record. */

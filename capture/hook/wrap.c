@@ -46,11 +46,11 @@ hook_fbits(double d)
 		}                                                                                  \
 		int64_t t0_ = hook_now();                                                          \
 		CUresult r_ = real args;                                                           \
-		int64_t t1_ = hook_now();                                                          \
+		uint64_t end_ = hook_end();                                                        \
 		uint64_t a_[] = {HOOK_EXPAND pack};                                                \
 		if (HOOK_IS_GPA(HOOK_ID_##name))                                                   \
 			hook_gpa_fixup(HOOK_ID_##name, r_, a_);                                    \
-		hook_record(t_, HOOK_ID_##name, via, t0_, t1_, r_, a_);                            \
+		hook_record(t_, HOOK_ID_##name, via, t0_, end_, r_, a_);                           \
 		return r_;                                                                         \
 	}
 

@@ -39,6 +39,7 @@ struct hook_thread {
 	struct cut_buf out;  /* whole lines not yet written */
 	struct cut_buf args; /* the args object of the call being recorded */
 	uint64_t events, pending, lost;
+	struct hook_tsc tsc; /* when calls end: clock.c */
 	uint64_t calls[HOOK_NAPI][HOOK_NVIA];
 	struct hook_thread *next;
 };
@@ -646,6 +647,7 @@ init(void)
 	W.path = strdup(out && *out ? out : DEFAULT_OUTPUT);
 	hook_resolve_init();
 	hook_decode_init();
+	hook_clock_init();
 	for (int i = 0; i < HOOK_NAPI; i++)
 		W.cats[i] = cut_api_category(hook_names[i]);
 	id_fragments();
@@ -698,10 +700,14 @@ hook_enter_slow(void)
 }
 
 void
-hook_record(struct hook_thread *t, enum hook_id id, enum hook_via via, int64_t t0, int64_t t1,
+hook_record(struct hook_thread *t, enum hook_id id, enum hook_via via, int64_t t0, uint64_t end,
             CUresult r, const uint64_t *a)
 {
 	hook_guard = 1;
+	/* First, while the clock read of an end that is not a TSC read is closest to the return. */
+	uint64_t from_clock = t->tsc.from_clock;
+	int64_t t1 = hook_end_time(&t->tsc, end);
+	int64_t dur = t1 > t0 ? t1 - t0 : 0;
 	struct hook_symbol sym = {0};
 	const char *args = NULL;
 	if (hook_decodes[id]) {
@@ -712,23 +718,24 @@ hook_record(struct hook_thread *t, enum hook_id id, enum hook_via via, int64_t t
 	}
 	if (!own_begin(t)) {
 		t->lost++;
+		t->tsc.from_clock = from_clock; /* counts only events written */
 	} else {
 		t->calls[id][via]++;
 		if (t->need_thread_record)
 			thread_record(t, t0);
 		if (t->fast && W.frag_len[id]) {
-			if (!fast_line(t, id, t0, t1 - t0, r, args, args ? t->args.len : 0))
+			if (!fast_line(t, id, t0, dur, r, args, args ? t->args.len : 0))
 				t->lost++;
 		} else {
 			struct cut_event ev;
-			api_event(&ev, t0, t1 - t0, W.pid_ns, t->tid, id, r, args);
+			api_event(&ev, t0, dur, W.pid_ns, t->tid, id, r, args);
 			cut_event_format(&t->out, &ev);
 			buf_addc(&t->out, '\n');
 		}
 		t->events++;
 		t->pending++;
 		if (sym.name)
-			symbol_record(t, t1, &sym);
+			symbol_record(t, t0 + dur, &sym);
 		if (t->out.len >= FLUSH_AT)
 			flush_locked(t);
 		own_end(t);
@@ -750,7 +757,7 @@ finish(void)
 	__atomic_store_n(&hook_recording, 0, __ATOMIC_RELEASE);
 	static uint64_t calls[HOOK_NAPI][HOOK_NVIA];
 	memset(calls, 0, sizeof(calls));
-	uint64_t events = 0, lost = 0;
+	uint64_t events = 0, lost = 0, from_clock = 0;
 	int64_t tid = hook_self ? hook_self->tid : (int64_t)syscall(SYS_gettid);
 	pthread_mutex_lock(&W.threads_lock);
 	for (struct hook_thread *t = W.threads; t; t = t->next) {
@@ -758,6 +765,7 @@ finish(void)
 		flush_locked(t);
 		events += t->events;
 		lost += t->lost;
+		from_clock += t->tsc.from_clock;
 		for (int i = 0; i < HOOK_NAPI; i++)
 			for (int v = 0; v < HOOK_NVIA; v++)
 				calls[i][v] += t->calls[i][v];
@@ -781,6 +789,16 @@ finish(void)
 		buf_addi64(&a, (int64_t)lost);
 		buf_adds(&a, ",\"layers\":{\"api\":");
 		buf_addi64(&a, (int64_t)events);
+		/* How durations were measured (clock.c): ends read from the TSC or the clock. */
+		buf_adds(&a, "},\"durations\":{\"tsc\":");
+		buf_addi64(&a, (int64_t)(events - from_clock));
+		buf_adds(&a, ",\"clock\":");
+		buf_addi64(&a, (int64_t)from_clock);
+		uint64_t hz = hook_tsc_hz();
+		if (hz) {
+			buf_adds(&a, ",\"tsc_hz\":");
+			buf_addi64(&a, (int64_t)hz);
+		}
 		buf_adds(&a, "},\"coverage\":");
 		hook_audit(&a, (const uint64_t(*)[HOOK_NVIA])calls);
 		buf_addc(&a, '}');
@@ -874,6 +892,7 @@ fork_child(void)
 {
 	hook_decode_fork(2);
 	hook_resolve_fork(2);
+	hook_clock_fork_child();
 	W.pid = getpid();
 	W.pid_ns = ns_id("/proc/self/status", W.pid);
 	W.root = false;
@@ -887,6 +906,7 @@ fork_child(void)
 		t->busy = 0;
 		buf_reset(&t->out);
 		t->events = t->pending = t->lost = 0;
+		t->tsc.from_clock = 0;
 		memset(t->calls, 0, sizeof(t->calls));
 	}
 	if (hook_self) {
