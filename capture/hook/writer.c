@@ -86,7 +86,7 @@ static struct {
  * one on every thread with membarrier(2): then the owner's side is two plain stores, which is
  * what a call costs most often.
  */
-static bool
+static inline __attribute__((always_inline)) bool
 own_begin(struct hook_thread *t)
 {
 	__atomic_store_n(&t->busy, 1, __ATOMIC_RELAXED);
@@ -503,6 +503,21 @@ reserve(struct cut_buf *b, size_t extra)
 	return true;
 }
 
+/* Writes v in decimal at p and returns the end: inline for the common 0..99 (return codes,
+ * durations of cheap calls). */
+static inline char *
+put_small(char *p, int64_t v)
+{
+	if ((uint64_t)v >= 100)
+		return hook_put_int(p, v);
+	if (v < 10) {
+		*p = (char)('0' + v);
+		return p + 1;
+	}
+	memcpy(p, hook_digits + v * 2, 2);
+	return p + 2;
+}
+
 /* Appends one API event line (newline included). Returns false when memory ran out. */
 static bool
 fast_line(struct hook_thread *t, enum hook_id id, int64_t ts, int64_t dur, int64_t ret,
@@ -532,11 +547,11 @@ fast_line(struct hook_thread *t, enum hook_id id, int64_t ts, int64_t dur, int64
 	} else
 		p = hook_put_int(p, ts);
 	memcpy(p, ",\"dur\":", 7);
-	p = hook_put_int(p + 7, dur);
+	p = put_small(p + 7, dur);
 	memcpy(p, t->frag, FRAG_MAX);
 	p += t->frag_len;
 	memcpy(p, W.frag[id], FRAG_MAX);
-	p = hook_put_int(p + W.frag_len[id], ret);
+	p = put_small(p + W.frag_len[id], ret);
 	if (args) {
 		memcpy(p, ",\"args\":", 8);
 		memcpy(p + 8, args, alen);
