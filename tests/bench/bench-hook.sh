@@ -1,6 +1,8 @@
 #!/bin/sh
-# Per-call cost of libcuthook: each call timed plain, under a bare LD_PRELOAD wrapper that only
-# reads the clock twice (the floor any preload tracer pays), and under cuthook; prints a table.
+# Per-call cost of libcuthook: each call timed plain, under bare LD_PRELOAD wrappers that keep
+# nothing (bare: two clock reads, the floor of a tracer that reads the clock at both ends;
+# bare1: a clock read and a TSC read, the floor of cuthook's way, see capture/hook/clock.c),
+# and under cuthook; prints a table.
 # usage: tests/bench/bench-hook.sh [builddir] [calls]
 # Uses the stand-in libcuda of the build; on a GPU machine (nvcc and libcuda present) also
 # samples/scripts/driverapi.c's `bench` mode on the real driver. Each figure is the fastest of
@@ -34,6 +36,9 @@ int main(int argc, char **argv) {
 	CUresult (*cur)(CUcontext *) = NULL;
 	gpa("cuCtxGetCurrent", (void **)&cur, 13000, 0, NULL);
 	cuModuleLoadData(&m, "x"); cuModuleGetFunction(&f, m, "bench");
+	/* A real program's calls start later (cuInit alone takes ~0.1 s on a GPU): by then
+	 * cuthook knows the TSC's rate, which takes it ~15 ms from start. */
+	struct timespec warm = {0, 50000000}; nanosleep(&warm, NULL);
 	for (long i = 0; i < 1000; i++) cuCtxGetCurrent(&c);
 	double t0 = now(); for (long i = 0; i < n; i++) cuCtxGetCurrent(&c);
 	double t1 = now(); for (long i = 0; i < n; i++) cur(&c);
@@ -64,9 +69,33 @@ __attribute__((visibility("default"))) int cuCtxGetCurrent(void *c) {
 	return r;
 }
 EOF
+# cuthook's floor: a clock read at entry and, on x86-64, a TSC read at the return.
+cat >"$tmp/bare1.c" <<'EOF'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <time.h>
+typedef int (*fn)(void *);
+volatile long sink;
+__attribute__((visibility("default"))) int cuCtxGetCurrent(void *c) {
+	static fn real;
+	if (!real) real = (fn)dlsym(RTLD_NEXT, "cuCtxGetCurrent");
+	struct timespec a;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	int r = real(c);
+#ifdef __x86_64__
+	sink += (long)__builtin_ia32_rdtsc() - a.tv_nsec;
+#else
+	struct timespec b;
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	sink += b.tv_nsec - a.tv_nsec;
+#endif
+	return r;
+}
+EOF
 $CC -O2 -I"$top/tests/fixtures" -o "$tmp/hookbench" "$tmp/hookbench.c" -L"$B/fixtures" -lcuda \
 	-Wl,-rpath,"$B/fixtures" -ldl || exit 2
 $CC -O2 -fPIC -shared -o "$tmp/bare.so" "$tmp/bare.c" -ldl || exit 2
+$CC -O2 -fPIC -shared -o "$tmp/bare1.so" "$tmp/bare1.c" -ldl || exit 2
 
 # best PROGRAM ARGS...: per call, the fastest of 5 runs ("call<TAB>ns" lines).
 best() {
@@ -81,26 +110,32 @@ measure() {
 	shift
 	best "$@" >"$tmp/plain"
 	best env LD_PRELOAD="$tmp/bare.so" "$@" >"$tmp/bare"
+	best env LD_PRELOAD="$tmp/bare1.so" "$@" >"$tmp/bare1"
 	best "$B/bin/cuthook" -o "$tmp/trace.jsonl" -- "$@" >"$tmp/hook"
 	events=$(grep -c '"layer":"api"' "$tmp/trace.jsonl")
+	durs=$(tail -1 "$tmp/trace.jsonl" | grep -o '"durations":{[^}]*}')
 	awk -F '\t' -v l="$label" 'FILENAME == ARGV[1] { bare[$1] = $2; next }
-		FILENAME == ARGV[2] { hook[$1] = $2; next }
+		FILENAME == ARGV[2] { bare1[$1] = $2; next }
+		FILENAME == ARGV[3] { hook[$1] = $2; next }
 		{ b = $1 == "cuCtxGetCurrent" ? sprintf("%.1f", bare[$1]) : "-"
-		  printf "%-12s %-38s %8.1f %8s %8.1f %9.1f\n", l, $1, $2, b, hook[$1], hook[$1] - $2 }' \
-		"$tmp/bare" "$tmp/hook" "$tmp/plain"
-	echo "$label: last cuthook run wrote $events API events"
+		  b1 = $1 == "cuCtxGetCurrent" ? sprintf("%.1f", bare1[$1]) : "-"
+		  printf "%-12s %-38s %8.1f %8s %8s %8.1f %9.1f\n", l, $1, $2, b, b1, hook[$1], hook[$1] - $2 }' \
+		"$tmp/bare" "$tmp/bare1" "$tmp/hook" "$tmp/plain"
+	echo "$label: last cuthook run wrote $events API events; $durs"
 }
 
-printf '%-12s %-38s %8s %8s %8s %9s\n' driver call plain bare cuthook overhead
+printf '%-12s %-38s %8s %8s %8s %8s %9s\n' driver call plain bare bare1 cuthook overhead
 measure stand-in "$tmp/hookbench" "$N"
 
-# The real driver, where there is one.
+# The real driver, where there is one (a toolkit without a driver links against its stub
+# libcuda, so the program is run once first).
 if command -v nvcc >/dev/null 2>&1 && [ -f /usr/local/cuda/include/cuda.h ] &&
 	(cd "$tmp" && nvcc -fatbin -o vecadd.fatbin "$top/samples/scripts/vecadd.cu" &&
 		$CC -O2 -I/usr/local/cuda/include -o driverapi "$top/samples/scripts/driverapi.c" \
-			-lcuda) >"$tmp/build.log" 2>&1; then
+			-lcuda && ./driverapi bench 10 vecadd.fatbin) >"$tmp/build.log" 2>&1; then
 	measure libcuda "$tmp/driverapi" bench "$N" "$tmp/vecadd.fatbin"
 else
 	echo "libcuda: skipped (no nvcc, cuda.h or GPU driver here)"
 fi
-echo "clock_gettime(CLOCK_MONOTONIC) is read twice per call by both wrappers; bare = that alone."
+echo "bare: a wrapper that reads CLOCK_MONOTONIC twice; bare1: once, and the TSC at the return."
+echo "cuthook reads the clock at entry and, once it knows the TSC's rate, the TSC at the return."
