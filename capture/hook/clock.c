@@ -22,12 +22,12 @@
  * start's clock read and the return by at most
  *     w  +  1.05 ms x the rate's relative error  (+ a few ns of out-of-order execution),
  * w being at most twice the narrowest bracket the process has seen (one TSC read plus one clock
- * read: ~75 ns on the development VM, whose TSC rate came out within 0.3 ppm). The rate term is
- * at most 10.5 ns at first use and under 0.5 ns once the rate spans half a second, plus 1.05 ms
- * x any change in NTP's slewing of CLOCK_MONOTONIC within the last second (Linux allows 500 ppm
- * in all: 0.5 us at the very worst; NTP's changes are ppm-sized: under 1 ns). A duration below
- * zero is written as 0. For the shortest calls the old second clock read added its own cost
- * (~40 ns) to the duration; the TSC's end does not, so those durations shrink by about that.
+ * read: ~50 ns on the development VM, whose 2 GHz TSC's rate came out within 0.02 ppm). The rate
+ * term is at most 10.5 ns at first use and under 0.5 ns once the rate spans half a second, plus
+ * 1.05 ms x any change in NTP's slewing of CLOCK_MONOTONIC within the last second (Linux allows
+ * 500 ppm in all: 0.5 us at the very worst; NTP's changes are ppm-sized: under 1 ns). A duration
+ * below zero is written as 0. A second clock read added its own cost (~40 ns) to the duration of
+ * the shortest calls; the TSC's end does not, so those durations are shorter by about that.
  *
  * Safety. The TSC is used only when it is invariant (CPUID 0x80000007 EDX bit 8, from which
  * Linux sets both constant_tsc and nonstop_tsc) and the kernel's clocksource reads the TSC (tsc,
