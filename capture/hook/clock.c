@@ -35,8 +35,9 @@
  * between the kernel's updates, and the kernel has checked that CPUs agree. Each new anchor is
  * checked against the thread's previous one: a difference beyond both brackets, 2e-5 of the time
  * between them and 32 ns (TSCs that disagree between CPUs, a jump in the clock's rate) restarts
- * the calibration, and after 4 restarts calls end with clock reads for good. CUTHOOK_TSC=0
- * turns the TSC off. Builds for other machines than x86-64 read the clock at both ends.
+ * the calibration, and after 5 restarts each within 10 s of the one before, calls end with clock
+ * reads for good. CUTHOOK_TSC=0 turns the TSC off. Builds for other machines than x86-64 read
+ * the clock at both ends.
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -50,7 +51,8 @@
 #define RETRY_NS 32768              /* no TSC rate or no narrow sample: time to the next try */
 #define RATE_ERROR 1e-5             /* the largest rate error bound used */
 #define WINDOW_NS 500000000.0       /* the rate's window slides once it spans 2x this */
-#define MAX_RESTARTS 4
+#define MAX_RESTARTS 4              /* restarts less than RESTARTS_NS apart before giving up */
+#define RESTARTS_NS 10000000000LL
 
 int hook_tsc_on, hook_tsc_learning;
 
@@ -64,6 +66,7 @@ static struct {
 	int lock;
 	bool have_base;
 	int restarts;
+	int64_t restarted;       /* when the last restart was */
 	struct sample base, mid; /* the rate is the slope from base; mid becomes the next base */
 	uint64_t mult;           /* the rate, ns per tick << 32; 0 while unknown */
 	uint64_t wmin;           /* the narrowest bracket seen */
@@ -113,11 +116,16 @@ ticks_ns(uint64_t d, uint64_t mult)
 	return (int64_t)((d * mult) >> 32);
 }
 
-/* Forgets the rate, so that calls end with clock reads until it is learnt again; after
- * MAX_RESTARTS, for good. Caller holds C.lock. */
+/* Forgets the rate, so that calls end with clock reads until it is learnt again; for good
+ * after MAX_RESTARTS in a row, each within RESTARTS_NS of the one before (a rare jump in
+ * NTP's slewing restarts it now and then; TSCs that disagree between CPUs, all the time).
+ * Caller holds C.lock. */
 static void
 restart(const struct sample *s)
 {
+	if (C.restarts && s->t - C.restarted > RESTARTS_NS)
+		C.restarts = 0;
+	C.restarted = s->t;
 	C.base = C.mid = *s;
 	__atomic_store_n(&C.mult, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&hook_tsc_on, 0, __ATOMIC_RELAXED);
@@ -133,6 +141,11 @@ calibrate(const struct sample *s, const struct hook_tsc *a)
 	if (__atomic_exchange_n(&C.lock, 1, __ATOMIC_ACQUIRE))
 		return __atomic_load_n(&C.mult, __ATOMIC_RELAXED); /* another thread is at it */
 	uint64_t mult = C.mult;
+	if (!__atomic_load_n(&hook_tsc_on, __ATOMIC_RELAXED) &&
+	    !__atomic_load_n(&hook_tsc_learning, __ATOMIC_RELAXED)) {
+		mult = 0; /* given up for good */
+		goto out;
+	}
 	if (!C.have_base) {
 		C.base = C.mid = *s;
 		C.have_base = true;
@@ -149,15 +162,12 @@ calibrate(const struct sample *s, const struct hook_tsc *a)
 		}
 	}
 	if (s->c <= C.base.c || s->t <= C.base.t) {
-		if (s->c < C.base.c || s->t < C.base.t) {
-			restart(s); /* the TSC went backwards across threads */
+		/* A sample older than the base (another thread's, taken before the base and fed
+		 * after it) teaches nothing; one older by one clock and not the other disagrees. */
+		if ((s->c < C.base.c) != (s->t < C.base.t)) {
+			restart(s);
 			mult = 0;
 		}
-		goto out;
-	}
-	if (!__atomic_load_n(&hook_tsc_on, __ATOMIC_RELAXED) &&
-	    !__atomic_load_n(&hook_tsc_learning, __ATOMIC_RELAXED)) {
-		mult = 0; /* given up */
 		goto out;
 	}
 	double span = (double)(s->c - C.base.c);
@@ -193,7 +203,6 @@ hook_tsc_time_slow(struct hook_tsc *a, uint64_t c)
 {
 	struct sample s;
 	uint64_t mult = 0;
-	a->span = 0;
 	if (a->retry) {
 		/* The last try found no narrow bracket: not again for a while. */
 		s.t = hook_now();
@@ -204,9 +213,10 @@ hook_tsc_time_slow(struct hook_tsc *a, uint64_t c)
 	}
 	bool ok = sample(&s);
 	if (ok)
-		mult = calibrate(&s, a);
+		mult = calibrate(&s, a); /* checks s against the anchor it replaces */
 	a->retry = ok ? 0 : s.t + RETRY_NS;
 	if (!mult) {
+		a->span = 0;
 		a->from_clock++;
 		return s.t;
 	}
