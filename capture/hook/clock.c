@@ -75,14 +75,6 @@ static struct {
 #ifdef HOOK_HAVE_TSC
 #include <cpuid.h>
 
-/* The TSC after everything before it has executed. */
-static inline uint64_t
-tsc_ordered(void)
-{
-	__builtin_ia32_lfence();
-	return __builtin_ia32_rdtsc();
-}
-
 /* A clock read bracketed by TSC reads; false when no bracket of a few was narrow enough
  * (s->t then holds a clock read all the same). */
 static bool
@@ -90,7 +82,8 @@ sample(struct sample *s)
 {
 	uint64_t wmin = __atomic_load_n(&C.wmin, __ATOMIC_RELAXED);
 	for (int i = 0; i < 3; i++) {
-		/* The clock's own TSC read is fenced, so a comes before it. */
+		/* The clock's own TSC read is fenced, so a comes before it; b is not, like the
+		 * read that ends a call, so that both lag the clock's return alike. */
 		uint64_t a = __builtin_ia32_rdtsc();
 		s->t = hook_now();
 		s->c = __builtin_ia32_rdtsc();
