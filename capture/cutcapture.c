@@ -38,6 +38,11 @@
 /* How long an off-CPU period may hold the output back before it is written in parts. */
 #define MAX_HOLD_NS (1 * NS)
 #define SCAN_NS (100 * MS)
+/* How long a signal from kill(1) waits before it is passed on: one sent to the process group
+ * or to every process of a job reaches the command meanwhile, and is then not sent twice. */
+#define FORWARD_WAIT_NS (100 * MS)
+/* How often buffered output is written at the least, so that a reader of the pipe sees it. */
+#define FLUSH_NS (1 * NS)
 
 /* The kernel layer by default: NVIDIA driver functions (FACTS.md lists them in kallsyms). */
 static const char *const default_kfuncs[] = {
@@ -72,6 +77,7 @@ static struct env {
 static char off_why[NLAYERS][160];
 
 static volatile sig_atomic_t stop_sig, stop_count, stop_by_user;
+static volatile uint64_t stop_ts; /* when the last one came, CLOCK_MONOTONIC ns */
 
 static void
 usage(void)
@@ -101,9 +107,12 @@ static void
 on_signal(int sig, siginfo_t *si, void *uc)
 {
 	(void)uc;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	stop_ts = (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;
 	stop_sig = sig;
 	stop_count++;
-	/* A signal from the terminal reached the command too; one from kill(1) did not. */
+	/* A signal from the terminal reached the command too; one from kill(1) may not have. */
 	stop_by_user = si && si->si_code <= 0;
 }
 
@@ -1002,6 +1011,52 @@ scan_inflight(struct loop *L, uint64_t now)
 	return hold;
 }
 
+/* Whether a traced process is still alive. Entries of processes gone without their exit
+ * being seen (one that ended while trace_tree listed it) are dropped. */
+static bool
+tree_alive(struct cutcapture_bpf *skel)
+{
+	int fd = bpf_map__fd(skel->maps.traced);
+	__u32 key, next, *prev = NULL;
+	bool alive = false;
+	while (!alive && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		if (kill((pid_t)next, 0) == 0 || errno == EPERM) {
+			alive = true;
+		} else {
+			bpf_map_delete_elem(fd, &next);
+			continue; /* next key from the start: this one is gone */
+		}
+		key = next;
+		prev = &key;
+	}
+	return alive;
+}
+
+/* Calls still in flight when the capture ends (the probes are gone, so they never
+ * return): counted lost, one record per thread. */
+static void
+lost_in_flight(struct loop *L)
+{
+	int fd = bpf_map__fd(L->skel->maps.threads);
+	__u32 batch, *in = NULL;
+	for (;;) {
+		__u32 count = 256;
+		LIBBPF_OPTS(bpf_map_batch_opts, o);
+		int e = bpf_map_lookup_batch(fd, in, &batch, L->keys, L->vals, &count, &o);
+		for (__u32 i = 0; i < count; i++) {
+			const struct cc_thread *t = &L->vals[i];
+			uint64_t n = t->depth < CC_DEPTH ? t->depth : CC_DEPTH;
+			if (!n)
+				continue;
+			rec_lost(t->f[0].ts, "api", n, "calls in flight when the capture ended");
+			L->lost += n;
+		}
+		if (e)
+			break;
+		in = &batch;
+	}
+}
+
 static void
 progress(struct loop *L, uint64_t now, bool last)
 {
@@ -1012,13 +1067,14 @@ progress(struct loop *L, uint64_t now, bool last)
 		return;
 	struct rec_counts c = rec_counts();
 	uint64_t events = c.events + rec_pending();
+	uint64_t lost = L->lost + c.unfinished;
 	double secs = (double)(now - L->start) / 1e9;
 	double rate = (double)(events - L->last_events) /
 	              ((double)(now - L->last_progress ? now - L->last_progress : 1) / 1e9);
 	if (L->progress_tty || !last)
 		fprintf(stderr, "%scutcapture: %.0f s, %llu events, %.0f/s, %llu lost%s",
 		        L->progress_tty ? "\r" : "", secs, (unsigned long long)events, rate,
-		        (unsigned long long)L->lost, L->progress_tty && !last ? "   " : "\n");
+		        (unsigned long long)lost, L->progress_tty && !last ? "   " : "\n");
 	L->last_progress = now;
 	L->last_events = events;
 }
@@ -1029,7 +1085,7 @@ write_trailer(struct loop *L, const struct probes *pr, int status, bool exited)
 	struct cut_buf b = {0};
 	struct rec_counts c = rec_counts();
 	add_int(&b, "events", (int64_t)c.events);
-	add_int(&b, "lost", (int64_t)L->lost);
+	add_int(&b, "lost", (int64_t)c.lost);
 	static const enum cut_layer order[] = {CUT_API,   CUT_IOCTL,  CUT_IRQ,
 	                                       CUT_SCHED, CUT_KERNEL, CUT_META};
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
@@ -1161,9 +1217,9 @@ main(int argc, char *argv[])
 	env.cmd = optind < argc ? argv + optind : NULL;
 
 	int status = CUT_EXIT_FATAL, child_status = 0, go_fd = -1, fail_fd = -1, pidfd = -1;
-	bool child_done = false;
+	int out_fd = STDOUT_FILENO, out_err = 0;
+	bool child_done = false, started = false;
 	pid_t child = 0;
-	FILE *out = NULL;
 	struct probes pr = {0};
 	struct loop L = {0};
 	struct cutcapture_bpf *skel = NULL;
@@ -1176,13 +1232,10 @@ main(int argc, char *argv[])
 	signal(SIGPIPE, SIG_IGN);
 
 	if (env.out_path) {
-		out = fopen(env.out_path, "we");
-		if (!out)
+		out_fd = open(env.out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		if (out_fd < 0)
 			err(CUT_EXIT_FATAL, "%s", env.out_path);
-	} else {
-		out = stdout;
 	}
-	setvbuf(out, NULL, _IOFBF, 1 << 20);
 
 	/* Which devices, which library, which functions. */
 	rec_dev_scan();
@@ -1222,7 +1275,7 @@ main(int argc, char *argv[])
 			              ? "no NVIDIA driver function found in kallsyms"
 			              : "nvidia module not loaded");
 	}
-	rec_init(out, (const char *const *)pr.funcs, (size_t)pr.nfuncs, env.kfuncs,
+	rec_init(out_fd, (const char *const *)pr.funcs, (size_t)pr.nfuncs, env.kfuncs,
 	         (size_t)env.nkfuncs);
 
 	skel = skel_load(&pr);
@@ -1259,6 +1312,10 @@ main(int argc, char *argv[])
 			goto cleanup;
 		}
 	}
+	/* Which signals the command gets, so that one is never passed on twice. Without it
+	 * a signal from kill(1) is passed on at once. */
+	skel->links.sig_generate = bpf_program__attach(skel->progs.sig_generate);
+	skel->bss->cmd_tgid = (__u32)child;
 	if (env.layers & CC_L_API)
 		attach_api(skel, &pr); /* on failure the layer is off, and says why */
 	struct {
@@ -1312,11 +1369,13 @@ main(int argc, char *argv[])
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 
 	if (child) {
 		int e;
 		if (write(go_fd, "g", 1) != 1)
 			warn("starting %s", env.cmd[0]);
+		started = true;
 		close(go_fd);
 		go_fd = -1;
 		if (read(fail_fd, &e, sizeof(e)) == sizeof(e))
@@ -1327,35 +1386,62 @@ main(int argc, char *argv[])
 	L.start = L.last_scan = L.last_count = L.last_progress = now_ns();
 	L.progress_tty = isatty(STDERR_FILENO);
 
-	int handled = 0;
+	int handled = 0, forward = 0;
+	uint64_t forward_at = 0, forward_since = 0, last_flush = L.start;
+	bool root_done = false, untraced = false;
 	for (;;) {
-		int n = ring_buffer__poll(L.rb, 50);
-		if (n < 0 && n != -EINTR) {
-			warnx("ring buffer: %s", strerror(-n));
-			break;
+		if (!untraced) {
+			int n = ring_buffer__poll(L.rb, 50);
+			if (n < 0 && n != -EINTR) {
+				warnx("ring buffer: %s", strerror(-n));
+				break;
+			}
+		} else {
+			poll(NULL, 0, 50);
 		}
 		uint64_t now = now_ns();
 		if (child && !child_done) {
 			pid_t w = waitpid(child, &child_status, WNOHANG);
 			if (w == child)
-				child_done = true;
+				child_done = root_done = true;
 		}
-		if (env.pid) {
+		if (env.pid && !root_done) {
 			struct pollfd p = {pidfd, POLLIN, 0};
-			if (pidfd >= 0 ? poll(&p, 1, 0) == 1 : kill(env.pid, 0) < 0)
-				break;
+			root_done = pidfd >= 0 ? poll(&p, 1, 0) == 1 : kill(env.pid, 0) < 0;
 		}
-		if (child_done)
+		/* The capture ends once the command (or the -p process) and every process of its
+		 * tree have exited: children left behind by a parent that exited first are
+		 * followed to their end. Untraced, only the command is waited for. */
+		if (root_done && (untraced || !tree_alive(skel)))
 			break;
 		if (stop_count > handled) {
 			handled = stop_count;
 			/* First signal: the command ends as the signal says (passed on when it
-			 * did not come from the terminal); a second, or any with -p, stops now. */
-			if (!child || handled > 1)
+			 * did not reach the command too); a second, one with -p or one once the
+			 * command has exited stops now. */
+			if (!child || child_done || handled > 1)
 				break;
-			if (stop_by_user)
-				kill(child, stop_sig);
+			if (stop_by_user) {
+				forward = stop_sig;
+				forward_since = stop_ts;
+				forward_at =
+				    skel->links.sig_generate ? stop_ts + FORWARD_WAIT_NS : 0;
+			}
 		}
+		if (forward && child_done) {
+			forward = 0; /* reaped: its pid is no longer its own */
+		} else if (forward) {
+			uint64_t got = skel->bss->cmd_sig_ts[forward & 31];
+			if (skel->links.sig_generate && got &&
+			    got + FORWARD_WAIT_NS >= forward_since) {
+				forward = 0; /* the command got it itself */
+			} else if (now >= forward_at) {
+				kill(child, forward);
+				forward = 0;
+			}
+		}
+		if (untraced)
+			continue;
 		if (now - L.last_count >= 5 * SCAN_NS) {
 			check_counters(&L, now);
 			L.last_count = now;
@@ -1365,27 +1451,56 @@ main(int argc, char *argv[])
 			ring_buffer__consume(L.rb);
 			rec_flush(hold);
 			L.last_scan = now;
-			if (ferror(out)) {
-				warnx("writing the trace: %s", strerror(errno));
-				break;
+			if (now - last_flush >= FLUSH_NS) {
+				rec_out_flush();
+				last_flush = now;
 			}
+		}
+		if ((out_err = rec_out_error())) {
+			/* Nowhere to write: stop tracing at once and let the command run on. */
+			if (out_err == EPIPE)
+				warnx("the trace's reader has gone (%s): tracing stopped%s",
+				      strerror(out_err),
+				      child && !child_done ? ", waiting for the command, untraced"
+				                           : "");
+			else
+				warnx("writing the trace to %s: %s: tracing stopped%s",
+				      env.out_path ? env.out_path : "standard output",
+				      strerror(out_err),
+				      child && !child_done ? ", waiting for the command, untraced"
+				                           : "");
+			detach_api(skel, &pr);
+			for (int i = 0; i < 2 * CC_MAX_KFUNCS; i++) {
+				bpf_link__destroy(pr.klinks[i]);
+				pr.klinks[i] = NULL;
+			}
+			struct bpf_link *keep = skel->links.sig_generate;
+			skel->links.sig_generate = NULL;
+			cutcapture_bpf__detach(skel);
+			skel->links.sig_generate = keep;
+			untraced = true;
+			if (!child)
+				break;
 		}
 		progress(&L, now, false);
 	}
 
-	/* Detach (the API probes timed), then take everything left. Entries go first, so
-	 * returns of calls made meanwhile find no entry: not counted as unmatched. */
-	check_counters(&L, now_ns());
-	L.detaching = true;
-	if (env.layers & CC_L_API)
-		detach_api(skel, &pr);
-	for (size_t i = 0; i < 3; i++) {
-		bpf_link__destroy(*always_links[i]);
-		*always_links[i] = NULL;
+	if (!untraced) {
+		/* Detach (the API probes timed), then take everything left. Entries go first,
+		 * so returns of calls made meanwhile find no entry: not counted as unmatched. */
+		check_counters(&L, now_ns());
+		L.detaching = true;
+		if (env.layers & CC_L_API)
+			detach_api(skel, &pr);
+		for (size_t i = 0; i < 3; i++) {
+			bpf_link__destroy(*always_links[i]);
+			*always_links[i] = NULL;
+		}
+		ring_buffer__consume(L.rb);
+		check_counters(&L, now_ns());
+		lost_in_flight(&L);
+		rec_flush(UINT64_MAX);
 	}
-	ring_buffer__consume(L.rb);
-	check_counters(&L, now_ns());
-	rec_flush(UINT64_MAX);
 	if (child && !child_done && stop_count == 0 &&
 	    waitpid(child, &child_status, WNOHANG) == child)
 		child_done = true;
@@ -1396,10 +1511,27 @@ main(int argc, char *argv[])
 		status = 128 + (stop_sig ? stop_sig : SIGTERM);
 	else
 		status = CUT_EXIT_OK;
-	write_trailer(&L, &pr, status, child_done);
-	progress(&L, now_ns(), true);
-	if (L.lost)
-		warnx("%llu events lost (see the lost records)", (unsigned long long)L.lost);
+	if (!untraced) {
+		write_trailer(&L, &pr, status, child_done);
+		progress(&L, now_ns(), true);
+		struct rec_counts c = rec_counts();
+		if (c.lost)
+			warnx("%llu events lost (see the lost records)",
+			      (unsigned long long)c.lost);
+	}
+	bool cut = false;
+	int e = rec_out_close(&cut);
+	if (e && !untraced)
+		warnx("writing the trace to %s: %s: the trace is incomplete%s",
+		      env.out_path ? env.out_path : "standard output", strerror(e),
+		      cut ? ", cut back to its last whole line" : "");
+	else if (e && cut)
+		warnx("%s: cut back to its last whole line (no trailer)",
+		      env.out_path ? env.out_path : "standard output");
+	if (e && child && child_done && status != CUT_EXIT_OK)
+		warnx("the command exited with status %d", status);
+	if (e)
+		status = e == EPIPE ? 128 + SIGPIPE : CUT_EXIT_FATAL;
 
 cleanup:
 	ring_buffer__free(L.rb);
@@ -1416,7 +1548,7 @@ cleanup:
 		close(fail_fd);
 	if (pidfd >= 0)
 		close(pidfd);
-	if (child && !child_done && status == CUT_EXIT_FATAL) {
+	if (child && !started) { /* never ran: it waits before exec */
 		kill(child, SIGKILL);
 		waitpid(child, NULL, 0);
 	}
@@ -1429,8 +1561,8 @@ cleanup:
 	free(proc_cmd);
 	free(proc_text);
 	rec_free();
-	if (out && fclose(out) != 0 && status != CUT_EXIT_FATAL) {
-		warn("%s", env.out_path ? env.out_path : "<stdout>");
+	if (env.out_path && out_fd >= 0 && close(out_fd) != 0 && status != CUT_EXIT_FATAL) {
+		warn("%s", env.out_path);
 		status = CUT_EXIT_FATAL;
 	}
 	return status;

@@ -125,6 +125,7 @@ enum {
 	CC_EV_SCHED,
 	CC_EV_TASK,
 	CC_EV_KFUNC,
+	CC_EV_UNFINISHED, /* struct cc_api of a call in flight when its thread ended */
 };
 
 struct cc_hdr {

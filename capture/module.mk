@@ -8,7 +8,8 @@ CAPTURE_LIBBPF_CFLAGS := $(shell $(PKG_CONFIG) --cflags libbpf 2>/dev/null)
 CAPTURE_LIBBPF_LIBS := $(or $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null),-lbpf) -lelf -lz
 CAPTURE_ARCH_INCLUDE := /usr/include/$(shell $(CC) -dumpmachine 2>/dev/null)
 CAPTURE_OBJ := $(B)/obj/capture/cutcapture.o $(B)/obj/capture/record.o
-CAPTURE_FIXTURES := $(B)/fixtures/capture-ioctl $(B)/fixtures/capture-loop
+CAPTURE_FIXTURES := $(B)/fixtures/capture-ioctl $(B)/fixtures/capture-loop \
+	$(B)/fixtures/capture-faulty
 
 TOOLS += cutcapture
 CHECKS += $(CAPTURE_FIXTURES)

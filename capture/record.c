@@ -3,6 +3,7 @@
  * writes them sorted by ts. */
 #include <err.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -335,8 +336,68 @@ struct split {
 	uint64_t off_ts, upto;
 };
 
+/* The output: whole lines written in large pieces. The first failed write stops it for good
+ * (no gap in the middle of a trace); good is the end of the last whole line the file took,
+ * where a regular file is cut back to. */
+#define OUT_PIECE (1 << 20)
 static struct {
-	FILE *out;
+	int fd;
+	char *buf;
+	size_t len;
+	int error;     /* errno of the first failed write, 0 while none */
+	int64_t base;  /* offset of the first byte in the file; -1 when not seekable */
+	uint64_t sent; /* bytes the file took */
+	uint64_t good; /* of which up to the end of the last whole line */
+} W = {.fd = -1};
+
+static void
+out_flush(void)
+{
+	size_t off = 0;
+	while (off < W.len && !W.error) {
+		ssize_t n = write(W.fd, W.buf + off, W.len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			W.error = n < 0 ? errno : EIO;
+			break;
+		}
+		off += (size_t)n;
+	}
+	W.sent += off;
+	/* Lines are whole in the buffer: the last newline the file took ends a whole line. */
+	for (size_t i = off; i > 0; i--)
+		if (W.buf[i - 1] == '\n') {
+			W.good = W.sent - off + i;
+			break;
+		}
+	W.len = 0;
+}
+
+static void
+out_add(const char *s, size_t n)
+{
+	if (W.error)
+		return;
+	if (W.len + n > OUT_PIECE)
+		out_flush();
+	if (n > OUT_PIECE) { /* never: records are far smaller */
+		W.len = 0;
+		while (n && !W.error) {
+			size_t k = n < OUT_PIECE ? n : OUT_PIECE;
+			memcpy(W.buf, s, k);
+			W.len = k;
+			out_flush();
+			s += k;
+			n -= k;
+		}
+		return;
+	}
+	memcpy(W.buf + W.len, s, n);
+	W.len += n;
+}
+
+static struct {
 	const char *const *funcs;
 	size_t nfuncs;
 	const struct api_decoder **dec; /* by cookie */
@@ -362,17 +423,19 @@ static struct {
 } D;
 
 void
-rec_init(FILE *out, const char *const *funcs, size_t nfuncs, const char *const *kfuncs,
-         size_t nkfuncs)
+rec_init(int fd, const char *const *funcs, size_t nfuncs, const char *const *kfuncs, size_t nkfuncs)
 {
-	R.out = out;
+	W.fd = fd;
+	W.buf = malloc(OUT_PIECE);
+	struct stat st;
+	W.base = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? lseek(fd, 0, SEEK_CUR) : -1;
 	R.funcs = funcs;
 	R.nfuncs = nfuncs;
 	R.kfuncs = kfuncs;
 	R.nkfuncs = nkfuncs;
 	R.dec = calloc(nfuncs ? nfuncs : 1, sizeof(*R.dec));
 	R.cat = calloc(nfuncs ? nfuncs : 1, sizeof(*R.cat));
-	if (!R.dec || !R.cat)
+	if (!R.dec || !R.cat || !W.buf)
 		err(CUT_EXIT_FATAL, "calloc");
 	for (size_t i = 0; i < nfuncs; i++) {
 		R.dec[i] = decoder_find(funcs[i]);
@@ -574,7 +637,7 @@ emit(struct cut_event *ev)
 	buf_reset(&R.line);
 	cut_event_format(&R.line, ev);
 	buf_addc(&R.line, '\n');
-	fwrite(R.line.s, 1, R.line.len, R.out);
+	out_add(R.line.s, R.line.len);
 	R.counts.layer[ev->layer]++;
 	R.counts.events++;
 	R.last_ts = (uint64_t)ev->ts;
@@ -583,7 +646,35 @@ emit(struct cut_event *ev)
 void
 rec_write_line(const char *line, size_t len)
 {
-	fwrite(line, 1, len, R.out);
+	out_add(line, len);
+}
+
+int
+rec_out_flush(void)
+{
+	if (!W.error)
+		out_flush();
+	return W.error;
+}
+
+int
+rec_out_error(void)
+{
+	return W.error;
+}
+
+int
+rec_out_close(bool *cut)
+{
+	int e = rec_out_flush();
+	*cut = false;
+	/* A file that took part of a line is cut back to its last whole line. */
+	if (e && W.base >= 0 && W.good < W.sent &&
+	    ftruncate(W.fd, (off_t)(W.base + (int64_t)W.good)) == 0)
+		*cut = true;
+	free(W.buf);
+	W.buf = NULL;
+	return e;
 }
 
 static const char *
@@ -910,12 +1001,29 @@ write_lost(const struct lost_rec *r)
 		arg_str(&R.args, "layer", r->layer, strlen(r->layer));
 	ev.args = args_end(&R.args);
 	emit(&ev);
+	R.counts.lost += r->count;
+}
+
+/* A call its thread never returned from (it ended inside): lost, and said so at its start. */
+static void
+write_unfinished(const struct cc_api *r)
+{
+	char reason[CC_STRLEN + 96];
+	const char *name = r->fid < R.nfuncs ? R.funcs[r->fid] : "a driver API call";
+	snprintf(reason, sizeof(reason), "%s in flight when thread %u of process %u ended", name,
+	         r->h.tid, r->h.pid);
+	struct lost_rec l = {.count = 1, .layer = "api", .reason = reason};
+	l.h = r->h;
+	l.h.pid = l.h.tid = (uint32_t)getpid();
+	write_lost(&l);
+	R.counts.unfinished++;
 }
 
 static void
 write_record(const struct cc_hdr *h)
 {
-	if (h->kind != CC_EV_TASK && h->kind != EV_LOST && h->kind != EV_PROC)
+	if (h->kind != CC_EV_TASK && h->kind != EV_LOST && h->kind != EV_PROC &&
+	    h->kind != CC_EV_UNFINISHED)
 		thread_seen(h->ts, h->pid, h->tid);
 	switch (h->kind) {
 	case CC_EV_API: write_api((const struct cc_api *)h); break;
@@ -927,6 +1035,7 @@ write_record(const struct cc_hdr *h)
 	case EV_PROC: write_task((const struct cc_task *)h); break;
 	case CC_EV_KFUNC: write_kfunc((const struct cc_kfunc *)h); break;
 	case EV_LOST: write_lost((const struct lost_rec *)h); break;
+	case CC_EV_UNFINISHED: write_unfinished((const struct cc_api *)h); break;
 	}
 }
 
@@ -1176,4 +1285,6 @@ rec_free(void)
 	buf_free(&R.line);
 	buf_free(&R.args);
 	memset(&R, 0, sizeof(R));
+	free(W.buf); /* when the capture stopped before rec_out_close */
+	W.buf = NULL;
 }

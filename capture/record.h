@@ -14,14 +14,16 @@
 
 /* Per-layer counts of what was written. */
 struct rec_counts {
-	uint64_t layer[8]; /* by enum cut_layer */
-	uint64_t events;   /* all records but the header and trailer */
+	uint64_t layer[8];   /* by enum cut_layer */
+	uint64_t events;     /* all records but the header and trailer */
+	uint64_t lost;       /* the sum of the counts of the lost records written */
+	uint64_t unfinished; /* of which calls in flight when their thread ended */
 };
 
-/* Sets the output and the names the records refer to by number: driver API functions by
- * cookie (index into funcs) and kernel functions by index. The arrays must outlive the
- * capture. */
-void rec_init(FILE *out, const char *const *funcs, size_t nfuncs, const char *const *kfuncs,
+/* Sets the output (a file descriptor) and the names the records refer to by number: driver
+ * API functions by cookie (index into funcs) and kernel functions by index. The arrays must
+ * outlive the capture. */
+void rec_init(int fd, const char *const *funcs, size_t nfuncs, const char *const *kfuncs,
               size_t nkfuncs);
 
 /* What the BPF side must do for function name: which arguments to read and when. All zero
@@ -59,6 +61,14 @@ size_t rec_pending(void);
 struct rec_counts rec_counts(void);
 /* Writes one already formatted line (header, trailer). */
 void rec_write_line(const char *line, size_t len);
+/* Writes out what is buffered. Returns 0, or the errno of the first write that failed:
+ * from then on nothing more is written. */
+int rec_out_flush(void);
+/* The errno of the first failed write, 0 while none. */
+int rec_out_error(void);
+/* Flushes and lets go of the output (the descriptor stays open). After a failed write a
+ * regular file is cut back to its last whole line (*cut set). Returns as rec_out_flush. */
+int rec_out_close(bool *cut);
 /* Frees what the records kept. */
 void rec_free(void);
 

@@ -39,7 +39,9 @@ cutstat "$t/term.jsonl" >/dev/null || fail "SIGTERM: cutstat"
 [ "$(jq -r 'select(.layer=="api") | .name' "$t/term.jsonl" | wc -l)" = 15 ] ||
 	fail "SIGTERM: not the 15 calls before cuStreamSynchronize"
 
-# A command that ignores SIGTERM: the second one stops the capture alone.
+# A command that ignores SIGTERM: the second one stops the capture alone. (The first run's
+# "started" is cleared first: the background job truncates the file only once it runs.)
+: >"$t/err"
 "$cap" -q -l sched -o "$t/ign.jsonl" -- sh -c 'trap "" TERM; echo started $$ >&2; exec sleep 5' \
 	2>"$t/err" &
 c=$!
