@@ -60,6 +60,7 @@ static size_t nalloc_buckets, nallocs;
 static int64_t nsynth, nflows;
 
 static FILE *out;
+static char out_name[4096]; /* the file out writes, for messages */
 static const char *prefix;
 static int nfile;
 static uint64_t nout, outbytes, max_events;
@@ -184,12 +185,19 @@ begin(const char *ph, const char *name, int64_t jpid, int64_t jtid, int64_t ts)
 	add_us(*ph == 'M' ? 0 : ts - (base < 0 ? 0 : base));
 }
 
+/* A failed write ends the run: one line naming the file. */
+static void
+write_failed(void)
+{
+	err(CUT_EXIT_FATAL, "write error on %s", prefix ? out_name : "standard output");
+}
+
 static void
 end(void)
 {
 	buf_adds(&b, "}");
 	if (fwrite(b.s, 1, b.len, out) != b.len)
-		err(CUT_EXIT_FATAL, "write error");
+		write_failed();
 	nout++;
 	outbytes += b.len;
 }
@@ -197,12 +205,11 @@ end(void)
 static void
 open_file(void)
 {
-	char name[4096];
 	if (prefix) {
-		snprintf(name, sizeof(name), "%s-%03d.json", prefix, nfile + 1);
-		if (!(out = fopen(name, "w")))
-			err(CUT_EXIT_FATAL, "%s", name);
-		printf("%s\n", name);
+		snprintf(out_name, sizeof(out_name), "%s-%03d.json", prefix, nfile + 1);
+		if (!(out = fopen(out_name, "w")))
+			err(CUT_EXIT_FATAL, "%s", out_name);
+		printf("%s\n", out_name);
 	}
 	nout = outbytes = 0;
 	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out);
@@ -283,7 +290,7 @@ close_file(void)
 		warned_size = true;
 	}
 	if (prefix && (fflush(out) || ferror(out) || fclose(out)))
-		err(CUT_EXIT_FATAL, "write error");
+		write_failed();
 }
 
 /* Begins a new output file when this event is past the limits; false when there is no next
