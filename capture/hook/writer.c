@@ -69,7 +69,9 @@ static struct {
 	pthread_mutex_t threads_lock; /* the list of thread states */
 	struct hook_thread *threads;  /* only grows: signal handlers walk it */
 	pthread_mutex_t header_lock;
-	int header_done;
+	int header_ready;       /* header holds this process's header and process record */
+	int header_done;        /* and they were written */
+	struct cut_buf header;
 	bool membarrier; /* MEMBARRIER_CMD_PRIVATE_EXPEDITED works: see own_begin() */
 } W = {
     .once = PTHREAD_ONCE_INIT,
@@ -325,15 +327,17 @@ trim(char *s)
 		s[--n] = '\0';
 }
 
-/* The header and this process's record, first of its lines. */
+/* Formats the header and this process's record into W.header. It is done when the first call
+ * is recorded, not at start (the libcuda path is known by then), so that a fatal signal
+ * handler, which must not format, can still write them. Caller holds header_lock. */
 static void
-ensure_header(int64_t tid)
+build_header_locked(int64_t tid)
 {
-	if (__atomic_load_n(&W.header_done, __ATOMIC_ACQUIRE))
+	if (W.header_ready)
 		return;
-	pthread_mutex_lock(&W.header_lock);
-	if (!W.header_done && output_ok()) {
-		struct cut_buf a = {0}, line = {0}, s = {0};
+	{
+		struct cut_buf a = {0}, s = {0};
+		struct cut_buf *line = &W.header;
 		struct utsname u;
 		char buf[512];
 		bool have_uname = uname(&u) == 0;
@@ -375,7 +379,7 @@ ensure_header(int64_t tid)
 		add_key(&a, "cmd");
 		add_cmdline(&a, true);
 		buf_addc(&a, '}');
-		meta(&line, W.start_ns, tid, "header", a.s);
+		meta(line, W.start_ns, tid, "header", a.s);
 
 		buf_reset(&a);
 		if (read_file("/proc/self/comm", buf, sizeof(buf)) >= 0) {
@@ -388,15 +392,40 @@ ensure_header(int64_t tid)
 		add_key(&a, "ppid");
 		buf_addi64(&a, getppid());
 		buf_addc(&a, '}');
-		meta(&line, W.start_ns, tid, "process", a.s);
-		write_lines(line.s, line.len);
+		meta(line, W.start_ns, tid, "process", a.s);
 		buf_free(&a);
-		buf_free(&line);
 		buf_free(&s);
+	}
+	__atomic_store_n(&W.header_ready, 1, __ATOMIC_RELEASE);
+}
+
+/* Makes sure the header is formatted before any event of this process is buffered. */
+static void
+prepare_header(int64_t tid)
+{
+	if (__atomic_load_n(&W.header_ready, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&W.header_lock);
+	build_header_locked(tid);
+	pthread_mutex_unlock(&W.header_lock);
+}
+
+/* The header and this process's record, first of its lines. */
+static void
+ensure_header(int64_t tid)
+{
+	if (__atomic_load_n(&W.header_done, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&W.header_lock);
+	if (!W.header_done && output_ok()) {
+		build_header_locked(tid);
+		write_lines(W.header.s, W.header.len);
 	}
 	__atomic_store_n(&W.header_done, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&W.header_lock);
 }
+
+
 
 static void
 thread_record(struct hook_thread *t, int64_t ts)
@@ -628,11 +657,8 @@ thread_new(void)
 	if (!t)
 		return NULL;
 	t->tid = ns_id("/proc/thread-self/status", (int64_t)syscall(SYS_gettid));
-	if (!own_begin(t))
-		return NULL;
-	thread_fragment(t);
-	t->need_thread_record = true;
-	own_end(t);
+	t->fast = false;
+	t->need_thread_record = true; /* and its fragment, at its first call */
 	pthread_setspecific(W.key, t);
 	hook_self = t;
 	return t;
@@ -722,6 +748,7 @@ hook_record(struct hook_thread *t, enum hook_id id, enum hook_via via, int64_t t
 	/* First, while the clock read of an end that is not a TSC read is closest to the return. */
 	uint64_t from_clock = t->tsc.from_clock;
 	int64_t t1 = hook_end_time(&t->tsc, end);
+	prepare_header(t->tid);
 	int64_t dur = t1 > t0 ? t1 - t0 : 0;
 	struct hook_symbol sym = {0};
 	const char *args = NULL;
@@ -736,8 +763,10 @@ hook_record(struct hook_thread *t, enum hook_id id, enum hook_via via, int64_t t
 		t->tsc.from_clock = from_clock; /* counts only events written */
 	} else {
 		t->calls[id][via]++;
-		if (t->need_thread_record)
+		if (t->need_thread_record) {
+			thread_fragment(t); /* its pid and tid: new in a forked child */
 			thread_record(t, t0);
+		}
 		if (t->fast && W.frag_len[id]) {
 			if (!fast_line(t, id, t0, dur, r, args, args ? t->args.len : 0))
 				t->lost++;
@@ -865,6 +894,11 @@ on_fatal(int sig)
 {
 	int saved = errno;
 	if (W.inited && getpid() == W.pid && W.fd >= 0 && stop_owners()) {
+		/* The header was formatted with the first event; only writing is left. */
+		if (!W.header_done && __atomic_load_n(&W.header_ready, __ATOMIC_ACQUIRE)) {
+			write_lines(W.header.s, W.header.len);
+			W.header_done = 1;
+		}
 		/* A thread that died inside libcuthook leaves its own buffer busy: skipped. */
 		for (struct hook_thread *t = __atomic_load_n(&W.threads, __ATOMIC_ACQUIRE); t;
 		     t = t->next) {
@@ -912,6 +946,8 @@ fork_child(void)
 	W.pid_ns = ns_id("/proc/self/status", W.pid);
 	W.root = false;
 	W.header_done = 0;
+	W.header_ready = 0;
+	buf_reset(&W.header);
 	if (W.membarrier)
 		W.membarrier =
 		    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
