@@ -122,11 +122,32 @@ struct span {
 	size_t n;
 };
 
+/* Matches the n bytes of s at *p. The keys are at most 12 bytes and n is a constant once
+ * inlined, so this becomes two or three word compares: a memcmp call cost more than that. */
 static inline __attribute__((always_inline)) bool
 lit(const char **p, const char *e, const char *s, size_t n)
 {
-	if ((size_t)(e - *p) < n || memcmp(*p, s, n) != 0)
+	const char *q = *p;
+	size_t i = 0;
+	if ((size_t)(e - q) < n)
 		return false;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t a, b;
+		memcpy(&a, q + i, 8);
+		memcpy(&b, s + i, 8);
+		if (a != b)
+			return false;
+	}
+	for (; i + 4 <= n; i += 4) {
+		uint32_t a, b;
+		memcpy(&a, q + i, 4);
+		memcpy(&b, s + i, 4);
+		if (a != b)
+			return false;
+	}
+	for (; i < n; i++)
+		if (q[i] != s[i])
+			return false;
 	*p += n;
 	return true;
 }
@@ -134,39 +155,54 @@ lit(const char **p, const char *e, const char *s, size_t n)
 #define LIT(s) lit(&p, e, s, sizeof(s) - 1)
 
 /* A JSON integer of at most 18 digits (longer ones go to jansson, which knows the limits
- * of int64). */
+ * of int64). Unsigned arithmetic: a 19th digit cannot overflow before it is refused. */
 static bool
 fast_int(const char **pp, const char *e, int64_t *v)
 {
 	const char *p = *pp;
-	bool neg = false;
-	if (p < e && *p == '-')
-		neg = true, p++;
-	const char *d = p;
-	int64_t n = 0;
-	while (p < e && *p >= '0' && *p <= '9' && p - d < 18)
-		n = n * 10 + (*p++ - '0');
+	bool neg = p < e && *p == '-';
+	p += neg;
+	const char *d = p, *lim = e - p > 19 ? p + 19 : e;
+	uint64_t n = 0;
+	unsigned digit;
+	while (p < lim && (digit = (unsigned char)*p - '0') < 10) {
+		n = n * 10 + digit;
+		p++;
+	}
 	size_t nd = (size_t)(p - d);
 	if (nd == 0 || nd > 18 || (nd > 1 && *d == '0'))
 		return false;
-	if (p < e && (*p == '.' || *p == 'e' || *p == 'E' || (*p >= '0' && *p <= '9')))
+	if (p < e && (*p == '.' || *p == 'e' || *p == 'E'))
 		return false;
-	*v = neg ? -n : n;
+	*v = neg ? -(int64_t)n : (int64_t)n;
 	*pp = p;
 	return true;
 }
 
-/* True when s[0..n) is printable ASCII without backslashes. Written without an early exit
- * so the compiler can vectorise it: the fast path spends most of its time here. */
-static inline bool
-plain_ascii(const char *s, size_t n)
+/* The first byte at or after p that ends a plain string: a quote, a backslash, a control
+ * character or a non-ASCII byte; e when there is none. Eight bytes a step (SWAR): strings are
+ * the bulk of every line. */
+static inline const char *
+scan_plain(const char *p, const char *e)
 {
-	unsigned bad = 0;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		bad |= (c < 0x20) | (c >= 0x80) | (c == '\\');
+	const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+	while (e - p >= 8) {
+		uint64_t w, q, bs;
+		memcpy(&w, p, 8);
+		q = w ^ (ones * '"');
+		bs = w ^ (ones * '\\');
+		uint64_t hit = ((q - ones) & ~q) | ((bs - ones) & ~bs) | ((w - ones * 0x20) & ~w) | w;
+		if (hit & high)
+			break;
+		p += 8;
 	}
-	return !bad;
+	while (p < e) {
+		unsigned char c = (unsigned char)*p;
+		if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80)
+			return p;
+		p++;
+	}
+	return p;
 }
 
 /* A string of printable ASCII without escapes; anything else goes to jansson. */
@@ -176,8 +212,8 @@ fast_str(const char **pp, const char *e, struct span *sp)
 	const char *p = *pp;
 	if (p >= e || *p != '"')
 		return false;
-	const char *s = p + 1, *q = memchr(s, '"', (size_t)(e - s));
-	if (!q || !plain_ascii(s, (size_t)(q - s)))
+	const char *s = p + 1, *q = scan_plain(s, e);
+	if (q >= e || *q != '"')
 		return false;
 	sp->s = (char *)s;
 	sp->n = (size_t)(q - s);
@@ -192,27 +228,14 @@ skip_string(const char *p, const char *e)
 {
 	p++; /* opening quote */
 	for (;;) {
-		const char *q = memchr(p, '"', (size_t)(e - p));
-		if (!q)
+		p = scan_plain(p, e);
+		if (p >= e)
 			return NULL;
-		if (plain_ascii(p, (size_t)(q - p)))
-			return q + 1;
-		/* Escapes or other bytes before the quote: walk them one by one. */
-		while (p < q) {
-			unsigned char c = (unsigned char)*p;
-			if (c < 0x20 || c >= 0x80)
-				return NULL;
-			if (c == '\\') {
-				if (p + 1 >= e || !strchr("\"\\/bfnrt", p[1]) || p[1] == '\0')
-					return NULL;
-				p += 2;
-				continue;
-			}
-			p++;
-		}
-		if (p == q)
-			return q + 1;
-		/* The quote found was escaped: look for the next one. */
+		if (*p == '"')
+			return p + 1;
+		if (*p != '\\' || p + 1 >= e || !strchr("\"\\/bfnrt", p[1]) || p[1] == '\0')
+			return NULL; /* control characters, non-ASCII, \\u: jansson decides */
+		p += 2;
 	}
 }
 
@@ -282,13 +305,19 @@ skip_value(const char *p, const char *e, int depth)
 	}
 }
 
+/* The layer named by a span, or -1: by length and first letter, as it runs once an event. */
 static int
 layer_from_span(const struct span *sp)
 {
-	for (int i = 0; i < CUT_NLAYERS; i++)
-		if (strlen(layer_names[i]) == sp->n && memcmp(sp->s, layer_names[i], sp->n) == 0)
-			return i;
-	return -1;
+	int l;
+	switch (sp->n) {
+	case 3: l = sp->s[0] == 'a' ? CUT_API : sp->s[0] == 'i' ? CUT_IRQ : CUT_GPU; break;
+	case 4: l = CUT_META; break;
+	case 5: l = sp->s[0] == 'i' ? CUT_IOCTL : CUT_SCHED; break;
+	case 6: l = CUT_KERNEL; break;
+	default: return -1;
+	}
+	return memcmp(sp->s, layer_names[l], sp->n) == 0 ? l : -1;
 }
 
 static bool

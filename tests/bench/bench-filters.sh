@@ -1,48 +1,58 @@
 #!/bin/sh
-# Filter throughput on a generated trace: MB/s, events/s and peak RSS of each cut filter,
-# next to equivalent jq and python3 commands. Prints a table; asserts nothing.
+# Filter throughput on a generated trace: MB/s and events/s of the input, and peak RSS, for
+# every filter in the ways it is used, next to equivalent jq and python3 commands, and the
+# shared reader alone. Prints tables (min/median/max of wall time); asserts nothing.
 # usage: tests/bench/bench-filters.sh [megabytes] [runs]     (defaults: 200, 3)
 set -eu
 mb=${1:-200}
 runs=${2:-3}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 B=${CUT_BUILD:-$top/build}
-make -s -C "$top" B="$B" bench-programs >/dev/null
-trace=${TMPDIR:-/tmp}/cut-bench-$mb.jsonl
-[ -s "$trace" ] || python3 "$top/tests/bench/gentrace.py" "$mb" 1 >"$trace"
-bytes=$(wc -c <"$trace")
-events=$(wc -l <"$trace")
-
-echo "trace: $trace, $bytes bytes, $events events; $(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-echo "kernel $(uname -r); $runs runs each, min/median/max of wall time"
+make -s -C "$top" B="$B" all bench-programs >/dev/null
+dir=${TMPDIR:-/tmp}/cut-bench-$mb
+mkdir -p "$dir"
+t=$dir/trace.jsonl
+[ -s "$t" ] || python3 "$top/tests/bench/gentrace.py" "$mb" 1 >"$t"
+# The same events as two inputs, and the ioctls as strace would print them.
+[ -s "$dir/api.jsonl" ] || grep '"layer":"api"' "$t" >"$dir/api.jsonl"
+[ -s "$dir/kern.jsonl" ] || grep -v '"layer":"api"' "$t" >"$dir/kern.jsonl"
+[ -s "$dir/strace.txt" ] || awk -F'[:,]' '/"layer":"ioctl"/ {
+	printf "[pid %d] %d.%09d ioctl(5</dev/nvidiactl>, _IOC(_IOC_READ|_IOC_WRITE, 0x46, 0x2a, 0x20), 0x7ffd5c2a3b40) = 0 <0.%06d>\n",
+		$8, $2 / 1e9, $2 % 1e9, $4 / 1000 }' "$t" >"$dir/strace.txt"
+bytes=$(wc -c <"$t")
+events=$(wc -l <"$t")
+echo "trace: $t, $bytes bytes, $events events; $(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+echo "kernel $(uname -r); $runs runs each; MB/s and events/s of the input at the median"
 echo
 echo "== the shared reader alone (file in memory)"
-"$B/bench/readbench" "$trace"
+"$B/bench/readbench" "$t"
 echo
 
 jq_sum='reduce (inputs|select(.layer=="api" and .dur)) as $e ({}; .[$e.cat] += $e.dur)'
-
-# name|command (reads $trace on stdin, output discarded)
-cmds="cutstat|$B/bin/cutstat -n 10"
-[ -x "$B/bin/cutmerge" ] && cmds="$cmds
-cutmerge|$B/bin/cutmerge -"
-[ -x "$B/bin/cutioctl" ] && cmds="$cmds
-cutioctl|$B/bin/cutioctl"
-[ -x "$B/bin/cutgaps" ] && cmds="$cmds
-cutgaps|$B/bin/cutgaps"
-[ -x "$B/bin/cutchrome" ] && cmds="$cmds
-cutchrome|$B/bin/cutchrome"
-cmds="$cmds
-jq (sum by category)|jq -n '$jq_sum'
-python3 (sum by category)|python3 $top/tests/bench/sum_by_category.py"
+sbytes=$(wc -c <"$dir/strace.txt")
+sevents=$(wc -l <"$dir/strace.txt")
+# name;command;input bytes;input events
+cmds="cutstat;$B/bin/cutstat $t;$bytes;$events
+cutmerge, one input;$B/bin/cutmerge $t;$bytes;$events
+cutmerge, api + kernel;$B/bin/cutmerge $dir/api.jsonl $dir/kern.jsonl;$bytes;$events
+cutmerge -w 1ms;$B/bin/cutmerge -w 1ms $t;$bytes;$events
+cutmerge | cutstat;$B/bin/cutmerge $dir/api.jsonl $dir/kern.jsonl | $B/bin/cutstat;$bytes;$events
+cutioctl (annotate);$B/bin/cutioctl $t;$bytes;$events
+cutioctl -c;$B/bin/cutioctl -c $t;$bytes;$events
+cutioctl -s (strace text);$B/bin/cutioctl -s $dir/strace.txt;$sbytes;$sevents
+cutgaps;$B/bin/cutgaps $t;$bytes;$events
+cutchrome;$B/bin/cutchrome $t;$bytes;$events
+cutplot -S (no gnuplot);$B/bin/cutplot -S -c all $t;$bytes;$events
+jq (sum by category);jq -n '$jq_sum' <$t;$bytes;$events
+python3 (sum by category);python3 $top/tests/bench/sum_by_category.py <$t;$bytes;$events"
 
 printf '%-26s %8s %8s %8s %9s %12s %9s\n' tool min_s med_s max_s MB/s events/s peakRSS
-printf '%s\n' "$cmds" | while IFS='|' read -r name cmd; do
+printf '%s\n' "$cmds" | while IFS=';' read -r name cmd in ev; do
 	times=
 	rss=0
 	i=0
 	while [ $i -lt "$runs" ]; do
-		out=$( { /usr/bin/time -f '%e %M' sh -c "$cmd >/dev/null 2>&1" <"$trace"; } 2>&1 | tail -1)
+		out=$( { /usr/bin/time -f '%e %M' sh -c "$cmd >/dev/null 2>&1"; } 2>&1 | tail -1)
 		times="$times ${out% *}"
 		r=${out#* }
 		[ "$r" -gt "$rss" ] && rss=$r
@@ -52,6 +62,6 @@ printf '%s\n' "$cmds" | while IFS='|' read -r name cmd; do
 	min=$1
 	eval "med=\${$(( ($# + 1) / 2 ))}"
 	eval "max=\${$#}"
-	awk -v n="$name" -v a="$min" -v m="$med" -v z="$max" -v b="$bytes" -v e="$events" -v r="$rss" \
+	awk -v n="$name" -v a="$min" -v m="$med" -v z="$max" -v b="$in" -v e="$ev" -v r="$rss" \
 		'BEGIN { s = m > 0 ? m : 0.001; printf "%-26s %8.2f %8.2f %8.2f %9.0f %12.0f %7.0fMB\n", n, a, m, z, b / s / 1e6, e / s, r / 1024 }'
 done
