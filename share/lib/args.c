@@ -5,14 +5,22 @@
 
 #include "args.h"
 
-/* Skips a string starting at its opening quote; returns the byte after the closing one. */
+/* Skips a string starting at its opening quote; returns the byte after the closing one.
+ * strchr finds quotes many bytes at a time; one after an odd run of backslashes is escaped. */
 static const char *
 skip_str(const char *p)
 {
-	for (p++; *p && *p != '"'; p++)
-		if (*p == '\\' && p[1])
-			p++;
-	return *p ? p + 1 : p;
+	for (const char *q = p + 1;;) {
+		const char *e = strchr(q, '"');
+		if (!e)
+			return q + strlen(q);
+		size_t bs = 0;
+		for (const char *b = e; b > p + 1 && b[-1] == '\\'; b--)
+			bs++;
+		if (bs % 2 == 0)
+			return e + 1;
+		q = e + 1;
+	}
 }
 
 /* Skips any value of valid JSON (the text was validated when it was read). */

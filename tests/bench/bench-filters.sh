@@ -31,23 +31,24 @@ echo
 jq_sum='reduce (inputs|select(.layer=="api" and .dur)) as $e ({}; .[$e.cat] += $e.dur)'
 sbytes=$(wc -c <"$dir/strace.txt")
 sevents=$(wc -l <"$dir/strace.txt")
-# name;command;input bytes;input events
-cmds="cutstat;$B/bin/cutstat $t;$bytes;$events
-cutmerge, one input;$B/bin/cutmerge $t;$bytes;$events
-cutmerge, api + kernel;$B/bin/cutmerge $dir/api.jsonl $dir/kern.jsonl;$bytes;$events
-cutmerge -w 1ms;$B/bin/cutmerge -w 1ms $t;$bytes;$events
-cutmerge | cutstat;$B/bin/cutmerge $dir/api.jsonl $dir/kern.jsonl | $B/bin/cutstat;$bytes;$events
-cutioctl (annotate);$B/bin/cutioctl $t;$bytes;$events
-cutioctl -c;$B/bin/cutioctl -c $t;$bytes;$events
-cutioctl -s (strace text);$B/bin/cutioctl -s $dir/strace.txt;$sbytes;$sevents
-cutgaps;$B/bin/cutgaps $t;$bytes;$events
-cutchrome;$B/bin/cutchrome $t;$bytes;$events
-cutplot -S (no gnuplot);$B/bin/cutplot -S -c all $t;$bytes;$events
-jq (sum by category);jq -n '$jq_sum' <$t;$bytes;$events
-python3 (sum by category);python3 $top/tests/bench/sum_by_category.py <$t;$bytes;$events"
+# name<TAB>command<TAB>input bytes<TAB>input events (jq programs hold ';')
+cmds="cutstat	$B/bin/cutstat $t	$bytes	$events
+cutmerge, one input	$B/bin/cutmerge $t	$bytes	$events
+cutmerge, api + kernel	$B/bin/cutmerge $dir/api.jsonl $dir/kern.jsonl	$bytes	$events
+cutmerge -w 1ms	$B/bin/cutmerge -w 1ms $t	$bytes	$events
+cutmerge | cutstat	$B/bin/cutmerge $dir/api.jsonl $dir/kern.jsonl | $B/bin/cutstat	$bytes	$events
+cutioctl (annotate)	$B/bin/cutioctl $t	$bytes	$events
+cutioctl -c	$B/bin/cutioctl -c $t	$bytes	$events
+cutioctl -s (strace text)	$B/bin/cutioctl -s $dir/strace.txt	$sbytes	$sevents
+cutgaps	$B/bin/cutgaps $t	$bytes	$events
+cutchrome	$B/bin/cutchrome $t	$bytes	$events
+cutplot -S (no gnuplot)	$B/bin/cutplot -S -c all $t	$bytes	$events
+jq (sum by category)	jq -n '$jq_sum' <$t	$bytes	$events
+python3 (sum by category)	python3 $top/tests/bench/sum_by_category.py <$t	$bytes	$events"
 
 printf '%-26s %8s %8s %8s %9s %12s %9s\n' tool min_s med_s max_s MB/s events/s peakRSS
-printf '%s\n' "$cmds" | while IFS=';' read -r name cmd in ev; do
+tab=$(printf '\t')
+printf '%s\n' "$cmds" | while IFS=$tab read -r name cmd in ev; do
 	times=
 	rss=0
 	i=0
