@@ -14,6 +14,7 @@
 #include "classify.h"
 #include "event.h"
 #include "strtab.h"
+#include "units.h"
 
 static void
 usage(void)
@@ -106,21 +107,6 @@ grow(void *p, size_t *cap, size_t n, size_t size)
 	if (!(p = realloc(p, *cap * size)))
 		err(CUT_EXIT_FATAL, "out of memory");
 	return p;
-}
-
-static int64_t
-parse_ns(const char *s)
-{
-	char *end;
-	double v = strtod(s, &end);
-	double mul = strcmp(end, "s") == 0             ? 1e9
-	             : strcmp(end, "ms") == 0          ? 1e6
-	             : strcmp(end, "us") == 0          ? 1e3
-	             : strcmp(end, "ns") == 0 || !*end ? 1
-	                                               : -1;
-	if (end == s || mul < 0 || v < 0 || v * mul > 9e18)
-		errx(CUT_EXIT_FATAL, "-t: not a duration (ns, or with s, ms, us, ns): %s", s);
-	return (int64_t)(v * mul);
 }
 
 /* Index in t of the key "pid:handle", inserting it when new (*isnew). */
@@ -551,21 +537,6 @@ finish(void)
 
 /* ---- output ---- */
 
-static const char *
-human_ns(int64_t v, char *buf, size_t n)
-{
-	double ns = (double)v;
-	if (ns >= 1e9)
-		snprintf(buf, n, "%.3f s", ns / 1e9);
-	else if (ns >= 1e6)
-		snprintf(buf, n, "%.3f ms", ns / 1e6);
-	else if (ns >= 1e3)
-		snprintf(buf, n, "%.3f us", ns / 1e3);
-	else
-		snprintf(buf, n, "%lld ns", (long long)v);
-	return buf;
-}
-
 static double
 pct(int64_t part, int64_t whole)
 {
@@ -603,7 +574,7 @@ print_text(int64_t traced)
 {
 	char a[32], b[32], w[32];
 	printf("%s traced (first start to last end); gaps of %s or more are listed\n",
-	       human_ns(traced, a, sizeof(a)), human_ns(g.threshold, b, sizeof(b)));
+	       cut_format_duration((double)traced, a, sizeof(a)), cut_format_duration((double)g.threshold, b, sizeof(b)));
 	if (g.untimed)
 		printf("note: %lld API events without a duration were left out\n",
 		       (long long)g.untimed);
@@ -617,8 +588,8 @@ print_text(int64_t traced)
 			continue;
 		char c[32];
 		printf("%8lld %8lld %14s %14s %14s %6.1f%% %7lld\n", (long long)t->pid,
-		       (long long)t->tid, human_ns(t->last - t->first, a, sizeof(a)),
-		       human_ns(t->busy, b, sizeof(b)), human_ns(t->idle, c, sizeof(c)),
+		       (long long)t->tid, cut_format_duration((double)(t->last - t->first), a, sizeof(a)),
+		       cut_format_duration((double)t->busy, b, sizeof(b)), cut_format_duration((double)t->idle, c, sizeof(c)),
 		       pct(t->idle, t->last - t->first), (long long)t->gaps);
 	}
 
@@ -637,8 +608,8 @@ print_text(int64_t traced)
 			else
 				snprintf(w, sizeof(w), "0x%llx", (unsigned long long)s->handle);
 			printf("%8lld %18s %14s %14s %14s %6.1f%% %7lld", (long long)s->pid, w,
-			       human_ns(s->busy + s->idle, a, sizeof(a)),
-			       human_ns(s->busy, b, sizeof(b)), human_ns(s->idle, c, sizeof(c)),
+			       cut_format_duration((double)(s->busy + s->idle), a, sizeof(a)),
+			       cut_format_duration((double)s->busy, b, sizeof(b)), cut_format_duration((double)s->idle, c, sizeof(c)),
 			       pct(s->idle, s->busy + s->idle), (long long)s->gaps);
 			if (pass)
 				printf(" %8.1f%%", pct(traced - s->busy, traced));
@@ -646,7 +617,7 @@ print_text(int64_t traced)
 		}
 
 	printf("\nGaps of %s or more, by start\n%-7s %7s %8s %12s %16s %16s %12s  %-8s %s\n",
-	       human_ns(g.threshold, a, sizeof(a)), "kind", "pid", "tid", "stream", "start(ns)",
+	       cut_format_duration((double)g.threshold, a, sizeof(a)), "kind", "pid", "tid", "stream", "start(ns)",
 	       "end(ns)", "length", "reason", "before -> after, and the next thread's time");
 	if (g.ngaps)
 		qsort(g.gaps, g.ngaps, sizeof(*g.gaps), by_start);
@@ -655,13 +626,13 @@ print_text(int64_t traced)
 		printf("%-7s %7lld %8lld %12s %16lld %16lld %12s  %-8s %s (%lld) -> %s (%lld):",
 		       kind_names[gp->kind], (long long)gp->pid, (long long)gp->after_tid,
 		       gp->kind == K_THREAD ? "-" : where(gp, w, sizeof(w)), (long long)gp->start,
-		       (long long)gp->end, human_ns(gp->end - gp->start, a, sizeof(a)),
+		       (long long)gp->end, cut_format_duration((double)(gp->end - gp->start), a, sizeof(a)),
 		       state_names[gp->reason], strtab_key(g.names, gp->before),
 		       (long long)gp->before_tid, strtab_key(g.names, gp->after),
 		       (long long)gp->after_tid);
 		for (int s = 0; s <= NSTATES; s++)
 			if (gp->st[s])
-				printf(" %s %s", state_names[s], human_ns(gp->st[s], a, sizeof(a)));
+				printf(" %s %s", state_names[s], cut_format_duration((double)gp->st[s], a, sizeof(a)));
 		putchar('\n');
 	}
 
@@ -671,7 +642,7 @@ print_text(int64_t traced)
 		printf("%-10s", bucket_names[k]);
 		for (int kind = 0; kind < NKINDS; kind++)
 			printf(" %9lld %14s", (long long)g.hist[kind][k],
-			       human_ns(g.histns[kind][k], a, sizeof(a)));
+			       cut_format_duration((double)g.histns[kind][k], a, sizeof(a)));
 		putchar('\n');
 	}
 }
@@ -770,6 +741,24 @@ print_json(int64_t traced)
 	json_decref(root);
 }
 
+/* Events out of order are left out: gaps need time to run forwards. */
+static void
+read_event(struct cut_reader *rd, struct cut_event *ev, void *arg)
+{
+	(void)arg;
+	if (ev->layer != CUT_META && ev->ts < g.last_ts) {
+		if (g.unsorted++ == 0)
+			cut_reader_warn(rd,
+			                "ts goes back %lld ns: the input is not sorted (run it "
+			                "through cutmerge)",
+			                (long long)(g.last_ts - ev->ts));
+		return;
+	}
+	if (ev->layer != CUT_META)
+		g.last_ts = ev->ts;
+	event(ev);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -784,7 +773,11 @@ main(int argc, char *argv[])
 	while ((ch = getopt_long(argc, argv, "jt:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'j': g.json = true; break;
-		case 't': g.threshold = parse_ns(optarg); break;
+		case 't':
+			if ((g.threshold = cut_parse_duration(optarg)) < 0)
+				errx(CUT_EXIT_FATAL, "-t: not a duration (ns, or with s, ms, us, ns): %s",
+				     optarg);
+			break;
 		default: usage();
 		}
 	}
@@ -794,32 +787,7 @@ main(int argc, char *argv[])
 	g.names = strtab_new();
 	g.ekeys = strtab_new();
 	g.first = g.last = g.last_ts = NONE;
-	for (int i = 0; i < (argc ? argc : 1); i++) {
-		struct cut_reader *rd = cut_reader_open(argc ? argv[i] : NULL, 0);
-		if (!rd)
-			err(CUT_EXIT_FATAL, "%s", argv[i]);
-		struct cut_event ev;
-		int rc;
-		while ((rc = cut_reader_next(rd, &ev)) > 0) {
-			if (ev.layer != CUT_META && ev.ts < g.last_ts) {
-				if (g.unsorted++ == 0)
-					cut_reader_warn(rd,
-					                "ts goes back %lld ns: the input is not "
-					                "sorted (run it through cutmerge)",
-					                (long long)(g.last_ts - ev.ts));
-				continue;
-			}
-			if (ev.layer != CUT_META)
-				g.last_ts = ev.ts;
-			event(&ev);
-		}
-		if (cut_reader_close(rd))
-			status = CUT_EXIT_BADINPUT;
-		if (rc < 0) {
-			status = CUT_EXIT_BADINPUT;
-			break;
-		}
-	}
+	status = cut_read_all(argc, argv, read_event, NULL);
 	if (g.unsorted > 1)
 		warnx("%llu events out of order were left out", (unsigned long long)g.unsorted);
 	if (g.unsorted)

@@ -10,6 +10,7 @@
 
 #include "event.h"
 #include "stats.h"
+#include "units.h"
 
 enum format { TEXT, JSON, CSV };
 
@@ -24,21 +25,6 @@ static double
 pct(int64_t part, int64_t whole)
 {
 	return whole > 0 ? 100.0 * (double)part / (double)whole : 0;
-}
-
-/* A duration in the unit that keeps 3-4 significant digits. */
-static const char *
-human_ns(double ns, char *buf, size_t n)
-{
-	if (ns >= 1e9)
-		snprintf(buf, n, "%.3f s", ns / 1e9);
-	else if (ns >= 1e6)
-		snprintf(buf, n, "%.3f ms", ns / 1e6);
-	else if (ns >= 1e3)
-		snprintf(buf, n, "%.3f us", ns / 1e3);
-	else
-		snprintf(buf, n, "%.0f ns", ns);
-	return buf;
 }
 
 static const struct cut_fn_stat *
@@ -84,7 +70,7 @@ verdict(const struct cut_stats *st, char *out, size_t n)
 		len = snprintf(out, n, "launch-bound: %.0f%% of driver API time is %lld launch calls "
 			       "(%s each on average); consider CUDA graphs or fewer, larger kernels",
 			       share, (long long)st->cat_calls[c],
-			       human_ns((double)st->cat_total[c] / (double)st->cat_calls[c], t,
+			       cut_format_duration((double)st->cat_total[c] / (double)st->cat_calls[c], t,
 					sizeof(t)));
 		break;
 	case CUT_CAT_QUERY:
@@ -113,7 +99,7 @@ print_api_tables(const struct cut_stats *st, int64_t traced)
 		if (st->cat_calls[c])
 			printf("%-10s %9lld %14s %6.1f%% %7.1f%%\n", cut_category_name(c),
 			       (long long)st->cat_calls[c],
-			       human_ns((double)st->cat_total[c], a, sizeof(a)),
+			       cut_format_duration((double)st->cat_total[c], a, sizeof(a)),
 			       pct(st->cat_total[c], st->api_total), pct(st->cat_total[c], traced));
 
 	printf("\nDriver API functions\n%8s %14s %8s %12s %12s %11s %12s %12s ", "Time(%)",
@@ -137,7 +123,7 @@ print_api_tables(const struct cut_stats *st, int64_t traced)
 		       "tid", "name");
 		for (size_t i = 0; i < st->nslow; i++)
 			printf("%14s %20lld %8lld %8lld  %s\n",
-			       human_ns((double)st->slow[i].dur, a, sizeof(a)),
+			       cut_format_duration((double)st->slow[i].dur, a, sizeof(a)),
 			       (long long)st->slow[i].ts, (long long)st->slow[i].pid,
 			       (long long)st->slow[i].tid, st->slow[i].name);
 	}
@@ -158,7 +144,7 @@ print_other_sections(const struct cut_stats *st, int64_t traced)
 			if (st->xfer_calls[d])
 				printf("%-7s %8lld %16lld %14s %10.2f\n", cut_xfer_names[d],
 				       (long long)st->xfer_calls[d], (long long)st->xfer_bytes[d],
-				       human_ns((double)st->xfer_time[d], a, sizeof(a)),
+				       cut_format_duration((double)st->xfer_time[d], a, sizeof(a)),
 				       st->xfer_time[d] ? (double)st->xfer_bytes[d] /
 								  (double)st->xfer_time[d]
 							: 0.0);
@@ -171,7 +157,7 @@ print_other_sections(const struct cut_stats *st, int64_t traced)
 		if (st->layer_events[l] && l != CUT_META)
 			printf("%-7s %9lld %14s %7.1f%%\n", cut_layer_name(l),
 			       (long long)st->layer_events[l],
-			       human_ns((double)st->layer_total[l], a, sizeof(a)),
+			       cut_format_duration((double)st->layer_total[l], a, sizeof(a)),
 			       pct(st->layer_total[l], traced));
 
 	char v[512];
@@ -188,7 +174,7 @@ print_text(const struct cut_stats *st)
 	for (int l = 0; l < CUT_NLAYERS; l++)
 		events += st->layer_events[l];
 	printf("%lld events over %s (first start to last end)\n", (long long)events,
-	       human_ns((double)traced, a, sizeof(a)));
+	       cut_format_duration((double)traced, a, sizeof(a)));
 	if (st->lost)
 		printf("warning: the capture lost %lld events: every total is a lower bound\n",
 		       (long long)st->lost);
@@ -300,6 +286,13 @@ print_csv(const struct cut_stats *st)
 	}
 }
 
+static void
+add_event(struct cut_reader *r, struct cut_event *ev, void *st)
+{
+	(void)r;
+	stats_add(st, ev);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -329,19 +322,7 @@ main(int argc, char *argv[])
 	argv += optind;
 
 	struct cut_stats *st = stats_new(ntop);
-	for (int i = 0; i < (argc ? argc : 1); i++) {
-		struct cut_reader *rd = cut_reader_open(argc ? argv[i] : NULL, 0);
-		if (!rd)
-			err(CUT_EXIT_FATAL, "%s", argv[i]);
-		struct cut_event ev;
-		int rc;
-		while ((rc = cut_reader_next(rd, &ev)) > 0)
-			stats_add(st, &ev);
-		if (cut_reader_close(rd))
-			status = CUT_EXIT_BADINPUT;
-		if (rc < 0)
-			return cut_finish_output(CUT_EXIT_BADINPUT);
-	}
+	status = cut_read_all(argc, argv, add_event, st);
 	stats_finish(st);
 	if (fmt == JSON)
 		print_json(st);

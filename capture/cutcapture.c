@@ -794,31 +794,6 @@ spawn(char **argv, int *go_fd, int *fail_fd, bool stdout_is_trace)
 
 /* ---- header and trailer ---- */
 
-static void
-add_key(struct cut_buf *b, const char *key)
-{
-	if (b->len == 0)
-		buf_addc(b, '{');
-	else if (b->s[b->len - 1] != '{')
-		buf_addc(b, ',');
-	buf_addjstr(b, key, strlen(key));
-	buf_addc(b, ':');
-}
-
-static void
-add_str(struct cut_buf *b, const char *key, const char *v)
-{
-	add_key(b, key);
-	buf_addjstr(b, v, strlen(v));
-}
-
-static void
-add_int(struct cut_buf *b, const char *key, int64_t v)
-{
-	add_key(b, key);
-	buf_addi64(b, v);
-}
-
 static char *
 first_line(const char *path)
 {
@@ -853,39 +828,39 @@ write_header(uint64_t ts, const struct probes *pr, pid_t root, char **cmd)
 	char host[256] = "";
 	uname(&u);
 	gethostname(host, sizeof(host) - 1);
-	add_int(&b, "schema", CUT_SCHEMA_VERSION);
-	add_str(&b, "tool", "cutcapture");
-	add_str(&b, "version", CUT_VERSION);
-	add_str(&b, "host", host);
-	add_str(&b, "kernel", u.release);
+	buf_addkv_int(&b, "schema", CUT_SCHEMA_VERSION);
+	buf_addkv_str(&b, "tool", "cutcapture");
+	buf_addkv_str(&b, "version", CUT_VERSION);
+	buf_addkv_str(&b, "host", host);
+	buf_addkv_str(&b, "kernel", u.release);
 	char *drv = first_line("/sys/module/nvidia/version");
 	if (drv)
-		add_str(&b, "driver", drv);
+		buf_addkv_str(&b, "driver", drv);
 	char *ver = read_file("/proc/driver/nvidia/version", NULL);
 	if (ver)
-		add_str(&b, "driver_flavour", strstr(ver, "Open Kernel") ? "open" : "proprietary");
+		buf_addkv_str(&b, "driver_flavour", strstr(ver, "Open Kernel") ? "open" : "proprietary");
 	free(drv);
 	free(ver);
 	if (pr->libcuda)
-		add_str(&b, "libcuda", pr->libcuda);
-	add_key(&b, "clock");
+		buf_addkv_str(&b, "libcuda", pr->libcuda);
+	buf_addkey(&b, "clock");
 	uint64_t mono = now_ns(), real = clock_ns(CLOCK_REALTIME);
 	buf_addc(&b, '{');
-	add_int(&b, "monotonic_ns", (int64_t)mono);
-	add_int(&b, "realtime_ns", (int64_t)real);
+	buf_addkv_int(&b, "monotonic_ns", (int64_t)mono);
+	buf_addkv_int(&b, "realtime_ns", (int64_t)real);
 	buf_addc(&b, '}');
-	add_key(&b, "sorted");
+	buf_addkey(&b, "sorted");
 	buf_adds(&b, "true");
-	add_key(&b, "layers");
+	buf_addkey(&b, "layers");
 	buf_addc(&b, '{');
 	for (int i = 0; i < NLAYERS; i++) {
 		char off[sizeof(off_why) + 8];
 		snprintf(off, sizeof(off), "off: %s",
 		         off_why[i][0] ? off_why[i] : "not asked for (-l)");
-		add_str(&b, layer_names[i], env.layers & (1u << i) ? "on" : off);
+		buf_addkv_str(&b, layer_names[i], env.layers & (1u << i) ? "on" : off);
 	}
 	buf_addc(&b, '}');
-	add_key(&b, "cmd");
+	buf_addkey(&b, "cmd");
 	buf_addc(&b, '[');
 	for (int i = 0; cmd && cmd[i]; i++) {
 		if (i)
@@ -893,15 +868,15 @@ write_header(uint64_t ts, const struct probes *pr, pid_t root, char **cmd)
 		buf_addjstr(&b, cmd[i], strlen(cmd[i]));
 	}
 	buf_addc(&b, ']');
-	add_int(&b, "pid", root);
-	add_key(&b, "probes");
+	buf_addkv_int(&b, "pid", root);
+	buf_addkey(&b, "probes");
 	buf_addc(&b, '{');
-	add_str(&b, "mode",
+	buf_addkv_str(&b, "mode",
 	        env.layers & CC_L_API ? (pr->multi ? "uprobe_multi" : "uprobe") : "none");
-	add_int(&b, "functions", pr->nfuncs);
-	add_int(&b, "attached", pr->attached);
-	add_int(&b, "failed", pr->failed);
-	add_int(&b, "attach_ns", (int64_t)pr->attach_ns);
+	buf_addkv_int(&b, "functions", pr->nfuncs);
+	buf_addkv_int(&b, "attached", pr->attached);
+	buf_addkv_int(&b, "failed", pr->failed);
+	buf_addkv_int(&b, "attach_ns", (int64_t)pr->attach_ns);
 	buf_addc(&b, '}');
 	buf_addc(&b, '}');
 	write_meta(ts, "header", b.s);
@@ -1084,22 +1059,22 @@ write_trailer(struct loop *L, const struct probes *pr, int status, bool exited)
 {
 	struct cut_buf b = {0};
 	struct rec_counts c = rec_counts();
-	add_int(&b, "events", (int64_t)c.events);
-	add_int(&b, "lost", (int64_t)c.lost);
+	buf_addkv_int(&b, "events", (int64_t)c.events);
+	buf_addkv_int(&b, "lost", (int64_t)c.lost);
 	static const enum cut_layer order[] = {CUT_API,   CUT_IOCTL,  CUT_IRQ,
 	                                       CUT_SCHED, CUT_KERNEL, CUT_META};
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
-		add_int(&b, cut_layer_name(order[i]), (int64_t)c.layer[order[i]]);
-	add_int(&b, "unmatched", (int64_t)L->unmatched);
+		buf_addkv_int(&b, cut_layer_name(order[i]), (int64_t)c.layer[order[i]]);
+	buf_addkv_int(&b, "unmatched", (int64_t)L->unmatched);
 	if (env.bare) {
-		add_int(&b, "bare_calls", (int64_t)L->counters[CC_C_BARE_CALLS]);
-		add_int(&b, "bare_ns", (int64_t)L->counters[CC_C_BARE_NS]);
+		buf_addkv_int(&b, "bare_calls", (int64_t)L->counters[CC_C_BARE_CALLS]);
+		buf_addkv_int(&b, "bare_ns", (int64_t)L->counters[CC_C_BARE_NS]);
 	}
-	add_int(&b, "attach_ns", (int64_t)pr->attach_ns);
-	add_int(&b, "detach_ns", (int64_t)pr->detach_ns);
-	add_int(&b, "duration_ns", (int64_t)(now_ns() - L->start));
+	buf_addkv_int(&b, "attach_ns", (int64_t)pr->attach_ns);
+	buf_addkv_int(&b, "detach_ns", (int64_t)pr->detach_ns);
+	buf_addkv_int(&b, "duration_ns", (int64_t)(now_ns() - L->start));
 	if (exited)
-		add_int(&b, "status", status);
+		buf_addkv_int(&b, "status", status);
 	buf_addc(&b, '}');
 	write_meta(now_ns(), "trailer", b.s);
 	buf_free(&b);

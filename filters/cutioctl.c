@@ -110,20 +110,12 @@ count(const struct cut_event *ev, const struct cut_ioctl_info *in)
 }
 
 static void
-flush_out(void)
-{
-	if (g.out.len && fwrite(g.out.s, 1, g.out.len, stdout) != g.out.len)
-		err(CUT_EXIT_FATAL, "write error on standard output");
-	buf_reset(&g.out);
-}
-
-static void
 write_event(const struct cut_event *ev)
 {
 	cut_event_format(&g.out, ev);
 	buf_addc(&g.out, '\n');
 	if (g.out.len >= 1 << 16)
-		flush_out();
+		cut_write_buf(&g.out);
 }
 
 static void
@@ -325,6 +317,13 @@ list_tables(void)
 		}
 }
 
+static void
+read_event(struct cut_reader *r, struct cut_event *ev, void *arg)
+{
+	(void)r, (void)arg;
+	handle(ev);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -357,30 +356,18 @@ main(int argc, char *argv[])
 	}
 
 	g.names = strtab_new();
-	for (int i = 0; i < (argc ? argc : 1); i++) {
-		const char *path = argc ? argv[i] : NULL;
-		if (g.strace) {
-			if (read_strace(path))
+	if (g.strace) {
+		for (int i = 0; i < (argc ? argc : 1); i++)
+			if (read_strace(argc ? argv[i] : NULL))
 				status = CUT_EXIT_BADINPUT;
-			continue;
-		}
-		struct cut_reader *rd = cut_reader_open(path, 0);
-		if (!rd)
-			err(CUT_EXIT_FATAL, "%s", path);
-		struct cut_event ev;
-		int rc;
-		while ((rc = cut_reader_next(rd, &ev)) > 0)
-			handle(&ev);
-		if (cut_reader_close(rd))
-			status = CUT_EXIT_BADINPUT;
-		if (rc < 0)
-			break;
+	} else {
+		status = cut_read_all(argc, argv, read_event, NULL);
 	}
 	if (g.summary)
 		print_summary();
 	else if (g.strace && !g.header_done)
 		header(0, false);
-	flush_out();
+	cut_write_buf(&g.out);
 	strtab_free(g.names);
 	free(g.rows);
 	buf_free(&g.args);

@@ -11,6 +11,7 @@
 #include "args.h"
 #include "event.h"
 #include "strtab.h"
+#include "units.h"
 
 static void
 usage(void)
@@ -90,21 +91,6 @@ static struct {
 	struct cut_buf out;
 	bool stop;
 } g;
-
-static int64_t
-parse_ns(const char *s, const char *opt)
-{
-	char *end;
-	double v = strtod(s, &end);
-	double mul = strcmp(end, "s") == 0             ? 1e9
-	             : strcmp(end, "ms") == 0          ? 1e6
-	             : strcmp(end, "us") == 0          ? 1e3
-	             : strcmp(end, "ns") == 0 || !*end ? 1
-	                                               : -1;
-	if (end == s || mul < 0 || v < 0 || v * mul > 9e18)
-		errx(CUT_EXIT_FATAL, "%s: not a duration (ns, or with s, ms, us, ns): %s", opt, s);
-	return (int64_t)(v * mul);
-}
 
 /* ---- reading: clock shift, order check, reorder window ---- */
 
@@ -354,22 +340,13 @@ held(uint64_t seq)
 
 /* ---- output ---- */
 
-/* Output goes through one buffer written in large pieces. */
-static void
-flush_out(void)
-{
-	if (g.out.len && fwrite(g.out.s, 1, g.out.len, stdout) != g.out.len)
-		err(CUT_EXIT_FATAL, "write error on standard output");
-	buf_reset(&g.out);
-}
-
 static void
 written(int64_t ts)
 {
 	g.written++;
 	g.last_out = ts;
 	if (g.out.len >= 1 << 16)
-		flush_out();
+		cut_write_buf(&g.out);
 }
 
 static void
@@ -625,7 +602,7 @@ trailer(void)
 	         (unsigned long long)g.written, (unsigned long long)dups,
 	         (unsigned long long)g.unsorted, (unsigned long long)g.partial);
 	write_meta("trailer", g.last_out, args);
-	flush_out();
+	cut_write_buf(&g.out);
 	for (int k = 0; k < g.nin; k++)
 		for (int d = 0; d < g.nin; d++)
 			if (g.dups[k * g.nin + d])
@@ -659,7 +636,11 @@ main(int argc, char *argv[])
 			if (*optarg < '0' || *optarg > '9' || *end || g.maxheld < 1)
 				errx(CUT_EXIT_FATAL, "-m: not a positive count: %s", optarg);
 			break;
-		case 'w': g.window = parse_ns(optarg, "-w"); break;
+		case 'w':
+			if ((g.window = cut_parse_duration(optarg)) < 0)
+				errx(CUT_EXIT_FATAL, "-w: not a duration (ns, or with s, ms, us, ns): %s",
+				     optarg);
+			break;
 		default: usage();
 		}
 	}

@@ -11,6 +11,7 @@
 #include "args.h"
 #include "buf.h"
 #include "event.h"
+#include "units.h"
 
 /* Linux tids stay below PID_MAX_LIMIT; track ids from there up are ours. */
 #define SYNTH_ID (1 << 22)
@@ -492,20 +493,14 @@ meta(const struct cut_event *ev)
 	}
 }
 
-/* "10ms", "2s", "500us", "1000" (nanoseconds). */
+/* A duration option ("10ms", "2s", "500us", "1000" nanoseconds), or exit. */
 static int64_t
 parse_dur(const char *s)
 {
-	static const struct {
-		const char *unit;
-		double ns;
-	} units[] = {{"", 1}, {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
-	char *e;
-	double v = strtod(s, &e);
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (strcmp(e, units[i].unit) == 0 && e != s && v > 0 && v * units[i].ns < 9e18)
-			return (int64_t)(v * units[i].ns);
-	errx(CUT_EXIT_FATAL, "-w: not a positive duration such as 500us, 10ms or 2s: %s", s);
+	int64_t v = cut_parse_duration(s);
+	if (v <= 0)
+		errx(CUT_EXIT_FATAL, "-w: not a positive duration such as 500us, 10ms or 2s: %s", s);
+	return v;
 }
 
 int

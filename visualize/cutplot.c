@@ -18,6 +18,7 @@
 #include "args.h"
 #include "event.h"
 #include "stats.h"
+#include "units.h"
 
 /* Time bins per row. The range doubles as the trace grows, so memory is per row, not per
  * event; it always spans at least NBINS/2 bins of data, more than the pixels of a chart. */
@@ -752,20 +753,22 @@ run_gnuplot(const char *script, size_t len, int out)
 		     "%s failed on the chart script (see above; cutplot -S shows it)", prog);
 }
 
-/* "10ms", "2s", "500us", "1000" (nanoseconds). */
+/* A duration option ("10ms", "2s", "500us", "1000" nanoseconds), or exit. */
 static int64_t
 parse_dur(const char *s)
 {
-	static const struct {
-		const char *unit;
-		double ns;
-	} units[] = {{"", 1}, {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
-	char *e;
-	double v = strtod(s, &e);
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (strcmp(e, units[i].unit) == 0 && e != s && v >= 0 && v * units[i].ns < 9e18)
-			return (int64_t)(v * units[i].ns);
-	errx(CUT_EXIT_FATAL, "-t: not a duration such as 500us, 10ms or 2s: %s", s);
+	int64_t v = cut_parse_duration(s);
+	if (v < 0)
+		errx(CUT_EXIT_FATAL, "-t: not a duration such as 500us, 10ms or 2s: %s", s);
+	return v;
+}
+
+static void
+read_event(struct cut_reader *r, struct cut_event *ev, void *arg)
+{
+	(void)r, (void)arg;
+	stats_add(st, ev);
+	add_event(ev);
 }
 
 int
@@ -824,21 +827,7 @@ main(int argc, char *argv[])
 		title = clean(argv[0], tbuf, sizeof(tbuf));
 
 	st = stats_new(0);
-	for (int i = 0; i < (argc ? argc : 1); i++) {
-		struct cut_reader *rd = cut_reader_open(argc ? argv[i] : NULL, 0);
-		if (!rd)
-			err(CUT_EXIT_FATAL, "%s", argv[i]);
-		struct cut_event ev;
-		int rc;
-		while ((rc = cut_reader_next(rd, &ev)) > 0) {
-			stats_add(st, &ev);
-			add_event(&ev);
-		}
-		if (cut_reader_close(rd) || rc < 0)
-			status = CUT_EXIT_BADINPUT;
-		if (rc < 0)
-			break;
-	}
+	status = cut_read_all(argc, argv, read_event, NULL);
 	stats_finish(st);
 	drawn_span();
 

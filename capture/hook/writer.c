@@ -280,21 +280,6 @@ meta(struct cut_buf *b, int64_t ts, int64_t tid, const char *name, const char *a
 	buf_addc(b, '\n');
 }
 
-static void
-add_key(struct cut_buf *b, const char *key)
-{
-	buf_addc(b, b->len > 1 ? ',' : '{');
-	buf_addjstr(b, key, strlen(key));
-	buf_addc(b, ':');
-}
-
-static void
-add_str(struct cut_buf *b, const char *key, const char *v)
-{
-	add_key(b, key);
-	buf_addjstr(b, v, strlen(v));
-}
-
 /* The command line from /proc/self/cmdline: a JSON array, or one string joined by spaces. */
 static void
 add_cmdline(struct cut_buf *b, bool array)
@@ -343,31 +328,31 @@ build_header_locked(int64_t tid)
 		bool have_uname = uname(&u) == 0;
 		buf_adds(&a, "{\"schema\":");
 		buf_addi64(&a, CUT_SCHEMA_VERSION);
-		add_str(&a, "tool", "cuthook");
-		add_str(&a, "version", CUT_VERSION);
+		buf_addkv_str(&a, "tool", "cuthook");
+		buf_addkv_str(&a, "version", CUT_VERSION);
 		if (have_uname) {
-			add_str(&a, "host", u.nodename);
-			add_str(&a, "kernel", u.release);
+			buf_addkv_str(&a, "host", u.nodename);
+			buf_addkv_str(&a, "kernel", u.release);
 		}
 		if (read_file("/sys/module/nvidia/version", buf, sizeof(buf)) > 0) {
 			trim(buf);
-			add_str(&a, "driver", buf);
+			buf_addkv_str(&a, "driver", buf);
 		}
 		if (read_file("/proc/driver/nvidia/version", buf, sizeof(buf)) > 0)
-			add_str(&a, "driver_flavour",
+			buf_addkv_str(&a, "driver_flavour",
 			        strstr(buf, "Open Kernel Module") ? "open" : "proprietary");
 		const char *libcuda = hook_libcuda_path();
 		if (libcuda)
-			add_str(&a, "libcuda", libcuda);
-		add_key(&a, "clock");
+			buf_addkv_str(&a, "libcuda", libcuda);
+		buf_addkey(&a, "clock");
 		buf_adds(&a, "{\"monotonic_ns\":");
 		buf_addi64(&a, W.start_ns);
 		buf_adds(&a, ",\"realtime_ns\":");
 		buf_addi64(&a, W.start_realtime_ns);
 		buf_addc(&a, '}');
-		add_key(&a, "sorted");
+		buf_addkey(&a, "sorted");
 		buf_adds(&a, "false");
-		add_key(&a, "layers");
+		buf_addkey(&a, "layers");
 		buf_adds(&a, "{\"api\":\"on\"");
 		static const char *const off[] = {"ioctl", "kernel", "irq", "sched", "gpu"};
 		for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++) {
@@ -376,7 +361,7 @@ build_header_locked(int64_t tid)
 			buf_adds(&a, "\":\"off: cuthook records driver API calls only\"");
 		}
 		buf_addc(&a, '}');
-		add_key(&a, "cmd");
+		buf_addkey(&a, "cmd");
 		add_cmdline(&a, true);
 		buf_addc(&a, '}');
 		meta(line, W.start_ns, tid, "header", a.s);
@@ -384,12 +369,12 @@ build_header_locked(int64_t tid)
 		buf_reset(&a);
 		if (read_file("/proc/self/comm", buf, sizeof(buf)) >= 0) {
 			trim(buf);
-			add_str(&a, "comm", buf);
+			buf_addkv_str(&a, "comm", buf);
 		}
-		add_key(&a, "cmdline");
+		buf_addkey(&a, "cmdline");
 		add_cmdline(&s, false);
 		buf_addjstr(&a, s.s ? s.s : "", s.len);
-		add_key(&a, "ppid");
+		buf_addkey(&a, "ppid");
 		buf_addi64(&a, getppid());
 		buf_addc(&a, '}');
 		meta(line, W.start_ns, tid, "process", a.s);
@@ -433,7 +418,7 @@ thread_record(struct hook_thread *t, int64_t ts)
 	char comm[17] = "";
 	struct cut_buf a = {0};
 	prctl(PR_GET_NAME, comm, 0, 0, 0);
-	add_str(&a, "comm", comm);
+	buf_addkv_str(&a, "comm", comm);
 	buf_addc(&a, '}');
 	meta(&t->out, ts, t->tid, "thread", a.s);
 	buf_free(&a);
@@ -445,11 +430,11 @@ symbol_record(struct hook_thread *t, int64_t ts, const struct hook_symbol *sym)
 {
 	struct cut_buf *a = &t->args;
 	buf_reset(a);
-	add_key(a, "handle");
+	buf_addkey(a, "handle");
 	hook_addhex(a, sym->handle);
-	add_str(a, "name", sym->name);
-	add_str(a, "kind", sym->kind);
-	add_str(a, "via", sym->via);
+	buf_addkv_str(a, "name", sym->name);
+	buf_addkv_str(a, "kind", sym->kind);
+	buf_addkv_str(a, "via", sym->via);
 	buf_addc(a, '}');
 	meta(&t->out, ts, t->tid, "symbol", a->s);
 }

@@ -172,6 +172,31 @@ buf_addjstr(struct cut_buf *b, const char *s, size_t n)
 }
 
 void
+buf_addkey(struct cut_buf *b, const char *key)
+{
+	if (b->len == 0)
+		buf_addc(b, '{');
+	else if (b->s[b->len - 1] != '{')
+		buf_addc(b, ',');
+	buf_addjstr(b, key, strlen(key));
+	buf_addc(b, ':');
+}
+
+void
+buf_addkv_str(struct cut_buf *b, const char *key, const char *v)
+{
+	buf_addkey(b, key);
+	buf_addjstr(b, v, strlen(v));
+}
+
+void
+buf_addkv_int(struct cut_buf *b, const char *key, int64_t v)
+{
+	buf_addkey(b, key);
+	buf_addi64(b, v);
+}
+
+void
 buf_reset(struct cut_buf *b)
 {
 	b->len = 0;

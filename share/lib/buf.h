@@ -24,6 +24,12 @@ void buf_addf(struct cut_buf *b, const char *fmt, ...)
 /* Appends s as a quoted JSON string. Control characters are escaped and bytes that are
  * not valid UTF-8 become U+FFFD, so the result is always valid JSON. */
 void buf_addjstr(struct cut_buf *b, const char *s, size_t n);
+/* Starts the member key of a JSON object being built in b: opens the object when b is empty,
+ * adds the comma unless the object was just opened, then "key":. */
+void buf_addkey(struct cut_buf *b, const char *key);
+/* A member with a string value, and with an integer value. */
+void buf_addkv_str(struct cut_buf *b, const char *key, const char *v);
+void buf_addkv_int(struct cut_buf *b, const char *key, int64_t v);
 /* Empties the buffer, keeping its memory. */
 void buf_reset(struct cut_buf *b);
 void buf_free(struct cut_buf *b);

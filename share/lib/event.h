@@ -144,6 +144,17 @@ uint64_t cut_reader_bytes(const struct cut_reader *r);
 /* Closes the reader. Returns its count of bad lines. */
 uint64_t cut_reader_close(struct cut_reader *r);
 
+/* What cut_read_all calls for each event; r is its reader, for cut_reader_warn. */
+typedef void cut_event_fn(struct cut_reader *r, struct cut_event *ev, void *arg);
+/*
+ * The input loop of a filter: reads every event of the nfiles files in turn (standard input
+ * when nfiles is 0; "-" names it too) and calls fn(reader, event, arg) for each. Exits with
+ * CUT_EXIT_FATAL, saying why, when a file cannot be opened. fn may change the event; its
+ * strings belong to the reader. Returns CUT_EXIT_OK, or
+ * CUT_EXIT_BADINPUT when bad lines were reported (in strict mode reading stops at the first).
+ */
+int cut_read_all(int nfiles, char *const files[], cut_event_fn *fn, void *arg);
+
 /* Exit statuses shared by every tool (documented in each man page). */
 enum {
 	CUT_EXIT_OK = 0,
@@ -152,6 +163,9 @@ enum {
 	CUT_EXIT_FATAL = 2,    /* usage error or a failure that stopped the tool */
 };
 
+/* Writes b to standard output and empties it: filters that write events collect them in a
+ * buffer and write it in large pieces. Exits with CUT_EXIT_FATAL on a write error. */
+void cut_write_buf(struct cut_buf *b);
 /* Flushes and checks stdout: a full disk is an error. Exits with CUT_EXIT_FATAL on
  * failure; otherwise returns status. */
 int cut_finish_output(int status);

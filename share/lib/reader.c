@@ -192,6 +192,35 @@ cut_reader_close(struct cut_reader *r)
 }
 
 int
+cut_read_all(int nfiles, char *const files[], cut_event_fn *fn, void *arg)
+{
+	int status = CUT_EXIT_OK;
+	for (int i = 0; i < (nfiles ? nfiles : 1); i++) {
+		const char *path = nfiles ? files[i] : NULL;
+		struct cut_reader *rd = cut_reader_open(path, 0);
+		if (!rd)
+			err(CUT_EXIT_FATAL, "%s", path ? path : "<stdin>");
+		struct cut_event ev;
+		int rc;
+		while ((rc = cut_reader_next(rd, &ev)) > 0)
+			fn(rd, &ev, arg);
+		if (cut_reader_close(rd) || rc < 0)
+			status = CUT_EXIT_BADINPUT;
+		if (rc < 0)
+			break;
+	}
+	return status;
+}
+
+void
+cut_write_buf(struct cut_buf *b)
+{
+	if (b->len && fwrite(b->s, 1, b->len, stdout) != b->len)
+		err(CUT_EXIT_FATAL, "write error on standard output");
+	buf_reset(b);
+}
+
+int
 cut_finish_output(int status)
 {
 	if (fflush(stdout) != 0 || ferror(stdout))

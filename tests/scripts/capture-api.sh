@@ -3,25 +3,12 @@
 # libcuda, with the exact calls, decoded arguments and handle names tests/fixtures/cuprog.c
 # documents; the single-probe fallback with -f; every trace read back by cutstat, sorted.
 # Needs root with BPF (uprobes, raw tracepoints); exits 77 when that is missing.
-top=${CUT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-B=${CUT_BUILD:-$top/build}
-cap=$B/bin/cutcapture fx=$B/fixtures
-t=$(mktemp -d) || exit 2
-trap 'rm -rf "$t"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-[ "$(id -u)" -eq 0 ] || { echo "needs root for BPF"; exit 77; }
-command -v jq >/dev/null || { echo "needs jq"; exit 77; }
-if ! "$cap" -q -l sched -o /dev/null -- true 2>"$t/err"; then
-	grep -q "cannot load the BPF programs" "$t/err" && { echo "BPF unavailable: $(cat "$t/err")"; exit 77; }
-	fail "cutcapture -- true: $(cat "$t/err")"
-fi
+. "$(dirname "$0")/lib/capture-setup.sh"
+need_bpf
 
-# valid FILE: header first, trailer last, ts never decreasing, every line read by cutstat.
-valid() {
-	[ "$(head -1 "$1" | jq -r .name)" = header ] || fail "$1: no header first"
-	[ "$(tail -1 "$1" | jq -r .name)" = trailer ] || fail "$1: no trailer last"
-	jq -e -s '[.[].ts] as $t | $t == ($t | sort)' "$1" >/dev/null || fail "$1: not sorted by ts"
-	cutstat "$1" >/dev/null 2>"$t/stat.err" || fail "$1: cutstat: $(cat "$t/stat.err")"
+# valid FILE: the shared checks, and nothing lost.
+valid_nolost() {
+	valid "$1"
 	[ "$(tail -1 "$1" | jq .args.lost)" = 0 ] || fail "$1: events lost"
 }
 
@@ -55,7 +42,7 @@ capture() { # capture OUT ARGS...: cutcapture of the stand-in
 
 # link mode: every call, decoded.
 capture "$t/link.jsonl" -- "$fx/cuprog" link
-valid "$t/link.jsonl"
+valid_nolost "$t/link.jsonl"
 [ "$(counts "$t/link.jsonl")" = "$seq1" ] || fail "link: calls differ: $(counts "$t/link.jsonl")"
 [ "$(jq -r 'select(.layer=="api" and .ret != 0) | .name' "$t/link.jsonl")" = "" ] ||
 	fail "link: a call did not return 0"
@@ -87,7 +74,7 @@ jq -e -s '(map(select(.name=="cuStreamSynchronize"))[0]) as $s |
 
 # dlopen mode, as cudart does it: everything through cuGetProcAddress_v2's pointers.
 capture "$t/dlopen.jsonl" -l api -- "$fx/cuprog" dlopen
-valid "$t/dlopen.jsonl"
+valid_nolost "$t/dlopen.jsonl"
 [ "$(counts "$t/dlopen.jsonl")" = "$(printf '%s\n' "$seq1" 'cuGetProcAddress_v2 15' | sort)" ] ||
 	fail "dlopen: calls differ: $(counts "$t/dlopen.jsonl")"
 [ "$(jq -r 'select(.name=="cuGetProcAddress_v2") | .args.symbol' "$t/dlopen.jsonl" | sort | tr '\n' ' ')" = \
@@ -98,7 +85,7 @@ valid "$t/dlopen.jsonl"
 
 # threads mode: four threads, each with the whole sequence and its own thread record.
 capture "$t/threads.jsonl" -l api -- "$fx/cuprog" threads
-valid "$t/threads.jsonl"
+valid_nolost "$t/threads.jsonl"
 [ "$(counts "$t/threads.jsonl")" = "$(printf '%s\n' "$seq1" | awk '{print $1, $2 * 4}')" ] ||
 	fail "threads: calls differ: $(counts "$t/threads.jsonl")"
 [ "$(jq -r 'select(.layer=="api") | .tid' "$t/threads.jsonl" | sort | uniq -c | awk '{print $1}' | tr '\n' ' ')" = "18 18 18 18 " ] ||
@@ -112,7 +99,7 @@ valid "$t/threads.jsonl"
 # than a second of it, writing each off-CPU period in contiguous parts (split), and stays
 # sorted while the calls in flight hold back everything after their start.
 capture "$t/long.jsonl" -l api,sched -- "$fx/cuprog" threads 1500000
-valid "$t/long.jsonl"
+valid_nolost "$t/long.jsonl"
 jq -e -s '[.[] | select(.name == "cuStreamSynchronize")] | length == 4 and
 	all(.[]; .dur >= 1500000000)' "$t/long.jsonl" >/dev/null || fail "long: syncs"
 # For each syncing thread: its off-CPU spans inside the sync, some split, back to back,
@@ -128,7 +115,7 @@ jq -e -s '. as $all | [.[] | select(.name == "cuStreamSynchronize")] | all(.[];
 
 # Without uprobe_multi: one uprobe per function, here only those -f names.
 capture "$t/single.jsonl" -l api --single-probes -f 'cuLaunch*' -f cuMemAlloc_v2 -- "$fx/cuprog" link
-valid "$t/single.jsonl"
+valid_nolost "$t/single.jsonl"
 [ "$(counts "$t/single.jsonl")" = "cuLaunchKernel 2
 cuMemAlloc_v2 1" ] || fail "single probes: $(counts "$t/single.jsonl")"
 has "$t/single.jsonl" '.name == "header" and .args.probes.mode == "uprobe" and

@@ -5,18 +5,8 @@
 # command and status must come out as that file documents; a tty ioctl on /dev/null must not.
 # Interrupts: --irq-prefix virtio with direct disk writes, checked when any arrive.
 # Needs root with BPF; exits 77 when that is missing.
-top=${CUT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-B=${CUT_BUILD:-$top/build}
-cap=$B/bin/cutcapture fx=$B/fixtures
-t=$(mktemp -d) || exit 2
-trap 'rm -rf "$t"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-[ "$(id -u)" -eq 0 ] || { echo "needs root for BPF"; exit 77; }
-command -v jq >/dev/null || { echo "needs jq"; exit 77; }
-if ! "$cap" -q -l sched -o /dev/null -- true 2>"$t/err"; then
-	grep -q "cannot load the BPF programs" "$t/err" && { echo "BPF unavailable: $(cat "$t/err")"; exit 77; }
-	fail "cutcapture -- true: $(cat "$t/err")"
-fi
+. "$(dirname "$0")/lib/capture-setup.sh"
+need_bpf
 
 "$cap" -q -l ioctl --ioctl-dev /dev/zero --uvm-dev /dev/full -o "$t/io.jsonl" -- \
 	"$fx/capture-ioctl" /dev/zero /dev/full >/dev/null 2>"$t/err" || fail "exit $?: $(cat "$t/err")"

@@ -2,19 +2,10 @@
 # cutcapture, a full ring buffer: with the reader stopped and a 1 MiB buffer, 20000 calls
 # cannot all fit. Every call must be either written or counted lost, in lost records and in
 # the trailer, and the trace must stay valid. Needs root with BPF; exits 77 when missing.
-top=${CUT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-B=${CUT_BUILD:-$top/build}
-cap=$B/bin/cutcapture fx=$B/fixtures
-t=$(mktemp -d) || exit 2
-trap 'rm -rf "$t"; [ -n "$c" ] && kill -CONT "$c" 2>/dev/null' EXIT
+. "$(dirname "$0")/lib/capture-setup.sh"
 c=
-fail() { echo "FAIL: $*"; exit 1; }
-[ "$(id -u)" -eq 0 ] || { echo "needs root for BPF"; exit 77; }
-command -v jq >/dev/null || { echo "needs jq"; exit 77; }
-if ! "$cap" -q -l sched -o /dev/null -- true 2>"$t/err"; then
-	grep -q "cannot load the BPF programs" "$t/err" && { echo "BPF unavailable: $(cat "$t/err")"; exit 77; }
-	fail "cutcapture -- true: $(cat "$t/err")"
-fi
+cleanup() { [ -n "$c" ] && kill -CONT "$c" 2>/dev/null; }
+need_bpf
 
 # The loop starts once the reader is stopped and ends long before it resumes.
 "$cap" -q -b 1 -l api --libcuda "$fx/libcuda.so.1" -o "$t/lost.jsonl" -- \

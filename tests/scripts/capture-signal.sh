@@ -3,19 +3,10 @@
 # ends with a complete trace and the command's status; a command that ignores it is left
 # alone until a second SIGTERM, which stops the capture at once. Needs root with BPF; exits
 # 77 when that is missing.
-top=${CUT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-B=${CUT_BUILD:-$top/build}
-cap=$B/bin/cutcapture fx=$B/fixtures
-t=$(mktemp -d) || exit 2
-trap 'rm -rf "$t"; [ -n "$c" ] && kill -KILL "$c" 2>/dev/null' EXIT
+. "$(dirname "$0")/lib/capture-setup.sh"
 c=
-fail() { echo "FAIL: $*"; exit 1; }
-[ "$(id -u)" -eq 0 ] || { echo "needs root for BPF"; exit 77; }
-command -v jq >/dev/null || { echo "needs jq"; exit 77; }
-if ! "$cap" -q -l sched -o /dev/null -- true 2>"$t/err"; then
-	grep -q "cannot load the BPF programs" "$t/err" && { echo "BPF unavailable: $(cat "$t/err")"; exit 77; }
-	fail "cutcapture -- true: $(cat "$t/err")"
-fi
+cleanup() { [ -n "$c" ] && kill -KILL "$c" 2>/dev/null; }
+need_bpf
 # started WORD: waits until the command has said WORD on standard error.
 started() {
 	i=0

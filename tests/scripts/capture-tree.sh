@@ -3,26 +3,11 @@
 # finds its libcuda in /proc/PID/maps), the exit status is the command's, a command that
 # cannot run gives 127, and with the trace on standard output the command's output goes to
 # standard error. Needs root with BPF; exits 77 when that is missing.
-top=${CUT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-B=${CUT_BUILD:-$top/build}
-cap=$B/bin/cutcapture fx=$B/fixtures
-t=$(mktemp -d) || exit 2
-trap 'rm -rf "$t"; [ -n "$bg" ] && kill "$bg" 2>/dev/null' EXIT
+. "$(dirname "$0")/lib/capture-setup.sh"
 bg=
-fail() { echo "FAIL: $*"; exit 1; }
-[ "$(id -u)" -eq 0 ] || { echo "needs root for BPF"; exit 77; }
-command -v jq >/dev/null || { echo "needs jq"; exit 77; }
-if ! "$cap" -q -l sched -o /dev/null -- true 2>"$t/err"; then
-	grep -q "cannot load the BPF programs" "$t/err" && { echo "BPF unavailable: $(cat "$t/err")"; exit 77; }
-	fail "cutcapture -- true: $(cat "$t/err")"
-fi
+cleanup() { [ -n "$bg" ] && kill "$bg" 2>/dev/null; }
+need_bpf
 has() { jq -e -s "any(.[]; $2)" "$1" >/dev/null; }
-valid() {
-	[ "$(head -1 "$1" | jq -r .name)" = header ] || fail "$1: no header first"
-	[ "$(tail -1 "$1" | jq -r .name)" = trailer ] || fail "$1: no trailer last"
-	jq -e -s '[.[].ts] as $t | $t == ($t | sort)' "$1" >/dev/null || fail "$1: not sorted by ts"
-	cutstat "$1" >/dev/null 2>"$t/stat.err" || fail "$1: cutstat: $(cat "$t/stat.err")"
-}
 
 # fork: the sequence once in each of two processes, the child's process record names its
 # parent.

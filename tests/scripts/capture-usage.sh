@@ -2,14 +2,7 @@
 # cutcapture, usage and refusals: bad options give the usage text and exit 2, as does a
 # user who is not root; a missing libcuda turns the api layer off with one line saying so
 # and the header saying why. Runs as root (for the last part); exits 77 otherwise.
-top=${CUT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-B=${CUT_BUILD:-$top/build}
-cap=$B/bin/cutcapture
-t=$(mktemp -d) || exit 2
-trap 'rm -rf "$t"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-[ "$(id -u)" -eq 0 ] || { echo "needs root"; exit 77; }
-command -v jq >/dev/null || { echo "needs jq"; exit 77; }
+. "$(dirname "$0")/lib/capture-setup.sh"
 
 # The usage text is the manual's SYNOPSIS.
 syn=$(sed -n '/^\.Sh SYNOPSIS/,/^\.Sh DESCRIPTION/p' "$top/share/man/cutcapture.8" |

@@ -9,6 +9,7 @@
 #include "check_main.h"
 #include "stats.h"
 #include "strtab.h"
+#include "units.h"
 
 START_TEST(test_args)
 {
@@ -66,6 +67,41 @@ START_TEST(test_buf)
 	buf_reset(&b);
 	buf_addjstr(&b, "\xe2\x82", 2); /* a cut UTF-8 sequence */
 	ck_assert_str_eq(b.s, "\"\\ufffd\\ufffd\"");
+	buf_free(&b);
+}
+END_TEST
+
+START_TEST(test_units)
+{
+	char b[32];
+	ck_assert_int_eq(cut_parse_duration("1500"), 1500);
+	ck_assert_int_eq(cut_parse_duration("1500ns"), 1500);
+	ck_assert_int_eq(cut_parse_duration("2.5us"), 2500);
+	ck_assert_int_eq(cut_parse_duration("10ms"), 10000000);
+	ck_assert_int_eq(cut_parse_duration("2s"), 2000000000);
+	ck_assert_int_eq(cut_parse_duration("0"), 0);
+	ck_assert_int_eq(cut_parse_duration("-1ms"), -1);
+	ck_assert_int_eq(cut_parse_duration("ms"), -1);
+	ck_assert_int_eq(cut_parse_duration("5 ms"), -1);
+	ck_assert_int_eq(cut_parse_duration("3h"), -1);
+	ck_assert_int_eq(cut_parse_duration("1e10s"), -1);
+	ck_assert_int_eq(cut_parse_duration("nan"), -1);
+	ck_assert_str_eq(cut_format_duration(812, b, sizeof(b)), "812 ns");
+	ck_assert_str_eq(cut_format_duration(4000, b, sizeof(b)), "4.000 us");
+	ck_assert_str_eq(cut_format_duration(1250000, b, sizeof(b)), "1.250 ms");
+	ck_assert_str_eq(cut_format_duration(3078000000.0, b, sizeof(b)), "3.078 s");
+}
+END_TEST
+
+START_TEST(test_buf_members)
+{
+	struct cut_buf b = {0};
+	buf_addkv_str(&b, "a", "x\"y");
+	buf_addkey(&b, "o");
+	buf_addc(&b, '{');
+	buf_addkv_int(&b, "n", -3);
+	buf_adds(&b, "}}");
+	ck_assert_str_eq(b.s, "{\"a\":\"x\\\"y\",\"o\":{\"n\":-3}}");
 	buf_free(&b);
 }
 END_TEST
@@ -148,6 +184,8 @@ main(void)
 	tcase_add_test(tc, test_args);
 	tcase_add_test(tc, test_strtab);
 	tcase_add_test(tc, test_buf);
+	tcase_add_test(tc, test_units);
+	tcase_add_test(tc, test_buf_members);
 	tcase_add_test(tc, test_stats);
 	tcase_add_test(tc, test_median_many);
 	suite_add_tcase(s, tc);

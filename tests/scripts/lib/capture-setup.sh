@@ -1,0 +1,29 @@
+# capture-setup.sh: the start every cutcapture test script shares (sourced, not run).
+# Sets top, B, cap (the tool), fx (the fixtures), t (a scratch directory removed at exit,
+# after the script's own cleanup(), which it may redefine), fail(), valid() and need_bpf; exits
+# 77 when this machine cannot run the test (not root, no jq).
+top=${CUT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+B=${CUT_BUILD:-$top/build}
+cap=$B/bin/cutcapture fx=$B/fixtures
+t=$(mktemp -d) || exit 2
+cleanup() { :; }
+trap 'cleanup; rm -rf "$t"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+[ "$(id -u)" -eq 0 ] || { echo "needs root for BPF"; exit 77; }
+command -v jq >/dev/null || { echo "needs jq"; exit 77; }
+
+# need_bpf: exits 77 when BPF programs cannot be loaded here, fails on any other error.
+need_bpf() {
+	if ! "$cap" -q -l sched -o /dev/null -- true 2>"$t/err"; then
+		grep -q "cannot load the BPF programs" "$t/err" && { echo "BPF unavailable: $(cat "$t/err")"; exit 77; }
+		fail "cutcapture -- true: $(cat "$t/err")"
+	fi
+}
+
+# valid FILE: header first, trailer last, ts never decreasing, every line read by cutstat.
+valid() {
+	[ "$(head -1 "$1" | jq -r .name)" = header ] || fail "$1: no header first"
+	[ "$(tail -1 "$1" | jq -r .name)" = trailer ] || fail "$1: no trailer last"
+	jq -e -s '[.[].ts] as $t | $t == ($t | sort)' "$1" >/dev/null || fail "$1: not sorted by ts"
+	cutstat "$1" >/dev/null 2>"$t/stat.err" || fail "$1: cutstat: $(cat "$t/stat.err")"
+}
