@@ -574,7 +574,8 @@ print_text(int64_t traced)
 {
 	char a[32], b[32], w[32];
 	printf("%s traced (first start to last end); gaps of %s or more are listed\n",
-	       cut_format_duration((double)traced, a, sizeof(a)), cut_format_duration((double)g.threshold, b, sizeof(b)));
+	       cut_format_duration((double)traced, a, sizeof(a)),
+	       cut_format_duration((double)g.threshold, b, sizeof(b)));
 	if (g.untimed)
 		printf("note: %lld API events without a duration were left out\n",
 		       (long long)g.untimed);
@@ -588,8 +589,10 @@ print_text(int64_t traced)
 			continue;
 		char c[32];
 		printf("%8lld %8lld %14s %14s %14s %6.1f%% %7lld\n", (long long)t->pid,
-		       (long long)t->tid, cut_format_duration((double)(t->last - t->first), a, sizeof(a)),
-		       cut_format_duration((double)t->busy, b, sizeof(b)), cut_format_duration((double)t->idle, c, sizeof(c)),
+		       (long long)t->tid,
+		       cut_format_duration((double)(t->last - t->first), a, sizeof(a)),
+		       cut_format_duration((double)t->busy, b, sizeof(b)),
+		       cut_format_duration((double)t->idle, c, sizeof(c)),
 		       pct(t->idle, t->last - t->first), (long long)t->gaps);
 	}
 
@@ -609,7 +612,8 @@ print_text(int64_t traced)
 				snprintf(w, sizeof(w), "0x%llx", (unsigned long long)s->handle);
 			printf("%8lld %18s %14s %14s %14s %6.1f%% %7lld", (long long)s->pid, w,
 			       cut_format_duration((double)(s->busy + s->idle), a, sizeof(a)),
-			       cut_format_duration((double)s->busy, b, sizeof(b)), cut_format_duration((double)s->idle, c, sizeof(c)),
+			       cut_format_duration((double)s->busy, b, sizeof(b)),
+			       cut_format_duration((double)s->idle, c, sizeof(c)),
 			       pct(s->idle, s->busy + s->idle), (long long)s->gaps);
 			if (pass)
 				printf(" %8.1f%%", pct(traced - s->busy, traced));
@@ -617,8 +621,9 @@ print_text(int64_t traced)
 		}
 
 	printf("\nGaps of %s or more, by start\n%-7s %7s %8s %12s %16s %16s %12s  %-8s %s\n",
-	       cut_format_duration((double)g.threshold, a, sizeof(a)), "kind", "pid", "tid", "stream", "start(ns)",
-	       "end(ns)", "length", "reason", "before -> after, and the next thread's time");
+	       cut_format_duration((double)g.threshold, a, sizeof(a)), "kind", "pid", "tid",
+	       "stream", "start(ns)", "end(ns)", "length", "reason",
+	       "before -> after, and the next thread's time");
 	if (g.ngaps)
 		qsort(g.gaps, g.ngaps, sizeof(*g.gaps), by_start);
 	for (size_t i = 0; i < g.ngaps; i++) {
@@ -626,13 +631,15 @@ print_text(int64_t traced)
 		printf("%-7s %7lld %8lld %12s %16lld %16lld %12s  %-8s %s (%lld) -> %s (%lld):",
 		       kind_names[gp->kind], (long long)gp->pid, (long long)gp->after_tid,
 		       gp->kind == K_THREAD ? "-" : where(gp, w, sizeof(w)), (long long)gp->start,
-		       (long long)gp->end, cut_format_duration((double)(gp->end - gp->start), a, sizeof(a)),
+		       (long long)gp->end,
+		       cut_format_duration((double)(gp->end - gp->start), a, sizeof(a)),
 		       state_names[gp->reason], strtab_key(g.names, gp->before),
 		       (long long)gp->before_tid, strtab_key(g.names, gp->after),
 		       (long long)gp->after_tid);
 		for (int s = 0; s <= NSTATES; s++)
 			if (gp->st[s])
-				printf(" %s %s", state_names[s], cut_format_duration((double)gp->st[s], a, sizeof(a)));
+				printf(" %s %s", state_names[s],
+				       cut_format_duration((double)gp->st[s], a, sizeof(a)));
 		putchar('\n');
 	}
 
@@ -775,8 +782,8 @@ main(int argc, char *argv[])
 		case 'j': g.json = true; break;
 		case 't':
 			if ((g.threshold = cut_parse_duration(optarg)) < 0)
-				errx(CUT_EXIT_FATAL, "-t: not a duration (ns, or with s, ms, us, ns): %s",
-				     optarg);
+				errx(CUT_EXIT_FATAL,
+				     "-t: not a duration (ns, or with s, ms, us, ns): %s", optarg);
 			break;
 		default: usage();
 		}

@@ -55,38 +55,47 @@ verdict(const struct cut_stats *st, char *out, size_t n)
 	int len;
 	switch (c) {
 	case CUT_CAT_SYNC:
-		len = snprintf(out, n, "GPU-bound: %.0f%% of driver API time is spent waiting for the "
-			       "GPU, mostly in %s", share, fn);
+		len = snprintf(out, n,
+		               "GPU-bound: %.0f%% of driver API time is spent waiting for the "
+		               "GPU, mostly in %s",
+		               share, fn);
 		break;
 	case CUT_CAT_INIT:
 	case CUT_CAT_MODULE:
 	case CUT_CAT_CONTEXT:
 	case CUT_CAT_DEVICE:
-		len = snprintf(out, n, "start-up dominated: %.0f%% of driver API time is %s, led by "
-			       "%s; profile a longer steady-state run", share,
-			       cut_category_name(c), fn);
+		len = snprintf(out, n,
+		               "start-up dominated: %.0f%% of driver API time is %s, led by "
+		               "%s; profile a longer steady-state run",
+		               share, cut_category_name(c), fn);
 		break;
 	case CUT_CAT_LAUNCH:
-		len = snprintf(out, n, "launch-bound: %.0f%% of driver API time is %lld launch calls "
-			       "(%s each on average); consider CUDA graphs or fewer, larger kernels",
-			       share, (long long)st->cat_calls[c],
-			       cut_format_duration((double)st->cat_total[c] / (double)st->cat_calls[c], t,
-					sizeof(t)));
+		len = snprintf(
+		    out, n,
+		    "launch-bound: %.0f%% of driver API time is %lld launch calls "
+		    "(%s each on average); consider CUDA graphs or fewer, larger kernels",
+		    share, (long long)st->cat_calls[c],
+		    cut_format_duration((double)st->cat_total[c] / (double)st->cat_calls[c], t,
+		                        sizeof(t)));
 		break;
 	case CUT_CAT_QUERY:
-		len = snprintf(out, n, "query overhead: %.0f%% of driver API time is %lld cheap "
-			       "queries, led by %s", share, (long long)st->cat_calls[c], fn);
+		len = snprintf(out, n,
+		               "query overhead: %.0f%% of driver API time is %lld cheap "
+		               "queries, led by %s",
+		               share, (long long)st->cat_calls[c], fn);
 		break;
 	default:
 		len = snprintf(out, n, "%s-bound: %.0f%% of driver API time is %s calls, led by %s",
-			       cut_category_name(c), share, cut_category_name(c), fn);
+		               cut_category_name(c), share, cut_category_name(c), fn);
 	}
 	int64_t in_ioctl = 0;
 	for (size_t i = 0; i < st->nfns; i++)
 		in_ioctl += st->fns[i].ioctl_ns;
 	if (len > 0 && (size_t)len < n && pct(in_ioctl, st->api_total) >= 20)
-		snprintf(out + len, n - (size_t)len, "; %.0f%% of all driver API time is inside "
-			 "NVIDIA ioctls", pct(in_ioctl, st->api_total));
+		snprintf(out + len, n - (size_t)len,
+		         "; %.0f%% of all driver API time is inside "
+		         "NVIDIA ioctls",
+		         pct(in_ioctl, st->api_total));
 }
 
 static void
@@ -138,16 +147,16 @@ print_other_sections(const struct cut_stats *st, int64_t traced)
 		any |= st->xfer_calls[d] != 0;
 	if (any) {
 		printf("\nTransfers (bandwidth = bytes / time inside the API calls; asynchronous "
-		       "copies return early)\n%-7s %8s %16s %14s %10s\n", "dir", "calls", "bytes",
-		       "time", "GB/s");
+		       "copies return early)\n%-7s %8s %16s %14s %10s\n",
+		       "dir", "calls", "bytes", "time", "GB/s");
 		for (int d = 0; d < CUT_X_NDIRS; d++)
 			if (st->xfer_calls[d])
 				printf("%-7s %8lld %16lld %14s %10.2f\n", cut_xfer_names[d],
 				       (long long)st->xfer_calls[d], (long long)st->xfer_bytes[d],
 				       cut_format_duration((double)st->xfer_time[d], a, sizeof(a)),
-				       st->xfer_time[d] ? (double)st->xfer_bytes[d] /
-								  (double)st->xfer_time[d]
-							: 0.0);
+				       st->xfer_time[d]
+				           ? (double)st->xfer_bytes[d] / (double)st->xfer_time[d]
+				           : 0.0);
 	}
 
 	if (traced == 0 && st->layer_events[CUT_API] == 0)
@@ -215,8 +224,8 @@ print_json(const struct cut_stats *st)
 	}
 	for (size_t i = 0; i < st->nfns; i++) {
 		const struct cut_fn_stat *f = &st->fns[i];
-		json_t *o = json_pack("{s:s,s:s}", "name", f->name, "category",
-				      cut_category_name(f->cat));
+		json_t *o =
+		    json_pack("{s:s,s:s}", "name", f->name, "category", cut_category_name(f->cat));
 		set_int(o, "calls", f->calls);
 		set_int(o, "total_ns", f->total);
 		json_object_set_new(o, "avg_ns", json_real((double)f->total / (double)f->calls));
@@ -297,9 +306,9 @@ int
 main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"csv", no_argument, NULL, 'c'},
-		{NULL, 0, NULL, 0},
+	    {"json", no_argument, NULL, 'j'},
+	    {"csv", no_argument, NULL, 'c'},
+	    {NULL, 0, NULL, 0},
 	};
 	enum format fmt = TEXT;
 	unsigned long ntop = 10;
@@ -313,7 +322,8 @@ main(int argc, char *argv[])
 		case 'n':
 			ntop = strtoul(optarg, &end, 10);
 			if (*optarg < '0' || *optarg > '9' || *end || ntop > 100000)
-				errx(CUT_EXIT_FATAL, "-n: not a count from 0 to 100000: %s", optarg);
+				errx(CUT_EXIT_FATAL, "-n: not a count from 0 to 100000: %s",
+				     optarg);
 			break;
 		default: usage();
 		}

@@ -838,7 +838,8 @@ write_header(uint64_t ts, const struct probes *pr, pid_t root, char **cmd)
 		buf_addkv_str(&b, "driver", drv);
 	char *ver = read_file("/proc/driver/nvidia/version", NULL);
 	if (ver)
-		buf_addkv_str(&b, "driver_flavour", strstr(ver, "Open Kernel") ? "open" : "proprietary");
+		buf_addkv_str(&b, "driver_flavour",
+		              strstr(ver, "Open Kernel") ? "open" : "proprietary");
 	free(drv);
 	free(ver);
 	if (pr->libcuda)
@@ -872,7 +873,7 @@ write_header(uint64_t ts, const struct probes *pr, pid_t root, char **cmd)
 	buf_addkey(&b, "probes");
 	buf_addc(&b, '{');
 	buf_addkv_str(&b, "mode",
-	        env.layers & CC_L_API ? (pr->multi ? "uprobe_multi" : "uprobe") : "none");
+	              env.layers & CC_L_API ? (pr->multi ? "uprobe_multi" : "uprobe") : "none");
 	buf_addkv_int(&b, "functions", pr->nfuncs);
 	buf_addkv_int(&b, "attached", pr->attached);
 	buf_addkv_int(&b, "failed", pr->failed);

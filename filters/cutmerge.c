@@ -111,8 +111,9 @@ shift(struct input *in, struct cut_event *ev)
 {
 	int64_t dur = ev->has & CUT_HAS_DUR ? ev->dur : 0;
 	if (in->shift < 0 ? ev->ts < -in->shift : ev->ts > INT64_MAX - dur - in->shift) {
-		cut_reader_warn(in->rd, "out of range once aligned to the first trace's clock "
-		                        "(shift %lld ns): left out",
+		cut_reader_warn(in->rd,
+		                "out of range once aligned to the first trace's clock "
+		                "(shift %lld ns): left out",
 		                (long long)in->shift);
 		return false;
 	}
@@ -638,8 +639,8 @@ main(int argc, char *argv[])
 			break;
 		case 'w':
 			if ((g.window = cut_parse_duration(optarg)) < 0)
-				errx(CUT_EXIT_FATAL, "-w: not a duration (ns, or with s, ms, us, ns): %s",
-				     optarg);
+				errx(CUT_EXIT_FATAL,
+				     "-w: not a duration (ns, or with s, ms, us, ns): %s", optarg);
 			break;
 		default: usage();
 		}

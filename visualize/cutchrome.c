@@ -499,7 +499,8 @@ parse_dur(const char *s)
 {
 	int64_t v = cut_parse_duration(s);
 	if (v <= 0)
-		errx(CUT_EXIT_FATAL, "-w: not a positive duration such as 500us, 10ms or 2s: %s", s);
+		errx(CUT_EXIT_FATAL, "-w: not a positive duration such as 500us, 10ms or 2s: %s",
+		     s);
 	return v;
 }
 

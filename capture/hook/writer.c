@@ -69,8 +69,8 @@ static struct {
 	pthread_mutex_t threads_lock; /* the list of thread states */
 	struct hook_thread *threads;  /* only grows: signal handlers walk it */
 	pthread_mutex_t header_lock;
-	int header_ready;       /* header holds this process's header and process record */
-	int header_done;        /* and they were written */
+	int header_ready; /* header holds this process's header and process record */
+	int header_done;  /* and they were written */
 	struct cut_buf header;
 	bool membarrier; /* MEMBARRIER_CMD_PRIVATE_EXPEDITED works: see own_begin() */
 } W = {
@@ -340,7 +340,7 @@ build_header_locked(int64_t tid)
 		}
 		if (read_file("/proc/driver/nvidia/version", buf, sizeof(buf)) > 0)
 			buf_addkv_str(&a, "driver_flavour",
-			        strstr(buf, "Open Kernel Module") ? "open" : "proprietary");
+			              strstr(buf, "Open Kernel Module") ? "open" : "proprietary");
 		const char *libcuda = hook_libcuda_path();
 		if (libcuda)
 			buf_addkv_str(&a, "libcuda", libcuda);
@@ -409,8 +409,6 @@ ensure_header(int64_t tid)
 	__atomic_store_n(&W.header_done, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&W.header_lock);
 }
-
-
 
 static void
 thread_record(struct hook_thread *t, int64_t ts)

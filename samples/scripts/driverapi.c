@@ -14,15 +14,15 @@
 #include <string.h>
 #include <time.h>
 
-#define CHECK(call)                                                                 \
-	do {                                                                        \
-		CUresult rc_ = (call);                                              \
-		if (rc_ != CUDA_SUCCESS) {                                          \
-			const char *s_ = "?";                                       \
-			cuGetErrorString(rc_, &s_);                                 \
-			fprintf(stderr, "driverapi: %s: %s\n", #call, s_);          \
-			exit(1);                                                    \
-		}                                                                   \
+#define CHECK(call)                                                                                \
+	do {                                                                                       \
+		CUresult rc_ = (call);                                                             \
+		if (rc_ != CUDA_SUCCESS) {                                                         \
+			const char *s_ = "?";                                                      \
+			cuGetErrorString(rc_, &s_);                                                \
+			fprintf(stderr, "driverapi: %s: %s\n", #call, s_);                         \
+			exit(1);                                                                   \
+		}                                                                                  \
 	} while (0)
 
 static double

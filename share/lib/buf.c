@@ -17,8 +17,7 @@ buf_grow(struct cut_buf *b, size_t extra)
 		buf_grow_slow(b, extra);
 }
 
-static void __attribute__((noinline))
-buf_grow_slow(struct cut_buf *b, size_t extra)
+static void __attribute__((noinline)) buf_grow_slow(struct cut_buf *b, size_t extra)
 {
 	size_t need = b->len + extra + 1;
 	size_t cap = b->cap ? b->cap : 256;
@@ -59,9 +58,9 @@ buf_addi64(struct cut_buf *b, int64_t v)
 {
 	/* Two digits per division: timestamps have 10 to 19 digits. */
 	static const char pairs[201] = "00010203040506070809101112131415161718192021222324"
-				       "25262728293031323334353637383940414243444546474849"
-				       "50515253545556575859606162636465666768697071727374"
-				       "75767778798081828384858687888990919293949596979899";
+	                               "25262728293031323334353637383940414243444546474849"
+	                               "50515253545556575859606162636465666768697071727374"
+	                               "75767778798081828384858687888990919293949596979899";
 	char tmp[24], *p = tmp + sizeof(tmp);
 	uint64_t n = v < 0 ? 0 - (uint64_t)v : (uint64_t)v; /* INT64_MIN included */
 	while (n >= 100) {

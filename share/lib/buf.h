@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 struct cut_buf {
-	char *s;     /* NUL-terminated once anything was added; NULL before */
+	char *s; /* NUL-terminated once anything was added; NULL before */
 	size_t len;
 	size_t cap;
 };
@@ -19,8 +19,7 @@ void buf_addc(struct cut_buf *b, char c);
 /* Appends the decimal form of v. */
 void buf_addi64(struct cut_buf *b, int64_t v);
 /* Appends printf-formatted text. */
-void buf_addf(struct cut_buf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+void buf_addf(struct cut_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends s as a quoted JSON string. Control characters are escaped and bytes that are
  * not valid UTF-8 become U+FFFD, so the result is always valid JSON. */
 void buf_addjstr(struct cut_buf *b, const char *s, size_t n);

@@ -13,8 +13,8 @@ struct api_entry {
 #include "api_categories.h"
 
 static const char *const category_names[CUT_NCATS] = {
-	"init",	  "context", "device", "memory", "transfer", "launch", "sync",
-	"stream", "event",   "module", "graph",  "query",	 "other",
+    "init",   "context", "device", "memory", "transfer", "launch", "sync",
+    "stream", "event",   "module", "graph",  "query",    "other",
 };
 
 const char *
@@ -33,7 +33,7 @@ static const struct api_entry *
 lookup(const char *name)
 {
 	return bsearch(name, api_table, sizeof(api_table) / sizeof(api_table[0]),
-		       sizeof(api_table[0]), cmp_entry);
+	               sizeof(api_table[0]), cmp_entry);
 }
 
 /* Strips one version suffix ("_ptsz", "_ptds", "_v<digits>") in place; false if none. */

@@ -14,9 +14,8 @@
 #include "legacy.h"
 
 static const char *const layer_names[CUT_NLAYERS] = {
-	[CUT_API] = "api",     [CUT_IOCTL] = "ioctl", [CUT_KERNEL] = "kernel",
-	[CUT_IRQ] = "irq",     [CUT_SCHED] = "sched", [CUT_GPU] = "gpu",
-	[CUT_META] = "meta",
+    [CUT_API] = "api",     [CUT_IOCTL] = "ioctl", [CUT_KERNEL] = "kernel", [CUT_IRQ] = "irq",
+    [CUT_SCHED] = "sched", [CUT_GPU] = "gpu",     [CUT_META] = "meta",
 };
 
 const char *
@@ -191,7 +190,8 @@ scan_plain(const char *p, const char *e)
 		memcpy(&w, p, 8);
 		q = w ^ (ones * '"');
 		bs = w ^ (ones * '\\');
-		uint64_t hit = ((q - ones) & ~q) | ((bs - ones) & ~bs) | ((w - ones * 0x20) & ~w) | w;
+		uint64_t hit =
+		    ((q - ones) & ~q) | ((bs - ones) & ~bs) | ((w - ones * 0x20) & ~w) | w;
 		if (hit & high)
 			break;
 		p += 8;
@@ -441,9 +441,8 @@ cut_parser_free(struct cut_parser *p)
 	free(p);
 }
 
-static int
-fail(char *why, size_t whylen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+static int fail(char *why, size_t whylen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 static int
 fail(char *why, size_t whylen, const char *fmt, ...)
@@ -480,10 +479,9 @@ get_str(json_t *o, const char *key, const char **v, char *why, size_t whylen)
 	return 0;
 }
 
-static const char *const known_keys[] = {"ts",	   "dur",   "pid",    "tid",
-					 "layer",  "name",  "cat",    "ret",
-					 "id",	   "parent", "pname", "nioctl",
-					 "ioctl_ns", "args"};
+static const char *const known_keys[] = {"ts",    "dur",    "pid",      "tid", "layer",
+                                         "name",  "cat",    "ret",      "id",  "parent",
+                                         "pname", "nioctl", "ioctl_ns", "args"};
 
 static bool
 is_known_key(const char *k)
@@ -530,15 +528,15 @@ from_json(struct cut_parser *p, json_t *o, struct cut_event *ev, char *why, size
 		size_t off;
 		unsigned flag;
 	} ints[] = {
-		{"ts", offsetof(struct cut_event, ts), 0},
-		{"dur", offsetof(struct cut_event, dur), CUT_HAS_DUR},
-		{"pid", offsetof(struct cut_event, pid), 0},
-		{"tid", offsetof(struct cut_event, tid), 0},
-		{"ret", offsetof(struct cut_event, ret), CUT_HAS_RET},
-		{"id", offsetof(struct cut_event, id), CUT_HAS_ID},
-		{"parent", offsetof(struct cut_event, parent), CUT_HAS_PARENT},
-		{"nioctl", offsetof(struct cut_event, nioctl), CUT_HAS_NIOCTL},
-		{"ioctl_ns", offsetof(struct cut_event, ioctl_ns), CUT_HAS_NIOCTL},
+	    {"ts", offsetof(struct cut_event, ts), 0},
+	    {"dur", offsetof(struct cut_event, dur), CUT_HAS_DUR},
+	    {"pid", offsetof(struct cut_event, pid), 0},
+	    {"tid", offsetof(struct cut_event, tid), 0},
+	    {"ret", offsetof(struct cut_event, ret), CUT_HAS_RET},
+	    {"id", offsetof(struct cut_event, id), CUT_HAS_ID},
+	    {"parent", offsetof(struct cut_event, parent), CUT_HAS_PARENT},
+	    {"nioctl", offsetof(struct cut_event, nioctl), CUT_HAS_NIOCTL},
+	    {"ioctl_ns", offsetof(struct cut_event, ioctl_ns), CUT_HAS_NIOCTL},
 	};
 	const char *layer = NULL;
 	bool present;
@@ -555,8 +553,10 @@ from_json(struct cut_parser *p, json_t *o, struct cut_event *ev, char *why, size
 	if ((ev->has & CUT_HAS_NIOCTL) &&
 	    (!json_object_get(o, "nioctl") || !json_object_get(o, "ioctl_ns")))
 		return fail(why, wl, "\"nioctl\" and \"ioctl_ns\" must come together");
-	if (get_str(o, "layer", &layer, why, wl) < 0 || get_str(o, "name", &ev->name, why, wl) < 0 ||
-	    get_str(o, "cat", &ev->cat, why, wl) < 0 || get_str(o, "pname", &ev->pname, why, wl) < 0)
+	if (get_str(o, "layer", &layer, why, wl) < 0 ||
+	    get_str(o, "name", &ev->name, why, wl) < 0 ||
+	    get_str(o, "cat", &ev->cat, why, wl) < 0 ||
+	    get_str(o, "pname", &ev->pname, why, wl) < 0)
 		return CUT_PARSE_ERROR;
 	if (!ev->name)
 		return fail(why, wl, "missing \"name\"");
@@ -579,8 +579,8 @@ from_json(struct cut_parser *p, json_t *o, struct cut_event *ev, char *why, size
 }
 
 static int
-parse_jansson(struct cut_parser *p, const char *line, size_t len, struct cut_event *ev,
-	      char *why, size_t wl)
+parse_jansson(struct cut_parser *p, const char *line, size_t len, struct cut_event *ev, char *why,
+              size_t wl)
 {
 	json_error_t jerr;
 	if (memchr(line, '\0', len))
@@ -621,7 +621,7 @@ check_schema(const struct cut_event *ev, char *why, size_t wl)
 	if (ev->layer == CUT_META && strcmp(ev->name, "header") == 0 &&
 	    cut_args_int(ev->args, "schema", &v) == 0 && v > CUT_SCHEMA_VERSION)
 		snprintf(why, wl, "schema version %lld is newer than this reader's %d: reading on",
-			 (long long)v, CUT_SCHEMA_VERSION);
+		         (long long)v, CUT_SCHEMA_VERSION);
 }
 
 static bool
@@ -635,7 +635,7 @@ blank(const char *s, size_t n)
 
 int
 cut_parse(struct cut_parser *p, char *line, size_t len, struct cut_event *ev,
-	  enum cut_parse_mode mode, char *why, size_t wl)
+          enum cut_parse_mode mode, char *why, size_t wl)
 {
 	int rc;
 	parser_release(p);

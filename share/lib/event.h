@@ -38,9 +38,9 @@ enum {
  * declared here.
  */
 struct cut_event {
-	int64_t ts;        /* start, ns of CLOCK_MONOTONIC */
-	int64_t dur;       /* ns; valid when has & CUT_HAS_DUR, else an instant */
-	int64_t pid, tid;  /* 0 when not attributed to a process (irq) */
+	int64_t ts;       /* start, ns of CLOCK_MONOTONIC */
+	int64_t dur;      /* ns; valid when has & CUT_HAS_DUR, else an instant */
+	int64_t pid, tid; /* 0 when not attributed to a process (irq) */
 	enum cut_layer layer;
 	const char *name;
 	const char *cat;   /* category; NULL when absent (see cut_event_category) */
@@ -106,7 +106,7 @@ void cut_parser_free(struct cut_parser *p);
  * CUT_PARSE_NOT_CANONICAL in CUT_PARSE_FAST mode.
  */
 int cut_parse(struct cut_parser *p, char *line, size_t len, struct cut_event *ev,
-	      enum cut_parse_mode mode, char *why, size_t whylen);
+              enum cut_parse_mode mode, char *why, size_t whylen);
 /* After the last line: returns CUT_PARSE_EVENT for each imported begin that never saw its
  * end (kept as an instant, with the line of its begin in *line), then CUT_PARSE_NONE. */
 int cut_parse_flush(struct cut_parser *p, struct cut_event *ev, uint64_t *line);
@@ -132,7 +132,7 @@ int cut_reader_next(struct cut_reader *r, struct cut_event *ev);
 /* Reports a problem at the line of the last event returned, in the reader's format, and
  * counts it as a bad line. */
 void cut_reader_warn(struct cut_reader *r, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 /* Name used in messages ("<stdin>" for standard input). */
 const char *cut_reader_path(const struct cut_reader *r);
 /* Line number of the last event returned (1-based). */
@@ -159,7 +159,7 @@ int cut_read_all(int nfiles, char *const files[], cut_event_fn *fn, void *arg);
 enum {
 	CUT_EXIT_OK = 0,
 	CUT_EXIT_BADINPUT = 1, /* some input lines were bad and skipped; output is still complete
-				  for the good ones */
+	                          for the good ones */
 	CUT_EXIT_FATAL = 2,    /* usage error or a failure that stopped the tool */
 };
 

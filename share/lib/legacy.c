@@ -75,10 +75,10 @@ layer_of_type(json_t *type)
 		const char *type;
 		enum cut_layer layer;
 	} map[] = {
-		{"userspace", CUT_API}, {"user", CUT_API},	  {"api", CUT_API},
-		{"cuda", CUT_API},	{"kernel", CUT_KERNEL}, {"kprobe", CUT_KERNEL},
-		{"ioctl", CUT_IOCTL},	{"syscall", CUT_IOCTL}, {"irq", CUT_IRQ},
-		{"sched", CUT_SCHED},	{"gpu", CUT_GPU},
+	    {"userspace", CUT_API}, {"user", CUT_API},      {"api", CUT_API},
+	    {"cuda", CUT_API},      {"kernel", CUT_KERNEL}, {"kprobe", CUT_KERNEL},
+	    {"ioctl", CUT_IOCTL},   {"syscall", CUT_IOCTL}, {"irq", CUT_IRQ},
+	    {"sched", CUT_SCHED},   {"gpu", CUT_GPU},
 	};
 	if (!type)
 		return CUT_API; /* the LD_PRELOAD style has no type: all driver API calls */
@@ -184,7 +184,7 @@ take_ret(json_t *o, struct cut_event *ev)
 
 static int
 import_end(struct legacy *lg, json_t *o, struct pending *e, struct cut_event *ev, char *why,
-	   size_t wl)
+           size_t wl)
 {
 	int64_t dur = 0;
 	int hasdur = duration_ns(o, &dur);
@@ -234,7 +234,7 @@ import_end(struct legacy *lg, json_t *o, struct pending *e, struct cut_event *ev
 
 int
 legacy_import(struct legacy *lg, json_t *o, uint64_t line, struct cut_event *ev, char *why,
-	      size_t wl)
+              size_t wl)
 {
 	json_t *ph = json_object_get(o, "phase");
 	const char *phase = json_is_string(ph) ? json_string_value(ph) : "";
@@ -262,7 +262,8 @@ legacy_import(struct legacy *lg, json_t *o, uint64_t line, struct cut_event *ev,
 		int64_t dur = 0;
 		int hasdur = duration_ns(o, &dur);
 		if (hasdur < 0)
-			return pending_free(&pd), lfail(why, wl, "legacy \"duration_us\" is not usable");
+			return pending_free(&pd),
+			       lfail(why, wl, "legacy \"duration_us\" is not usable");
 		emit(lg, &pd, ev);
 		if (hasdur) {
 			ev->dur = dur;

@@ -18,7 +18,7 @@ void legacy_free(struct legacy *lg);
  * set when the record is unusable. Strings in *ev stay valid until the next call.
  */
 int legacy_import(struct legacy *lg, json_t *o, uint64_t line, struct cut_event *ev, char *why,
-		  size_t whylen);
+                  size_t whylen);
 /* Returns each begin that never saw its end as an instant (CUT_PARSE_EVENT, line of its
  * begin in *line), then CUT_PARSE_NONE. */
 int legacy_flush(struct legacy *lg, struct cut_event *ev, uint64_t *line);

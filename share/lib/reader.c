@@ -119,7 +119,8 @@ cut_reader_next(struct cut_reader *r, struct cut_event *ev)
 	char *line;
 	size_t len;
 	while (!r->stopped && next_line(r, &line, &len)) {
-		int rc = cut_parse(r->parser, line, len, ev, CUT_PARSE_AUTO, r->why, sizeof(r->why));
+		int rc =
+		    cut_parse(r->parser, line, len, ev, CUT_PARSE_AUTO, r->why, sizeof(r->why));
 		if (rc == CUT_PARSE_NONE)
 			continue;
 		if (rc == CUT_PARSE_EVENT) {

@@ -9,8 +9,7 @@
 #include "stats.h"
 #include "strtab.h"
 
-const char *const cut_xfer_names[CUT_X_NDIRS] = {"HtoD", "DtoH", "DtoD",
-						 "HtoH", "any",	 "memset"};
+const char *const cut_xfer_names[CUT_X_NDIRS] = {"HtoD", "DtoH", "DtoD", "HtoH", "any", "memset"};
 
 struct cut_stats *
 stats_new(size_t ntop)
@@ -177,7 +176,8 @@ select_kth(int64_t *v, size_t n, size_t k)
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		int64_t a = v[lo], b = v[mid], c = v[hi];
-		int64_t pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+		int64_t pivot =
+		    a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
 		size_t i = lo, j = hi;
 		while (i <= j) {
 			while (v[i] < pivot)

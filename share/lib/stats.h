@@ -9,8 +9,15 @@
 #include "classify.h"
 #include "event.h"
 
-enum cut_xfer_dir { CUT_X_HTOD, CUT_X_DTOH, CUT_X_DTOD, CUT_X_HTOH, CUT_X_ANY, CUT_X_MEMSET,
-		    CUT_X_NDIRS };
+enum cut_xfer_dir {
+	CUT_X_HTOD,
+	CUT_X_DTOH,
+	CUT_X_DTOD,
+	CUT_X_HTOH,
+	CUT_X_ANY,
+	CUT_X_MEMSET,
+	CUT_X_NDIRS
+};
 
 struct cut_fn_stat {
 	char *name;
@@ -30,15 +37,16 @@ struct cut_slow_call {
 };
 
 struct cut_stats {
-	struct cut_fn_stat *fns; /* after stats_finish: nfns entries, by total time, longest first */
+	struct cut_fn_stat
+	    *fns; /* after stats_finish: nfns entries, by total time, longest first */
 	size_t nfns;
 	int64_t cat_calls[CUT_NCATS], cat_total[CUT_NCATS];
 	int64_t layer_events[CUT_NLAYERS], layer_total[CUT_NLAYERS];
 	int64_t xfer_calls[CUT_X_NDIRS], xfer_bytes[CUT_X_NDIRS], xfer_time[CUT_X_NDIRS];
-	int64_t first, last;   /* first start and last end of any non-meta event; first < 0: none */
-	int64_t api_total;     /* sum of API call durations */
-	int64_t untimed;       /* API events without a duration (not in the tables) */
-	int64_t lost;          /* events the capture reported lost (meta "lost" records) */
+	int64_t first, last; /* first start and last end of any non-meta event; first < 0: none */
+	int64_t api_total;   /* sum of API call durations */
+	int64_t untimed;     /* API events without a duration (not in the tables) */
+	int64_t lost;        /* events the capture reported lost (meta "lost" records) */
 	bool have_nioctl;
 	struct cut_slow_call *slow; /* after stats_finish: nslow entries, longest first */
 	size_t nslow, ntop;

@@ -7,10 +7,10 @@
 #include "strtab.h"
 
 struct cut_strtab {
-	char **keys;     /* by index */
+	char **keys; /* by index */
 	size_t n, kcap;
-	size_t *slots;   /* index + 1; 0 = empty */
-	size_t nslots;   /* power of two */
+	size_t *slots; /* index + 1; 0 = empty */
+	size_t nslots; /* power of two */
 };
 
 /* FNV-1a over 8 bytes at a time (names are short; every event of a summary is hashed). */

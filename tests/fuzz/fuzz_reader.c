@@ -21,7 +21,7 @@ disagree(const char *what, const char *line, size_t len)
 
 static int
 parse_copy(struct cut_parser *p, const char *text, size_t len, enum cut_parse_mode mode,
-	   struct owned *out)
+           struct owned *out)
 {
 	char why[256];
 	char *line = malloc(len + 1);

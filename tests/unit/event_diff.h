@@ -87,8 +87,8 @@ static inline void
 own(struct owned *o, const struct cut_event *ev)
 {
 	o->ev = *ev;
-	const char **f[6] = {&o->ev.name, &o->ev.cat, &o->ev.pname, &o->ev.args, &o->ev.extra,
-			     NULL};
+	const char **f[6] = {&o->ev.name, &o->ev.cat,   &o->ev.pname,
+	                     &o->ev.args, &o->ev.extra, NULL};
 	for (int i = 0; f[i]; i++)
 		o->s[i] = *f[i] ? strdup(*f[i]) : NULL, *f[i] = o->s[i];
 }

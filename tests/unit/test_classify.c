@@ -35,35 +35,35 @@ START_TEST(test_categories)
 	static const struct {
 		const char *fn, *cat;
 	} cases[] = {
-		{"cuInit", "init"},
-		{"cuGetProcAddress_v2", "init"},
-		{"cuLaunchKernel", "launch"},
-		{"cuLaunchKernelEx_ptsz", "launch"},
-		{"cuMemcpyHtoDAsync_v2", "transfer"},
-		{"cuMemsetD8Async", "transfer"},
-		{"cuMemAlloc_v2", "memory"},
-		{"cuStreamSynchronize", "sync"},
-		{"cuCtxSynchronize", "sync"},
-		{"cuCtxGetDevice_v2", "query"},
-		{"cuDeviceGetAttribute", "query"},
-		{"cuLibraryLoadData", "module"},
-		{"cuKernelGetFunction", "module"},
-		{"cuGraphLaunch", "graph"},
-		{"cuEventRecord", "event"},
-		{"cuStreamCreate", "stream"},
-		{"cuDevicePrimaryCtxRetain", "context"},
-		{"cuDeviceGet", "device"},
-		{"cuProfilerStart", "other"},
-		/* Not in the table: versions stripped, then "other". */
-		{"cuLaunchKernel_v9", "launch"},
-		{"cuMemcpyHtoD_v2_ptds", "transfer"},
-		{"cuNoSuchFunction", "other"},
-		{"", "other"},
+	    {"cuInit", "init"},
+	    {"cuGetProcAddress_v2", "init"},
+	    {"cuLaunchKernel", "launch"},
+	    {"cuLaunchKernelEx_ptsz", "launch"},
+	    {"cuMemcpyHtoDAsync_v2", "transfer"},
+	    {"cuMemsetD8Async", "transfer"},
+	    {"cuMemAlloc_v2", "memory"},
+	    {"cuStreamSynchronize", "sync"},
+	    {"cuCtxSynchronize", "sync"},
+	    {"cuCtxGetDevice_v2", "query"},
+	    {"cuDeviceGetAttribute", "query"},
+	    {"cuLibraryLoadData", "module"},
+	    {"cuKernelGetFunction", "module"},
+	    {"cuGraphLaunch", "graph"},
+	    {"cuEventRecord", "event"},
+	    {"cuStreamCreate", "stream"},
+	    {"cuDevicePrimaryCtxRetain", "context"},
+	    {"cuDeviceGet", "device"},
+	    {"cuProfilerStart", "other"},
+	    /* Not in the table: versions stripped, then "other". */
+	    {"cuLaunchKernel_v9", "launch"},
+	    {"cuMemcpyHtoD_v2_ptds", "transfer"},
+	    {"cuNoSuchFunction", "other"},
+	    {"", "other"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		ck_assert_msg(strcmp(cut_api_category(cases[i].fn), cases[i].cat) == 0,
-			      "%s: %s, want %s", cases[i].fn, cut_api_category(cases[i].fn),
-			      cases[i].cat);
+		              "%s: %s, want %s", cases[i].fn, cut_api_category(cases[i].fn),
+		              cases[i].cat);
 }
 END_TEST
 
@@ -71,7 +71,7 @@ START_TEST(test_table_sorted)
 {
 	for (size_t i = 1; i < cut_api_table_size(); i++)
 		ck_assert_msg(strcmp(cut_api_table_name(i - 1), cut_api_table_name(i)) < 0,
-			      "%s before %s", cut_api_table_name(i - 1), cut_api_table_name(i));
+		              "%s before %s", cut_api_table_name(i - 1), cut_api_table_name(i));
 }
 END_TEST
 

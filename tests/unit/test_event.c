@@ -21,8 +21,8 @@ rnd(unsigned n)
 }
 
 static const char *const some_names[] = {
-	"cuLaunchKernel", "cuMemcpyHtoD_v2", "NV_ESC_RM_CONTROL", "x", "tab\there",
-	"quote\"d", "back\\slash", "caf\xc3\xa9", "\xe2\x82\xac euro", "ctl\x01",
+    "cuLaunchKernel", "cuMemcpyHtoD_v2", "NV_ESC_RM_CONTROL", "x",       "tab\there", "quote\"d",
+    "back\\slash",    "caf\xc3\xa9",     "\xe2\x82\xac euro", "ctl\x01",
 };
 
 /* The first PLAIN names need no escapes: the fast path must take events made of them. */
@@ -122,7 +122,7 @@ random_event(struct cut_event *ev, struct cut_buf *args_text)
 /* Parses text (len bytes) in one mode on a private copy. */
 static int
 parse_copy(struct cut_parser *p, const char *text, size_t len, enum cut_parse_mode mode,
-	   struct owned *out, char *why)
+           struct owned *out, char *why)
 {
 	char *line = malloc(len + 1);
 	memcpy(line, text, len);
@@ -196,8 +196,7 @@ mutate(char *s, size_t len, size_t cap)
 			len++;
 		}
 		return len;
-	case 3: /* truncate */
-		return len ? rnd((unsigned)len) : 0;
+	case 3: /* truncate */ return len ? rnd((unsigned)len) : 0;
 	default: /* repeat a piece */
 		if (len > 4 && len * 2 < cap) {
 			size_t i = rnd((unsigned)len - 2), n = 1 + rnd(8);
@@ -232,11 +231,11 @@ START_TEST(test_differential_mutated)
 		int rf = parse_copy(p, buf, len, CUT_PARSE_FAST, &viaf, why);
 		int ra = parse_copy(p, buf, len, CUT_PARSE_AUTO, &viaa, why);
 		ck_assert_msg(ra == rj || (rj == CUT_PARSE_ERROR && ra == CUT_PARSE_ERROR),
-			      "auto %d vs jansson %d on %.*s", ra, rj, (int)len, buf);
+		              "auto %d vs jansson %d on %.*s", ra, rj, (int)len, buf);
 		if (rf == CUT_PARSE_EVENT) {
 			fast_taken++;
-			ck_assert_msg(rj == CUT_PARSE_EVENT, "fast accepted what jansson rejects: %.*s",
-				      (int)len, buf);
+			ck_assert_msg(rj == CUT_PARSE_EVENT,
+			              "fast accepted what jansson rejects: %.*s", (int)len, buf);
 			const char *d = event_diff(&viaf.ev, &viaj.ev);
 			ck_assert_msg(!d, "paths differ on %s for %.*s", d, (int)len, buf);
 			disown(&viaf);
@@ -244,13 +243,14 @@ START_TEST(test_differential_mutated)
 		if (rj == CUT_PARSE_EVENT) {
 			jansson_taken++;
 			const char *d = event_diff(&viaa.ev, &viaj.ev);
-			ck_assert_msg(!d, "auto differs from jansson on %s for %.*s", d, (int)len, buf);
+			ck_assert_msg(!d, "auto differs from jansson on %s for %.*s", d, (int)len,
+			              buf);
 			disown(&viaj);
 			disown(&viaa);
 		}
 	}
 	ck_assert_msg(fast_taken > 1000 && jansson_taken > fast_taken,
-		      "weak test: fast %d jansson %d", fast_taken, jansson_taken);
+	              "weak test: fast %d jansson %d", fast_taken, jansson_taken);
 	buf_free(&args);
 	buf_free(&line);
 	cut_parser_free(p);
@@ -270,22 +270,31 @@ START_TEST(test_bad_lines)
 	static const struct {
 		const char *line, *why;
 	} cases[] = {
-		{"{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"api\"}", "missing \"name\""},
-		{"{\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"x\"}", "missing \"ts\""},
-		{"{\"ts\":1.5,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"x\"}", "\"ts\" is not an integer"},
-		{"{\"ts\":\"1\",\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"x\"}", "\"ts\" is not an integer"},
-		{"{\"ts\":-1,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"x\"}", "negative \"ts\""},
-		{"{\"ts\":1,\"dur\":-5,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"x\"}", "negative \"dur\""},
-		{"{\"ts\":9223372036854775807,\"dur\":5,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"x\"}", "\"ts\" + \"dur\" overflows"},
-		{"{\"ts\":99999999999999999999,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"x\"}", "invalid JSON: too big integer"},
-		{"{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"gpuz\",\"name\":\"x\"}", "unknown layer \"gpuz\""},
-		{"{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"\"}", "empty \"name\""},
-		{"{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"x\",\"args\":[1]}", "\"args\" is not an object"},
-		{"{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"x\",\"nioctl\":1}", "\"nioctl\" and \"ioctl_ns\" must come together"},
-		{"[1,2]", "not a JSON object"},
-		{"{\"ts\":1}", "not a cut event: no \"layer\""},
-		{"{\"ts\":1,\"pid\":1", "invalid JSON: '}' expected near end of file"},
-		{"\xff\xfe", "invalid JSON: unable to decode byte 0xff"},
+	    {"{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"api\"}", "missing \"name\""},
+	    {"{\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"x\"}", "missing \"ts\""},
+	    {"{\"ts\":1.5,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"x\"}",
+	     "\"ts\" is not an integer"},
+	    {"{\"ts\":\"1\",\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"x\"}",
+	     "\"ts\" is not an integer"},
+	    {"{\"ts\":-1,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"x\"}", "negative \"ts\""},
+	    {"{\"ts\":1,\"dur\":-5,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"x\"}",
+	     "negative \"dur\""},
+	    {"{\"ts\":9223372036854775807,\"dur\":5,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":"
+	     "\"x\"}",
+	     "\"ts\" + \"dur\" overflows"},
+	    {"{\"ts\":99999999999999999999,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"x\"}",
+	     "invalid JSON: too big integer"},
+	    {"{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"gpuz\",\"name\":\"x\"}",
+	     "unknown layer \"gpuz\""},
+	    {"{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"\"}", "empty \"name\""},
+	    {"{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"x\",\"args\":[1]}",
+	     "\"args\" is not an object"},
+	    {"{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"x\",\"nioctl\":1}",
+	     "\"nioctl\" and \"ioctl_ns\" must come together"},
+	    {"[1,2]", "not a JSON object"},
+	    {"{\"ts\":1}", "not a cut event: no \"layer\""},
+	    {"{\"ts\":1,\"pid\":1", "invalid JSON: '}' expected near end of file"},
+	    {"\xff\xfe", "invalid JSON: unable to decode byte 0xff"},
 	};
 	struct cut_parser *p = cut_parser_new();
 	struct cut_event ev;
@@ -294,12 +303,12 @@ START_TEST(test_bad_lines)
 		int rc = parse_str(p, cases[i].line, &ev, why);
 		ck_assert_msg(rc == CUT_PARSE_ERROR, "accepted %s", cases[i].line);
 		ck_assert_msg(strncmp(why, cases[i].why, strlen(cases[i].why)) == 0,
-			      "%s: got \"%s\", want \"%s\"", cases[i].line, why, cases[i].why);
+		              "%s: got \"%s\", want \"%s\"", cases[i].line, why, cases[i].why);
 	}
 	/* A NUL byte inside a line. */
 	char nul[] = "{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"a\0b\"}";
 	ck_assert_int_eq(cut_parse(p, nul, sizeof(nul) - 1, &ev, CUT_PARSE_AUTO, why, 256),
-			 CUT_PARSE_ERROR);
+	                 CUT_PARSE_ERROR);
 	ck_assert_str_eq(why, "NUL byte in line");
 	cut_parser_free(p);
 }
@@ -311,10 +320,11 @@ START_TEST(test_lenient_layouts)
 	struct cut_event ev;
 	char why[256];
 	/* Any order, whitespace, CR, unknown members kept as extra. */
-	ck_assert_int_eq(parse_str(p, " { \"name\" : \"cuInit\", \"layer\":\"api\", \"tid\":2,"
-				      "\"pid\":1, \"ts\":10, \"future\":{\"a\":1}, \"dur\":5 }\r",
-				   &ev, why),
-			 CUT_PARSE_EVENT);
+	ck_assert_int_eq(parse_str(p,
+	                           " { \"name\" : \"cuInit\", \"layer\":\"api\", \"tid\":2,"
+	                           "\"pid\":1, \"ts\":10, \"future\":{\"a\":1}, \"dur\":5 }\r",
+	                           &ev, why),
+	                 CUT_PARSE_EVENT);
 	ck_assert_int_eq(ev.ts, 10);
 	ck_assert_int_eq(ev.dur, 5);
 	ck_assert_str_eq(ev.name, "cuInit");
@@ -322,15 +332,19 @@ START_TEST(test_lenient_layouts)
 	struct cut_buf b = {0};
 	cut_event_format(&b, &ev);
 	ck_assert_str_eq(b.s, "{\"ts\":10,\"dur\":5,\"pid\":1,\"tid\":2,\"layer\":\"api\","
-			      "\"name\":\"cuInit\",\"future\":{\"a\":1}}");
+	                      "\"name\":\"cuInit\",\"future\":{\"a\":1}}");
 	/* A newer schema is read on, with a warning. */
-	ck_assert_int_eq(parse_str(p, "{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"meta\","
-				      "\"name\":\"header\",\"args\":{\"schema\":2}}", &ev, why),
-			 CUT_PARSE_EVENT);
+	ck_assert_int_eq(parse_str(p,
+	                           "{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"meta\","
+	                           "\"name\":\"header\",\"args\":{\"schema\":2}}",
+	                           &ev, why),
+	                 CUT_PARSE_EVENT);
 	ck_assert_str_eq(why, "schema version 2 is newer than this reader's 1: reading on");
-	ck_assert_int_eq(parse_str(p, "{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"meta\","
-				      "\"name\":\"header\",\"args\":{\"schema\":1}}", &ev, why),
-			 CUT_PARSE_EVENT);
+	ck_assert_int_eq(parse_str(p,
+	                           "{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"meta\","
+	                           "\"name\":\"header\",\"args\":{\"schema\":1}}",
+	                           &ev, why),
+	                 CUT_PARSE_EVENT);
 	ck_assert_str_eq(why, "");
 	/* Blank and whitespace-only lines are not events and not errors. */
 	ck_assert_int_eq(parse_str(p, "", &ev, why), CUT_PARSE_NONE);
@@ -350,7 +364,7 @@ START_TEST(test_writer_escapes)
 	ev.name = "a\"b\\c\n\x01\xff\xc3\xa9";
 	cut_event_format(&b, &ev);
 	ck_assert_str_eq(b.s, "{\"ts\":1,\"pid\":0,\"tid\":0,\"layer\":\"api\","
-			      "\"name\":\"a\\\"b\\\\c\\n\\u0001\\ufffd\xc3\xa9\"}");
+	                      "\"name\":\"a\\\"b\\\\c\\n\\u0001\\ufffd\xc3\xa9\"}");
 	json_error_t e;
 	json_t *j = json_loads(b.s, 0, &e);
 	ck_assert_msg(j != NULL, "writer output is not JSON: %s", e.text);
@@ -378,7 +392,9 @@ START_TEST(test_reader_lines)
 	size_t pad = 3 << 20;
 	struct cut_buf t = {0};
 	buf_adds(&t, "{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"a\"}\r\n");
-	buf_adds(&t, "{\"ts\":2,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"b\",\"args\":{\"pad\":\"");
+	buf_adds(
+	    &t,
+	    "{\"ts\":2,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"b\",\"args\":{\"pad\":\"");
 	for (size_t i = 0; i < pad; i++)
 		buf_addc(&t, 'x');
 	buf_adds(&t, "\"}}\n");

@@ -14,7 +14,7 @@
 START_TEST(test_args)
 {
 	const char *a = "{\"s\":\"a\\\"b\\u0041\",\"nested\":{\"bytes\":1,\"x\":[1,{\"y\":2}]},"
-			"\"bytes\":4096,\"ptr\":\"0x7f00\",\"neg\":-3,\"real\":1.5,\"dec\":\"12\"}";
+	                "\"bytes\":4096,\"ptr\":\"0x7f00\",\"neg\":-3,\"real\":1.5,\"dec\":\"12\"}";
 	int64_t v;
 	char s[16];
 	ck_assert_int_eq(cut_args_int(a, "bytes", &v), 0);
