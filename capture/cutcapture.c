@@ -1064,8 +1064,11 @@ write_trailer(struct loop *L, const struct probes *pr, int status, bool exited)
 	buf_addkv_int(&b, "lost", (int64_t)c.lost);
 	static const enum cut_layer order[] = {CUT_API,   CUT_IOCTL,  CUT_IRQ,
 	                                       CUT_SCHED, CUT_KERNEL, CUT_META};
+	buf_addkey(&b, "layers");
+	buf_addc(&b, '{');
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
 		buf_addkv_int(&b, cut_layer_name(order[i]), (int64_t)c.layer[order[i]]);
+	buf_addc(&b, '}');
 	buf_addkv_int(&b, "unmatched", (int64_t)L->unmatched);
 	if (env.bare) {
 		buf_addkv_int(&b, "bare_calls", (int64_t)L->counters[CC_C_BARE_CALLS]);

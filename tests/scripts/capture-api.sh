@@ -65,7 +65,7 @@ has "$t/link.jsonl" '.name == "cuStreamSynchronize" and .args.stream == "0x7d0" 
 has "$t/link.jsonl" '.name == "header" and .args.schema == 1 and .args.sorted == true and
 	.args.layers.api == "on" and .args.probes.functions == 20 and
 	.args.probes.attached == 20' || fail "header: $(head -1 "$t/link.jsonl")"
-has "$t/link.jsonl" '.name == "trailer" and .args.api == 18 and .args.status == 0' || fail "trailer: $(tail -1 "$t/link.jsonl")"
+has "$t/link.jsonl" '.name == "trailer" and .args.layers.api == 18 and .args.status == 0' || fail "trailer: $(tail -1 "$t/link.jsonl")"
 # The thread sleeps 2 ms in cuStreamSynchronize: off the CPU, sleeping, at least that long.
 jq -e -s '(map(select(.name=="cuStreamSynchronize"))[0]) as $s |
 	any(.[]; .layer == "sched" and .tid == $s.tid and .args.state == "S" and
@@ -95,20 +95,20 @@ valid_nolost "$t/threads.jsonl"
 [ "$(jq -r 'select(.name=="symbol")' "$t/threads.jsonl" | jq -s length)" = 12 ] ||
 	fail "threads: not 12 symbol records"
 
-# Four threads asleep 1.5 s in cuStreamSynchronize at once: the output waits for no more
+# Four threads asleep 2.5 s in cuStreamSynchronize at once: the output waits for no more
 # than a second of it, writing each off-CPU period in contiguous parts (split), and stays
 # sorted while the calls in flight hold back everything after their start.
-capture "$t/long.jsonl" -l api,sched -- "$fx/cuprog" threads 1500000
+capture "$t/long.jsonl" -l api,sched -- "$fx/cuprog" threads 2500000
 valid_nolost "$t/long.jsonl"
 jq -e -s '[.[] | select(.name == "cuStreamSynchronize")] | length == 4 and
-	all(.[]; .dur >= 1500000000)' "$t/long.jsonl" >/dev/null || fail "long: syncs"
+	all(.[]; .dur >= 2500000000)' "$t/long.jsonl" >/dev/null || fail "long: syncs"
 # For each syncing thread: its off-CPU spans inside the sync, some split, back to back,
 # covering the sleep.
 jq -e -s '. as $all | [.[] | select(.name == "cuStreamSynchronize")] | all(.[];
 	. as $s | [$all[] | select(.layer == "sched" and .tid == $s.tid and .ts >= $s.ts and
 		.ts + .dur <= $s.ts + $s.dur)] as $o |
 	($o | map(select(.args.split == 1)) | length) >= 1 and
-	($o | map(.dur) | add) >= 1400000000 and
+	($o | map(.dur) | add) >= 2400000000 and
 	([range(1; $o | length) as $i | select($o[$i - 1].args.split == 1) |
 		$o[$i].ts == $o[$i - 1].ts + $o[$i - 1].dur] | all))' "$t/long.jsonl" >/dev/null ||
 	fail "long: off-CPU periods not written in contiguous parts"

@@ -19,7 +19,7 @@ wait "$c" || fail "exit $?: $(cat "$t/err")"
 c=
 grep -q "events lost" "$t/err" || fail "no message about lost events: $(cat "$t/err")"
 cutstat "$t/lost.jsonl" >/dev/null 2>&1 || fail "cutstat"
-api=$(jq -r 'select(.name=="trailer") | .args.api' "$t/lost.jsonl")
+api=$(jq -r 'select(.name=="trailer") | .args.layers.api' "$t/lost.jsonl")
 lost=$(jq -r 'select(.name=="trailer") | .args.lost' "$t/lost.jsonl")
 records=$(jq -s '[.[] | select(.name=="lost") | .args.count] | add // 0' "$t/lost.jsonl")
 apilost=$(jq -s '[.[] | select(.name=="lost" and .args.layer=="api") | .args.count] | add // 0' "$t/lost.jsonl")

@@ -173,7 +173,7 @@ n=40000
 	"for i in 1 2 3 4; do '$fx/capture-loop' $n & done; wait" >/dev/null 2>"$t/err" ||
 	fail "tiny ring: exit $?: $(cat "$t/err")"
 valid "$t/tiny.jsonl"
-written=$(trailer "$t/tiny.jsonl" api)
+written=$(trailer "$t/tiny.jsonl" layers.api)
 lost=$(grep '"name":"lost"' "$t/tiny.jsonl" | grep '"layer":"api"}' | sed 's/.*"count":\([0-9]*\),.*/\1/' |
 	awk '{ n += $1 } END { print n + 0 }')
 [ $((written + lost)) = $((4 * n)) ] || fail "tiny ring: $written written + $lost lost != $((4 * n)) calls"
