@@ -740,6 +740,23 @@ slot(const struct cc_api *r, int s)
 	return (uint32_t)(r->a[6 + s / 2] >> (32 * (s % 2)));
 }
 
+/* The fields every span record shares: its time, its layer and, for a process's own events,
+ * its pid and tid (interrupts belong to none). */
+static void
+span_event(struct cut_event *ev, const struct cc_hdr *h, enum cut_layer layer, bool has_ret,
+           bool owned)
+{
+	cut_event_init(ev);
+	ev->ts = (int64_t)h->ts;
+	ev->dur = (int64_t)h->dur;
+	ev->has = CUT_HAS_DUR | (has_ret ? CUT_HAS_RET : 0);
+	if (owned) {
+		ev->pid = h->pid;
+		ev->tid = h->tid;
+	}
+	ev->layer = layer;
+}
+
 static void
 write_api(const struct cc_api *r)
 {
@@ -749,13 +766,7 @@ write_api(const struct cc_api *r)
 	const char *str = r->h.size > sizeof(*r) ? r->str : NULL;
 	size_t slen = str ? strnlen(str, CC_STRLEN) : 0;
 	struct cut_event ev;
-	cut_event_init(&ev);
-	ev.ts = (int64_t)r->h.ts;
-	ev.dur = (int64_t)r->h.dur;
-	ev.has = CUT_HAS_DUR | CUT_HAS_RET;
-	ev.pid = r->h.pid;
-	ev.tid = r->h.tid;
-	ev.layer = CUT_API;
+	span_event(&ev, &r->h, CUT_API, true, true);
 	ev.name = name;
 	ev.cat = r->fid < R.nfuncs ? R.cat[r->fid] : cut_api_category(name);
 	ev.ret = r->ret;
@@ -817,13 +828,7 @@ write_ioctl(const struct cc_ioctl *r)
 	unsigned kind;
 	const char *dev = dev_name(r->rdev, &kind, dbuf, sizeof(dbuf));
 	struct cut_event ev;
-	cut_event_init(&ev);
-	ev.ts = (int64_t)r->h.ts;
-	ev.dur = (int64_t)r->h.dur;
-	ev.has = CUT_HAS_DUR | CUT_HAS_RET;
-	ev.pid = r->h.pid;
-	ev.tid = r->h.tid;
-	ev.layer = CUT_IOCTL;
+	span_event(&ev, &r->h, CUT_IOCTL, true, true);
 	ev.name = ioctl_name(kind, r->cmd);
 	ev.ret = r->ret;
 	args_begin(&R.args);
@@ -858,13 +863,7 @@ write_file(const struct cc_file *r)
 	unsigned kind;
 	const char *dev = dev_name(r->rdev, &kind, dbuf, sizeof(dbuf));
 	struct cut_event ev;
-	cut_event_init(&ev);
-	ev.ts = (int64_t)r->h.ts;
-	ev.dur = (int64_t)r->h.dur;
-	ev.has = CUT_HAS_DUR | CUT_HAS_RET;
-	ev.pid = r->h.pid;
-	ev.tid = r->h.tid;
-	ev.layer = CUT_IOCTL;
+	span_event(&ev, &r->h, CUT_IOCTL, true, true);
 	ev.name = "?";
 	for (size_t i = 0; i < NELEM(calls); i++)
 		if (calls[i].nr == r->nr)
@@ -893,11 +892,7 @@ write_irq(const struct cc_irq *r)
 	char name[CC_COMMLEN + 1];
 	snprintf(name, sizeof(name), "%.*s", CC_COMMLEN, r->name);
 	struct cut_event ev;
-	cut_event_init(&ev);
-	ev.ts = (int64_t)r->h.ts;
-	ev.dur = (int64_t)r->h.dur;
-	ev.has = CUT_HAS_DUR | CUT_HAS_RET;
-	ev.layer = CUT_IRQ;
+	span_event(&ev, &r->h, CUT_IRQ, true, false);
 	ev.name = name[0] ? name : "irq";
 	ev.ret = r->ret;
 	args_begin(&R.args);
@@ -913,13 +908,7 @@ write_sched(const struct cc_sched *r)
 {
 	char state[2] = {(char)r->state, 0};
 	struct cut_event ev;
-	cut_event_init(&ev);
-	ev.ts = (int64_t)r->h.ts;
-	ev.dur = (int64_t)r->h.dur;
-	ev.has = CUT_HAS_DUR;
-	ev.pid = r->h.pid;
-	ev.tid = r->h.tid;
-	ev.layer = CUT_SCHED;
+	span_event(&ev, &r->h, CUT_SCHED, false, true);
 	ev.name = "offcpu";
 	args_begin(&R.args);
 	arg_str(&R.args, "state", state, 1);
@@ -972,13 +961,7 @@ static void
 write_kfunc(const struct cc_kfunc *r)
 {
 	struct cut_event ev;
-	cut_event_init(&ev);
-	ev.ts = (int64_t)r->h.ts;
-	ev.dur = (int64_t)r->h.dur;
-	ev.has = CUT_HAS_DUR | CUT_HAS_RET;
-	ev.pid = r->h.pid;
-	ev.tid = r->h.tid;
-	ev.layer = CUT_KERNEL;
+	span_event(&ev, &r->h, CUT_KERNEL, true, true);
 	ev.name = r->idx < R.nkfuncs ? R.kfuncs[r->idx] : "?";
 	ev.ret = r->ret;
 	emit(&ev);

@@ -3,18 +3,7 @@
 # cuGetProcAddress_v2 (as cudart makes them), from four threads and across fork: exact counts
 # per function, decoded arguments, named launches, the coverage audit; the program's output and
 # exit status untouched; the trace read by the shared reader.
-B=${CUT_BUILD:-build}
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() {
-	echo "FAIL $*"
-	fail=1
-}
-[ -x "$B/bin/cuthook" ] && [ -f "$B/lib/libcuthook.so" ] && [ -x "$B/fixtures/cuprog" ] || {
-	echo "hook-cuprog.sh: build $B first (make test-programs)"
-	exit 1
-}
+. "$(dirname "$0")/lib/hook-setup.sh"
 
 # api TRACE: "pid<TAB>name<TAB>args" per API event (the canonical layout is known exactly).
 api() {

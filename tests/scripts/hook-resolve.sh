@@ -4,20 +4,7 @@
 # caller; dlsym(RTLD_DEFAULT, "cuInit") without a libcuda still NULL; a launch of a handle no
 # call named (named through cuFuncGetName); _exit and a fatal signal still flushing; a program
 # that closes every descriptor and reuses the number the trace had.
-B=${CUT_BUILD:-build}
-CC=${CC:-cc}
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() {
-	echo "FAIL $*"
-	fail=1
-}
-[ -x "$B/bin/cuthook" ] && [ -f "$B/fixtures/libcuda.so.1" ] || {
-	echo "hook-resolve.sh: build $B first (make test-programs)"
-	exit 1
-}
-fx=$(cd "$B/fixtures" && pwd)
+. "$(dirname "$0")/lib/hook-setup.sh"
 inc=$(pwd)/tests/fixtures
 build() { $CC -std=gnu11 -O1 -Wall -Werror -I"$inc" "$@" || exit 1; }
 

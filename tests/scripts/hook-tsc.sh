@@ -5,20 +5,7 @@
 # sleep's duration is at least what was asked and its span lies within clock readings the program
 # took around the call; every thread's events are in order without overlapping; the trailer
 # says which clock the durations came from. Nothing here depends on how fast the machine is.
-B=${CUT_BUILD:-build}
-CC=${CC:-cc}
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() {
-	echo "FAIL $*"
-	fail=1
-}
-[ -x "$B/bin/cuthook" ] && [ -f "$B/fixtures/libcuda.so.1" ] || {
-	echo "hook-tsc.sh: build $B first (make test-programs)"
-	exit 1
-}
-fx=$(cd "$B/fixtures" && pwd)
+. "$(dirname "$0")/lib/hook-setup.sh"
 
 cat >"$tmp/sleeps.c" <<'EOF'
 /* Prints "R start end" around the run and "S stream us before after" around each sleep, in
