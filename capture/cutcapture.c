@@ -937,12 +937,11 @@ check_counters(struct loop *L, uint64_t now)
 	free(v);
 }
 
-/* The time before which no record can still arrive: the oldest start among calls, system
- * calls and off-CPU periods in flight, and now less the slack. */
-static uint64_t
-scan_inflight(struct loop *L, uint64_t now)
+/* Calls fn for every thread the BPF side is following, in batches of the thread table. */
+static void
+each_thread(struct loop *L, void (*fn)(struct loop *, __u32, const struct cc_thread *, void *),
+            void *arg)
 {
-	uint64_t hold = now - SLACK_NS;
 	int fd = bpf_map__fd(L->skel->maps.threads);
 	__u32 batch, *in = NULL;
 	for (;;) {
@@ -950,27 +949,46 @@ scan_inflight(struct loop *L, uint64_t now)
 		LIBBPF_OPTS(bpf_map_batch_opts, o);
 		int e = bpf_map_lookup_batch(fd, in, &batch, L->keys, L->vals, &count, &o);
 		int saved = errno;
-		for (__u32 i = 0; i < count; i++) {
-			const struct cc_thread *t = &L->vals[i];
-			if (t->api_oldest && t->api_oldest < hold)
-				hold = t->api_oldest;
-			if (t->sys_ts && t->sys_ts < hold)
-				hold = t->sys_ts;
-			if (t->off_ts) {
-				uint64_t h =
-				    rec_offcpu_hold(L->keys[i], t->off_ts, t->off_state, t->off_cpu,
-				                    now, MAX_HOLD_NS, now - SLACK_NS);
-				if (h < hold)
-					hold = h;
-			}
-		}
+		for (__u32 i = 0; i < count; i++)
+			fn(L, L->keys[i], &L->vals[i], arg);
 		if (e) {
 			if (saved != ENOENT)
 				warnx("reading the thread table: %s", strerror(saved));
-			break;
+			return;
 		}
 		in = &batch;
 	}
+}
+
+struct hold {
+	uint64_t now, hold;
+};
+
+static void
+thread_hold(struct loop *L, __u32 tid, const struct cc_thread *t, void *arg)
+{
+	struct hold *h = arg;
+	(void)L;
+	if (t->api_oldest && t->api_oldest < h->hold)
+		h->hold = t->api_oldest;
+	if (t->sys_ts && t->sys_ts < h->hold)
+		h->hold = t->sys_ts;
+	if (t->off_ts) {
+		uint64_t o = rec_offcpu_hold(tid, t->off_ts, t->off_state, t->off_cpu, h->now,
+		                             MAX_HOLD_NS, h->now - SLACK_NS);
+		if (o < h->hold)
+			h->hold = o;
+	}
+}
+
+/* The time before which no record can still arrive: the oldest start among calls, system
+ * calls and off-CPU periods in flight, and now less the slack. */
+static uint64_t
+scan_inflight(struct loop *L, uint64_t now)
+{
+	struct hold h = {now, now - SLACK_NS};
+	each_thread(L, thread_hold, &h);
+	uint64_t hold = h.hold;
 	if (env.layers & CC_L_KERNEL) {
 		struct {
 			__u32 tid, idx;
@@ -1008,29 +1026,23 @@ tree_alive(struct cutcapture_bpf *skel)
 	return alive;
 }
 
+static void
+thread_lost(struct loop *L, __u32 tid, const struct cc_thread *t, void *arg)
+{
+	(void)tid, (void)arg;
+	uint64_t n = t->depth < CC_DEPTH ? t->depth : CC_DEPTH;
+	if (!n)
+		return;
+	rec_lost(t->f[0].ts, "api", n, "calls in flight when the capture ended");
+	L->lost += n;
+}
+
 /* Calls still in flight when the capture ends (the probes are gone, so they never
  * return): counted lost, one record per thread. */
 static void
 lost_in_flight(struct loop *L)
 {
-	int fd = bpf_map__fd(L->skel->maps.threads);
-	__u32 batch, *in = NULL;
-	for (;;) {
-		__u32 count = 256;
-		LIBBPF_OPTS(bpf_map_batch_opts, o);
-		int e = bpf_map_lookup_batch(fd, in, &batch, L->keys, L->vals, &count, &o);
-		for (__u32 i = 0; i < count; i++) {
-			const struct cc_thread *t = &L->vals[i];
-			uint64_t n = t->depth < CC_DEPTH ? t->depth : CC_DEPTH;
-			if (!n)
-				continue;
-			rec_lost(t->f[0].ts, "api", n, "calls in flight when the capture ended");
-			L->lost += n;
-		}
-		if (e)
-			break;
-		in = &batch;
-	}
+	each_thread(L, thread_lost, NULL);
 }
 
 static void

@@ -684,6 +684,18 @@ handle_name(uint32_t pid, uint64_t handle)
 	return e ? e->s : NULL;
 }
 
+/* A meta record (cut-events(5)) about process pid and thread tid. */
+static void
+meta_event(struct cut_event *ev, int64_t ts, int64_t pid, int64_t tid, const char *name)
+{
+	cut_event_init(ev);
+	ev->ts = ts;
+	ev->pid = pid;
+	ev->tid = tid;
+	ev->layer = CUT_META;
+	ev->name = name;
+}
+
 /* Writes the thread record before the first event of a thread. */
 static void
 thread_seen(uint64_t ts, uint32_t pid, uint32_t tid)
@@ -699,12 +711,7 @@ thread_seen(uint64_t ts, uint32_t pid, uint32_t tid)
 	if (!e->s)
 		return;
 	struct cut_event ev;
-	cut_event_init(&ev);
-	ev.ts = (int64_t)ts;
-	ev.pid = pid;
-	ev.tid = tid;
-	ev.layer = CUT_META;
-	ev.name = "thread";
+	meta_event(&ev, (int64_t)ts, pid, tid, "thread");
 	args_begin(&R.args);
 	arg_str(&R.args, "comm", e->s, strlen(e->s));
 	ev.args = args_end(&R.args);
@@ -718,12 +725,7 @@ symbol_record(const struct cc_api *r, const char *via, const char *kind, uint64_
 	struct entry *e = table_put(&R.handles, r->h.pid, handle);
 	set_str(&e->s, name);
 	struct cut_event ev;
-	cut_event_init(&ev);
-	ev.ts = (int64_t)r->h.ts;
-	ev.pid = r->h.pid;
-	ev.tid = r->h.tid;
-	ev.layer = CUT_META;
-	ev.name = "symbol";
+	meta_event(&ev, (int64_t)r->h.ts, r->h.pid, r->h.tid, "symbol");
 	args_begin(&R.args);
 	arg_hex(&R.args, "handle", handle);
 	arg_str(&R.args, "name", name, strlen(name));
@@ -932,12 +934,7 @@ write_task(const struct cc_task *r)
 	if (r->what != CC_TASK_FORK && r->what != CC_TASK_EXEC && r->what != EV_PROC)
 		return;
 	struct cut_event ev;
-	cut_event_init(&ev);
-	ev.ts = (int64_t)r->h.ts;
-	ev.pid = r->h.pid;
-	ev.tid = r->h.pid;
-	ev.layer = CUT_META;
-	ev.name = "process";
+	meta_event(&ev, (int64_t)r->h.ts, r->h.pid, r->h.pid, "process");
 	args_begin(&R.args);
 	arg_str(&R.args, "comm", r->comm, strnlen(r->comm, sizeof(r->comm)));
 	if (r->cmdlen) {
@@ -971,12 +968,7 @@ static void
 write_lost(const struct lost_rec *r)
 {
 	struct cut_event ev;
-	cut_event_init(&ev);
-	ev.ts = (int64_t)r->h.ts;
-	ev.pid = r->h.pid;
-	ev.tid = r->h.tid;
-	ev.layer = CUT_META;
-	ev.name = "lost";
+	meta_event(&ev, (int64_t)r->h.ts, r->h.pid, r->h.tid, "lost");
 	args_begin(&R.args);
 	arg_int(&R.args, "count", (int64_t)r->count);
 	arg_str(&R.args, "reason", r->reason, strlen(r->reason));
