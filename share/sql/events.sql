@@ -1,6 +1,7 @@
 -- events.sql: DuckDB views over the traces of many ranks (cut-events(5), schema 2).
 --
--- Set the files once, then read this file, then any recipe:
+-- Name the files first (the events view is checked when it is created; set trace_glob again
+-- later to read other files), then read this file, then any recipe:
 --   SET VARIABLE trace_glob = 'run/host=*/rank=*/*.jsonl';  -- a glob, or a list of globs
 --   cat events.sql api-functions.sql | duckdb -cmd "SET VARIABLE trace_glob = 'run/*.jsonl'"
 -- Optional: SET VARIABLE cut_datadir = '/usr/local/share/cut' (where api-categories.tsv is;
@@ -8,8 +9,10 @@
 --
 -- What it defines (all TEMP, so a persistent database is left alone):
 --   cut_read(files)   the raw records of files: the envelope's columns, as written
---   cut_events(files) the same with host and rank filled in and an end_ts column
+--   cut_meta(files)   their header and process records: host and rank named there
+--   cut_events(files) the records with host and rank filled in and an end_ts column
 --   events            cut_events(getvariable('trace_glob')); the recipes read this view
+--                     (load.sql turns it into a table read once, for several recipes)
 --   cut_api_category(name)  cutstat's category of a driver API function
 --   cut_int(json)     an integer argument as cutstat reads one (number, or "0x.." / decimal string)
 --
@@ -41,22 +44,29 @@ FROM read_ndjson(files,
                ioctl_ns: 'BIGINT', args: 'JSON'},
     filename = true, hive_partitioning = false);
 
+-- The header and process records of files, with only the arguments that name a host or a
+-- rank: reading args as a struct of two members is several times faster than as JSON. A
+-- record whose args is not an object does not fit the struct: this scan skips it (the
+-- records are read in full by cut_read).
+CREATE OR REPLACE TEMP MACRO cut_meta(files) AS TABLE
+SELECT filename, pid, name, args.host->>'$' AS host, TRY_CAST(args.rank->>'$' AS BIGINT) AS rank
+FROM read_ndjson(files,
+    columns = {layer: 'VARCHAR', name: 'VARCHAR', pid: 'BIGINT',
+               args: 'STRUCT(host JSON, rank JSON)'},
+    filename = true, hive_partitioning = false, ignore_errors = true)
+WHERE layer = 'meta' AND name IN ('header', 'process');
+
 CREATE OR REPLACE TEMP MACRO cut_events(files) AS TABLE
-WITH raw AS NOT MATERIALIZED (FROM cut_read(files)),
+WITH meta AS MATERIALIZED (FROM cut_meta(files)),
 procs AS (
-    SELECT filename, pid, max(TRY_CAST(args->>'rank' AS BIGINT)) AS rank
-    FROM raw
-    WHERE layer = 'meta' AND name = 'process'
+    SELECT filename, pid, max(rank) AS rank
+    FROM meta WHERE name = 'process' AND rank IS NOT NULL
     GROUP BY filename, pid),
 files AS (
-    SELECT filename, any_value(args->>'host') FILTER (WHERE name = 'header') AS host,
-           CASE WHEN count(DISTINCT TRY_CAST(args->>'rank' AS BIGINT))
-                         FILTER (WHERE name = 'process') = 1
-                THEN min(TRY_CAST(args->>'rank' AS BIGINT)) FILTER (WHERE name = 'process')
-           END AS rank
-    FROM raw
-    WHERE layer = 'meta' AND name IN ('header', 'process')
-    GROUP BY filename)
+    SELECT filename, any_value(host) FILTER (WHERE name = 'header') AS host,
+           CASE WHEN count(DISTINCT rank) FILTER (WHERE name = 'process') = 1
+                THEN min(rank) FILTER (WHERE name = 'process') END AS rank
+    FROM meta GROUP BY filename)
 SELECT r.ts, r.dur,
        COALESCE(r.host, NULLIF(regexp_extract(r.filename, '(^|/)host=([^/]+)/', 2), ''),
                 f.host) AS host,
@@ -67,7 +77,7 @@ SELECT r.ts, r.dur,
        r.pid, r.tid, r.layer, r.name, r.cat, r.ret, r.id, r.parent, r.pname, r.nioctl,
        r.ioctl_ns, r.args, r.filename,
        r.ts + COALESCE(r.dur, 0) AS end_ts
-FROM raw r
+FROM cut_read(files) r
 LEFT JOIN files f ON f.filename = r.filename
 LEFT JOIN procs p ON p.filename = r.filename AND p.pid = r.pid;
 
