@@ -3,12 +3,15 @@
 -- time between calls (idle_ns) and the number of gaps, as cutgaps -j's "threads" gives them;
 -- then long_gaps and long_idle_ns, the gaps of at least gap_threshold ns (SET VARIABLE
 -- gap_threshold = 5000000; 1 ms by default, as cutgaps -t), which cutgaps lists one by one.
--- As cutgaps counts: layer api records with a dur and a tid > 0; only outermost calls (one
--- that starts before the end of the calls before it on its thread is inside them); a gap is
+-- As cutgaps counts: layer api records with a dur and a tid > 0; only outermost calls (a call
+-- that starts before the latest end of the earlier calls of its thread is inside them); a gap is
 -- the time from the end of one outermost call to the start of the next, when positive.
 -- Ties in ts: the longer call is the outer one. cutgaps reads records in file order and takes
 -- the first; on nested calls that end inside their caller (every capture) the two agree.
--- cutgaps's device gaps (per stream, per process) follow what synchronizing calls observed
+-- cutgaps needs sorted input and leaves out records that go back in time; this sorts by
+-- itself, so it gives what cutgaps gives after cutmerge(1). cutgaps keys threads by tid,
+-- this by host, rank, pid and tid (tids repeat across hosts).
+-- cutgaps' device gaps (per stream, per process) follow what synchronizing calls observed
 -- in time order; they are left to cutgaps.
 WITH calls AS (
     SELECT host, rank, pid, tid, ts, dur, end_ts,
