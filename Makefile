@@ -21,7 +21,7 @@ CHECKS :=
 .PHONY: all deps need-deps demo check check-sanitized test-programs install uninstall clean
 all:
 
-include $(wildcard share/lib/module.mk analyze/module.mk filters/module.mk \
+include $(wildcard share/lib/module.mk share/sql/module.mk analyze/module.mk filters/module.mk \
 	visualize/module.mk capture/module.mk capture/hook/module.mk tests/module.mk)
 
 all: $(addprefix $(B)/bin/,$(TOOLS))

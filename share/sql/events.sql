@@ -1,0 +1,113 @@
+-- events.sql: DuckDB views over the traces of many ranks (cut-events(5), schema 2).
+--
+-- Name the files first (the events view is checked when it is created; set trace_glob again
+-- later to read other files), then read this file, then any recipe:
+--   SET VARIABLE trace_glob = 'run/host=*/rank=*/*.jsonl';  -- a glob, or a list of globs
+--   cat events.sql api-functions.sql | duckdb -cmd "SET VARIABLE trace_glob = 'run/*.jsonl'"
+-- Optional: SET VARIABLE cut_datadir = '/usr/local/share/cut' (where api-categories.tsv is;
+-- `make install` writes its DATADIR here) and SET VARIABLE gap_threshold = 1000000 (ns).
+--
+-- What it defines (all TEMP, so a persistent database is left alone):
+--   cut_read(files)   the raw records of files: the envelope's columns, as written
+--   cut_meta(files)   their header and process records: host and rank named there
+--   cut_events(files) the records with host and rank filled in and an end_ts column
+--   events            cut_events(getvariable('trace_glob')); the recipes read this view
+--                     (load.sql turns it into a table read once, for several recipes)
+--   cut_api_category(name)  cutstat's category of a driver API function
+--   cut_int(json)     an integer argument as cutstat reads one (number, or "0x.." / decimal string)
+--
+-- Why explicit columns: read_ndjson infers a schema from the first 20,480 records
+-- (sample_size); a key first seen later is missing from it and `SELECT *` then fails with
+-- "JSON transform error ... unknown key". cut-events(5) fixes the top-level members, so they
+-- are named here with their types: ns times as BIGINT (exact; never DOUBLE), args as JSON
+-- (any payload, read with args->>'bytes'). Members not in the envelope are ignored.
+--
+-- Why not hive_partitioning: DuckDB's hive columns replace a file column of the same name
+-- (a record's own "rank" would be overwritten by the path's) and a glob that mixes layouts is
+-- refused. So host= and rank= are taken from the path with regular expressions, and only when
+-- the record does not say. Rank, in order: the record's "rank", a "rank=N/" directory, the
+-- "rank" of the file's meta "process" record for the pid (or the file's, when its process
+-- records name one rank only), else NULL. Host: the record's, a "host=NAME/" directory, the
+-- file's header, else NULL.
+--
+-- Compressed traces (.gz, .zst) are read directly. Only the canonical schema 1/2 records are
+-- read; pass traces in the older formats through cutmerge(1) first.
+
+SET VARIABLE cut_datadir = COALESCE(getvariable('cut_datadir'), 'share/data');
+
+CREATE OR REPLACE TEMP MACRO cut_read(files) AS TABLE
+SELECT *
+FROM read_ndjson(files,
+    columns = {ts: 'BIGINT', dur: 'BIGINT', host: 'VARCHAR', rank: 'BIGINT', pid: 'BIGINT',
+               tid: 'BIGINT', layer: 'VARCHAR', name: 'VARCHAR', cat: 'VARCHAR', ret: 'BIGINT',
+               id: 'BIGINT', parent: 'BIGINT', pname: 'VARCHAR', nioctl: 'BIGINT',
+               ioctl_ns: 'BIGINT', args: 'JSON'},
+    filename = true, hive_partitioning = false);
+
+-- The header and process records of files, with only the arguments that name a host or a
+-- rank: reading args as a struct of two members is several times faster than as JSON. A
+-- record whose args is not an object does not fit the struct: this scan skips it (the
+-- records are read in full by cut_read).
+CREATE OR REPLACE TEMP MACRO cut_meta(files) AS TABLE
+SELECT filename, pid, name, args.host->>'$' AS host, TRY_CAST(args.rank->>'$' AS BIGINT) AS rank
+FROM read_ndjson(files,
+    columns = {layer: 'VARCHAR', name: 'VARCHAR', pid: 'BIGINT',
+               args: 'STRUCT(host JSON, rank JSON)'},
+    filename = true, hive_partitioning = false, ignore_errors = true)
+WHERE layer = 'meta' AND name IN ('header', 'process');
+
+CREATE OR REPLACE TEMP MACRO cut_events(files) AS TABLE
+WITH meta AS MATERIALIZED (FROM cut_meta(files)),
+procs AS (
+    SELECT filename, pid, max(rank) AS rank
+    FROM meta WHERE name = 'process' AND rank IS NOT NULL
+    GROUP BY filename, pid),
+files AS (
+    SELECT filename, any_value(host) FILTER (WHERE name = 'header') AS host,
+           CASE WHEN count(DISTINCT rank) FILTER (WHERE name = 'process') = 1
+                THEN min(rank) FILTER (WHERE name = 'process') END AS rank
+    FROM meta GROUP BY filename)
+SELECT r.ts, r.dur,
+       COALESCE(r.host, NULLIF(regexp_extract(r.filename, '(^|/)host=([^/]+)/', 2), ''),
+                f.host) AS host,
+       COALESCE(r.rank,
+                TRY_CAST(NULLIF(regexp_extract(r.filename, '(^|/)rank=([0-9]+)/', 2), '')
+                         AS BIGINT),
+                p.rank, f.rank) AS rank,
+       r.pid, r.tid, r.layer, r.name, r.cat, r.ret, r.id, r.parent, r.pname, r.nioctl,
+       r.ioctl_ns, r.args, r.filename,
+       r.ts + COALESCE(r.dur, 0) AS end_ts
+FROM cut_read(files) r
+LEFT JOIN files f ON f.filename = r.filename
+LEFT JOIN procs p ON p.filename = r.filename AND p.pid = r.pid;
+
+CREATE OR REPLACE TEMP VIEW events AS
+FROM cut_events(COALESCE(getvariable('trace_glob'),
+    error('cut: no traces: SET VARIABLE trace_glob = ''run/*/*.jsonl'' first')));
+
+-- cutstat's categories: share/data/api-categories.tsv, looked up by name, then with one
+-- version suffix (_v2, _ptsz, _ptds) stripped at a time; "other" when none matches.
+SET VARIABLE cut_api_categories = (
+    SELECT map(list(name), list(category))
+    FROM read_csv(getvariable('cut_datadir') || '/api-categories.tsv', delim = '\t',
+        header = false, comment = '#', quote = '', escape = '', auto_detect = false,
+        columns = {name: 'VARCHAR', category: 'VARCHAR'}));
+
+CREATE OR REPLACE TEMP MACRO cut_strip(s) AS
+    CASE WHEN length(s) > 5 THEN regexp_replace(s, '(_ptsz|_ptds|_v[0-9]+)$', '')
+         ELSE regexp_replace(s, '_v[0-9]+$', '') END;
+
+CREATE OR REPLACE TEMP MACRO cut_api_category(fn) AS COALESCE(
+    getvariable('cut_api_categories')[fn],
+    getvariable('cut_api_categories')[cut_strip(fn)],
+    getvariable('cut_api_categories')[cut_strip(cut_strip(fn))],
+    getvariable('cut_api_categories')[cut_strip(cut_strip(cut_strip(fn)))],
+    'other');
+
+-- An integer argument as cutstat reads one: a JSON integer, or a string of decimal or 0x hex
+-- digits; NULL otherwise (floats, negative strings, anything else).
+CREATE OR REPLACE TEMP MACRO cut_int(j) AS CASE
+    WHEN json_type(j) IN ('BIGINT', 'UBIGINT') THEN TRY_CAST(j AS BIGINT)
+    WHEN json_type(j) = 'VARCHAR' AND regexp_matches(j->>'$', '^(0[xX][0-9a-fA-F]+|[0-9]+)$')
+        THEN TRY_CAST(j->>'$' AS BIGINT)
+    END;
