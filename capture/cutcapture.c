@@ -27,6 +27,7 @@
 
 #include "buf.h"
 #include "event.h"
+#include "output.h"
 #include "record.h"
 
 #include "cutcapture.skel.h"
@@ -1443,11 +1444,11 @@ main(int argc, char *argv[])
 			rec_flush(hold);
 			L.last_scan = now;
 			if (now - last_flush >= FLUSH_NS) {
-				rec_out_flush();
+				out_flush();
 				last_flush = now;
 			}
 		}
-		if ((out_err = rec_out_error())) {
+		if ((out_err = out_error())) {
 			/* Nowhere to write: stop tracing at once and let the command run on. */
 			if (out_err == EPIPE)
 				warnx("the trace's reader has gone (%s): tracing stopped%s",
@@ -1511,7 +1512,7 @@ main(int argc, char *argv[])
 			      (unsigned long long)c.lost);
 	}
 	bool cut = false;
-	int e = rec_out_close(&cut);
+	int e = out_close(&cut);
 	if (e && !untraced)
 		warnx("writing the trace to %s: %s: the trace is incomplete%s",
 		      env.out_path ? env.out_path : "standard output", strerror(e),

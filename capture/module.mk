@@ -7,7 +7,9 @@ CAPTURE_LIBBPF_VERSION := $(shell $(PKG_CONFIG) --modversion libbpf 2>/dev/null)
 CAPTURE_LIBBPF_CFLAGS := $(shell $(PKG_CONFIG) --cflags libbpf 2>/dev/null)
 CAPTURE_LIBBPF_LIBS := $(or $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null),-lbpf) -lelf -lz
 CAPTURE_ARCH_INCLUDE := /usr/include/$(shell $(CC) -dumpmachine 2>/dev/null)
-CAPTURE_OBJ := $(B)/obj/capture/cutcapture.o $(B)/obj/capture/record.o
+# The modules that need no libbpf (CAPTURE_PURE) are linked into unit tests too.
+CAPTURE_PURE := $(addprefix $(B)/obj/capture/,order.o output.o)
+CAPTURE_OBJ := $(B)/obj/capture/cutcapture.o $(B)/obj/capture/record.o $(CAPTURE_PURE)
 CAPTURE_FIXTURES := $(B)/fixtures/capture-ioctl $(B)/fixtures/capture-loop \
 	$(B)/fixtures/capture-faulty
 
@@ -51,6 +53,11 @@ static-capture: $(B)/bin/cutcapture-static
 $(B)/bin/cutcapture-static: $(CAPTURE_OBJ) $(LIBCUT)
 	@mkdir -p $(@D)
 	$(CC) -static $(LDFLAGS) -o $@ $(CAPTURE_OBJ) $(LIBCUT) -lbpf -lelf -lz -ljansson -lm
+
+# Check suites of capture modules (tests/module.mk links UNIT_OBJ into them).
+$(B)/tests/test_order: $(B)/obj/capture/order.o
+$(B)/tests/test_order: private UNIT_OBJ = $(B)/obj/capture/order.o
+$(B)/tests/test_order: private UNIT_CFLAGS = -Icapture
 
 # Test-only helpers of tests/scripts/capture-*.sh.
 $(B)/fixtures/capture-%: tests/fixtures/capture-%.c tests/fixtures/fakecuda.h \

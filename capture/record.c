@@ -14,6 +14,8 @@
 #include "classify.h"
 #include "event.h"
 #include "ioctl.h"
+#include "order.h"
+#include "output.h"
 #include "record.h"
 
 /* ---- driver API decoders ---- */
@@ -325,78 +327,6 @@ struct lost_rec {
 	const char *reason;
 };
 
-struct pend {
-	uint64_t ts, seq;
-	struct cc_hdr *rec;
-};
-
-/* An off-CPU period already written up to upto. */
-struct split {
-	uint32_t tid;
-	uint64_t off_ts, upto;
-};
-
-/* The output: whole lines written in large pieces. The first failed write stops it for good
- * (no gap in the middle of a trace); good is the end of the last whole line the file took,
- * where a regular file is cut back to. */
-#define OUT_PIECE (1 << 20)
-static struct {
-	int fd;
-	char *buf;
-	size_t len;
-	int error;     /* errno of the first failed write, 0 while none */
-	int64_t base;  /* offset of the first byte in the file; -1 when not seekable */
-	uint64_t sent; /* bytes the file took */
-	uint64_t good; /* of which up to the end of the last whole line */
-} W = {.fd = -1};
-
-static void
-out_flush(void)
-{
-	size_t off = 0;
-	while (off < W.len && !W.error) {
-		ssize_t n = write(W.fd, W.buf + off, W.len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			W.error = n < 0 ? errno : EIO;
-			break;
-		}
-		off += (size_t)n;
-	}
-	W.sent += off;
-	/* Lines are whole in the buffer: the last newline the file took ends a whole line. */
-	for (size_t i = off; i > 0; i--)
-		if (W.buf[i - 1] == '\n') {
-			W.good = W.sent - off + i;
-			break;
-		}
-	W.len = 0;
-}
-
-static void
-out_add(const char *s, size_t n)
-{
-	if (W.error)
-		return;
-	if (W.len + n > OUT_PIECE)
-		out_flush();
-	if (n > OUT_PIECE) { /* never: records are far smaller */
-		W.len = 0;
-		while (n && !W.error) {
-			size_t k = n < OUT_PIECE ? n : OUT_PIECE;
-			memcpy(W.buf, s, k);
-			W.len = k;
-			out_flush();
-			s += k;
-			n -= k;
-		}
-		return;
-	}
-	memcpy(W.buf + W.len, s, n);
-	W.len += n;
-}
-
 static struct {
 	const char *const *funcs;
 	size_t nfuncs;
@@ -404,13 +334,9 @@ static struct {
 	const char **cat;               /* category, by cookie */
 	const char *const *kfuncs;
 	size_t nkfuncs;
-	struct pend *heap;
-	size_t nheap, capheap;
-	uint64_t seq;
+	struct order q;
 	struct table handles; /* (pid, handle) -> name */
 	struct table threads; /* (tid, 0) -> comm; aux pid; flag: thread record written */
-	struct split *splits;
-	size_t nsplits, capsplits;
 	struct cut_buf line, args;
 	struct rec_counts counts;
 	uint64_t last_ts;
@@ -425,17 +351,14 @@ static struct {
 void
 rec_init(int fd, const char *const *funcs, size_t nfuncs, const char *const *kfuncs, size_t nkfuncs)
 {
-	W.fd = fd;
-	W.buf = malloc(OUT_PIECE);
-	struct stat st;
-	W.base = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? lseek(fd, 0, SEEK_CUR) : -1;
+	out_open(fd);
 	R.funcs = funcs;
 	R.nfuncs = nfuncs;
 	R.kfuncs = kfuncs;
 	R.nkfuncs = nkfuncs;
 	R.dec = calloc(nfuncs ? nfuncs : 1, sizeof(*R.dec));
 	R.cat = calloc(nfuncs ? nfuncs : 1, sizeof(*R.cat));
-	if (!R.dec || !R.cat || !W.buf)
+	if (!R.dec || !R.cat)
 		err(CUT_EXIT_FATAL, "calloc");
 	for (size_t i = 0; i < nfuncs; i++) {
 		R.dec[i] = decoder_find(funcs[i]);
@@ -647,34 +570,6 @@ void
 rec_write_line(const char *line, size_t len)
 {
 	out_add(line, len);
-}
-
-int
-rec_out_flush(void)
-{
-	if (!W.error)
-		out_flush();
-	return W.error;
-}
-
-int
-rec_out_error(void)
-{
-	return W.error;
-}
-
-int
-rec_out_close(bool *cut)
-{
-	int e = rec_out_flush();
-	*cut = false;
-	/* A file that took part of a line is cut back to its last whole line. */
-	if (e && W.base >= 0 && W.good < W.sent &&
-	    ftruncate(W.fd, (off_t)(W.base + (int64_t)W.good)) == 0)
-		*cut = true;
-	free(W.buf);
-	W.buf = NULL;
-	return e;
 }
 
 static const char *
@@ -1014,57 +909,6 @@ write_record(const struct cc_hdr *h)
 	}
 }
 
-/* ---- the reorder buffer: a binary heap on (ts, seq) ---- */
-
-static bool
-pend_less(const struct pend *a, const struct pend *b)
-{
-	return a->ts < b->ts || (a->ts == b->ts && a->seq < b->seq);
-}
-
-static void
-heap_push(struct cc_hdr *rec)
-{
-	if (R.nheap == R.capheap) {
-		R.capheap = R.capheap ? R.capheap * 2 : 4096;
-		R.heap = realloc(R.heap, R.capheap * sizeof(*R.heap));
-		if (!R.heap)
-			err(CUT_EXIT_FATAL, "realloc");
-	}
-	struct pend p = {rec->ts, R.seq++, rec};
-	size_t i = R.nheap++;
-	while (i > 0) {
-		size_t parent = (i - 1) / 2;
-		if (!pend_less(&p, &R.heap[parent]))
-			break;
-		R.heap[i] = R.heap[parent];
-		i = parent;
-	}
-	R.heap[i] = p;
-}
-
-static struct cc_hdr *
-heap_pop(void)
-{
-	struct cc_hdr *top = R.heap[0].rec;
-	struct pend last = R.heap[--R.nheap];
-	size_t i = 0;
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= R.nheap)
-			break;
-		if (c + 1 < R.nheap && pend_less(&R.heap[c + 1], &R.heap[c]))
-			c++;
-		if (!pend_less(&R.heap[c], &last))
-			break;
-		R.heap[i] = R.heap[c];
-		i = c;
-	}
-	if (R.nheap)
-		R.heap[i] = last;
-	return top;
-}
-
 static struct cc_hdr *
 copy_rec(const void *data, size_t size)
 {
@@ -1117,15 +961,6 @@ tid_pid(uint32_t tid)
 	return pid;
 }
 
-static struct split *
-split_find(uint32_t tid)
-{
-	for (size_t i = 0; i < R.nsplits; i++)
-		if (R.splits[i].tid == tid)
-			return &R.splits[i];
-	return NULL;
-}
-
 int
 rec_ring(void *ctx, void *data, size_t size)
 {
@@ -1141,17 +976,9 @@ rec_ring(void *ctx, void *data, size_t size)
 	} else if (rec->tid && !table_get(&R.threads, rec->tid, 0)) {
 		thread_note(rec->pid, rec->tid, NULL);
 	}
-	if (rec->kind == CC_EV_SCHED) {
-		/* Part of this period was already written: the rest starts where that ended. */
-		struct split *s = split_find(rec->tid);
-		if (s && s->off_ts == rec->ts) {
-			uint64_t end = rec->ts + rec->dur;
-			rec->ts = s->upto;
-			rec->dur = end > s->upto ? end - s->upto : 0;
-			*s = R.splits[--R.nsplits];
-		}
-	}
-	heap_push(rec);
+	if (rec->kind == CC_EV_SCHED)
+		order_offcpu_arrived(&R.q, rec);
+	order_push(&R.q, rec);
 	return 0;
 }
 
@@ -1163,7 +990,7 @@ rec_lost(uint64_t ts, const char *layer, uint64_t count, const char *reason)
 	r.h.kind = EV_LOST;
 	r.h.size = sizeof(r);
 	r.h.pid = r.h.tid = (uint32_t)getpid();
-	heap_push(copy_rec(&r, sizeof(r)));
+	order_push(&R.q, copy_rec(&r, sizeof(r)));
 }
 
 void
@@ -1180,38 +1007,24 @@ rec_process(uint64_t ts, uint32_t pid, uint32_t ppid, const char *comm, const ch
 	size_t n = strlen(cmdline);
 	t.cmdlen = n < CC_CMDLEN ? (uint32_t)n : CC_CMDLEN;
 	memcpy(t.cmd, cmdline, t.cmdlen);
-	heap_push(copy_rec(&t, sizeof(t)));
+	order_push(&R.q, copy_rec(&t, sizeof(t)));
 }
 
 uint64_t
 rec_offcpu_hold(uint32_t tid, uint64_t off_ts, uint32_t state, uint32_t cpu, uint64_t now,
                 uint64_t max_age, uint64_t upto)
 {
-	struct split *s = split_find(tid);
-	if (!s) {
-		if (now < off_ts + max_age || upto <= off_ts)
-			return off_ts;
-		if (R.nsplits == R.capsplits) {
-			R.capsplits = R.capsplits ? R.capsplits * 2 : 64;
-			R.splits = realloc(R.splits, R.capsplits * sizeof(*R.splits));
-			if (!R.splits)
-				err(CUT_EXIT_FATAL, "realloc");
-		}
-		s = &R.splits[R.nsplits++];
-		*s = (struct split){tid, off_ts, off_ts};
-	} else if (s->off_ts != off_ts) {
-		s->off_ts = s->upto = off_ts; /* a new period: the old one ended unseen */
-	}
-	if (now < s->upto + max_age || upto <= s->upto)
-		return s->upto;
+	uint64_t part, hold = order_offcpu_hold(&R.q, tid, off_ts, now, max_age, upto, &part);
+	if (!part)
+		return hold;
 	struct entry *e = table_get(&R.threads, tid, 0);
 	if (!e || !e->aux) {
 		thread_note(tid_pid(tid), tid, NULL);
 		e = table_get(&R.threads, tid, 0);
 	}
 	struct cc_sched r = {0};
-	r.h.ts = s->upto;
-	r.h.dur = upto - s->upto;
+	r.h.ts = part;
+	r.h.dur = upto - part;
 	r.h.kind = CC_EV_SCHED;
 	r.h.size = sizeof(r);
 	r.h.pid = e ? e->aux : 0;
@@ -1219,16 +1032,15 @@ rec_offcpu_hold(uint32_t tid, uint64_t off_ts, uint32_t state, uint32_t cpu, uin
 	r.h.cpu = cpu;
 	r.state = state;
 	r.pad = 1;
-	heap_push(copy_rec(&r, sizeof(r)));
-	s->upto = upto;
-	return upto;
+	order_push(&R.q, copy_rec(&r, sizeof(r)));
+	return hold;
 }
 
 void
 rec_flush(uint64_t upto)
 {
-	while (R.nheap && R.heap[0].ts < upto) {
-		struct cc_hdr *h = heap_pop();
+	struct cc_hdr *h;
+	while ((h = order_pop(&R.q, upto))) {
 		write_record(h);
 		free(h);
 	}
@@ -1237,7 +1049,7 @@ rec_flush(uint64_t upto)
 size_t
 rec_pending(void)
 {
-	return R.nheap;
+	return order_pending(&R.q);
 }
 
 struct rec_counts
@@ -1249,10 +1061,7 @@ rec_counts(void)
 void
 rec_free(void)
 {
-	while (R.nheap)
-		free(heap_pop());
-	free(R.heap);
-	free(R.splits);
+	order_free(&R.q);
 	free(R.dec);
 	free(R.cat);
 	table_free(&R.handles);
@@ -1260,6 +1069,5 @@ rec_free(void)
 	buf_free(&R.line);
 	buf_free(&R.args);
 	memset(&R, 0, sizeof(R));
-	free(W.buf); /* when the capture stopped before rec_out_close */
-	W.buf = NULL;
+	out_free(); /* when the capture stopped before rec_out_close */
 }

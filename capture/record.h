@@ -61,14 +61,6 @@ size_t rec_pending(void);
 struct rec_counts rec_counts(void);
 /* Writes one already formatted line (header, trailer). */
 void rec_write_line(const char *line, size_t len);
-/* Writes out what is buffered. Returns 0, or the errno of the first write that failed:
- * from then on nothing more is written. */
-int rec_out_flush(void);
-/* The errno of the first failed write, 0 while none. */
-int rec_out_error(void);
-/* Flushes and lets go of the output (the descriptor stays open). After a failed write a
- * regular file is cut back to its last whole line (*cut set). Returns as rec_out_flush. */
-int rec_out_close(bool *cut);
 /* Frees what the records kept. */
 void rec_free(void);
 

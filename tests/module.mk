@@ -4,9 +4,11 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 CHECKS += $(UNIT_BIN)
 
+# A suite of a module outside libcut names its objects and flags in UNIT_OBJ and UNIT_CFLAGS
+# (target-specific, in the module's module.mk, with the objects as prerequisites too).
 $(B)/tests/%: tests/unit/%.c $(LIBCUT)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -o $@ $< $(LDLIBS) $(CHECK_LIBS)
+	$(CC) $(ALL_CFLAGS) $(UNIT_CFLAGS) $(CHECK_CFLAGS) -o $@ $< $(UNIT_OBJ) $(LDLIBS) $(CHECK_LIBS)
 
 # The stand-in libcuda and the program that drives it (see tests/fixtures/cuprog.c).
 FIXTURES := $(B)/fixtures/libcuda.so.1 $(B)/fixtures/cuprog
