@@ -27,8 +27,10 @@
 
 #include "buf.h"
 #include "event.h"
+#include "decode.h"
+#include "devices.h"
+#include "drain.h"
 #include "output.h"
-#include "record.h"
 
 #include "cutcapture.skel.h"
 
@@ -458,10 +460,10 @@ skel_open(struct probes *pr, bool fentry)
 	ro->targ_wake_bytes = ring / 8;
 	bpf_map__set_max_entries(skel->maps.events, (uint32_t)ring);
 	struct cc_dev devs[CC_MAX_DEVS];
-	ro->targ_ndevs = (uint32_t)rec_devs(devs, CC_MAX_DEVS);
+	ro->targ_ndevs = (uint32_t)dev_list(devs, CC_MAX_DEVS);
 	memcpy((void *)ro->targ_devs, devs, sizeof(devs));
 	for (int i = 0; i < pr->nfuncs; i++) {
-		struct cc_fdesc d = rec_fdesc(pr->funcs[i]);
+		struct cc_fdesc d = decode_fdesc(pr->funcs[i]);
 		memcpy((void *)&ro->targ_fdesc[i], &d, sizeof(d));
 	}
 	snprintf((char *)ro->targ_irq_prefix, sizeof(ro->targ_irq_prefix), "%s", env.irq_prefix);
@@ -733,7 +735,8 @@ trace_tree(struct cutcapture_bpf *skel, pid_t root, uint64_t ts)
 			if (!cmd[i])
 				cmd[i] = ' ';
 		trace_pid(skel, pid);
-		rec_process(ts, (uint32_t)pid, ppid > 0 ? (uint32_t)ppid : 0, comm, cmd ? cmd : "");
+		drain_process(ts, (uint32_t)pid, ppid > 0 ? (uint32_t)ppid : 0, comm,
+		              cmd ? cmd : "");
 		free(cmd);
 		/* Its children: those of each of its threads. */
 		snprintf(path, sizeof(path), "/proc/%d/task", pid);
@@ -817,7 +820,7 @@ write_meta(uint64_t ts, const char *name, const char *args)
 	ev.args = args;
 	cut_event_format(&line, &ev);
 	buf_addc(&line, '\n');
-	rec_write_line(line.s, line.len);
+	out_add(line.s, line.len);
 	buf_free(&line);
 }
 
@@ -932,7 +935,7 @@ check_counters(struct loop *L, uint64_t now)
 		const char *why = i == CC_C_DEPTH ? "calls nested deeper than the probes follow"
 		                  : i == CC_C_NOTHREAD ? "per-thread table full"
 		                                       : "ring buffer full";
-		rec_lost(now, counter_layer[i], delta, why);
+		drain_lost(now, counter_layer[i], delta, why);
 		L->lost += delta;
 	}
 	free(v);
@@ -975,8 +978,8 @@ thread_hold(struct loop *L, __u32 tid, const struct cc_thread *t, void *arg)
 	if (t->sys_ts && t->sys_ts < h->hold)
 		h->hold = t->sys_ts;
 	if (t->off_ts) {
-		uint64_t o = rec_offcpu_hold(tid, t->off_ts, t->off_state, t->off_cpu, h->now,
-		                             MAX_HOLD_NS, h->now - SLACK_NS);
+		uint64_t o = drain_offcpu_hold(tid, t->off_ts, t->off_state, t->off_cpu, h->now,
+		                               MAX_HOLD_NS, h->now - SLACK_NS);
 		if (o < h->hold)
 			h->hold = o;
 	}
@@ -1034,7 +1037,7 @@ thread_lost(struct loop *L, __u32 tid, const struct cc_thread *t, void *arg)
 	uint64_t n = t->depth < CC_DEPTH ? t->depth : CC_DEPTH;
 	if (!n)
 		return;
-	rec_lost(t->f[0].ts, "api", n, "calls in flight when the capture ended");
+	drain_lost(t->f[0].ts, "api", n, "calls in flight when the capture ended");
 	L->lost += n;
 }
 
@@ -1054,8 +1057,8 @@ progress(struct loop *L, uint64_t now, bool last)
 	uint64_t every = L->progress_tty ? NS : 10 * NS;
 	if (!last && now - L->last_progress < every)
 		return;
-	struct rec_counts c = rec_counts();
-	uint64_t events = c.events + rec_pending();
+	struct decode_counts c = decode_counts();
+	uint64_t events = c.events + drain_pending();
 	uint64_t lost = L->lost + c.unfinished;
 	double secs = (double)(now - L->start) / 1e9;
 	double rate = (double)(events - L->last_events) /
@@ -1072,7 +1075,7 @@ static int
 write_trailer(struct loop *L, const struct probes *pr, int status, bool exited)
 {
 	struct cut_buf b = {0};
-	struct rec_counts c = rec_counts();
+	struct decode_counts c = decode_counts();
 	buf_addkv_int(&b, "events", (int64_t)c.events);
 	buf_addkv_int(&b, "lost", (int64_t)c.lost);
 	static const enum cut_layer order[] = {CUT_API,   CUT_IOCTL,  CUT_IRQ,
@@ -1230,9 +1233,9 @@ main(int argc, char *argv[])
 	}
 
 	/* Which devices, which library, which functions. */
-	rec_dev_scan();
+	dev_scan();
 	for (int i = 0; i < nextra; i++)
-		if (rec_dev_add(extra_devs[i], extra_kinds[i]) < 0)
+		if (dev_add(extra_devs[i], extra_kinds[i]) < 0)
 			err(CUT_EXIT_FATAL, "%s", extra_devs[i]);
 	if (env.layers & CC_L_API) {
 		if (env.libcuda) {
@@ -1267,8 +1270,9 @@ main(int argc, char *argv[])
 			              ? "no NVIDIA driver function found in kallsyms"
 			              : "nvidia module not loaded");
 	}
-	rec_init(out_fd, (const char *const *)pr.funcs, (size_t)pr.nfuncs, env.kfuncs,
-	         (size_t)env.nkfuncs);
+	out_open(out_fd);
+	decode_init((const char *const *)pr.funcs, (size_t)pr.nfuncs, env.kfuncs,
+	            (size_t)env.nkfuncs);
 
 	skel = skel_load(&pr);
 	if (!skel) {
@@ -1338,7 +1342,7 @@ main(int argc, char *argv[])
 	L.ncpu = libbpf_num_possible_cpus();
 	L.vals = calloc(256, sizeof(*L.vals));
 	L.keys = calloc(256, sizeof(*L.keys));
-	L.rb = ring_buffer__new(bpf_map__fd(skel->maps.events), rec_ring, NULL, NULL);
+	L.rb = ring_buffer__new(bpf_map__fd(skel->maps.events), drain_ring, NULL, NULL);
 	if (!L.rb || !L.vals || !L.keys) {
 		warnx("cannot read the ring buffer: %s", strerror(errno));
 		goto cleanup;
@@ -1441,7 +1445,7 @@ main(int argc, char *argv[])
 		if (now - L.last_scan >= SCAN_NS) {
 			uint64_t hold = scan_inflight(&L, now);
 			ring_buffer__consume(L.rb);
-			rec_flush(hold);
+			drain_flush(hold);
 			L.last_scan = now;
 			if (now - last_flush >= FLUSH_NS) {
 				out_flush();
@@ -1491,7 +1495,7 @@ main(int argc, char *argv[])
 		ring_buffer__consume(L.rb);
 		check_counters(&L, now_ns());
 		lost_in_flight(&L);
-		rec_flush(UINT64_MAX);
+		drain_flush(UINT64_MAX);
 	}
 	if (child && !child_done && stop_count == 0 &&
 	    waitpid(child, &child_status, WNOHANG) == child)
@@ -1506,7 +1510,7 @@ main(int argc, char *argv[])
 	if (!untraced) {
 		write_trailer(&L, &pr, status, child_done);
 		progress(&L, now_ns(), true);
-		struct rec_counts c = rec_counts();
+		struct decode_counts c = decode_counts();
 		if (c.lost)
 			warnx("%llu events lost (see the lost records)",
 			      (unsigned long long)c.lost);
@@ -1552,7 +1556,9 @@ cleanup:
 	free(pr.libcuda);
 	free(proc_cmd);
 	free(proc_text);
-	rec_free();
+	drain_free();
+	decode_free();
+	out_free(); /* when the capture stopped before out_close */
 	if (env.out_path && out_fd >= 0 && close(out_fd) != 0 && status != CUT_EXIT_FATAL) {
 		warn("%s", env.out_path);
 		status = CUT_EXIT_FATAL;

@@ -8,8 +8,8 @@ CAPTURE_LIBBPF_CFLAGS := $(shell $(PKG_CONFIG) --cflags libbpf 2>/dev/null)
 CAPTURE_LIBBPF_LIBS := $(or $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null),-lbpf) -lelf -lz
 CAPTURE_ARCH_INCLUDE := /usr/include/$(shell $(CC) -dumpmachine 2>/dev/null)
 # The modules that need no libbpf (CAPTURE_PURE) are linked into unit tests too.
-CAPTURE_PURE := $(addprefix $(B)/obj/capture/,order.o output.o)
-CAPTURE_OBJ := $(B)/obj/capture/cutcapture.o $(B)/obj/capture/record.o $(CAPTURE_PURE)
+CAPTURE_PURE := $(addprefix $(B)/obj/capture/,decode.o devices.o drain.o order.o output.o)
+CAPTURE_OBJ := $(B)/obj/capture/cutcapture.o $(CAPTURE_PURE)
 CAPTURE_FIXTURES := $(B)/fixtures/capture-ioctl $(B)/fixtures/capture-loop \
 	$(B)/fixtures/capture-faulty
 
@@ -43,7 +43,7 @@ $(B)/gen/cutcapture.skel.h: $(B)/capture/cutcapture.bpf.o
 	$(CAPTURE_BPFTOOL) gen skeleton $< name cutcapture_bpf >$@.tmp && mv $@.tmp $@
 
 $(B)/obj/capture/cutcapture.o: $(B)/gen/cutcapture.skel.h | capture-deps
-$(B)/obj/capture/cutcapture.o $(B)/obj/capture/record.o: ALL_CFLAGS += $(CAPTURE_LIBBPF_CFLAGS)
+$(B)/obj/capture/cutcapture.o: ALL_CFLAGS += $(CAPTURE_LIBBPF_CFLAGS)
 
 $(B)/bin/cutcapture: $(CAPTURE_OBJ) $(LIBCUT)
 	@mkdir -p $(@D)

@@ -1,22 +1,21 @@
-/* record.c: cutcapture's records turned into cut events: driver API arguments, handle
- * names (symbol records), threads, devices and ioctl names, and the reorder buffer that
- * writes them sorted by ts. */
+/* decode.c: cutcapture's records turned into cut events (cut-events(5)), one function per
+ * record kind: driver API arguments, handle names (symbol records), threads, devices and
+ * ioctl names. */
 #include <err.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "buf.h"
 #include "classify.h"
+#include "decode.h"
+#include "devices.h"
 #include "event.h"
 #include "ioctl.h"
-#include "order.h"
 #include "output.h"
-#include "record.h"
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ---- driver API decoders ---- */
 
@@ -204,7 +203,7 @@ decoder_find(const char *name)
 }
 
 struct cc_fdesc
-rec_fdesc(const char *name)
+decode_fdesc(const char *name)
 {
 	struct cc_fdesc d = {0};
 	const struct api_decoder *dec = decoder_find(name);
@@ -316,17 +315,6 @@ set_str(char **dst, const char *s)
 		err(CUT_EXIT_FATAL, "strdup");
 }
 
-/* ---- state ---- */
-
-enum { EV_LOST = 100, EV_PROC }; /* queued by the loader, not the BPF side */
-
-struct lost_rec {
-	struct cc_hdr h;
-	uint64_t count;
-	const char *layer;
-	const char *reason;
-};
-
 static struct {
 	const char *const *funcs;
 	size_t nfuncs;
@@ -334,24 +322,16 @@ static struct {
 	const char **cat;               /* category, by cookie */
 	const char *const *kfuncs;
 	size_t nkfuncs;
-	struct order q;
 	struct table handles; /* (pid, handle) -> name */
 	struct table threads; /* (tid, 0) -> comm; aux pid; flag: thread record written */
 	struct cut_buf line, args;
-	struct rec_counts counts;
+	struct decode_counts counts;
 	uint64_t last_ts;
 } R;
 
-static struct {
-	struct cc_dev d[CC_MAX_DEVS];
-	char name[CC_MAX_DEVS][32];
-	size_t n;
-} D;
-
 void
-rec_init(int fd, const char *const *funcs, size_t nfuncs, const char *const *kfuncs, size_t nkfuncs)
+decode_init(const char *const *funcs, size_t nfuncs, const char *const *kfuncs, size_t nkfuncs)
 {
-	out_open(fd);
 	R.funcs = funcs;
 	R.nfuncs = nfuncs;
 	R.kfuncs = kfuncs;
@@ -364,106 +344,6 @@ rec_init(int fd, const char *const *funcs, size_t nfuncs, const char *const *kfu
 		R.dec[i] = decoder_find(funcs[i]);
 		R.cat[i] = cut_api_category(funcs[i]);
 	}
-}
-
-/* ---- devices ---- */
-
-static void
-dev_push(uint32_t major, uint32_t minor, unsigned kind, const char *name)
-{
-	if (D.n == CC_MAX_DEVS)
-		return;
-	D.d[D.n] = (struct cc_dev){major, minor, kind};
-	size_t n = strnlen(name, sizeof(D.name[0]) - 1);
-	memcpy(D.name[D.n], name, n);
-	D.name[D.n][n] = 0;
-	D.n++;
-}
-
-int
-rec_dev_scan(void)
-{
-	FILE *f = fopen("/proc/devices", "r");
-	char line[128], name[64];
-	unsigned major;
-	int n = 0, chars = 0;
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "Character", 9) == 0)
-			chars = 1;
-		else if (strncmp(line, "Block", 5) == 0)
-			chars = 0;
-		if (!chars || sscanf(line, "%u %63s", &major, name) != 2 ||
-		    strncmp(name, "nvidia", 6) != 0)
-			continue;
-		/* /dev/nvidiactl shares the major of /dev/nvidia<N> ("nvidia"). */
-		if (strcmp(name, "nvidiactl") == 0)
-			continue;
-		unsigned kind = strcmp(name, "nvidia") == 0       ? CC_DEV_RM
-		                : strcmp(name, "nvidia-uvm") == 0 ? CC_DEV_UVM
-		                                                  : CC_DEV_OTHER;
-		dev_push(major, CC_ANY_MINOR, kind, name);
-		n++;
-	}
-	fclose(f);
-	return n;
-}
-
-int
-rec_dev_add(const char *path, unsigned kind)
-{
-	struct stat st;
-	if (stat(path, &st) < 0)
-		return -1;
-	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode)) {
-		errno = ENODEV;
-		return -1;
-	}
-	const char *base = strrchr(path, '/');
-	dev_push(major(st.st_rdev), minor(st.st_rdev), kind, base ? base + 1 : path);
-	return 0;
-}
-
-size_t
-rec_devs(struct cc_dev *out, size_t max)
-{
-	size_t n = D.n < max ? D.n : max;
-	memcpy(out, D.d, n * sizeof(*out));
-	return n;
-}
-
-/* The name cut-events(5) gives the device of rdev (kernel encoding), and its kind. */
-static const char *
-dev_name(uint32_t rdev, unsigned *kind, char *buf, size_t n)
-{
-	uint32_t major = rdev >> 20, minor = rdev & 0xfffff;
-	for (size_t i = 0; i < D.n; i++) {
-		if (D.d[i].major != major)
-			continue;
-		if (D.d[i].minor != CC_ANY_MINOR && D.d[i].minor != minor)
-			continue;
-		*kind = D.d[i].kind;
-		if (D.d[i].minor != CC_ANY_MINOR)
-			return D.name[i];
-		if (strcmp(D.name[i], "nvidia") == 0) {
-			if (minor == 255)
-				return "nvidiactl";
-			if (minor == 254)
-				return "nvidia-modeset";
-			snprintf(buf, n, "nvidia%u", minor);
-			return buf;
-		}
-		if (minor == 0)
-			return D.name[i];
-		if (strcmp(D.name[i], "nvidia-uvm") == 0 && minor == 1)
-			return "nvidia-uvm-tools";
-		snprintf(buf, n, "%s%u", D.name[i], minor);
-		return buf;
-	}
-	*kind = 0;
-	snprintf(buf, n, "%u:%u", major, minor);
-	return buf;
 }
 
 /* ---- ioctl names ---- */
@@ -479,8 +359,6 @@ ioctl_name(unsigned kind, uint32_t cmd)
 		name = ioctl_uvm_name(cmd);
 	return name ? name : "ioctl";
 }
-
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ---- formatting ---- */
 
@@ -564,12 +442,6 @@ emit(struct cut_event *ev)
 	R.counts.layer[ev->layer]++;
 	R.counts.events++;
 	R.last_ts = (uint64_t)ev->ts;
-}
-
-void
-rec_write_line(const char *line, size_t len)
-{
-	out_add(line, len);
 }
 
 static const char *
@@ -889,8 +761,8 @@ write_unfinished(const struct cc_api *r)
 	R.counts.unfinished++;
 }
 
-static void
-write_record(const struct cc_hdr *h)
+void
+decode_record(const struct cc_hdr *h)
 {
 	if (h->kind != CC_EV_TASK && h->kind != EV_LOST && h->kind != EV_PROC &&
 	    h->kind != CC_EV_UNFINISHED)
@@ -909,19 +781,9 @@ write_record(const struct cc_hdr *h)
 	}
 }
 
-static struct cc_hdr *
-copy_rec(const void *data, size_t size)
-{
-	struct cc_hdr *h = malloc(size);
-	if (!h)
-		err(CUT_EXIT_FATAL, "malloc");
-	memcpy(h, data, size);
-	return h;
-}
-
 /* Remembers the thread's process and name while /proc still has them. */
-static void
-thread_note(uint32_t pid, uint32_t tid, const char *comm)
+void
+decode_thread_note(uint32_t pid, uint32_t tid, const char *comm)
 {
 	if (!tid)
 		return;
@@ -945,7 +807,6 @@ thread_note(uint32_t pid, uint32_t tid, const char *comm)
 	}
 }
 
-/* The process of a thread never seen in a record (one that only sleeps), from /proc. */
 static uint32_t
 tid_pid(uint32_t tid)
 {
@@ -961,107 +822,33 @@ tid_pid(uint32_t tid)
 	return pid;
 }
 
-int
-rec_ring(void *ctx, void *data, size_t size)
+bool
+decode_thread_known(uint32_t tid)
 {
-	(void)ctx;
-	const struct cc_hdr *h = data;
-	if (size < sizeof(*h) || h->size > size || h->size < sizeof(*h))
-		return 0;
-	struct cc_hdr *rec = copy_rec(data, h->size);
-	if (rec->kind == CC_EV_TASK) {
-		const struct cc_task *t = (const struct cc_task *)rec;
-		if (t->what == CC_TASK_THREAD || t->what == CC_TASK_EXIT)
-			thread_note(t->h.pid, t->h.tid, t->comm);
-	} else if (rec->tid && !table_get(&R.threads, rec->tid, 0)) {
-		thread_note(rec->pid, rec->tid, NULL);
-	}
-	if (rec->kind == CC_EV_SCHED)
-		order_offcpu_arrived(&R.q, rec);
-	order_push(&R.q, rec);
-	return 0;
+	return table_get(&R.threads, tid, 0) != NULL;
 }
 
-void
-rec_lost(uint64_t ts, const char *layer, uint64_t count, const char *reason)
+uint32_t
+decode_thread_pid(uint32_t tid)
 {
-	struct lost_rec r = {.count = count, .layer = layer, .reason = reason};
-	r.h.ts = ts;
-	r.h.kind = EV_LOST;
-	r.h.size = sizeof(r);
-	r.h.pid = r.h.tid = (uint32_t)getpid();
-	order_push(&R.q, copy_rec(&r, sizeof(r)));
-}
-
-void
-rec_process(uint64_t ts, uint32_t pid, uint32_t ppid, const char *comm, const char *cmdline)
-{
-	struct cc_task t = {0};
-	t.h.ts = ts;
-	t.h.kind = EV_PROC;
-	t.h.size = sizeof(t);
-	t.h.pid = t.h.tid = pid;
-	t.what = EV_PROC;
-	t.ppid = ppid;
-	snprintf(t.comm, sizeof(t.comm), "%s", comm);
-	size_t n = strlen(cmdline);
-	t.cmdlen = n < CC_CMDLEN ? (uint32_t)n : CC_CMDLEN;
-	memcpy(t.cmd, cmdline, t.cmdlen);
-	order_push(&R.q, copy_rec(&t, sizeof(t)));
-}
-
-uint64_t
-rec_offcpu_hold(uint32_t tid, uint64_t off_ts, uint32_t state, uint32_t cpu, uint64_t now,
-                uint64_t max_age, uint64_t upto)
-{
-	uint64_t part, hold = order_offcpu_hold(&R.q, tid, off_ts, now, max_age, upto, &part);
-	if (!part)
-		return hold;
 	struct entry *e = table_get(&R.threads, tid, 0);
 	if (!e || !e->aux) {
-		thread_note(tid_pid(tid), tid, NULL);
+		/* A thread never seen in a record (one that only sleeps): from /proc. */
+		decode_thread_note(tid_pid(tid), tid, NULL);
 		e = table_get(&R.threads, tid, 0);
 	}
-	struct cc_sched r = {0};
-	r.h.ts = part;
-	r.h.dur = upto - part;
-	r.h.kind = CC_EV_SCHED;
-	r.h.size = sizeof(r);
-	r.h.pid = e ? e->aux : 0;
-	r.h.tid = tid;
-	r.h.cpu = cpu;
-	r.state = state;
-	r.pad = 1;
-	order_push(&R.q, copy_rec(&r, sizeof(r)));
-	return hold;
+	return e ? e->aux : 0;
 }
 
-void
-rec_flush(uint64_t upto)
-{
-	struct cc_hdr *h;
-	while ((h = order_pop(&R.q, upto))) {
-		write_record(h);
-		free(h);
-	}
-}
-
-size_t
-rec_pending(void)
-{
-	return order_pending(&R.q);
-}
-
-struct rec_counts
-rec_counts(void)
+struct decode_counts
+decode_counts(void)
 {
 	return R.counts;
 }
 
 void
-rec_free(void)
+decode_free(void)
 {
-	order_free(&R.q);
 	free(R.dec);
 	free(R.cat);
 	table_free(&R.handles);
@@ -1069,5 +856,4 @@ rec_free(void)
 	buf_free(&R.line);
 	buf_free(&R.args);
 	memset(&R, 0, sizeof(R));
-	out_free(); /* when the capture stopped before rec_out_close */
 }
