@@ -30,7 +30,9 @@
 #include "decode.h"
 #include "devices.h"
 #include "drain.h"
+#include "libcuda.h"
 #include "output.h"
+#include "target.h"
 
 #include "cutcapture.skel.h"
 
@@ -41,9 +43,6 @@
 /* How long an off-CPU period may hold the output back before it is written in parts. */
 #define MAX_HOLD_NS (1 * NS)
 #define SCAN_NS (100 * MS)
-/* How long a signal from kill(1) waits before it is passed on: one sent to the process group
- * or to every process of a job reaches the command meanwhile, and is then not sent twice. */
-#define FORWARD_WAIT_NS (100 * MS)
 /* How often buffered output is written at the least, so that a reader of the pipe sees it. */
 #define FLUSH_NS (1 * NS)
 
@@ -79,9 +78,6 @@ static struct env {
 /* Why each layer is off ("" while it is on). */
 static char off_why[NLAYERS][160];
 
-static volatile sig_atomic_t stop_sig, stop_count, stop_by_user;
-static volatile uint64_t stop_ts; /* when the last one came, CLOCK_MONOTONIC ns */
-
 static void
 usage(void)
 {
@@ -106,19 +102,6 @@ now_ns(void)
 	return clock_ns(CLOCK_MONOTONIC);
 }
 
-static void
-on_signal(int sig, siginfo_t *si, void *uc)
-{
-	(void)uc;
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	stop_ts = (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;
-	stop_sig = sig;
-	stop_count++;
-	/* A signal from the terminal reached the command too; one from kill(1) may not have. */
-	stop_by_user = si && si->si_code <= 0;
-}
-
 /* libbpf's messages only with -v: what fails is reported once, in our words. */
 static int
 libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -139,223 +122,6 @@ layer_off(int layer, const char *fmt, ...)
 	va_end(ap);
 	env.layers &= ~(1u << layer);
 	warnx("%s layer off: %s", layer_names[layer], off_why[layer]);
-}
-
-/* ---- finding libcuda and its functions ---- */
-
-static bool
-readable(const char *path)
-{
-	return access(path, R_OK) == 0;
-}
-
-/* libcuda.so.1 as the dynamic loader would find it from LD_LIBRARY_PATH (of the traced
- * process when given), the ld.so cache and the default directories. RPATH/RUNPATH of the
- * program are not read: --libcuda covers them. */
-static char *
-find_libcuda(const char *ld_library_path)
-{
-	char path[PATH_MAX];
-	if (ld_library_path) {
-		char *dirs = strdup(ld_library_path), *save = NULL;
-		for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-			snprintf(path, sizeof(path), "%s/libcuda.so.1", *d ? d : ".");
-			if (readable(path)) {
-				free(dirs);
-				return strdup(path);
-			}
-		}
-		free(dirs);
-	}
-	static const char *const ldconfig[] = {"/sbin/ldconfig -p 2>/dev/null",
-	                                       "ldconfig -p 2>/dev/null"};
-	for (size_t i = 0; i < 2; i++) {
-		FILE *p = popen(ldconfig[i], "r");
-		char line[PATH_MAX + 64], *found = NULL;
-		if (!p)
-			continue;
-		while (fgets(line, sizeof(line), p)) {
-			char *arrow = strstr(line, " => ");
-			if (found || !arrow || !strstr(line, "libcuda.so.1 (") ||
-			    !strstr(line, "x86-64"))
-				continue;
-			arrow[strcspn(arrow, "\n")] = 0;
-			if (readable(arrow + 4))
-				found = strdup(arrow + 4);
-		}
-		if (pclose(p) == 0 || found) {
-			if (found)
-				return found;
-			break;
-		}
-	}
-	static const char *const dirs[] = {
-	    "/lib64", "/usr/lib64", "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
-	    "/lib",   "/usr/lib"};
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(path, sizeof(path), "%s/libcuda.so.1", dirs[i]);
-		if (readable(path))
-			return strdup(path);
-	}
-	return NULL;
-}
-
-/* The libcuda a running process has mapped, or NULL. */
-static char *
-mapped_libcuda(pid_t pid)
-{
-	char path[64], line[PATH_MAX + 128], *found = NULL;
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *p = strchr(line, '/');
-		if (!p || !strstr(p, "/libcuda.so"))
-			continue;
-		p[strcspn(p, "\n")] = 0;
-		if (readable(p)) {
-			found = strdup(p);
-		} else {
-			char other[PATH_MAX + 64];
-			snprintf(other, sizeof(other), "/proc/%d/root%s", pid, p);
-			found = readable(other) ? strdup(other) : NULL;
-		}
-	}
-	fclose(f);
-	return found;
-}
-
-/* A variable of a process's environment, or NULL. */
-static char *
-proc_getenv(pid_t pid, const char *name)
-{
-	char path[64], *buf = NULL, *found = NULL;
-	size_t len = 0, n = strlen(name);
-	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	while (getdelim(&buf, &len, 0, f) > 0)
-		if (!found && strncmp(buf, name, n) == 0 && buf[n] == '=')
-			found = strdup(buf + n + 1);
-	free(buf);
-	fclose(f);
-	return found;
-}
-
-struct func {
-	char *name;
-	uint64_t addr; /* file offset, what uprobes attach to */
-};
-
-static int
-func_by_addr(const void *a, const void *b)
-{
-	const struct func *x = a, *y = b;
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-static int
-func_by_name(const void *a, const void *b)
-{
-	return strcmp(((const struct func *)a)->name, ((const struct func *)b)->name);
-}
-
-static bool
-wanted(const char *name)
-{
-	if (strncmp(name, "cu", 2) != 0)
-		return false;
-	if (!env.npatterns)
-		return true;
-	for (int i = 0; i < env.npatterns; i++)
-		if (fnmatch(env.patterns[i], name, 0) == 0)
-			return true;
-	return false;
-}
-
-/*
- * The exported cu* functions of the library (defined STT_FUNC in .dynsym), matching -f,
- * one name per address (an alias would fire twice), sorted by name, with their file
- * offsets. The offsets are given to libbpf rather than the names: its resolution of a name
- * list failed with ENOENT on libcuda 580 (H200 machine), and the offsets are what the
- * kernel takes anyway. Returns the count, or -1 with a message in why.
- */
-static int
-list_functions(const char *path, char ***names, unsigned long **offsets, char *why, size_t whylen)
-{
-	struct func *v = NULL;
-	size_t n = 0, cap = 0;
-	int fd = -1;
-	Elf *elf = NULL;
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		snprintf(why, whylen, "libelf: %s", elf_errmsg(-1));
-		return -1;
-	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || !(elf = elf_begin(fd, ELF_C_READ, NULL))) {
-		snprintf(why, whylen, "%s: %s", path, fd < 0 ? strerror(errno) : elf_errmsg(-1));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	Elf_Scn *scn = NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
-			continue;
-		Elf_Data *data = elf_getdata(scn, NULL);
-		for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym s;
-			if (!gelf_getsym(data, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
-			    s.st_shndx == SHN_UNDEF || !s.st_value)
-				continue;
-			const char *name = elf_strptr(elf, sh.sh_link, s.st_name);
-			Elf_Scn *text = elf_getscn(elf, s.st_shndx);
-			GElf_Shdr tsh;
-			if (!name || !wanted(name) || !text || !gelf_getshdr(text, &tsh))
-				continue;
-			if (n == cap) {
-				cap = cap ? cap * 2 : 1024;
-				v = realloc(v, cap * sizeof(*v));
-				if (!v)
-					err(CUT_EXIT_FATAL, "realloc");
-			}
-			v[n].name = strdup(name);
-			v[n++].addr = s.st_value - tsh.sh_addr + tsh.sh_offset;
-		}
-	}
-	elf_end(elf);
-	close(fd);
-	qsort(v, n, sizeof(*v), func_by_addr);
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (k && v[k - 1].addr == v[i].addr) {
-			free(v[i].name);
-			continue;
-		}
-		v[k++] = v[i];
-	}
-	qsort(v, k, sizeof(*v), func_by_name);
-	if (k > CC_MAX_FUNCS) {
-		warnx("%s: %zu functions, probing the first %d", path, k, CC_MAX_FUNCS);
-		for (size_t i = CC_MAX_FUNCS; i < k; i++)
-			free(v[i].name);
-		k = CC_MAX_FUNCS;
-	}
-	*names = calloc(k ? k : 1, sizeof(char *));
-	*offsets = calloc(k ? k : 1, sizeof(unsigned long));
-	for (size_t i = 0; i < k; i++) {
-		(*names)[i] = v[i].name;
-		(*offsets)[i] = v[i].addr;
-	}
-	free(v);
-	if (!k)
-		snprintf(why, whylen, "%s exports no matching cu* function", path);
-	return k ? (int)k : -1;
 }
 
 /* ---- kernel features ---- */
@@ -662,140 +428,6 @@ attach_kernel(struct cutcapture_bpf *skel, struct probes *pr)
 		warnx("kernel layer: %s", why);
 }
 
-/* ---- the traced processes ---- */
-
-static void
-trace_pid(struct cutcapture_bpf *skel, pid_t pid)
-{
-	__u32 key = (__u32)pid;
-	__u8 one = 1;
-	bpf_map__update_elem(skel->maps.traced, &key, sizeof(key), &one, sizeof(one), BPF_ANY);
-}
-
-static char *
-read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t cap = 0, n = 0;
-	if (!f)
-		return NULL;
-	for (;;) {
-		if (n + 1024 > cap) {
-			cap = cap ? cap * 2 : 4096;
-			buf = realloc(buf, cap);
-		}
-		size_t r = fread(buf + n, 1, cap - n - 1, f);
-		n += r;
-		if (r == 0)
-			break;
-	}
-	fclose(f);
-	buf[n] = 0;
-	if (len)
-		*len = n;
-	return buf;
-}
-
-/* Parent of a process, or -1. */
-static pid_t
-proc_ppid(pid_t pid, char *comm, size_t commlen)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	char *s = read_file(path, NULL);
-	pid_t ppid = -1;
-	char *close_paren = s ? strrchr(s, ')') : NULL;
-	if (close_paren) {
-		char *open_paren = strchr(s, '(');
-		if (comm && open_paren && open_paren < close_paren)
-			snprintf(comm, commlen, "%.*s", (int)(close_paren - open_paren - 1),
-			         open_paren + 1);
-		sscanf(close_paren + 2, "%*c %d", &ppid);
-	}
-	free(s);
-	return ppid;
-}
-
-/* Follows a running process and every descendant it has now; later ones come through the
- * fork tracepoint. Queues a process record for each. */
-static void
-trace_tree(struct cutcapture_bpf *skel, pid_t root, uint64_t ts)
-{
-	pid_t *todo = malloc(sizeof(pid_t)), queue_len = 1;
-	todo[0] = root;
-	for (pid_t qi = 0; qi < queue_len; qi++) {
-		pid_t pid = todo[qi];
-		char comm[64] = "", path[64];
-		pid_t ppid = proc_ppid(pid, comm, sizeof(comm));
-		size_t n = 0;
-		snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
-		char *cmd = read_file(path, &n);
-		for (size_t i = 0; cmd && i + 1 < n; i++)
-			if (!cmd[i])
-				cmd[i] = ' ';
-		trace_pid(skel, pid);
-		drain_process(ts, (uint32_t)pid, ppid > 0 ? (uint32_t)ppid : 0, comm,
-		              cmd ? cmd : "");
-		free(cmd);
-		/* Its children: those of each of its threads. */
-		snprintf(path, sizeof(path), "/proc/%d/task", pid);
-		DIR *dir = opendir(path);
-		struct dirent *d;
-		while (dir && (d = readdir(dir))) {
-			if (d->d_name[0] == '.')
-				continue;
-			char kpath[384];
-			snprintf(kpath, sizeof(kpath), "/proc/%d/task/%s/children", pid, d->d_name);
-			char *kids = read_file(kpath, NULL);
-			for (char *p = kids, *end; p && *p; p = end) {
-				long k = strtol(p, &end, 10);
-				if (end == p)
-					break;
-				todo = realloc(todo, (size_t)(queue_len + 1) * sizeof(pid_t));
-				todo[queue_len++] = (pid_t)k;
-			}
-			free(kids);
-		}
-		if (dir)
-			closedir(dir);
-	}
-	free(todo);
-}
-
-/* Starts the command stopped before exec; go() lets it run. */
-static pid_t
-spawn(char **argv, int *go_fd, int *fail_fd, bool stdout_is_trace)
-{
-	int go[2], fail[2];
-	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(fail, O_CLOEXEC) < 0)
-		err(CUT_EXIT_FATAL, "pipe");
-	pid_t pid = fork();
-	if (pid < 0)
-		err(CUT_EXIT_FATAL, "fork");
-	if (pid == 0) {
-		char c;
-		close(go[1]);
-		close(fail[0]);
-		signal(SIGPIPE, SIG_DFL);
-		/* The trace owns standard output: the command's goes to standard error. */
-		if (stdout_is_trace)
-			dup2(STDERR_FILENO, STDOUT_FILENO);
-		if (read(go[0], &c, 1) != 1)
-			_exit(127);
-		execvp(argv[0], argv);
-		int e = errno;
-		if (write(fail[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(fail[1]);
-	*go_fd = go[1];
-	*fail_fd = fail[0];
-	return pid;
-}
-
 /* ---- header and trailer ---- */
 
 static char *
@@ -1009,27 +641,6 @@ scan_inflight(struct loop *L, uint64_t now)
 	return hold;
 }
 
-/* Whether a traced process is still alive. Entries of processes gone without their exit
- * being seen (one that ended while trace_tree listed it) are dropped. */
-static bool
-tree_alive(struct cutcapture_bpf *skel)
-{
-	int fd = bpf_map__fd(skel->maps.traced);
-	__u32 key, next, *prev = NULL;
-	bool alive = false;
-	while (!alive && bpf_map_get_next_key(fd, prev, &next) == 0) {
-		if (kill((pid_t)next, 0) == 0 || errno == EPERM) {
-			alive = true;
-		} else {
-			bpf_map_delete_elem(fd, &next);
-			continue; /* next key from the start: this one is gone */
-		}
-		key = next;
-		prev = &key;
-	}
-	return alive;
-}
-
 static void
 thread_lost(struct loop *L, __u32 tid, const struct cc_thread *t, void *arg)
 {
@@ -1211,15 +822,13 @@ main(int argc, char *argv[])
 		usage();
 	env.cmd = optind < argc ? argv + optind : NULL;
 
-	int status = CUT_EXIT_FATAL, child_status = 0, go_fd = -1, fail_fd = -1, pidfd = -1;
+	int status = CUT_EXIT_FATAL;
 	int out_fd = STDOUT_FILENO, out_err = 0;
-	bool child_done = false, started = false;
-	pid_t child = 0;
+	struct target T = {.go_fd = -1, .fail_fd = -1, .pidfd = -1};
 	struct probes pr = {0};
 	struct loop L = {0};
 	struct cutcapture_bpf *skel = NULL;
 	char why[PATH_MAX + 128] = "";
-	char **proc_cmd = NULL, *proc_text = NULL;
 
 	if (geteuid() != 0)
 		errx(CUT_EXIT_FATAL, "must be run as root (BPF programs and uprobes need it)");
@@ -1238,24 +847,14 @@ main(int argc, char *argv[])
 		if (dev_add(extra_devs[i], extra_kinds[i]) < 0)
 			err(CUT_EXIT_FATAL, "%s", extra_devs[i]);
 	if (env.layers & CC_L_API) {
-		if (env.libcuda) {
-			pr.libcuda = strdup(env.libcuda);
-		} else if (env.pid) {
-			pr.libcuda = mapped_libcuda(env.pid);
-			if (!pr.libcuda) {
-				char *llp = proc_getenv(env.pid, "LD_LIBRARY_PATH");
-				pr.libcuda = find_libcuda(llp);
-				free(llp);
-			}
-		} else {
-			pr.libcuda = find_libcuda(getenv("LD_LIBRARY_PATH"));
-		}
+		pr.libcuda = env.libcuda ? strdup(env.libcuda) : libcuda_find(env.pid);
 		if (!pr.libcuda)
 			layer_off(0, "libcuda.so.1 not found (give --libcuda)");
 		else if (!realpath(pr.libcuda, pr.libcuda_real))
 			layer_off(0, "%s: %s", pr.libcuda, strerror(errno));
-		else if ((pr.nfuncs = list_functions(pr.libcuda_real, &pr.funcs, &pr.offsets, why,
-		                                     sizeof(why))) < 0)
+		else if ((pr.nfuncs =
+		              libcuda_functions(pr.libcuda_real, env.patterns, env.npatterns,
+		                                &pr.funcs, &pr.offsets, why, sizeof(why))) < 0)
 			layer_off(0, "%s", why);
 		if (pr.nfuncs < 0)
 			pr.nfuncs = 0;
@@ -1285,17 +884,11 @@ main(int argc, char *argv[])
 
 	/* The command waits, stopped before exec, until every probe is in place. */
 	uint64_t start = now_ns();
-	if (env.cmd) {
-		child = spawn(env.cmd, &go_fd, &fail_fd, env.out_path == NULL);
-		trace_pid(skel, child);
-	} else {
-		if (kill(env.pid, 0) < 0 && errno == ESRCH) {
-			warnx("-p %d: no such process", env.pid);
-			goto cleanup;
-		}
-		trace_tree(skel, env.pid, start);
-		pidfd = (int)syscall(SYS_pidfd_open, env.pid, 0);
-	}
+	if (env.cmd)
+		target_spawn(&T, env.cmd, env.out_path == NULL);
+	else if (target_attach(&T, env.pid) < 0)
+		goto cleanup;
+	target_follow(&T, skel, start);
 
 	/* The process tree first: nothing the command forks may slip by. */
 	struct bpf_program *always[] = {skel->progs.proc_fork, skel->progs.proc_exec,
@@ -1311,7 +904,6 @@ main(int argc, char *argv[])
 	/* Which signals the command gets, so that one is never passed on twice. Without it
 	 * a signal from kill(1) is passed on at once. */
 	skel->links.sig_generate = bpf_program__attach(skel->progs.sig_generate);
-	skel->bss->cmd_tgid = (__u32)child;
 	if (env.layers & CC_L_API)
 		attach_api(skel, &pr); /* on failure the layer is off, and says why */
 	struct {
@@ -1347,44 +939,14 @@ main(int argc, char *argv[])
 		warnx("cannot read the ring buffer: %s", strerror(errno));
 		goto cleanup;
 	}
-	if (env.pid) {
-		size_t n = 0;
-		char path[64];
-		snprintf(path, sizeof(path), "/proc/%d/cmdline", env.pid);
-		proc_text = read_file(path, &n);
-		int argc2 = 0;
-		proc_cmd = calloc(n + 2, sizeof(char *));
-		for (size_t i = 0; proc_text && i < n; i += strlen(proc_text + i) + 1)
-			proc_cmd[argc2++] = proc_text + i;
-		write_header(start, &pr, env.pid, proc_cmd);
-	} else {
-		write_header(start, &pr, child, env.cmd);
-	}
-
-	struct sigaction sa = {.sa_sigaction = on_signal, .sa_flags = SA_SIGINFO};
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-
-	if (child) {
-		int e;
-		if (write(go_fd, "g", 1) != 1)
-			warn("starting %s", env.cmd[0]);
-		started = true;
-		close(go_fd);
-		go_fd = -1;
-		if (read(fail_fd, &e, sizeof(e)) == sizeof(e))
-			warnx("%s: %s", env.cmd[0], strerror(e));
-		close(fail_fd);
-		fail_fd = -1;
-	}
+	write_header(start, &pr, env.pid ? env.pid : T.child, T.argv);
+	target_catch_signals();
+	target_start(&T);
 	L.start = L.last_scan = L.last_count = L.last_progress = now_ns();
 	L.progress_tty = isatty(STDERR_FILENO);
 
-	int handled = 0, forward = 0;
-	uint64_t forward_at = 0, forward_since = 0, last_flush = L.start;
-	bool root_done = false, untraced = false;
+	uint64_t last_flush = L.start;
+	bool untraced = false;
 	for (;;) {
 		if (!untraced) {
 			int n = ring_buffer__poll(L.rb, 50);
@@ -1396,46 +958,8 @@ main(int argc, char *argv[])
 			poll(NULL, 0, 50);
 		}
 		uint64_t now = now_ns();
-		if (child && !child_done) {
-			pid_t w = waitpid(child, &child_status, WNOHANG);
-			if (w == child)
-				child_done = root_done = true;
-		}
-		if (env.pid && !root_done) {
-			struct pollfd p = {pidfd, POLLIN, 0};
-			root_done = pidfd >= 0 ? poll(&p, 1, 0) == 1 : kill(env.pid, 0) < 0;
-		}
-		/* The capture ends once the command (or the -p process) and every process of its
-		 * tree have exited: children left behind by a parent that exited first are
-		 * followed to their end. Untraced, only the command is waited for. */
-		if (root_done && (untraced || !tree_alive(skel)))
+		if (target_step(&T, skel, now, untraced))
 			break;
-		if (stop_count > handled) {
-			handled = stop_count;
-			/* First signal: the command ends as the signal says (passed on when it
-			 * did not reach the command too); a second, one with -p or one once the
-			 * command has exited stops now. */
-			if (!child || child_done || handled > 1)
-				break;
-			if (stop_by_user) {
-				forward = stop_sig;
-				forward_since = stop_ts;
-				forward_at =
-				    skel->links.sig_generate ? stop_ts + FORWARD_WAIT_NS : 0;
-			}
-		}
-		if (forward && child_done) {
-			forward = 0; /* reaped: its pid is no longer its own */
-		} else if (forward) {
-			uint64_t got = skel->bss->cmd_sig_ts[forward & 31];
-			if (skel->links.sig_generate && got &&
-			    got + FORWARD_WAIT_NS >= forward_since) {
-				forward = 0; /* the command got it itself */
-			} else if (now >= forward_at) {
-				kill(child, forward);
-				forward = 0;
-			}
-		}
 		if (untraced)
 			continue;
 		if (now - L.last_count >= 5 * SCAN_NS) {
@@ -1457,14 +981,14 @@ main(int argc, char *argv[])
 			if (out_err == EPIPE)
 				warnx("the trace's reader has gone (%s): tracing stopped%s",
 				      strerror(out_err),
-				      child && !child_done ? ", waiting for the command, untraced"
-				                           : "");
+				      T.child && !T.done ? ", waiting for the command, untraced"
+				                         : "");
 			else
 				warnx("writing the trace to %s: %s: tracing stopped%s",
 				      env.out_path ? env.out_path : "standard output",
 				      strerror(out_err),
-				      child && !child_done ? ", waiting for the command, untraced"
-				                           : "");
+				      T.child && !T.done ? ", waiting for the command, untraced"
+				                         : "");
 			detach_api(skel, &pr);
 			for (int i = 0; i < 2 * CC_MAX_KFUNCS; i++) {
 				bpf_link__destroy(pr.klinks[i]);
@@ -1475,7 +999,7 @@ main(int argc, char *argv[])
 			cutcapture_bpf__detach(skel);
 			skel->links.sig_generate = keep;
 			untraced = true;
-			if (!child)
+			if (!T.child)
 				break;
 		}
 		progress(&L, now, false);
@@ -1497,18 +1021,9 @@ main(int argc, char *argv[])
 		lost_in_flight(&L);
 		drain_flush(UINT64_MAX);
 	}
-	if (child && !child_done && stop_count == 0 &&
-	    waitpid(child, &child_status, WNOHANG) == child)
-		child_done = true;
-	if (child_done)
-		status = WIFEXITED(child_status) ? WEXITSTATUS(child_status)
-		                                 : 128 + WTERMSIG(child_status);
-	else if (child)
-		status = 128 + (stop_sig ? stop_sig : SIGTERM);
-	else
-		status = CUT_EXIT_OK;
+	status = target_status(&T);
 	if (!untraced) {
-		write_trailer(&L, &pr, status, child_done);
+		write_trailer(&L, &pr, status, T.done);
 		progress(&L, now_ns(), true);
 		struct decode_counts c = decode_counts();
 		if (c.lost)
@@ -1524,7 +1039,7 @@ main(int argc, char *argv[])
 	else if (e && cut)
 		warnx("%s: cut back to its last whole line (no trailer)",
 		      env.out_path ? env.out_path : "standard output");
-	if (e && child && child_done && status != CUT_EXIT_OK)
+	if (e && T.child && T.done && status != CUT_EXIT_OK)
 		warnx("the command exited with status %d", status);
 	if (e)
 		status = e == EPIPE ? 128 + SIGPIPE : CUT_EXIT_FATAL;
@@ -1538,24 +1053,13 @@ cleanup:
 	for (int i = 0; i < 2 * CC_MAX_KFUNCS; i++)
 		bpf_link__destroy(pr.klinks[i]);
 	cutcapture_bpf__destroy(skel);
-	if (go_fd >= 0)
-		close(go_fd);
-	if (fail_fd >= 0)
-		close(fail_fd);
-	if (pidfd >= 0)
-		close(pidfd);
-	if (child && !started) { /* never ran: it waits before exec */
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
-	}
+	target_close(&T);
 	for (int i = 0; i < pr.nfuncs; i++)
 		free(pr.funcs[i]);
 	free(pr.funcs);
 	free(pr.offsets);
 	free(pr.single);
 	free(pr.libcuda);
-	free(proc_cmd);
-	free(proc_text);
 	drain_free();
 	decode_free();
 	out_free(); /* when the capture stopped before out_close */

@@ -9,7 +9,8 @@ CAPTURE_LIBBPF_LIBS := $(or $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null),-lb
 CAPTURE_ARCH_INCLUDE := /usr/include/$(shell $(CC) -dumpmachine 2>/dev/null)
 # The modules that need no libbpf (CAPTURE_PURE) are linked into unit tests too.
 CAPTURE_PURE := $(addprefix $(B)/obj/capture/,decode.o devices.o drain.o order.o output.o)
-CAPTURE_OBJ := $(B)/obj/capture/cutcapture.o $(CAPTURE_PURE)
+CAPTURE_BPF := $(addprefix $(B)/obj/capture/,cutcapture.o libcuda.o target.o)
+CAPTURE_OBJ := $(CAPTURE_BPF) $(CAPTURE_PURE)
 CAPTURE_FIXTURES := $(B)/fixtures/capture-ioctl $(B)/fixtures/capture-loop \
 	$(B)/fixtures/capture-faulty
 
@@ -42,8 +43,8 @@ $(B)/gen/cutcapture.skel.h: $(B)/capture/cutcapture.bpf.o
 	@mkdir -p $(@D)
 	$(CAPTURE_BPFTOOL) gen skeleton $< name cutcapture_bpf >$@.tmp && mv $@.tmp $@
 
-$(B)/obj/capture/cutcapture.o: $(B)/gen/cutcapture.skel.h | capture-deps
-$(B)/obj/capture/cutcapture.o: ALL_CFLAGS += $(CAPTURE_LIBBPF_CFLAGS)
+$(CAPTURE_BPF): $(B)/gen/cutcapture.skel.h | capture-deps
+$(CAPTURE_BPF): ALL_CFLAGS += $(CAPTURE_LIBBPF_CFLAGS)
 
 $(B)/bin/cutcapture: $(CAPTURE_OBJ) $(LIBCUT)
 	@mkdir -p $(@D)
