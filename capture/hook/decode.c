@@ -112,111 +112,12 @@ hook_decode_fork(int phase)
 
 /* ---- output helpers: direct writes into room made first (these run on every call) ---- */
 
-/* Room for n more bytes at the end of b, or NULL when memory ran out. */
-static char *
-room(struct cut_buf *b, size_t n)
-{
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		char *s = realloc(b->s, cap);
-		if (!s)
-			return NULL;
-		b->s = s;
-		b->cap = cap;
-	}
-	return b->s + b->len;
-}
-
-static void
-done(struct cut_buf *b, char *end)
-{
-	*end = '\0';
-	b->len = (size_t)(end - b->s);
-}
-
-const char hook_digits[201] = "00010203040506070809101112131415161718192021222324"
-                              "25262728293031323334353637383940414243444546474849"
-                              "50515253545556575859606162636465666768697071727374"
-                              "75767778798081828384858687888990919293949596979899";
-
-char *
-hook_put_int(char *p, int64_t v)
-{
-	static const uint64_t pow10[20] = {1,
-	                                   10,
-	                                   100,
-	                                   1000,
-	                                   10000,
-	                                   100000,
-	                                   1000000,
-	                                   10000000,
-	                                   100000000,
-	                                   1000000000,
-	                                   10000000000ull,
-	                                   100000000000ull,
-	                                   1000000000000ull,
-	                                   10000000000000ull,
-	                                   100000000000000ull,
-	                                   1000000000000000ull,
-	                                   10000000000000000ull,
-	                                   100000000000000000ull,
-	                                   1000000000000000000ull,
-	                                   10000000000000000000ull};
-	uint64_t u = (uint64_t)v;
-	if (v < 0) {
-		*p++ = '-';
-		u = -u;
-	}
-	/* The number of digits first, then straight into place: building the number in a
-	 * scratch buffer and copying it stalls on store forwarding. */
-	int n = ((64 - __builtin_clzll(u | 1)) * 1233) >> 12;
-	n += n < 19 && u >= pow10[n];
-	n += !n;
-	char *end = p + n, *q = end;
-	while (u >= 100) {
-		unsigned d = (unsigned)(u % 100) * 2;
-		u /= 100;
-		q -= 2;
-		memcpy(q, hook_digits + d, 2);
-	}
-	if (u >= 10) {
-		q -= 2;
-		memcpy(q, hook_digits + u * 2, 2);
-	} else
-		*--q = (char)('0' + u);
-	return end;
-}
-
-static char *
-put_hex(char *p, uint64_t v)
-{
-	int n = (64 - __builtin_clzll(v | 1) + 3) / 4;
-	memcpy(p, "\"0x", 3);
-	char *end = p + 3 + n, *q = end;
-	do {
-		*--q = "0123456789abcdef"[v & 15];
-		v >>= 4;
-	} while (v);
-	*end = '"';
-	return end + 1;
-}
-
-void
-hook_addhex(struct cut_buf *b, uint64_t v)
-{
-	char *p = room(b, 24);
-	if (p)
-		done(b, put_hex(p, v));
-}
-
 /* Makes room for the separator, "key": and extra bytes, writes the first two and returns where
  * the value goes (NULL when memory ran out). */
 static char *
 put_key(struct cut_buf *b, const char *k, size_t n, size_t extra)
 {
-	char *p = room(b, n + 4 + extra);
+	char *p = buf_try_room(b, n + 4 + extra);
 	if (!p)
 		return NULL;
 	*p++ = b->len ? ',' : '{';
@@ -233,13 +134,13 @@ put_key(struct cut_buf *b, const char *k, size_t n, size_t extra)
 	do {                                                                                       \
 		char *p_ = KEY(b, k, 32);                                                          \
 		if (p_)                                                                            \
-			done(b, hook_put_int(p_, (int64_t)(v)));                                   \
+			buf_commit(b, buf_put_i64(p_, (int64_t)(v)));                              \
 	} while (0)
 #define ARG_HEX(b, k, v)                                                                           \
 	do {                                                                                       \
 		char *p_ = KEY(b, k, 32);                                                          \
 		if (p_)                                                                            \
-			done(b, put_hex(p_, (uint64_t)(v)));                                       \
+			buf_commit(b, buf_put_hex(p_, (uint64_t)(v)));                             \
 	} while (0)
 
 /* An already escaped JSON string of n bytes. */
@@ -249,7 +150,7 @@ arg_json(struct cut_buf *b, const char *k, size_t kn, const char *j, size_t n)
 	char *p = put_key(b, k, kn, n);
 	if (p) {
 		memcpy(p, j, n);
-		done(b, p + n);
+		buf_commit(b, p + n);
 	}
 }
 #define ARG_JSON(b, k, j, n) arg_json(b, k, sizeof(k) - 1, j, n)
@@ -260,7 +161,7 @@ arg_str(struct cut_buf *b, const char *k, size_t kn, const char *s)
 {
 	char *p = put_key(b, k, kn, 0);
 	if (p) {
-		done(b, p);
+		buf_commit(b, p);
 		buf_addjstr(b, s, strlen(s));
 	}
 }
@@ -272,13 +173,13 @@ arg_dim3(struct cut_buf *b, const char *k, size_t kn, uint64_t x, uint64_t y, ui
 	if (!p)
 		return;
 	*p++ = '[';
-	p = hook_put_int(p, (int64_t)x);
+	p = buf_put_i64(p, (int64_t)x);
 	*p++ = ',';
-	p = hook_put_int(p, (int64_t)y);
+	p = buf_put_i64(p, (int64_t)y);
 	*p++ = ',';
-	p = hook_put_int(p, (int64_t)z);
+	p = buf_put_i64(p, (int64_t)z);
 	*p++ = ']';
-	done(b, p);
+	buf_commit(b, p);
 }
 
 /* The value an output pointer received. */

@@ -162,11 +162,5 @@ void hook_decode(enum hook_id id, CUresult r, const uint64_t *a, struct cut_buf 
                  struct hook_symbol *sym);
 /* Around fork, as hook_resolve_fork. */
 void hook_decode_fork(int phase);
-/* Appends v as a JSON string of lowercase hexadecimal ("0x1f"). */
-void hook_addhex(struct cut_buf *b, uint64_t v);
-/* "00", "01", ... "99". */
-extern const char hook_digits[201];
-/* Writes v in decimal at p (at most 20 bytes); returns the end. */
-char *hook_put_int(char *p, int64_t v);
 
 #endif

@@ -429,7 +429,7 @@ symbol_record(struct hook_thread *t, int64_t ts, const struct hook_symbol *sym)
 	struct cut_buf *a = &t->args;
 	buf_reset(a);
 	buf_addkey(a, "handle");
-	hook_addhex(a, sym->handle);
+	buf_addhex(a, sym->handle);
 	buf_addkv_str(a, "name", sym->name);
 	buf_addkv_str(a, "kind", sym->kind);
 	buf_addkv_str(a, "via", sym->via);
@@ -497,36 +497,18 @@ id_fragments(void)
 	buf_free(&b);
 }
 
-/* Room for extra more bytes. Returns false when memory ran out. */
-static bool
-reserve(struct cut_buf *b, size_t extra)
-{
-	size_t need = b->len + extra + 1;
-	if (need <= b->cap)
-		return true;
-	size_t cap = b->cap ? b->cap : 4096;
-	while (cap < need)
-		cap *= 2;
-	char *s = realloc(b->s, cap);
-	if (!s)
-		return false;
-	b->s = s;
-	b->cap = cap;
-	return true;
-}
-
 /* Writes v in decimal at p and returns the end: inline for the common 0..99 (return codes,
  * durations of cheap calls). */
 static inline char *
 put_small(char *p, int64_t v)
 {
 	if ((uint64_t)v >= 100)
-		return hook_put_int(p, v);
+		return buf_put_i64(p, v);
 	if (v < 10) {
 		*p = (char)('0' + v);
 		return p + 1;
 	}
-	memcpy(p, hook_digits + v * 2, 2);
+	memcpy(p, buf_digits + v * 2, 2);
 	return p + 2;
 }
 
@@ -536,7 +518,7 @@ fast_line(struct hook_thread *t, enum hook_id id, int64_t ts, int64_t dur, int64
           const char *args, size_t alen)
 {
 	struct cut_buf *b = &t->out;
-	if (!reserve(b, 128 + 2 * FRAG_MAX + alen))
+	if (!buf_try_room(b, 128 + 2 * FRAG_MAX + alen))
 		return false;
 	char *p = b->s + b->len;
 	memcpy(p, "{\"ts\":", 6);
@@ -548,16 +530,16 @@ fast_line(struct hook_thread *t, enum hook_id id, int64_t ts, int64_t dur, int64
 		if (hi != t->ts_hi) {
 			t->ts_hi = hi;
 			t->ts_hi_len =
-			    (unsigned char)(hook_put_int(t->ts_hi_str, hi) - t->ts_hi_str);
+			    (unsigned char)(buf_put_i64(t->ts_hi_str, hi) - t->ts_hi_str);
 		}
 		memcpy(p, t->ts_hi_str, sizeof(t->ts_hi_str));
 		p += t->ts_hi_len;
-		memcpy(p, hook_digits + lo / 10000 * 2, 2);
-		memcpy(p + 2, hook_digits + lo / 100 % 100 * 2, 2);
-		memcpy(p + 4, hook_digits + lo % 100 * 2, 2);
+		memcpy(p, buf_digits + lo / 10000 * 2, 2);
+		memcpy(p + 2, buf_digits + lo / 100 % 100 * 2, 2);
+		memcpy(p + 4, buf_digits + lo % 100 * 2, 2);
 		p += 6;
 	} else
-		p = hook_put_int(p, ts);
+		p = buf_put_i64(p, ts);
 	memcpy(p, ",\"dur\":", 7);
 	p = put_small(p + 7, dur);
 	memcpy(p, t->frag, FRAG_MAX);
