@@ -78,6 +78,18 @@ struct {
 	__type(value, __u64);
 } kstart SEC(".maps");
 
+/* A driver API record with a string, built here, then copied to the ring at its length. */
+struct api_scratch {
+	__u8 b[sizeof(struct cc_api) + CC_STRLEN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct api_scratch);
+} scratch SEC(".maps");
+
 static const struct cc_thread zero_thread;
 
 #define NR_open 2
@@ -115,15 +127,21 @@ thread_get(__u32 tid)
 	return t;
 }
 
-/* Hands a record to the reader, waking it only once enough has piled up: a wakeup per
- * record would cost more than the record. */
+/* Wakes the reader only once enough has piled up: a wakeup per record would cost more than
+ * the record. */
+static __always_inline __u64
+wake_flags(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= targ_wake_bytes
+	           ? BPF_RB_FORCE_WAKEUP
+	           : BPF_RB_NO_WAKEUP;
+}
+
+/* Hands a record to the reader. */
 static __always_inline void
 submit(void *e)
 {
-	__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= targ_wake_bytes
-	                  ? BPF_RB_FORCE_WAKEUP
-	                  : BPF_RB_NO_WAKEUP;
-	bpf_ringbuf_submit(e, flags);
+	bpf_ringbuf_submit(e, wake_flags());
 }
 
 static __always_inline void
@@ -169,11 +187,28 @@ api_entry(struct pt_regs *ctx)
 	f->a[3] = PT_REGS_PARM4(ctx);
 	f->a[4] = PT_REGS_PARM5(ctx);
 	f->a[5] = PT_REGS_PARM6(ctx);
+	/* The words beyond the registers (capture/api/args.h says which): the stack, the
+	 * struct argument 0 points to, or some words of it. */
 	__u8 extra = targ_fdesc[fid].extra;
-	if (extra == CC_EXTRA_STACK)
-		bpf_probe_read_user(&f->a[6], CC_NEXTRA * 8, (void *)(f->sp + 8));
-	else if (extra == CC_EXTRA_ARG0)
-		bpf_probe_read_user(&f->a[6], CC_NEXTRA * 8, (void *)f->a[0]);
+	__u32 n = targ_fdesc[fid].nextra;
+	if (n > CC_NEXTRA)
+		n = CC_NEXTRA;
+	f->flags = 0;
+	if (extra == CC_EXTRA_STACK || extra == CC_EXTRA_ARG0) {
+		__u64 from = extra == CC_EXTRA_STACK ? f->sp + 8 : f->a[0];
+		if (!bpf_probe_read_user(&f->a[6], n * 8, (void *)from))
+			f->flags = CC_A_EXTRA;
+	} else if (extra == CC_EXTRA_GATHER) {
+		long bad = 0;
+		for (__u32 i = 0; i < CC_NEXTRA; i++) {
+			if (i >= n)
+				break;
+			__u64 off = (__u64)targ_fdesc[fid].word[i] * 8;
+			bad |= bpf_probe_read_user(&f->a[6 + i], 8, (void *)(f->a[0] + off));
+		}
+		if (!bad)
+			f->flags = CC_A_EXTRA;
+	}
 	/* The clock last, so the probe's own work falls outside the call. */
 	f->ts = bpf_ktime_get_ns();
 	if (d == 0)
@@ -189,11 +224,17 @@ api_fill(struct cc_api *e, const struct cc_frame *f, __u32 fid, __u64 now, __u64
 	fill_hdr(&e->h, CC_EV_API, size, f->ts, now - f->ts, id >> 32, (__u32)id);
 	e->fid = fid;
 	e->ret = (__s32)PT_REGS_RC(ctx);
+	e->flags = f->flags;
+	e->pad = 0;
 	__builtin_memcpy(e->a, f->a, sizeof(e->a));
-	e->out = 0;
-	__u8 out = targ_fdesc[fid].out;
-	if (out && out <= CC_NARGS)
-		bpf_probe_read_user(&e->out, sizeof(e->out), (void *)f->a[(out - 1) & 15]);
+	/* The out values, at their size (a 4-byte int may end a page). */
+	for (int k = 0; k < 2; k++) {
+		__u8 out = targ_fdesc[fid].out[k];
+		e->out[k] = 0;
+		if (out && out <= CC_NARGS)
+			bpf_probe_read_user(&e->out[k], targ_fdesc[fid].outsize[k] == 4 ? 4 : 8,
+			                    (void *)f->a[(out - 1) & 15]);
+	}
 }
 
 SEC("uretprobe.multi")
@@ -241,19 +282,27 @@ api_return(struct pt_regs *ctx)
 		api_fill(e, f, fid, now, id, ctx, sizeof(*e));
 		submit(e);
 	} else {
-		struct cc_api *e = bpf_ringbuf_reserve(&events, sizeof(*e) + CC_STRLEN, 0);
-		if (!e) {
-			count(CC_C_LOST_API);
+		/* Built aside, then copied to the ring at the string's length. */
+		__u32 zero = 0;
+		struct api_scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
+		if (!sc)
 			goto pop;
-		}
-		api_fill(e, f, fid, now, id, ctx, sizeof(*e) + CC_STRLEN);
-		__u64 p = f->a[(targ_fdesc[fid].str - 1) & 15 & 7];
+		struct cc_api *e = (struct cc_api *)sc->b;
+		api_fill(e, f, fid, now, id, ctx, sizeof(*e));
+		__u64 p = f->a[(targ_fdesc[fid].str - 1) & 15];
 		if (strmode == CC_STR_OUT && bpf_probe_read_user(&p, sizeof(p), (void *)p))
 			p = 0;
-		e->str[0] = 0;
-		if (p)
-			bpf_probe_read_user_str(e->str, CC_STRLEN, (void *)p);
-		submit(e);
+		long len = p ? bpf_probe_read_user_str(e->str, CC_STRLEN, (void *)p) : 0;
+		if (len < 1) {
+			e->str[0] = 0;
+			len = 1;
+		}
+		if (len > CC_STRLEN)
+			len = CC_STRLEN;
+		__u32 size = sizeof(*e) + (__u32)len;
+		e->h.size = (__u16)size;
+		if (bpf_ringbuf_output(&events, e, size, wake_flags()))
+			count(CC_C_LOST_API);
 	}
 pop:
 	/* Only now, after the record is in the ring: the reader takes a thread without calls
@@ -727,7 +776,9 @@ api_unfinished(struct cc_thread *t, __u32 tgid, __u32 tid)
 		         tid);
 		e->fid = t->f[i].fid & (CC_MAX_FUNCS - 1);
 		e->ret = 0;
-		e->out = 0;
+		e->flags = t->f[i].flags;
+		e->pad = 0;
+		e->out[0] = e->out[1] = 0;
 		__builtin_memcpy(e->a, t->f[i].a, sizeof(e->a));
 		submit(e);
 	}

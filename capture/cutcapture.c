@@ -22,6 +22,7 @@
 #include "drain.h"
 #include "event.h"
 #include "layers.h"
+#include "names.h"
 #include "output.h"
 #include "target.h"
 
@@ -342,6 +343,7 @@ cleanup:
 	cutcapture_bpf__destroy(skel);
 	target_close(&T);
 	decode_free();
+	names_free();
 	out_free(); /* when the capture stopped before close_trace */
 	if (env.out_path && out_fd >= 0 && close(out_fd) != 0 && status != CUT_EXIT_FATAL) {
 		warn("%s", env.out_path);

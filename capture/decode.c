@@ -1,329 +1,39 @@
 /* decode.c: cutcapture's records turned into cut events (cut-events(5)), one function per
- * record kind: driver API arguments, handle names (symbol records), threads, devices and
- * ioctl names. */
+ * record kind; driver API arguments by the decoder both capture paths share (api/args.h). */
 #include <err.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "api/args.h"
 #include "buf.h"
 #include "classify.h"
 #include "decode.h"
 #include "devices.h"
 #include "event.h"
 #include "ioctl.h"
+#include "names.h"
 #include "output.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
-/* ---- driver API decoders ---- */
-
-/* One decoded argument: key, argument index, format:
- *  d size or count (64-bit)   i int   u unsigned int   x pointer or handle (hex)
- *  o out value, hex           O out value, int (both only when the call succeeded)
- *  s the string read          k name of the handle in argument idx, when known
- *  g three unsigned ints from idx (grid, block)       b count in idx times elem (memsets)
- *  G three unsigned ints, U one, from the 32-bit slots of the words after the registers
- *    (the CUlaunchConfig of cuLaunchKernelEx) */
-struct api_field {
-	const char *key;
-	signed char idx;
-	char fmt;
-};
-
-struct api_decoder {
-	const char *name;
-	const char *dir;         /* copies: HtoD, DtoH, DtoD or any */
-	const char *sym;         /* the call names a handle: its kind */
-	unsigned char out;       /* 1 + argument whose target is read at return */
-	unsigned char str;       /* 1 + argument holding the string */
-	unsigned char strmode;   /* CC_STR_* */
-	unsigned char extra;     /* CC_EXTRA_* */
-	unsigned char elem;      /* memsets: bytes per element */
-	unsigned char symhandle; /* 1 + argument holding the named handle; 0: the out value */
-	unsigned char symfrom;   /* 1 + argument holding a handle whose name it takes; 0: str */
-	struct api_field f[7];
-};
-
-/* One entry a line reads better than what clang-format makes of the table. */
-/* clang-format off */
-#define A(i) ((i) + 1)
-#define ALLOC(n, b, o, ...) {.name = n, .out = A(o), .f = {{"bytes", b, 'd'}, __VA_ARGS__}}
-#define COPY(n, d, ...) {.name = n, .dir = d, .f = {{"bytes", 2, 'd'}, {"dir", 0, 'D'}, \
-	{"dst", 0, 'x'}, {"src", 1, 'x'}, __VA_ARGS__}}
-#define COPYA(n, d) COPY(n, d, {"stream", 3, 'x'})
-#define SET(n, e) {.name = n, .elem = e, .f = {{"bytes", 2, 'b'}, {"dst", 0, 'x'}, {"value", 1, 'u'}}}
-#define SETA(n, e) {.name = n, .elem = e, .f = {{"bytes", 2, 'b'}, {"dst", 0, 'x'}, {"value", 1, 'u'}, \
-	{"stream", 3, 'x'}}}
-#define LAUNCH(n) {.name = n, .extra = CC_EXTRA_STACK, .f = {{"func", 0, 'x'}, {"kernel", 0, 'k'}, \
-	{"grid", 1, 'g'}, {"block", 4, 'g'}, {"shmem", 7, 'u'}, {"stream", 8, 'x'}}}
-#define ONE(n, k, fmt) {.name = n, .f = {{k, 0, fmt}}}
-#define OUT1(n, k) {.name = n, .out = A(0), .f = {{k, 0, 'o'}}}
-
-/* Sorted by name (strcmp). The _ptsz/_ptds variants use their base's entry. */
-static const struct api_decoder decoders[] = {
-	ONE("cuCtxPopCurrent_v2", "ctx", 'o'),
-	ONE("cuCtxPushCurrent_v2", "ctx", 'x'),
-	ONE("cuCtxSetCurrent", "ctx", 'x'),
-	{.name = "cuDeviceGet", .out = A(0), .f = {{"ordinal", 1, 'i'}, {"device", 0, 'O'}}},
-	{.name = "cuDeviceGetAttribute", .out = A(0),
-	 .f = {{"attr", 1, 'i'}, {"dev", 2, 'i'}, {"value", 0, 'O'}}},
-	ONE("cuDevicePrimaryCtxRelease_v2", "dev", 'i'),
-	ONE("cuDevicePrimaryCtxReset_v2", "dev", 'i'),
-	{.name = "cuDevicePrimaryCtxRetain", .out = A(0), .f = {{"dev", 1, 'i'}, {"ctx", 0, 'o'}}},
-	{.name = "cuDriverGetVersion", .out = A(0), .f = {{"version", 0, 'O'}}},
-	{.name = "cuEventCreate", .out = A(0), .f = {{"event", 0, 'o'}, {"flags", 1, 'u'}}},
-	ONE("cuEventDestroy_v2", "event", 'x'),
-	{.name = "cuEventElapsedTime", .f = {{"event", 1, 'x'}, {"end", 2, 'x'}}},
-	{.name = "cuEventElapsedTime_v2", .f = {{"event", 1, 'x'}, {"end", 2, 'x'}}},
-	ONE("cuEventQuery", "event", 'x'),
-	{.name = "cuEventRecord", .f = {{"stream", 1, 'x'}, {"event", 0, 'x'}}},
-	{.name = "cuEventRecordWithFlags", .f = {{"stream", 1, 'x'}, {"event", 0, 'x'}}},
-	ONE("cuEventSynchronize", "event", 'x'),
-	{.name = "cuFuncGetAttribute", .f = {{"func", 2, 'x'}, {"kernel", 2, 'k'}, {"attr", 1, 'i'}}},
-	{.name = "cuFuncGetName", .str = A(0), .strmode = CC_STR_OUT, .sym = "function",
-	 .symhandle = A(1), .f = {{"func", 1, 'x'}, {"name", 0, 's'}}},
-	{.name = "cuFuncSetAttribute", .f = {{"func", 0, 'x'}, {"kernel", 0, 'k'}, {"attr", 1, 'i'}}},
-	{.name = "cuGetProcAddress", .out = A(1), .str = A(0), .strmode = CC_STR_ARG,
-	 .f = {{"symbol", 0, 's'}, {"version", 2, 'i'}, {"fn", 1, 'o'}}},
-	{.name = "cuGetProcAddress_v2", .out = A(1), .str = A(0), .strmode = CC_STR_ARG,
-	 .f = {{"symbol", 0, 's'}, {"version", 2, 'i'}, {"fn", 1, 'o'}}},
-	{.name = "cuGraphLaunch", .f = {{"graph", 0, 'x'}, {"stream", 1, 'x'}}},
-	{.name = "cuKernelGetFunction", .out = A(0), .sym = "function", .symfrom = A(1),
-	 .f = {{"func", 0, 'o'}, {"kernel", 1, 'k'}, {"handle", 1, 'x'}}},
-	{.name = "cuKernelGetName", .str = A(0), .strmode = CC_STR_OUT, .sym = "kernel",
-	 .symhandle = A(1), .f = {{"handle", 1, 'x'}, {"name", 0, 's'}}},
-	LAUNCH("cuLaunchCooperativeKernel"),
-	{.name = "cuLaunchHostFunc", .f = {{"stream", 0, 'x'}, {"fn", 1, 'x'}}},
-	LAUNCH("cuLaunchKernel"),
-	{.name = "cuLaunchKernelEx", .extra = CC_EXTRA_ARG0,
-	 .f = {{"func", 1, 'x'}, {"kernel", 1, 'k'}, {"grid", 0, 'G'}, {"block", 3, 'G'},
-	       {"shmem", 6, 'U'}, {"stream", 10, 'x'}}},
-	{.name = "cuLibraryGetKernel", .out = A(0), .str = A(2), .strmode = CC_STR_ARG, .sym = "kernel",
-	 .f = {{"kernel", 0, 'o'}, {"library", 1, 'x'}, {"name", 2, 's'}}},
-	{.name = "cuLibraryGetModule", .out = A(0), .f = {{"module", 0, 'o'}, {"library", 1, 'x'}}},
-	OUT1("cuLibraryLoadData", "library"),
-	{.name = "cuLibraryLoadFromFile", .out = A(0), .str = A(1), .strmode = CC_STR_ARG,
-	 .sym = "library", .f = {{"library", 0, 'o'}, {"file", 1, 's'}}},
-	ONE("cuLibraryUnload", "library", 'x'),
-	{.name = "cuMemAddressFree", .f = {{"bytes", 1, 'd'}, {"dptr", 0, 'x'}}},
-	ALLOC("cuMemAddressReserve", 1, 0, {"dptr", 0, 'o'}),
-	ALLOC("cuMemAlloc", 1, 0, {"dptr", 0, 'o'}),
-	ALLOC("cuMemAllocAsync", 1, 0, {"dptr", 0, 'o'}, {"stream", 2, 'x'}),
-	ALLOC("cuMemAllocFromPoolAsync", 1, 0, {"dptr", 0, 'o'}, {"stream", 3, 'x'}),
-	ALLOC("cuMemAllocHost", 1, 0, {"ptr", 0, 'o'}),
-	ALLOC("cuMemAllocHost_v2", 1, 0, {"ptr", 0, 'o'}),
-	ALLOC("cuMemAllocManaged", 1, 0, {"dptr", 0, 'o'}),
-	OUT1("cuMemAllocPitch_v2", "dptr"),
-	ALLOC("cuMemAlloc_v2", 1, 0, {"dptr", 0, 'o'}),
-	ALLOC("cuMemCreate", 1, 0, {"handle", 0, 'o'}),
-	ONE("cuMemFree", "dptr", 'x'),
-	{.name = "cuMemFreeAsync", .f = {{"dptr", 0, 'x'}, {"stream", 1, 'x'}}},
-	ONE("cuMemFreeHost", "ptr", 'x'),
-	ONE("cuMemFree_v2", "dptr", 'x'),
-	ALLOC("cuMemHostAlloc", 1, 0, {"ptr", 0, 'o'}),
-	{.name = "cuMemHostRegister", .f = {{"bytes", 1, 'd'}, {"ptr", 0, 'x'}}},
-	{.name = "cuMemHostRegister_v2", .f = {{"bytes", 1, 'd'}, {"ptr", 0, 'x'}}},
-	ONE("cuMemHostUnregister", "ptr", 'x'),
-	{.name = "cuMemMap", .f = {{"bytes", 1, 'd'}, {"dptr", 0, 'x'}}},
-	ONE("cuMemRelease", "handle", 'x'),
-	{.name = "cuMemUnmap", .f = {{"bytes", 1, 'd'}, {"dptr", 0, 'x'}}},
-	COPY("cuMemcpy", "any"),
-	ONE("cuMemcpy2DAsync_v2", "stream", 'x'),
-	ONE("cuMemcpy3DAsync_v2", "stream", 'x'),
-	COPYA("cuMemcpyAsync", "any"),
-	COPY("cuMemcpyDtoD", "DtoD"),
-	COPYA("cuMemcpyDtoDAsync", "DtoD"),
-	COPYA("cuMemcpyDtoDAsync_v2", "DtoD"),
-	COPY("cuMemcpyDtoD_v2", "DtoD"),
-	COPY("cuMemcpyDtoH", "DtoH"),
-	COPYA("cuMemcpyDtoHAsync", "DtoH"),
-	COPYA("cuMemcpyDtoHAsync_v2", "DtoH"),
-	COPY("cuMemcpyDtoH_v2", "DtoH"),
-	COPY("cuMemcpyHtoD", "HtoD"),
-	COPYA("cuMemcpyHtoDAsync", "HtoD"),
-	COPYA("cuMemcpyHtoDAsync_v2", "HtoD"),
-	COPY("cuMemcpyHtoD_v2", "HtoD"),
-	{.name = "cuMemcpyPeer", .dir = "DtoD",
-	 .f = {{"bytes", 4, 'd'}, {"dir", 0, 'D'}, {"dst", 0, 'x'}, {"src", 2, 'x'}}},
-	{.name = "cuMemcpyPeerAsync", .dir = "DtoD",
-	 .f = {{"bytes", 4, 'd'}, {"dir", 0, 'D'}, {"dst", 0, 'x'}, {"src", 2, 'x'},
-	       {"stream", 5, 'x'}}},
-	SET("cuMemsetD16", 2),
-	SETA("cuMemsetD16Async", 2),
-	SET("cuMemsetD16_v2", 2),
-	SET("cuMemsetD32", 4),
-	SETA("cuMemsetD32Async", 4),
-	SET("cuMemsetD32_v2", 4),
-	SET("cuMemsetD8", 1),
-	SETA("cuMemsetD8Async", 1),
-	SET("cuMemsetD8_v2", 1),
-	{.name = "cuModuleGetFunction", .out = A(0), .str = A(2), .strmode = CC_STR_ARG,
-	 .sym = "function", .f = {{"func", 0, 'o'}, {"module", 1, 'x'}, {"name", 2, 's'}}},
-	{.name = "cuModuleLoad", .out = A(0), .str = A(1), .strmode = CC_STR_ARG, .sym = "module",
-	 .f = {{"module", 0, 'o'}, {"file", 1, 's'}}},
-	OUT1("cuModuleLoadData", "module"),
-	OUT1("cuModuleLoadDataEx", "module"),
-	OUT1("cuModuleLoadFatBinary", "module"),
-	ONE("cuModuleUnload", "module", 'x'),
-	{.name = "cuOccupancyMaxActiveClusters", .f = {{"func", 1, 'x'}, {"kernel", 1, 'k'}}},
-	ONE("cuStreamBeginCapture_v2", "stream", 'x'),
-	OUT1("cuStreamCreate", "stream"),
-	{.name = "cuStreamCreateWithPriority", .out = A(0),
-	 .f = {{"stream", 0, 'o'}, {"priority", 2, 'i'}}},
-	ONE("cuStreamDestroy_v2", "stream", 'x'),
-	ONE("cuStreamEndCapture", "stream", 'x'),
-	ONE("cuStreamIsCapturing", "stream", 'x'),
-	ONE("cuStreamQuery", "stream", 'x'),
-	ONE("cuStreamSynchronize", "stream", 'x'),
-	{.name = "cuStreamWaitEvent", .f = {{"stream", 0, 'x'}, {"event", 1, 'x'}}},
-};
-/* clang-format on */
-
-static int
-decoder_cmp(const void *key, const void *elem)
-{
-	return strcmp(key, ((const struct api_decoder *)elem)->name);
-}
-
-/* The decoder of a function, looking through the per-thread-stream suffixes. */
-static const struct api_decoder *
-decoder_find(const char *name)
-{
-	char base[128];
-	size_t n = strlen(name);
-	if (n >= sizeof(base))
-		return NULL;
-	memcpy(base, name, n + 1);
-	if (n > 5 && (strcmp(base + n - 5, "_ptsz") == 0 || strcmp(base + n - 5, "_ptds") == 0))
-		base[n - 5] = 0;
-	return bsearch(base, decoders, sizeof(decoders) / sizeof(decoders[0]), sizeof(decoders[0]),
-	               decoder_cmp);
-}
-
-struct cc_fdesc
-decode_fdesc(const char *name)
-{
-	struct cc_fdesc d = {0};
-	const struct api_decoder *dec = decoder_find(name);
-	if (!dec)
-		return d;
-	d.out = dec->out;
-	d.str = dec->str;
-	d.strmode = dec->strmode;
-	d.extra = dec->extra;
-	d.nextra = dec->extra ? CC_NEXTRA : 0;
-	return d;
-}
-
-/* ---- small tables ---- */
-
-/* Open-addressing map from a pair of integers to a string (and a flag). */
-struct entry {
-	uint64_t a, b;
-	char *s;
-	uint32_t aux; /* threads: pid */
-	bool used, flag;
-};
-
-struct table {
-	struct entry *e;
-	size_t cap, n;
-};
-
-static uint64_t
-mix(uint64_t a, uint64_t b)
-{
-	uint64_t h = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull + (a << 6) + (a >> 2));
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ull;
-	return h ^ (h >> 32);
-}
-
-static struct entry *table_put(struct table *t, uint64_t a, uint64_t b);
-
-static struct entry *
-table_get(const struct table *t, uint64_t a, uint64_t b)
-{
-	if (!t->cap)
-		return NULL;
-	for (size_t i = mix(a, b) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
-		struct entry *e = &t->e[i];
-		if (!e->used)
-			return NULL;
-		if (e->a == a && e->b == b)
-			return e;
-	}
-}
-
-static void
-table_grow(struct table *t)
-{
-	struct table old = *t;
-	t->cap = old.cap ? old.cap * 2 : 256;
-	t->n = 0;
-	t->e = calloc(t->cap, sizeof(*t->e));
-	if (!t->e)
-		err(CUT_EXIT_FATAL, "calloc");
-	for (size_t i = 0; i < old.cap; i++) {
-		if (!old.e[i].used)
-			continue;
-		struct entry *e = table_put(t, old.e[i].a, old.e[i].b);
-		*e = old.e[i];
-	}
-	free(old.e);
-}
-
-/* The entry for (a, b), created empty when missing. */
-static struct entry *
-table_put(struct table *t, uint64_t a, uint64_t b)
-{
-	if ((t->n + 1) * 2 > t->cap)
-		table_grow(t);
-	for (size_t i = mix(a, b) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
-		struct entry *e = &t->e[i];
-		if (!e->used) {
-			memset(e, 0, sizeof(*e));
-			e->used = true;
-			e->a = a;
-			e->b = b;
-			t->n++;
-			return e;
-		}
-		if (e->a == a && e->b == b)
-			return e;
-	}
-}
-
-static void
-table_free(struct table *t)
-{
-	for (size_t i = 0; i < t->cap; i++)
-		if (t->e[i].used)
-			free(t->e[i].s);
-	free(t->e);
-	memset(t, 0, sizeof(*t));
-}
-
-static void
-set_str(char **dst, const char *s)
-{
-	free(*dst);
-	*dst = strdup(s);
-	if (!*dst)
-		err(CUT_EXIT_FATAL, "strdup");
-}
+_Static_assert(CC_NARGS == CUT_API_NARGS && CC_NEXTRA == CUT_API_NEXTRA &&
+                   CC_STRLEN == CUT_API_STRLEN,
+               "cutcapture.h and api/args.h count the words of a call alike");
+_Static_assert((int)CC_EXTRA_STACK == (int)CUT_EXTRA_STACK &&
+                   (int)CC_EXTRA_ARG0 == (int)CUT_EXTRA_ARG0 &&
+                   (int)CC_EXTRA_GATHER == (int)CUT_EXTRA_GATHER &&
+                   (int)CC_STR_ARG == (int)CUT_STR_ARG && (int)CC_STR_OUT == (int)CUT_STR_OUT,
+               "cutcapture.h and api/args.h read a call alike");
 
 static struct {
 	const char *const *funcs;
 	size_t nfuncs;
-	const struct api_decoder **dec; /* by cookie */
-	const char **cat;               /* category, by cookie */
+	struct cut_api_desc *desc; /* by cookie */
+	const char **cat;          /* category, by cookie */
 	const char *const *kfuncs;
 	size_t nkfuncs;
-	struct table handles; /* (pid, handle) -> name */
-	struct table threads; /* (tid, 0) -> comm; aux pid; flag: thread record written */
 	struct cut_buf line, args;
 	struct decode_counts counts;
 	uint64_t last_ts;
@@ -336,14 +46,32 @@ decode_init(const char *const *funcs, size_t nfuncs, const char *const *kfuncs, 
 	R.nfuncs = nfuncs;
 	R.kfuncs = kfuncs;
 	R.nkfuncs = nkfuncs;
-	R.dec = calloc(nfuncs ? nfuncs : 1, sizeof(*R.dec));
+	R.desc = calloc(nfuncs ? nfuncs : 1, sizeof(*R.desc));
 	R.cat = calloc(nfuncs ? nfuncs : 1, sizeof(*R.cat));
-	if (!R.dec || !R.cat)
+	if (!R.desc || !R.cat)
 		err(CUT_EXIT_FATAL, "calloc");
 	for (size_t i = 0; i < nfuncs; i++) {
-		R.dec[i] = decoder_find(funcs[i]);
+		if (cut_api_describe(&R.desc[i], funcs[i]) < 0)
+			warnx("%s: its line in args.def asks more than its calls carry", funcs[i]);
 		R.cat[i] = cut_api_category(funcs[i]);
 	}
+}
+
+struct cc_fdesc
+decode_fdesc(size_t cookie)
+{
+	struct cc_fdesc f = {0};
+	if (cookie >= R.nfuncs)
+		return f;
+	const struct cut_api_reads *rd = &R.desc[cookie].rd;
+	memcpy(f.out, rd->out, sizeof(f.out));
+	memcpy(f.outsize, rd->outsize, sizeof(f.outsize));
+	f.str = rd->str;
+	f.strmode = rd->strmode;
+	f.extra = rd->extra;
+	f.nextra = rd->nextra;
+	memcpy(f.word, rd->word, sizeof(f.word));
+	return f;
 }
 
 /* ---- ioctl names ---- */
@@ -410,19 +138,6 @@ arg_str(struct cut_buf *b, const char *key, const char *s, size_t n)
 	buf_addjstr(b, s, n);
 }
 
-static void
-arg_triple(struct cut_buf *b, const char *key, uint32_t x, uint32_t y, uint32_t z)
-{
-	args_sep(b, key);
-	buf_addc(b, '[');
-	buf_addi64(b, x);
-	buf_addc(b, ',');
-	buf_addi64(b, y);
-	buf_addc(b, ',');
-	buf_addi64(b, z);
-	buf_addc(b, ']');
-}
-
 static const char *
 args_end(struct cut_buf *b)
 {
@@ -444,13 +159,6 @@ emit(struct cut_event *ev)
 	R.last_ts = (uint64_t)ev->ts;
 }
 
-static const char *
-handle_name(uint32_t pid, uint64_t handle)
-{
-	struct entry *e = table_get(&R.handles, pid, handle);
-	return e ? e->s : NULL;
-}
-
 /* A meta record (cut-events(5)) about process pid and thread tid. */
 static void
 meta_event(struct cut_event *ev, int64_t ts, int64_t pid, int64_t tid, const char *name)
@@ -467,46 +175,30 @@ meta_event(struct cut_event *ev, int64_t ts, int64_t pid, int64_t tid, const cha
 static void
 thread_seen(uint64_t ts, uint32_t pid, uint32_t tid)
 {
-	if (!tid)
-		return;
-	struct entry *e = table_put(&R.threads, tid, 0);
-	if (e->flag)
-		return;
-	e->flag = true;
-	if (!e->aux)
-		e->aux = pid;
-	if (!e->s)
+	const char *comm = tid ? names_thread_first(pid, tid) : NULL;
+	if (!comm)
 		return;
 	struct cut_event ev;
 	meta_event(&ev, (int64_t)ts, pid, tid, "thread");
 	args_begin(&R.args);
-	arg_str(&R.args, "comm", e->s, strlen(e->s));
+	arg_str(&R.args, "comm", comm, strlen(comm));
 	ev.args = args_end(&R.args);
 	emit(&ev);
 }
 
 static void
-symbol_record(const struct cc_api *r, const char *via, const char *kind, uint64_t handle,
-              const char *name)
+symbol_record(const struct cc_api *r, const char *via, const struct cut_api_sym *sym)
 {
-	struct entry *e = table_put(&R.handles, r->h.pid, handle);
-	set_str(&e->s, name);
+	names_set_handle(r->h.pid, sym->handle, sym->name, sym->len);
 	struct cut_event ev;
 	meta_event(&ev, (int64_t)r->h.ts, r->h.pid, r->h.tid, "symbol");
 	args_begin(&R.args);
-	arg_hex(&R.args, "handle", handle);
-	arg_str(&R.args, "name", name, strlen(name));
-	arg_str(&R.args, "kind", kind, strlen(kind));
+	arg_hex(&R.args, "handle", sym->handle);
+	arg_str(&R.args, "name", sym->name, sym->len);
+	arg_str(&R.args, "kind", sym->kind, strlen(sym->kind));
 	arg_str(&R.args, "via", via, strlen(via));
 	ev.args = args_end(&R.args);
 	emit(&ev);
-}
-
-/* The 32-bit slot s of the words after the registers. */
-static uint32_t
-slot(const struct cc_api *r, int s)
-{
-	return (uint32_t)(r->a[6 + s / 2] >> (32 * (s % 2)));
 }
 
 /* The fields every span record shares: its time, its layer and, for a process's own events,
@@ -530,64 +222,28 @@ static void
 write_api(const struct cc_api *r)
 {
 	const char *name = r->fid < R.nfuncs ? R.funcs[r->fid] : "?";
-	const struct api_decoder *dec = r->fid < R.nfuncs ? R.dec[r->fid] : NULL;
-	bool ok = r->ret == 0;
-	const char *str = r->h.size > sizeof(*r) ? r->str : NULL;
-	size_t slen = str ? strnlen(str, CC_STRLEN) : 0;
+	struct cut_call c = {.ret = r->ret, .extra_ok = r->flags & CC_A_EXTRA};
+	memcpy(c.a, r->a, sizeof(c.a));
+	memcpy(c.out, r->out, sizeof(c.out));
+	if (r->h.size > sizeof(*r)) {
+		c.str = r->str;
+		c.slen = strnlen(r->str, r->h.size - sizeof(*r));
+		if (c.slen >= CUT_API_STRLEN)
+			c.slen = CUT_API_STRLEN - 1;
+	}
 	struct cut_event ev;
 	span_event(&ev, &r->h, CUT_API, true, true);
 	ev.name = name;
 	ev.cat = r->fid < R.nfuncs ? R.cat[r->fid] : cut_api_category(name);
 	ev.ret = r->ret;
-	args_begin(&R.args);
-	for (int i = 0; dec && i < (int)NELEM(dec->f) && dec->f[i].key; i++) {
-		const struct api_field *f = &dec->f[i];
-		uint64_t v = f->idx < CC_NARGS ? r->a[f->idx] : 0;
-		const char *hn;
-		switch (f->fmt) {
-		case 'd': arg_int(&R.args, f->key, (int64_t)v); break;
-		case 'i': arg_int(&R.args, f->key, (int32_t)v); break;
-		case 'u': arg_int(&R.args, f->key, (uint32_t)v); break;
-		case 'x': arg_hex(&R.args, f->key, v); break;
-		case 'o':
-			if (ok)
-				arg_hex(&R.args, f->key, r->out);
-			break;
-		case 'O':
-			if (ok)
-				arg_int(&R.args, f->key, (int32_t)r->out);
-			break;
-		case 's':
-			if (str && (ok || dec->strmode == CC_STR_ARG) && slen)
-				arg_str(&R.args, f->key, str, slen);
-			break;
-		case 'k':
-			if ((hn = handle_name(r->h.pid, v)))
-				arg_str(&R.args, f->key, hn, strlen(hn));
-			break;
-		case 'g':
-			arg_triple(&R.args, f->key, (uint32_t)r->a[f->idx],
-			           (uint32_t)r->a[f->idx + 1], (uint32_t)r->a[f->idx + 2]);
-			break;
-		case 'b': arg_int(&R.args, f->key, (int64_t)(v * dec->elem)); break;
-		case 'D': arg_str(&R.args, f->key, dec->dir, strlen(dec->dir)); break;
-		case 'G':
-			arg_triple(&R.args, f->key, slot(r, f->idx), slot(r, f->idx + 1),
-			           slot(r, f->idx + 2));
-			break;
-		case 'U': arg_int(&R.args, f->key, slot(r, f->idx)); break;
-		}
-	}
-	ev.args = args_end(&R.args);
+	struct cut_api_sym sym = {0};
+	buf_reset(&R.args);
+	if (r->fid < R.nfuncs && R.desc[r->fid].decodes)
+		cut_api_args(&R.desc[r->fid], &c, r->h.pid, names_handles(), &R.args, &sym);
+	ev.args = R.args.len ? R.args.s : NULL;
 	emit(&ev);
-	if (!dec || !dec->sym || !ok)
-		return;
-	uint64_t handle = dec->symhandle ? r->a[dec->symhandle - 1] : r->out;
-	const char *sname = str && slen ? str : NULL;
-	if (dec->symfrom)
-		sname = handle_name(r->h.pid, r->a[dec->symfrom - 1]);
-	if (sname && handle)
-		symbol_record(r, name, dec->sym, handle, sname);
+	if (sym.handle)
+		symbol_record(r, name, &sym);
 }
 
 static void
@@ -781,65 +437,6 @@ decode_record(const struct cc_hdr *h)
 	}
 }
 
-/* Remembers the thread's process and name while /proc still has them. */
-void
-decode_thread_note(uint32_t pid, uint32_t tid, const char *comm)
-{
-	if (!tid)
-		return;
-	struct entry *e = table_get(&R.threads, tid, 0);
-	if (e && (e->s || !comm))
-		return;
-	e = table_put(&R.threads, tid, 0);
-	e->aux = pid;
-	char path[64], buf[CC_COMMLEN + 1];
-	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
-	FILE *f = comm ? NULL : fopen(path, "r");
-	if (f) {
-		if (fgets(buf, sizeof(buf), f)) {
-			buf[strcspn(buf, "\n")] = 0;
-			set_str(&e->s, buf);
-		}
-		fclose(f);
-	} else if (comm) {
-		snprintf(buf, sizeof(buf), "%.*s", CC_COMMLEN, comm);
-		set_str(&e->s, buf);
-	}
-}
-
-static uint32_t
-tid_pid(uint32_t tid)
-{
-	char path[64], line[128];
-	uint32_t pid = 0;
-	snprintf(path, sizeof(path), "/proc/%u/status", tid);
-	FILE *f = fopen(path, "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %u", &pid) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return pid;
-}
-
-bool
-decode_thread_known(uint32_t tid)
-{
-	return table_get(&R.threads, tid, 0) != NULL;
-}
-
-uint32_t
-decode_thread_pid(uint32_t tid)
-{
-	struct entry *e = table_get(&R.threads, tid, 0);
-	if (!e || !e->aux) {
-		/* A thread never seen in a record (one that only sleeps): from /proc. */
-		decode_thread_note(tid_pid(tid), tid, NULL);
-		e = table_get(&R.threads, tid, 0);
-	}
-	return e ? e->aux : 0;
-}
-
 struct decode_counts
 decode_counts(void)
 {
@@ -849,10 +446,8 @@ decode_counts(void)
 void
 decode_free(void)
 {
-	free(R.dec);
+	free(R.desc);
 	free(R.cat);
-	table_free(&R.handles);
-	table_free(&R.threads);
 	buf_free(&R.line);
 	buf_free(&R.args);
 	memset(&R, 0, sizeof(R));

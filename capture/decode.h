@@ -1,6 +1,5 @@
 /* decode.h: cutcapture's records (cutcapture.h) turned into cut events (cut-events(5)): one
- * function per record kind, the names of handles and threads they refer to, and what was
- * written. */
+ * function per record kind, and what was written. */
 #ifndef CUT_CAPTURE_DECODE_H
 #define CUT_CAPTURE_DECODE_H
 
@@ -35,22 +34,15 @@ struct decode_counts {
  * funcs) and kernel functions by index. The arrays must outlive the capture. */
 void decode_init(const char *const *funcs, size_t nfuncs, const char *const *kfuncs,
                  size_t nkfuncs);
-/* What the BPF side must do for function name: which arguments to read and when. All zero
- * for a function without a decoder (only its return code is recorded). */
-struct cc_fdesc decode_fdesc(const char *name);
+/* What the BPF side must read of the calls of the function of cookie (api/args.h says). All
+ * zero for a function without a decoder (only its return code is recorded). */
+struct cc_fdesc decode_fdesc(size_t cookie);
 /* Writes record h to the output (output.h), preceded by the thread record the first time
  * its thread appears, and followed by the symbol record of a handle it named. */
 void decode_record(const struct cc_hdr *h);
-/* Remembers thread tid of process pid and its name (comm, or /proc's when NULL) while /proc
- * still has them. */
-void decode_thread_note(uint32_t pid, uint32_t tid, const char *comm);
-/* Whether thread tid was noted. */
-bool decode_thread_known(uint32_t tid);
-/* The process of thread tid: as noted, else from /proc (noting it); 0 when unknown. */
-uint32_t decode_thread_pid(uint32_t tid);
 /* What was written so far. */
 struct decode_counts decode_counts(void);
-/* Frees the names kept. */
+/* Frees what decode_init allocated. */
 void decode_free(void);
 
 #endif

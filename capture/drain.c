@@ -17,6 +17,7 @@
 #include "drain.h"
 #include "event.h"
 #include "layers.h"
+#include "names.h"
 #include "order.h"
 #include "output.h"
 #include "target.h"
@@ -56,9 +57,9 @@ drain_ring(void *ctx, void *data, size_t size)
 	if (rec->kind == CC_EV_TASK) {
 		const struct cc_task *t = (const struct cc_task *)rec;
 		if (t->what == CC_TASK_THREAD || t->what == CC_TASK_EXIT)
-			decode_thread_note(t->h.pid, t->h.tid, t->comm);
-	} else if (rec->tid && !decode_thread_known(rec->tid)) {
-		decode_thread_note(rec->pid, rec->tid, NULL);
+			names_thread_note(t->h.pid, t->h.tid, t->comm);
+	} else if (rec->tid && !names_thread_known(rec->tid)) {
+		names_thread_note(rec->pid, rec->tid, NULL);
 	}
 	if (rec->kind == CC_EV_SCHED)
 		order_offcpu_arrived(&Q, rec);
@@ -106,7 +107,7 @@ drain_offcpu_hold(uint32_t tid, uint64_t off_ts, uint32_t state, uint32_t cpu, u
 	r.h.dur = upto - part;
 	r.h.kind = CC_EV_SCHED;
 	r.h.size = sizeof(r);
-	r.h.pid = decode_thread_pid(tid);
+	r.h.pid = names_thread_pid(tid);
 	r.h.tid = tid;
 	r.h.cpu = cpu;
 	r.state = state;

@@ -78,7 +78,7 @@ void
 api_open(const struct layer *l, struct cutcapture_bpf *skel)
 {
 	for (int i = 0; i < A.nfuncs; i++) {
-		struct cc_fdesc d = decode_fdesc(A.funcs[i]);
+		struct cc_fdesc d = decode_fdesc((size_t)i);
 		memcpy((void *)&skel->rodata->targ_fdesc[i], &d, sizeof(d));
 	}
 	layer_autoload(l, skel);

@@ -8,7 +8,8 @@ CAPTURE_LIBBPF_CFLAGS := $(shell $(PKG_CONFIG) --cflags libbpf 2>/dev/null)
 CAPTURE_LIBBPF_LIBS := $(or $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null),-lbpf) -lelf -lz
 CAPTURE_ARCH_INCLUDE := /usr/include/$(shell $(CC) -dumpmachine 2>/dev/null)
 # The modules that need no libbpf (CAPTURE_PURE) are linked into unit tests too.
-CAPTURE_PURE := $(addprefix $(B)/obj/capture/,decode.o devices.o order.o output.o)
+CAPTURE_PURE := $(addprefix $(B)/obj/capture/,decode.o devices.o names.o order.o output.o \
+	api/args.o api/describe.o)
 CAPTURE_BPF := $(addprefix $(B)/obj/capture/,cutcapture.o drain.o layers.o layers_api.o \
 	layers_kernel.o libcuda.o target.o)
 CAPTURE_OBJ := $(CAPTURE_BPF) $(CAPTURE_PURE)
@@ -60,6 +61,10 @@ $(B)/bin/cutcapture-static: $(CAPTURE_OBJ) $(LIBCUT)
 $(B)/tests/test_order: $(B)/obj/capture/order.o
 $(B)/tests/test_order: private UNIT_OBJ = $(B)/obj/capture/order.o
 $(B)/tests/test_order: private UNIT_CFLAGS = -Icapture
+CAPTURE_API_OBJ := $(B)/obj/capture/api/args.o $(B)/obj/capture/api/describe.o
+$(B)/tests/test_api_args: $(CAPTURE_API_OBJ)
+$(B)/tests/test_api_args: private UNIT_OBJ = $(CAPTURE_API_OBJ)
+$(B)/tests/test_api_args: private UNIT_CFLAGS = -Icapture
 
 # Test-only helpers of tests/scripts/capture-*.sh.
 $(B)/fixtures/capture-%: tests/fixtures/capture-%.c tests/fixtures/fakecuda.h \
