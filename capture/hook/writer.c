@@ -715,11 +715,11 @@ hook_record(struct hook_thread *t, enum hook_id id, enum hook_via via, int64_t t
 	int64_t t1 = hook_end_time(&t->tsc, end);
 	prepare_header(t->tid);
 	int64_t dur = t1 > t0 ? t1 - t0 : 0;
-	struct hook_symbol sym = {0};
+	struct hook_symbol sym = {0}, asked = {0};
 	const char *args = NULL;
 	if (hook_decodes[id]) {
 		buf_reset(&t->args);
-		hook_decode(id, r, a, &t->args, &sym);
+		hook_decode(id, r, a, &t->args, &sym, &asked);
 		if (t->args.len)
 			args = t->args.s;
 	}
@@ -743,7 +743,9 @@ hook_record(struct hook_thread *t, enum hook_id id, enum hook_via via, int64_t t
 		}
 		t->events++;
 		t->pending++;
-		if (sym.name)
+		if (asked.handle)
+			symbol_record(t, t0 + dur, &asked);
+		if (sym.handle)
 			symbol_record(t, t0 + dur, &sym);
 		if (t->out.len >= FLUSH_AT)
 			flush_locked(t);
@@ -887,13 +889,13 @@ fork_prepare(void)
 	pthread_mutex_lock(&W.threads_lock);
 	pthread_mutex_lock(&W.header_lock);
 	hook_resolve_fork(0);
-	hook_decode_fork(0);
+	hook_names_fork(0);
 }
 
 static void
 fork_parent(void)
 {
-	hook_decode_fork(1);
+	hook_names_fork(1);
 	hook_resolve_fork(1);
 	pthread_mutex_unlock(&W.header_lock);
 	pthread_mutex_unlock(&W.threads_lock);
@@ -904,7 +906,7 @@ fork_parent(void)
 static void
 fork_child(void)
 {
-	hook_decode_fork(2);
+	hook_names_fork(2);
 	hook_resolve_fork(2);
 	hook_clock_fork_child();
 	W.pid = getpid();
