@@ -56,11 +56,13 @@ void hook_resolve_fork(int phase);
 /* The next definition of name after this library (the real dlsym's RTLD_NEXT). */
 void *hook_next(const char *name);
 
-/* writer.c */
+/* writer.c (the per-thread writer) and life.c (start, threads, fork, signals, the end) */
 struct hook_thread;
 extern HOOK_TLS struct hook_thread *hook_self;
 extern HOOK_TLS int hook_guard; /* set while libcuthook's own code runs on this thread */
 extern int hook_recording;
+/* The calling thread's writer, starting libcuthook or the thread's state when needed; NULL
+ * when the call is not to be recorded. */
 struct hook_thread *hook_enter_slow(void);
 /* Writes one API event (and the symbol record it produced) to the thread's buffer: a call that
  * started at t0 (hook_now()) and ended at end (hook_end()). */
