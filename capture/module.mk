@@ -35,8 +35,8 @@ capture-deps:
 		"it needs >= 1.2 for uprobe_multi (run 'make deps' as root)" >&2; exit 1 ;; \
 	esac
 
-$(B)/capture/cutcapture.bpf.o: capture/cutcapture.bpf.c capture/cutcapture.h capture/vmlinux.h \
-		| capture-deps
+$(B)/capture/cutcapture.bpf.o: capture/cutcapture.bpf.c $(wildcard capture/*.bpf.h) \
+		capture/cutcapture.h capture/vmlinux.h | capture-deps
 	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I$(CAPTURE_ARCH_INCLUDE) \
 		$(CAPTURE_LIBBPF_CFLAGS) -Icapture -c -o $@ $<
