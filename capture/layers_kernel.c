@@ -97,8 +97,7 @@ kernel_open(const struct layer *l, struct cutcapture_bpf *skel)
 	K.nobtf[0] = 0;
 	for (int i = 0; i < CC_MAX_KFUNCS; i++) {
 		bool use = K.fentry && kernel && i < K.n;
-		struct bpf_program *a = kfn_prog(skel, i, false),
-		                   *b = kfn_prog(skel, i, true);
+		struct bpf_program *a = kfn_prog(skel, i, false), *b = kfn_prog(skel, i, true);
 		if (use && (bpf_program__set_attach_target(a, 0, K.funcs[i]) ||
 		            bpf_program__set_attach_target(b, 0, K.funcs[i]))) {
 			size_t n = strlen(K.nobtf);

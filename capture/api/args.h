@@ -83,10 +83,10 @@ struct cut_name {
 	size_t json_len;
 };
 
-/* The handle names a capture has seen: implemented by cutcapture (decode.c, per process) and by
- * libcuthook (hook/names.c, lock-free). get returns the name of handle h of process pid, or
- * NULL when none is known; ok says whether the call being decoded succeeded (libcuthook asks
- * the driver about a handle a successful call used). */
+/* The handle names a capture has seen: implemented by cutcapture (capture/names.c, per process)
+ * and by libcuthook (hook/names.c, lock-free). get returns the name of handle h of process pid
+ * (valid at least until the next get), or NULL when none is known; ok says whether the call
+ * being decoded succeeded (libcuthook asks the driver about a handle a successful call used). */
 struct cut_names {
 	const struct cut_name *(*get)(struct cut_names *n, uint32_t pid, uint64_t h, bool ok);
 };
@@ -104,7 +104,8 @@ struct cut_api_sym {
  * and api.def's parameters and roles, and what must be read of its calls. Returns 0, or -1 when
  * the line asks for more than its calls carry (a parameter it does not have, more out values
  * or strings than are read): *d then describes it as undecoded. A function with a parameter
- * that is not one integer word (a float, a struct by value) has no stream/event default.
+ * that is not one integer word (a float, a struct by value) is not decoded: the BPF side's
+ * registers are not its parameters in order.
  */
 int cut_api_describe(struct cut_api_desc *d, const char *name);
 /*
