@@ -5,9 +5,9 @@
 
 #define CC_MAX_FUNCS 1024 /* driver API functions one capture can probe (power of two) */
 #define CC_DEPTH 8        /* nested driver API calls remembered per thread (power of two) */
-#define CC_NEXTRA 5       /* argument words kept beyond the six passed in registers */
+#define CC_NEXTRA 11      /* argument words kept beyond the six passed in registers */
 #define CC_NARGS (6 + CC_NEXTRA)
-#define CC_STRLEN 128 /* longest name read from the traced process */
+#define CC_STRLEN 4096 /* longest string read from the traced process, NUL included */
 #define CC_PATHLEN 64
 #define CC_CMDLEN 256
 #define CC_COMMLEN 16
@@ -26,8 +26,9 @@ enum {
 /* How a driver API probe gets its argument words beyond the registers (cc_fdesc.extra). */
 enum {
 	CC_EXTRA_NONE,
-	CC_EXTRA_STACK, /* nextra words of the caller's stack: [sp+8], [sp+16], ... */
-	CC_EXTRA_ARG0,  /* nextra words of the struct arg 0 points to (CUlaunchConfig) */
+	CC_EXTRA_STACK,  /* nextra words of the caller's stack: [sp+8], [sp+16], ... */
+	CC_EXTRA_ARG0,   /* the first nextra words of the struct arg 0 points to (CUlaunchConfig) */
+	CC_EXTRA_GATHER, /* nextra words of that struct, at word offsets word[] (CUDA_MEMCPY2D) */
 };
 
 /* How the string of a driver API call is found (cc_fdesc.strmode). */
@@ -37,14 +38,17 @@ enum {
 	CC_STR_OUT, /* argument str-1 points to a pointer to it, set by the call */
 };
 
-/* What the BPF side needs to know about one probed function, indexed by its cookie. */
+/* What the BPF side reads of one probed function's calls, indexed by its cookie. The loader
+ * derives it from capture/api/args.def (cut_api_describe); libcuthook reads the same. */
 struct cc_fdesc {
-	__u8 out; /* 1 + index of an out-pointer argument whose target is read at return */
-	__u8 str; /* 1 + index of the argument holding the string, see strmode */
+	__u8 out[2];     /* 1 + index of an argument whose target is read at return */
+	__u8 outsize[2]; /* the target's size: 4 or 8 bytes */
+	__u8 str;        /* 1 + index of the argument holding the string, see strmode */
 	__u8 strmode;
 	__u8 extra; /* CC_EXTRA_* */
 	__u8 nextra;
-	__u8 pad[3];
+	__u8 word[CC_NEXTRA];
+	__u8 pad[5];
 };
 
 /* Device kinds of cc_dev.kind: what the ioctl decoder reads. */
@@ -77,12 +81,17 @@ enum {
 	CC_NCOUNTERS
 };
 
+/* Flags of a driver API call (cc_frame.flags, cc_api.flags). */
+enum {
+	CC_A_EXTRA = 1 << 0, /* the words beyond the registers were read */
+};
+
 /* One driver API call in flight. */
 struct cc_frame {
 	__u64 ts;
 	__u64 sp; /* stack pointer at entry: the return matches it */
 	__u32 fid;
-	__u32 pad;
+	__u32 flags; /* CC_A_* */
 	__u64 a[CC_NARGS];
 };
 
@@ -143,9 +152,11 @@ struct cc_api {
 	struct cc_hdr h;
 	__u32 fid;
 	__s32 ret;
-	__u64 out; /* the value the out-pointer argument points to at return */
+	__u32 flags; /* CC_A_* */
+	__u32 pad;
+	__u64 out[2]; /* the values the out arguments (cc_fdesc.out) point to at return */
 	__u64 a[CC_NARGS];
-	char str[]; /* CC_STRLEN bytes in records that carry one */
+	char str[]; /* in records that carry one: up to CC_STRLEN bytes, NUL included (h.size) */
 };
 
 /* Flags of cc_ioctl.flags. */

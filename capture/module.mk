@@ -7,7 +7,12 @@ CAPTURE_LIBBPF_VERSION := $(shell $(PKG_CONFIG) --modversion libbpf 2>/dev/null)
 CAPTURE_LIBBPF_CFLAGS := $(shell $(PKG_CONFIG) --cflags libbpf 2>/dev/null)
 CAPTURE_LIBBPF_LIBS := $(or $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null),-lbpf) -lelf -lz
 CAPTURE_ARCH_INCLUDE := /usr/include/$(shell $(CC) -dumpmachine 2>/dev/null)
-CAPTURE_OBJ := $(B)/obj/capture/cutcapture.o $(B)/obj/capture/record.o
+# The modules that need no libbpf (CAPTURE_PURE) are linked into unit tests too.
+CAPTURE_PURE := $(addprefix $(B)/obj/capture/,decode.o devices.o names.o order.o output.o \
+	api/args.o api/describe.o)
+CAPTURE_BPF := $(addprefix $(B)/obj/capture/,cutcapture.o drain.o layers.o layers_api.o \
+	layers_kernel.o libcuda.o target.o)
+CAPTURE_OBJ := $(CAPTURE_BPF) $(CAPTURE_PURE)
 CAPTURE_FIXTURES := $(B)/fixtures/capture-ioctl $(B)/fixtures/capture-loop \
 	$(B)/fixtures/capture-faulty
 
@@ -30,8 +35,8 @@ capture-deps:
 		"it needs >= 1.2 for uprobe_multi (run 'make deps' as root)" >&2; exit 1 ;; \
 	esac
 
-$(B)/capture/cutcapture.bpf.o: capture/cutcapture.bpf.c capture/cutcapture.h capture/vmlinux.h \
-		| capture-deps
+$(B)/capture/cutcapture.bpf.o: capture/cutcapture.bpf.c $(wildcard capture/*.bpf.h) \
+		capture/cutcapture.h capture/vmlinux.h | capture-deps
 	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I$(CAPTURE_ARCH_INCLUDE) \
 		$(CAPTURE_LIBBPF_CFLAGS) -Icapture -c -o $@ $<
@@ -40,8 +45,8 @@ $(B)/gen/cutcapture.skel.h: $(B)/capture/cutcapture.bpf.o
 	@mkdir -p $(@D)
 	$(CAPTURE_BPFTOOL) gen skeleton $< name cutcapture_bpf >$@.tmp && mv $@.tmp $@
 
-$(B)/obj/capture/cutcapture.o: $(B)/gen/cutcapture.skel.h | capture-deps
-$(B)/obj/capture/cutcapture.o $(B)/obj/capture/record.o: ALL_CFLAGS += $(CAPTURE_LIBBPF_CFLAGS)
+$(CAPTURE_BPF): $(B)/gen/cutcapture.skel.h | capture-deps
+$(CAPTURE_BPF): ALL_CFLAGS += $(CAPTURE_LIBBPF_CFLAGS)
 
 $(B)/bin/cutcapture: $(CAPTURE_OBJ) $(LIBCUT)
 	@mkdir -p $(@D)
@@ -51,6 +56,15 @@ static-capture: $(B)/bin/cutcapture-static
 $(B)/bin/cutcapture-static: $(CAPTURE_OBJ) $(LIBCUT)
 	@mkdir -p $(@D)
 	$(CC) -static $(LDFLAGS) -o $@ $(CAPTURE_OBJ) $(LIBCUT) -lbpf -lelf -lz -ljansson -lm
+
+# Check suites of capture modules (tests/module.mk links UNIT_OBJ into them).
+$(B)/tests/test_order: $(B)/obj/capture/order.o
+$(B)/tests/test_order: private UNIT_OBJ = $(B)/obj/capture/order.o
+$(B)/tests/test_order: private UNIT_CFLAGS = -Icapture
+CAPTURE_API_OBJ := $(B)/obj/capture/api/args.o $(B)/obj/capture/api/describe.o
+$(B)/tests/test_api_args: $(CAPTURE_API_OBJ)
+$(B)/tests/test_api_args: private UNIT_OBJ = $(CAPTURE_API_OBJ)
+$(B)/tests/test_api_args: private UNIT_CFLAGS = -Icapture
 
 # Test-only helpers of tests/scripts/capture-*.sh.
 $(B)/fixtures/capture-%: tests/fixtures/capture-%.c tests/fixtures/fakecuda.h \

@@ -4,9 +4,11 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 CHECKS += $(UNIT_BIN)
 
+# A suite of a module outside libcut names its objects and flags in UNIT_OBJ and UNIT_CFLAGS
+# (target-specific, in the module's module.mk, with the objects as prerequisites too).
 $(B)/tests/%: tests/unit/%.c $(LIBCUT)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -o $@ $< $(LDLIBS) $(CHECK_LIBS)
+	$(CC) $(ALL_CFLAGS) $(UNIT_CFLAGS) $(CHECK_CFLAGS) -o $@ $< $(UNIT_OBJ) $(LDLIBS) $(CHECK_LIBS)
 
 # The stand-in libcuda and the program that drives it (see tests/fixtures/cuprog.c).
 FIXTURES := $(B)/fixtures/libcuda.so.1 $(B)/fixtures/cuprog
@@ -19,6 +21,21 @@ $(B)/fixtures/libcuda.so.1: tests/fixtures/fakecuda.c tests/fixtures/fakecuda.h
 $(B)/fixtures/cuprog: tests/fixtures/cuprog.c tests/fixtures/fakecuda.h $(B)/fixtures/libcuda.so.1
 	$(CC) -std=gnu11 $(WARNFLAGS) -O1 -g -o $@ $< -L$(B)/fixtures -lcuda \
 		-Wl,-rpath,'$$ORIGIN' -ldl -pthread
+
+# The stand-in again, exporting every function of api.def, and cuargs, which calls them all
+# (tests/scripts/capture-args-agree.sh).
+ARGS_FIXTURES := $(B)/fixtures/all/libcuda.so.1 $(B)/fixtures/all/cuargs
+CHECKS += $(ARGS_FIXTURES)
+$(B)/fixtures/all/libcuda.so.1: tests/fixtures/fakecuda.c tests/fixtures/fakecuda-all.c \
+		tests/fixtures/fakecuda.h capture/api/api.def
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(WARNFLAGS) -O1 -g -fPIC -shared -fvisibility=hidden -Icapture/api \
+		-Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic-functions -o $@ tests/fixtures/fakecuda.c \
+		tests/fixtures/fakecuda-all.c
+$(B)/fixtures/all/cuargs: tests/fixtures/cuargs.c capture/api/api.def capture/api/cudatypes.h \
+		$(B)/fixtures/all/libcuda.so.1
+	$(CC) -std=gnu11 $(WARNFLAGS) -O1 -g -Icapture/api -o $@ $< -L$(B)/fixtures/all \
+		-l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN'
 
 # Benchmark helpers (built by `make bench-programs`, not by check).
 $(B)/bench/readbench: tests/bench/readbench.c $(LIBCUT)

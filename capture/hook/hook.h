@@ -6,8 +6,9 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "api/args.h"
+#include "api/cudatypes.h"
 #include "buf.h"
-#include "cudatypes.h"
 
 typedef int CUresult;
 
@@ -17,7 +18,7 @@ typedef int CUresult;
 /* One id per line of api.def, which is sorted by name, so ids are in strcmp order. */
 enum hook_id {
 #define HOOK_API(name, params, args, pack, roles, proto) HOOK_ID_##name,
-#include "api.def"
+#include "api/api.def"
 	HOOK_NAPI
 };
 
@@ -55,11 +56,13 @@ void hook_resolve_fork(int phase);
 /* The next definition of name after this library (the real dlsym's RTLD_NEXT). */
 void *hook_next(const char *name);
 
-/* writer.c */
+/* writer.c (the per-thread writer) and life.c (start, threads, fork, signals, the end) */
 struct hook_thread;
 extern HOOK_TLS struct hook_thread *hook_self;
 extern HOOK_TLS int hook_guard; /* set while libcuthook's own code runs on this thread */
 extern int hook_recording;
+/* The calling thread's writer, starting libcuthook or the thread's state when needed; NULL
+ * when the call is not to be recorded. */
 struct hook_thread *hook_enter_slow(void);
 /* Writes one API event (and the symbol record it produced) to the thread's buffer: a call that
  * started at t0 (hook_now()) and ended at end (hook_end()). */
@@ -147,26 +150,33 @@ void hook_clock_fork_child(void);
 /* decode.c */
 /* A handle named by a call, for a symbol record. */
 struct hook_symbol {
-	uint64_t handle;
+	uint64_t handle; /* 0: none */
 	const char *name;
 	const char *kind; /* "function", "kernel", "module", "library" */
 	const char *via;
 };
-/* Prepares the per-function decoders. */
+/* Describes every wrapped function for decoding (capture/api/args.h). */
 void hook_decode_init(void);
 /* Per id: whether hook_decode has anything to say about its calls. */
 extern unsigned char hook_decodes[HOOK_NAPI];
-/* Appends the args object of a call of id that returned r with arguments a to b (nothing when
- * there is nothing to say), and fills *sym when the call named a handle. */
+/* Appends the args object of a call of id that returned r with argument words a to b (nothing
+ * when there is nothing to say); fills *sym when the call named a handle, and *asked when the
+ * driver was asked the name of a handle the call used (both: handle 0 when none). */
 void hook_decode(enum hook_id id, CUresult r, const uint64_t *a, struct cut_buf *b,
-                 struct hook_symbol *sym);
+                 struct hook_symbol *sym, struct hook_symbol *asked);
+
+/* names.c: the handle names, lock-free for readers. */
+/* The decoder's view of them for one call (cut_names first), with the symbol of a handle the
+ * driver was asked about. */
+struct hook_names {
+	struct cut_names names;
+	struct hook_symbol asked;
+};
+void hook_names_begin(struct hook_names *hn);
+/* Names handle h (len bytes of raw, copied; "" marks a handle known to have none). Returns the
+ * kept name, or NULL when out of room. */
+const struct cut_name *hook_name_set(uint64_t h, const char *raw, size_t len);
 /* Around fork, as hook_resolve_fork. */
-void hook_decode_fork(int phase);
-/* Appends v as a JSON string of lowercase hexadecimal ("0x1f"). */
-void hook_addhex(struct cut_buf *b, uint64_t v);
-/* "00", "01", ... "99". */
-extern const char hook_digits[201];
-/* Writes v in decimal at p (at most 20 bytes); returns the end. */
-char *hook_put_int(char *p, int64_t v);
+void hook_names_fork(int phase);
 
 #endif

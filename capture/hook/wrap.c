@@ -4,7 +4,7 @@
 
 #include "hook.h"
 
-/* Each argument as a uint64_t, for decode.c. */
+/* Each argument as a uint64_t, for the decoder (decode.c). */
 #define HOOK_P(x) ((uint64_t)(uintptr_t)(x))
 #define HOOK_U(x) ((uint64_t)(x))
 #define HOOK_I(x) ((uint64_t)(int64_t)(x))
@@ -25,7 +25,8 @@ hook_fbits(double d)
 /*
  * The body of both wrappers. The real entry point is loaded on every call (it is written once,
  * when first known); a call that is not recorded still goes through cuGetProcAddress's fixup,
- * so pointers it hands out are always wrappers.
+ * so pointers it hands out are always wrappers. A recorded call is decoded before the fixup:
+ * its "fn" is the driver's pointer, as the BPF side sees it.
  */
 #define HOOK_BODY(name, params, args, pack, via)                                                   \
 	{                                                                                          \
@@ -48,9 +49,9 @@ hook_fbits(double d)
 		CUresult r_ = real args;                                                           \
 		uint64_t end_ = hook_end();                                                        \
 		uint64_t a_[] = {HOOK_EXPAND pack};                                                \
+		hook_record(t_, HOOK_ID_##name, via, t0_, end_, r_, a_);                           \
 		if (HOOK_IS_GPA(HOOK_ID_##name))                                                   \
 			hook_gpa_fixup(HOOK_ID_##name, r_, a_);                                    \
-		hook_record(t_, HOOK_ID_##name, via, t0_, end_, r_, a_);                           \
 		return r_;                                                                         \
 	}
 
@@ -63,24 +64,24 @@ hook_fbits(double d)
 	HOOK_EXPORT CUresult name params HOOK_BODY(                                                \
 	    name, params, args, pack, HOOK_VIA_LINK) static CUresult hookp_##name params           \
 	HOOK_BODY(name, params, args, pack, HOOK_VIA_POINTER)
-#include "api.def"
+#include "api/api.def"
 
 const char *const hook_names[HOOK_NAPI] = {
 #define HOOK_API(name, params, args, pack, roles, proto) [HOOK_ID_##name] = #name,
-#include "api.def"
+#include "api/api.def"
 };
 
 const char *const hook_roles[HOOK_NAPI] = {
 #define HOOK_API(name, params, args, pack, roles, proto) [HOOK_ID_##name] = roles,
-#include "api.def"
+#include "api/api.def"
 };
 
 void *const hook_exports[HOOK_NAPI] = {
 #define HOOK_API(name, params, args, pack, roles, proto) [HOOK_ID_##name] = (void *)name,
-#include "api.def"
+#include "api/api.def"
 };
 
 void *const hook_pointers[HOOK_NAPI] = {
 #define HOOK_API(name, params, args, pack, roles, proto) [HOOK_ID_##name] = (void *)hookp_##name,
-#include "api.def"
+#include "api/api.def"
 };

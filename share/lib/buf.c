@@ -1,4 +1,5 @@
-/* buf.c: growable byte buffer and the JSON string escaper every writer uses. */
+/* buf.c: growable byte buffer, the JSON string escaper and the number formatters every writer
+ * uses (libcuthook's per-call path among them). */
 #include <err.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -7,17 +8,8 @@
 
 #include "buf.h"
 
-static void buf_grow_slow(struct cut_buf *b, size_t extra);
-
-/* The common case, room already there, inline: writers call this for every field. */
-static inline __attribute__((always_inline)) void
-buf_grow(struct cut_buf *b, size_t extra)
-{
-	if (b->len + extra + 1 > b->cap)
-		buf_grow_slow(b, extra);
-}
-
-static void __attribute__((noinline)) buf_grow_slow(struct cut_buf *b, size_t extra)
+/* Room for extra more bytes and the NUL; returns -1 when memory ran out (b unchanged). */
+static int __attribute__((noinline)) buf_grow_slow(struct cut_buf *b, size_t extra)
 {
 	size_t need = b->len + extra + 1;
 	size_t cap = b->cap ? b->cap : 256;
@@ -25,9 +17,101 @@ static void __attribute__((noinline)) buf_grow_slow(struct cut_buf *b, size_t ex
 		cap *= 2;
 	char *s = realloc(b->s, cap);
 	if (!s)
-		err(2, "out of memory");
+		return -1;
 	b->s = s;
 	b->cap = cap;
+	return 0;
+}
+
+/* The common case, room already there, inline: writers call this for every field. */
+static inline __attribute__((always_inline)) void
+buf_grow(struct cut_buf *b, size_t extra)
+{
+	if (b->len + extra + 1 > b->cap && buf_grow_slow(b, extra) < 0)
+		err(2, "out of memory");
+}
+
+char *
+buf_room(struct cut_buf *b, size_t n)
+{
+	buf_grow(b, n);
+	return b->s + b->len;
+}
+
+char *
+buf_try_room(struct cut_buf *b, size_t n)
+{
+	if (b->len + n + 1 > b->cap && buf_grow_slow(b, n) < 0)
+		return NULL;
+	return b->s + b->len;
+}
+
+const char buf_digits[201] = "00010203040506070809101112131415161718192021222324"
+                             "25262728293031323334353637383940414243444546474849"
+                             "50515253545556575859606162636465666768697071727374"
+                             "75767778798081828384858687888990919293949596979899";
+
+char *
+buf_put_i64(char *p, int64_t v)
+{
+	static const uint64_t pow10[20] = {1ull,
+	                                   10ull,
+	                                   100ull,
+	                                   1000ull,
+	                                   10000ull,
+	                                   100000ull,
+	                                   1000000ull,
+	                                   10000000ull,
+	                                   100000000ull,
+	                                   1000000000ull,
+	                                   10000000000ull,
+	                                   100000000000ull,
+	                                   1000000000000ull,
+	                                   10000000000000ull,
+	                                   100000000000000ull,
+	                                   1000000000000000ull,
+	                                   10000000000000000ull,
+	                                   100000000000000000ull,
+	                                   1000000000000000000ull,
+	                                   10000000000000000000ull};
+	uint64_t u = (uint64_t)v;
+	if (v < 0) {
+		*p++ = '-';
+		u = 0 - u; /* INT64_MIN included */
+	}
+	/* The number of digits first, then straight into place, two per division: building
+	 * the number in a scratch buffer and copying it stalls on store forwarding. */
+	int n = ((64 - __builtin_clzll(u | 1)) * 1233) >> 12;
+	n += n < 19 && u >= pow10[n];
+	n += !n;
+	char *end = p + n, *q = end;
+	while (u >= 100) {
+		unsigned d = (unsigned)(u % 100) * 2;
+		u /= 100;
+		q -= 2;
+		memcpy(q, buf_digits + d, 2);
+	}
+	if (u >= 10) {
+		q -= 2;
+		memcpy(q, buf_digits + u * 2, 2);
+	} else {
+		*--q = (char)('0' + u);
+	}
+	return end;
+}
+
+char *
+buf_put_hex(char *p, uint64_t v)
+{
+	int n = (64 - __builtin_clzll(v | 1) + 3) / 4;
+	memcpy(p, "\"0x", 3);
+	char *end = p + 3 + n, *q = end;
+	do {
+		*--q = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	*end = '"';
+	return end + 1;
 }
 
 void
@@ -56,27 +140,13 @@ buf_addc(struct cut_buf *b, char c)
 void
 buf_addi64(struct cut_buf *b, int64_t v)
 {
-	/* Two digits per division: timestamps have 10 to 19 digits. */
-	static const char pairs[201] = "00010203040506070809101112131415161718192021222324"
-	                               "25262728293031323334353637383940414243444546474849"
-	                               "50515253545556575859606162636465666768697071727374"
-	                               "75767778798081828384858687888990919293949596979899";
-	char tmp[24], *p = tmp + sizeof(tmp);
-	uint64_t n = v < 0 ? 0 - (uint64_t)v : (uint64_t)v; /* INT64_MIN included */
-	while (n >= 100) {
-		p -= 2;
-		memcpy(p, pairs + 2 * (n % 100), 2);
-		n /= 100;
-	}
-	if (n >= 10) {
-		p -= 2;
-		memcpy(p, pairs + 2 * n, 2);
-	} else {
-		*--p = (char)('0' + n);
-	}
-	if (v < 0)
-		*--p = '-';
-	buf_add(b, p, (size_t)(tmp + sizeof(tmp) - p));
+	buf_commit(b, buf_put_i64(buf_room(b, 20), v));
+}
+
+void
+buf_addhex(struct cut_buf *b, uint64_t v)
+{
+	buf_commit(b, buf_put_hex(buf_room(b, 20), v));
 }
 
 void

@@ -40,7 +40,10 @@ check_args() {
 		"cuStreamSynchronize	{\"stream\":\"0x64\"}" \
 		"cuMemcpyDtoH_v2	{\"bytes\":4096,\"dir\":\"DtoH\",\"dst\":\"$x\",\"src\":\"$x\"}" \
 		"cuMemFree_v2	{\"dptr\":\"$x\"}" \
-		"cuInit	" "cuModuleGetFunction	" "cuKernelGetFunction	"; do
+		"cuModuleGetFunction	{\"func\":\"$x\",\"module\":\"0xa0\",\"name\":\"vecAdd\"}" \
+		"cuKernelGetFunction	{\"func\":\"$x\",\"kernel\":\"gemm\",\"handle\":\"$x\"}" \
+		"cuLibraryGetKernel	{\"kernel\":\"$x\",\"library\":\"0xb0\",\"name\":\"gemm\"}" \
+		"cuInit	"; do
 		n=$(grep -c "^$want\$" "$tmp/args")
 		[ "$n" -eq "$k" ] || bad "$mode: pid $pid: $n calls (not $k) with: $want"
 	done
@@ -138,7 +141,7 @@ counts "$t" >"$tmp/got"
 expected 1 "cuGetProcAddress_v2 15" | diff -u - "$tmp/got" >"$tmp/diff" ||
 	bad "dlopen: counts differ: $(cat "$tmp/diff")"
 check_args "$t" "$(api "$t" | head -1 | cut -f1)" 1
-grep -q '"args":{"symbol":"cuMemAlloc","version":13000,"flags":0}' "$t" ||
+grep -q '"args":{"symbol":"cuMemAlloc","version":13000,"flags":0,"fn":"0x[0-9a-f]*"}' "$t" ||
 	bad "dlopen: cuGetProcAddress_v2's arguments"
 grep -q '"obtained":{"link":0,"dlsym":1,"cuGetProcAddress":15},"called":16,' "$t" ||
 	bad "dlopen: the audit does not say 15 entry points came from cuGetProcAddress_v2"

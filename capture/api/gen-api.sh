@@ -1,8 +1,9 @@
 #!/bin/sh
-# gen-api.sh: writes api.def, the one list of CUDA driver API functions libcuthook wraps, from
-# the installed cuda.h and its companion headers. api.def is committed so the library builds
-# where no CUDA toolkit is installed; run this again when the toolkit changes:
-#   capture/hook/gen-api.sh [cuda-include-dir] >capture/hook/api.def
+# gen-api.sh: writes api.def, the one list of CUDA driver API functions libcuthook wraps (and
+# whose parameter types and roles the argument decoder of both capture paths reads), from the
+# installed cuda.h and its companion headers. api.def is committed so the tools build where no
+# CUDA toolkit is installed; run this again (make hook-api) when the toolkit changes:
+#   capture/api/gen-api.sh [cuda-include-dir] >capture/api/api.def
 # It also checks the structs mirrored in cudatypes.h against cuda.h.
 set -eu
 inc=${1:-${CUDA_INCLUDE:-/usr/local/cuda/include}}
@@ -109,7 +110,8 @@ END { print "return 0; }" }' "$tmp/classes" "$tmp/protos" >"$tmp/signed.c"
 $cc -w -D__CUDA_API_VERSION_INTERNAL -I"$inc" -I"$tmp" -o "$tmp/signed" "$tmp/signed.c"
 "$tmp/signed" >"$tmp/signs"
 
-# The structs decode.c reads through pointers, mirrored in cudatypes.h, must match cuda.h.
+# The structs args.c (and the BPF side) read through pointers, mirrored in cudatypes.h, must
+# match cuda.h.
 cat >"$tmp/mirror.c" <<'EOF'
 #include <stddef.h>
 #include "all.h"
@@ -120,18 +122,22 @@ SIZE(CUDA_MEMCPY2D, hook_memcpy2d);
 SAME(CUDA_MEMCPY2D, hook_memcpy2d, srcMemoryType);
 SAME(CUDA_MEMCPY2D, hook_memcpy2d, srcHost);
 SAME(CUDA_MEMCPY2D, hook_memcpy2d, srcDevice);
+SAME(CUDA_MEMCPY2D, hook_memcpy2d, srcArray);
 SAME(CUDA_MEMCPY2D, hook_memcpy2d, dstMemoryType);
 SAME(CUDA_MEMCPY2D, hook_memcpy2d, dstHost);
 SAME(CUDA_MEMCPY2D, hook_memcpy2d, dstDevice);
+SAME(CUDA_MEMCPY2D, hook_memcpy2d, dstArray);
 SAME(CUDA_MEMCPY2D, hook_memcpy2d, WidthInBytes);
 SAME(CUDA_MEMCPY2D, hook_memcpy2d, Height);
 SIZE(CUDA_MEMCPY3D, hook_memcpy3d);
 SAME(CUDA_MEMCPY3D, hook_memcpy3d, srcMemoryType);
 SAME(CUDA_MEMCPY3D, hook_memcpy3d, srcHost);
 SAME(CUDA_MEMCPY3D, hook_memcpy3d, srcDevice);
+SAME(CUDA_MEMCPY3D, hook_memcpy3d, srcArray);
 SAME(CUDA_MEMCPY3D, hook_memcpy3d, dstMemoryType);
 SAME(CUDA_MEMCPY3D, hook_memcpy3d, dstHost);
 SAME(CUDA_MEMCPY3D, hook_memcpy3d, dstDevice);
+SAME(CUDA_MEMCPY3D, hook_memcpy3d, dstArray);
 SAME(CUDA_MEMCPY3D, hook_memcpy3d, WidthInBytes);
 SAME(CUDA_MEMCPY3D, hook_memcpy3d, Height);
 SAME(CUDA_MEMCPY3D, hook_memcpy3d, Depth);
@@ -156,7 +162,7 @@ echo " * do not edit. Each line is"
 echo " *   HOOK_API(name, params, args, pack, roles, prototype)"
 echo " * params: ABI-equivalent parameter list (pointers void *, integers and enums by width and"
 echo " *   signedness, structs passed by value as HOOK_BLOB(n) of the same size);"
-echo " * args: the names, to forward the call; pack: each argument as a uint64_t for decode.c;"
+echo " * args: the names, to forward the call; pack: each argument as a uint64_t for args.c;"
 echo " * roles: one letter per parameter, S a CUstream, s a CUstream *, E a CUevent, e a CUevent *;"
 echo " * prototype: the declaration in cuda.h, for readers."
 if [ -n "$exports" ]; then

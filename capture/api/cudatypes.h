@@ -1,5 +1,6 @@
-/* cudatypes.h: the few CUDA driver types libcuthook reads, mirrored so it builds without cuda.h.
- * gen-api.sh checks every offset here against the installed cuda.h. */
+/* cudatypes.h: the few CUDA driver types cut reads (libcuthook, and the argument decoder of both
+ * capture paths), mirrored so it builds without cuda.h. gen-api.sh checks every offset used
+ * here against the installed cuda.h. */
 #ifndef HOOK_CUDATYPES_H
 #define HOOK_CUDATYPES_H
 

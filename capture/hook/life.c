@@ -1,0 +1,350 @@
+/* life.c: libcuthook's life cycle: start (once, from the constructor or the first call), a
+ * thread's state from its first call to its end, fork (the child is a process of its own),
+ * fatal signals, _exit, and the end, which writes every buffer and the trailer. */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <linux/membarrier.h>
+#include <unistd.h>
+
+#include "classify.h"
+#include "event.h"
+#include "hook.h"
+#include "writer.h"
+
+/* Sets hook_w.finished and makes every thread see it. Returns false when it was set already. */
+static bool
+stop_owners(void)
+{
+	if (__atomic_exchange_n(&hook_w.finished, 1, __ATOMIC_SEQ_CST))
+		return false;
+	if (hook_w.membarrier)
+		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+	return true;
+}
+
+/* Waits until t's owner is done with its buffer; gives up after `tries` yields (a signal
+ * handler must not wait for ever). */
+static bool
+wait_idle(struct hook_thread *t, int tries)
+{
+	while (__atomic_load_n(&t->busy, __ATOMIC_ACQUIRE)) {
+		if (tries-- <= 0)
+			return false;
+		sched_yield();
+	}
+	return true;
+}
+
+/* ---- threads ---- */
+
+static void
+thread_gone(void *p)
+{
+	struct hook_thread *t = p;
+	hook_guard = 1;
+	if (own_begin(t)) {
+		hook_flush(t);
+		own_end(t);
+	}
+	pthread_mutex_lock(&hook_w.threads_lock);
+	t->in_use = false;
+	pthread_mutex_unlock(&hook_w.threads_lock);
+	hook_self = NULL;
+	hook_guard = 0;
+}
+
+struct hook_thread *
+hook_thread_new(void)
+{
+	pthread_mutex_lock(&hook_w.threads_lock);
+	struct hook_thread *t;
+	for (t = hook_w.threads; t && t->in_use; t = t->next)
+		;
+	if (!t && (t = calloc(1, sizeof(*t)))) {
+		t->next = hook_w.threads;
+		__atomic_store_n(&hook_w.threads, t, __ATOMIC_RELEASE);
+	}
+	if (t)
+		t->in_use = true;
+	pthread_mutex_unlock(&hook_w.threads_lock);
+	if (!t)
+		return NULL;
+	t->tid = hook_ns_id("/proc/thread-self/status", (int64_t)syscall(SYS_gettid));
+	t->fast = false;
+	t->need_thread_record = true; /* and its fragment, at its first call */
+	pthread_setspecific(hook_w.key, t);
+	hook_self = t;
+	return t;
+}
+
+/* ---- start ---- */
+
+static void on_fatal(int sig);
+static void fork_prepare(void);
+static void fork_parent(void);
+static void fork_child(void);
+
+static void
+init(void)
+{
+	hook_guard = 1;
+	struct timespec mono, real;
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	hook_w.start_ns = (int64_t)mono.tv_sec * 1000000000 + mono.tv_nsec;
+	hook_w.start_realtime_ns = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec;
+	hook_w.pid = getpid();
+	hook_w.pid_ns = hook_ns_id("/proc/self/status", hook_w.pid);
+	const char *root = getenv("CUTHOOK_ROOT");
+	hook_w.root = !root || atol(root) == (long)hook_w.pid;
+	const char *out = getenv("CUTHOOK_OUTPUT");
+	hook_w.path = strdup(out && *out ? out : DEFAULT_OUTPUT);
+	hook_resolve_init();
+	hook_decode_init();
+	hook_clock_init();
+	for (int i = 0; i < HOOK_NAPI; i++)
+		hook_w.cats[i] = cut_api_category(hook_names[i]);
+	hook_id_fragments();
+	if (hook_w.path)
+		hook_open_output();
+	hook_w.membarrier =
+	    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+	if (hook_w.fd >= 0 && pthread_key_create(&hook_w.key, thread_gone) == 0) {
+		pthread_atfork(fork_prepare, fork_parent, fork_child);
+		/* Flush on fatal signals the program leaves at their default action. */
+		static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
+		                            SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+		for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++) {
+			struct sigaction old, sa;
+			if (sigaction(fatal[i], NULL, &old) < 0 || old.sa_handler != SIG_DFL ||
+			    (old.sa_flags & SA_SIGINFO))
+				continue;
+			memset(&sa, 0, sizeof(sa));
+			sa.sa_handler = on_fatal;
+			sa.sa_flags = SA_RESETHAND;
+			sigemptyset(&sa.sa_mask);
+			sigaction(fatal[i], &sa, NULL);
+		}
+		hook_w.inited = true;
+		__atomic_store_n(&hook_recording, 1, __ATOMIC_RELEASE);
+	}
+	hook_guard = 0;
+}
+
+__attribute__((constructor)) static void
+hook_start(void)
+{
+	pthread_once(&hook_w.once, init);
+}
+
+struct hook_thread *
+hook_enter_slow(void)
+{
+	if (hook_guard)
+		return NULL;
+	pthread_once(&hook_w.once, init);
+	if (!__atomic_load_n(&hook_recording, __ATOMIC_ACQUIRE))
+		return NULL;
+	if (hook_self)
+		return hook_self;
+	hook_guard = 1;
+	struct hook_thread *t = getpid() == hook_w.pid ? hook_thread_new() : NULL;
+	hook_guard = 0;
+	return t;
+}
+
+/* ---- the end ---- */
+
+/* Writes every thread's buffer, then the lost record and the trailer. A process that is not the
+ * one cuthook started and recorded nothing writes nothing at all. */
+static void
+finish(void)
+{
+	if (!hook_w.inited || getpid() != hook_w.pid || !stop_owners())
+		return;
+	int guard = hook_guard;
+	hook_guard = 1;
+	__atomic_store_n(&hook_recording, 0, __ATOMIC_RELEASE);
+	static uint64_t calls[HOOK_NAPI][HOOK_NVIA];
+	memset(calls, 0, sizeof(calls));
+	uint64_t events = 0, lost = 0, from_clock = 0;
+	int64_t tid = hook_self ? hook_self->tid : (int64_t)syscall(SYS_gettid);
+	pthread_mutex_lock(&hook_w.threads_lock);
+	for (struct hook_thread *t = hook_w.threads; t; t = t->next) {
+		wait_idle(t, INT_MAX);
+		hook_flush(t);
+		events += t->events;
+		lost += t->lost;
+		from_clock += t->tsc.from_clock;
+		for (int i = 0; i < HOOK_NAPI; i++)
+			for (int v = 0; v < HOOK_NVIA; v++)
+				calls[i][v] += t->calls[i][v];
+	}
+	pthread_mutex_unlock(&hook_w.threads_lock);
+	if (hook_w.root || events || lost) {
+		hook_ensure_header(tid);
+		struct cut_buf a = {0}, line = {0};
+		int64_t now = hook_now();
+		if (lost) {
+			buf_adds(&a, "{\"count\":");
+			buf_addi64(&a, (int64_t)lost);
+			buf_adds(&a, ",\"reason\":\"output not writable or events after the end\"");
+			buf_adds(&a, ",\"layer\":\"api\"}");
+			hook_meta(&line, now, tid, "lost", a.s);
+			buf_reset(&a);
+		}
+		buf_adds(&a, "{\"events\":");
+		buf_addi64(&a, (int64_t)events);
+		buf_adds(&a, ",\"lost\":");
+		buf_addi64(&a, (int64_t)lost);
+		buf_adds(&a, ",\"layers\":{\"api\":");
+		buf_addi64(&a, (int64_t)events);
+		/* How durations were measured (clock.c): ends read from the TSC or the clock. */
+		buf_adds(&a, "},\"durations\":{\"tsc\":");
+		buf_addi64(&a, (int64_t)(events - from_clock));
+		buf_adds(&a, ",\"clock\":");
+		buf_addi64(&a, (int64_t)from_clock);
+		uint64_t hz = hook_tsc_hz();
+		if (hz) {
+			buf_adds(&a, ",\"tsc_hz\":");
+			buf_addi64(&a, (int64_t)hz);
+		}
+		buf_adds(&a, "},\"coverage\":");
+		hook_audit(&a, (const uint64_t(*)[HOOK_NVIA])calls);
+		buf_addc(&a, '}');
+		hook_meta(&line, now, tid, "trailer", a.s);
+		if (hook_output_ok())
+			hook_write_lines(line.s, line.len);
+		buf_free(&a);
+		buf_free(&line);
+	}
+	hook_guard = guard;
+}
+
+/* After the program's exit handlers and C++ static destructors: late driver calls count. */
+__attribute__((destructor)) static void
+hook_stop(void)
+{
+	finish();
+}
+
+/* os._exit and friends skip the destructors. A vfork child shares our memory but has its own
+ * pid: finish() leaves it alone. */
+__attribute__((noreturn)) static void
+exit_now(const char *name, int status)
+{
+	finish();
+	void (*real)(int) = (void (*)(int))hook_next(name);
+	if (real)
+		real(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+HOOK_EXPORT void
+_exit(int status)
+{
+	exit_now("_exit", status);
+}
+
+HOOK_EXPORT void
+_Exit(int status)
+{
+	exit_now("_Exit", status);
+}
+
+/* Writes what is buffered (no trailer: formatting it is not async-signal-safe), then lets the
+ * signal take its default action. */
+static void
+on_fatal(int sig)
+{
+	int saved = errno;
+	if (hook_w.inited && getpid() == hook_w.pid && hook_w.fd >= 0 && stop_owners()) {
+		/* The header was formatted with the first event; only writing is left. */
+		if (!hook_w.header_done &&
+		    __atomic_load_n(&hook_w.header_ready, __ATOMIC_ACQUIRE)) {
+			hook_write_lines(hook_w.header.s, hook_w.header.len);
+			hook_w.header_done = 1;
+		}
+		/* A thread that died inside libcuthook leaves its own buffer busy: skipped. */
+		for (struct hook_thread *t = __atomic_load_n(&hook_w.threads, __ATOMIC_ACQUIRE); t;
+		     t = t->next) {
+			if (t == hook_self ? t->busy : !wait_idle(t, 1000))
+				continue;
+			if (t->out.len)
+				hook_write_lines(t->out.s, t->out.len);
+			t->out.len = 0;
+			t->pending = 0;
+		}
+	}
+	raise(sig);
+	errno = saved;
+}
+
+/* ---- fork ---- */
+
+static void
+fork_prepare(void)
+{
+	pthread_mutex_lock(&hook_w.threads_lock);
+	pthread_mutex_lock(&hook_w.header_lock);
+	hook_resolve_fork(0);
+	hook_names_fork(0);
+}
+
+static void
+fork_parent(void)
+{
+	hook_names_fork(1);
+	hook_resolve_fork(1);
+	pthread_mutex_unlock(&hook_w.header_lock);
+	pthread_mutex_unlock(&hook_w.threads_lock);
+}
+
+/* The child is a process of its own: its own header (when it records anything), counts and
+ * trailer. The parent's buffered lines are the parent's to write. */
+static void
+fork_child(void)
+{
+	hook_names_fork(2);
+	hook_resolve_fork(2);
+	hook_clock_fork_child();
+	hook_w.pid = getpid();
+	hook_w.pid_ns = hook_ns_id("/proc/self/status", hook_w.pid);
+	hook_w.root = false;
+	hook_w.header_done = 0;
+	hook_w.header_ready = 0;
+	buf_reset(&hook_w.header);
+	if (hook_w.membarrier)
+		hook_w.membarrier =
+		    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+	for (struct hook_thread *t = hook_w.threads; t; t = t->next) {
+		if (t != hook_self)
+			t->in_use = false;
+		t->busy = 0;
+		buf_reset(&t->out);
+		t->events = t->pending = t->lost = 0;
+		t->tsc.from_clock = 0;
+		memset(t->calls, 0, sizeof(t->calls));
+	}
+	if (hook_self) {
+		hook_self->tid =
+		    hook_ns_id("/proc/thread-self/status", (int64_t)syscall(SYS_gettid));
+		hook_self->need_thread_record = true;
+	}
+	if (strstr(hook_w.path, "%p")) {
+		if (hook_w.fd >= 0)
+			close(hook_w.fd);
+		hook_w.fd = -1;
+		hook_open_output();
+	}
+	pthread_mutex_unlock(&hook_w.header_lock);
+	pthread_mutex_unlock(&hook_w.threads_lock);
+}

@@ -1,0 +1,140 @@
+/* names.c: libcuthook's table of handle names (from the calls that name them), read on every
+ * launch without a lock, behind the interface the argument decoder names handles through
+ * (capture/api/args.h); a handle no call named is asked about once, of the driver. */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hook.h"
+
+/* Open addressing, never resized or freed: lookups on every launch take no lock. A slot's
+ * name is published before its handle. */
+#define NAMES_CAP (1u << 16)
+struct name_slot {
+	uint64_t handle;
+	const struct cut_name *name; /* raw "" when the handle is known to have none */
+};
+static struct name_slot *names;
+static unsigned nnames;
+static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static inline unsigned
+slot_of(uint64_t h)
+{
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 32;
+	return (unsigned)h & (NAMES_CAP - 1);
+}
+
+static const struct cut_name no_name = {"", "\"\"", 2};
+
+/* Name of handle h: NULL when never seen, raw "" when known to have none. */
+static const struct cut_name *
+name_of(uint64_t h)
+{
+	struct name_slot *tab = __atomic_load_n(&names, __ATOMIC_ACQUIRE);
+	if (!tab || !h)
+		return NULL;
+	for (unsigned i = slot_of(h), n = 0; n < NAMES_CAP; i = (i + 1) & (NAMES_CAP - 1), n++) {
+		uint64_t k = __atomic_load_n(&tab[i].handle, __ATOMIC_ACQUIRE);
+		if (k == h)
+			return __atomic_load_n(&tab[i].name, __ATOMIC_ACQUIRE);
+		if (!k)
+			return NULL;
+	}
+	return NULL;
+}
+
+const struct cut_name *
+hook_name_set(uint64_t h, const char *raw, size_t len)
+{
+	if (!h || !raw)
+		return NULL;
+	const struct cut_name *nm = &no_name;
+	if (len) {
+		struct cut_name *m = malloc(sizeof(*m));
+		struct cut_buf j = {0};
+		buf_addjstr(&j, raw, len);
+		if (!m || !(m->raw = strndup(raw, len))) {
+			free(m);
+			buf_free(&j);
+			return NULL;
+		}
+		m->json = j.s;
+		m->json_len = j.len;
+		nm = m;
+	}
+	pthread_mutex_lock(&names_lock);
+	struct name_slot *tab = names;
+	if (!tab && (tab = calloc(NAMES_CAP, sizeof(*tab))))
+		__atomic_store_n(&names, tab, __ATOMIC_RELEASE);
+	const struct cut_name *ret = NULL;
+	if (tab) {
+		for (unsigned i = slot_of(h), n = 0; n < NAMES_CAP;
+		     i = (i + 1) & (NAMES_CAP - 1), n++) {
+			if (tab[i].handle == h) {
+				__atomic_store_n(&tab[i].name, nm, __ATOMIC_RELEASE);
+				ret = nm;
+				break;
+			}
+			/* Keep a quarter free so that misses stay short. */
+			if (!tab[i].handle && nnames < NAMES_CAP / 4 * 3) {
+				tab[i].name = nm;
+				__atomic_store_n(&tab[i].handle, h, __ATOMIC_RELEASE);
+				nnames++;
+				ret = nm;
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&names_lock);
+	return ret;
+}
+
+void
+hook_names_fork(int phase)
+{
+	if (phase == 0)
+		pthread_mutex_lock(&names_lock);
+	else
+		pthread_mutex_unlock(&names_lock);
+}
+
+/* The name of a function or kernel handle; asks the driver (cuFuncGetName, then cuKernelGetName
+ * for a CUkernel passed as a function) once about a handle no call named, when the call that
+ * used it succeeded (only a handle the driver accepted is worth asking about). */
+static const struct cut_name *
+get(struct cut_names *names, uint32_t pid, uint64_t h, bool ok)
+{
+	struct hook_names *hn = (struct hook_names *)names;
+	const struct cut_name *n = name_of(h);
+	(void)pid;
+	if (n)
+		return *n->raw ? n : NULL;
+	if (!ok || !h)
+		return NULL;
+	static const enum hook_id askers[] = {HOOK_ID_cuFuncGetName, HOOK_ID_cuKernelGetName};
+	for (size_t i = 0; i < sizeof(askers) / sizeof(askers[0]); i++) {
+		CUresult (*ask)(const char **, void *) =
+		    (CUresult(*)(const char **, void *))hook_real_slow(askers[i]);
+		const char *s = NULL;
+		if (ask && ask(&s, (void *)(uintptr_t)h) == HOOK_CUDA_SUCCESS && s && *s) {
+			n = hook_name_set(h, s, strlen(s));
+			if (n)
+				hn->asked = (struct hook_symbol){
+				    h, n->raw, i ? "kernel" : "function", hook_names[askers[i]]};
+			return n;
+		}
+	}
+	hook_name_set(h, "", 0);
+	return NULL;
+}
+
+void
+hook_names_begin(struct hook_names *hn)
+{
+	hn->names.get = get;
+	hn->asked.handle = 0;
+}

@@ -1,0 +1,125 @@
+/* writer.h: what libcuthook's per-thread writer (writer.c), its meta records (header.c) and
+ * its life cycle (life.c) share: a thread's state, and the process's output and header. */
+#ifndef HOOK_WRITER_H
+#define HOOK_WRITER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "hook.h"
+
+#define FLUSH_AT (56 * 1024) /* bytes of whole lines a thread keeps before writing */
+#define DEFAULT_OUTPUT "cuthook.jsonl"
+#define FRAG_MAX 96 /* longest fragment of an API event line, see fast_line() */
+
+struct hook_thread {
+	int busy;    /* set while the owner appends to or writes out its buffer: own_begin() */
+	bool in_use; /* false: free for the next new thread */
+	bool need_thread_record;
+	int64_t tid;
+	bool fast; /* frag is good: API events take the fast path */
+	unsigned char frag_len;
+	char frag[FRAG_MAX]; /* ,"pid":P,"tid":T,"layer":"api","name": */
+	int64_t ts_hi;       /* the last ts / 10^6, and its digits: see fast_line() */
+	unsigned char ts_hi_len;
+	char ts_hi_str[24];
+	struct cut_buf out;  /* whole lines not yet written */
+	struct cut_buf args; /* the args object of the call being recorded */
+	uint64_t events, pending, lost;
+	struct hook_tsc tsc; /* when calls end: clock.c */
+	uint64_t calls[HOOK_NAPI][HOOK_NVIA];
+	struct hook_thread *next;
+};
+
+struct hook_writer {
+	pthread_once_t once;
+	bool inited, root;
+	int finished;
+	pid_t pid;      /* getpid(): tells a vfork child from this process */
+	int64_t pid_ns; /* the pid as the initial PID namespace sees it */
+	int64_t start_ns, start_realtime_ns;
+	const char *cats[HOOK_NAPI];
+	/* "name","cat":"cat","ret": in fixed slots, copied whole (a fixed-size copy is a few
+	 * vector moves; a variable one, a slow string instruction) */
+	char frag[HOOK_NAPI][FRAG_MAX];
+	unsigned char frag_len[HOOK_NAPI];
+	char *path; /* the output file, "%p" not yet replaced */
+	int fd;
+	dev_t dev;
+	ino_t ino;
+	bool pipe;
+	pthread_key_t key;
+	pthread_mutex_t threads_lock; /* the list of thread states */
+	struct hook_thread *threads;  /* only grows: signal handlers walk it */
+	pthread_mutex_t header_lock;
+	int header_ready; /* header holds this process's header and process record */
+	int header_done;  /* and they were written */
+	struct cut_buf header;
+	bool membarrier; /* MEMBARRIER_CMD_PRIVATE_EXPEDITED works: see own_begin() */
+};
+
+extern struct hook_writer hook_w;
+
+/*
+ * A thread's buffer is written by that thread alone, except at the end (finish(), on_fatal()),
+ * when the buffers of every thread are written out. The owner marks itself busy and then reads
+ * hook_w.finished; the finisher sets hook_w.finished, then waits for every thread to be idle. For
+ * that handshake the owner needs a full memory barrier between the two, unless the finisher forces
+ * one on every thread with membarrier(2): then the owner's side is two plain stores, which is
+ * what a call costs most often.
+ */
+static inline __attribute__((always_inline)) bool
+own_begin(struct hook_thread *t)
+{
+	__atomic_store_n(&t->busy, 1, __ATOMIC_RELAXED);
+	if (hook_w.membarrier)
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	else
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&hook_w.finished, __ATOMIC_RELAXED))
+		return true;
+	__atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
+	return false;
+}
+
+static inline void
+own_end(struct hook_thread *t)
+{
+	__atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
+}
+
+/* writer.c */
+/* Reads up to len-1 bytes of path into buf. Returns the length, or -1. */
+ssize_t hook_read_file(const char *path, char *buf, size_t len);
+/* The first NSpid of a /proc status file: the id in the outermost PID namespace visible. */
+int64_t hook_ns_id(const char *status, int64_t fallback);
+/* Opens the output file for this process ("%p" becomes the pid). */
+void hook_open_output(void);
+/* Whether the output is still ours (the program may have closed and reused its descriptor);
+ * reopens it when not. */
+bool hook_output_ok(void);
+/* Writes whole lines; returns 0 or -1. */
+int hook_write_lines(const char *s, size_t n);
+/* Writes a thread's buffer out. Caller owns t. */
+void hook_flush(struct hook_thread *t);
+/* Cuts the per-function fragments of API event lines out of cut_event_format's own output. */
+void hook_id_fragments(void);
+
+/* header.c */
+/* A meta record (cut-events(5)) of this process, appended to b. */
+void hook_meta(struct cut_buf *b, int64_t ts, int64_t tid, const char *name, const char *args);
+/* Formats the header and this process's record, once, before any event is buffered (a fatal
+ * signal's handler can then write them without formatting). */
+void hook_prepare_header(int64_t tid);
+/* Writes the header and the process record, first of this process's lines, once. */
+void hook_ensure_header(int64_t tid);
+/* Appends the thread record of t, and the symbol record of a handle a call named. */
+void hook_thread_record(struct hook_thread *t, int64_t ts);
+void hook_symbol_record(struct hook_thread *t, int64_t ts, const struct hook_symbol *sym);
+
+/* life.c */
+/* A state for the calling thread: a free one, or a new one added to the list. */
+struct hook_thread *hook_thread_new(void);
+
+#endif

@@ -1,0 +1,30 @@
+/* names.h: the names cutcapture's records refer to by number: handles, from the calls that
+ * named them (symbol records), per process; and threads, their name and process, from the
+ * BPF side's task records or /proc while it still has them. */
+#ifndef CUT_CAPTURE_NAMES_H
+#define CUT_CAPTURE_NAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api/args.h"
+
+/* The handle names, for the argument decoder (a name it returns is valid until the next). */
+struct cut_names *names_handles(void);
+/* Names handle of process pid (len bytes of name, copied). */
+void names_set_handle(uint32_t pid, uint64_t handle, const char *name, size_t len);
+/* Remembers thread tid of process pid and its name (comm, or /proc's when NULL) while /proc
+ * still has them. */
+void names_thread_note(uint32_t pid, uint32_t tid, const char *comm);
+/* Whether thread tid was noted. */
+bool names_thread_known(uint32_t tid);
+/* The process of thread tid: as noted, else from /proc (noting it); 0 when unknown. */
+uint32_t names_thread_pid(uint32_t tid);
+/* The first time thread tid (of pid) appears in the trace: its name, when known (its thread
+ * record is due); NULL on every later time. */
+const char *names_thread_first(uint32_t pid, uint32_t tid);
+/* Frees the names kept. */
+void names_free(void);
+
+#endif

@@ -1,0 +1,129 @@
+/* order.c: the reorder buffer, a binary min-heap on (ts, arrival), and the off-CPU periods
+ * handed out in parts. */
+#include <err.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "event.h"
+#include "order.h"
+
+static bool
+item_less(const struct order_item *a, const struct order_item *b)
+{
+	return a->ts < b->ts || (a->ts == b->ts && a->seq < b->seq);
+}
+
+void
+order_push(struct order *o, struct cc_hdr *rec)
+{
+	if (o->n == o->cap) {
+		o->cap = o->cap ? o->cap * 2 : 4096;
+		o->heap = realloc(o->heap, o->cap * sizeof(*o->heap));
+		if (!o->heap)
+			err(CUT_EXIT_FATAL, "realloc");
+	}
+	struct order_item p = {rec->ts, o->seq++, rec};
+	size_t i = o->n++;
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		if (!item_less(&p, &o->heap[parent]))
+			break;
+		o->heap[i] = o->heap[parent];
+		i = parent;
+	}
+	o->heap[i] = p;
+}
+
+static struct cc_hdr *
+pop_top(struct order *o)
+{
+	struct cc_hdr *top = o->heap[0].rec;
+	struct order_item last = o->heap[--o->n];
+	size_t i = 0;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= o->n)
+			break;
+		if (c + 1 < o->n && item_less(&o->heap[c + 1], &o->heap[c]))
+			c++;
+		if (!item_less(&o->heap[c], &last))
+			break;
+		o->heap[i] = o->heap[c];
+		i = c;
+	}
+	if (o->n)
+		o->heap[i] = last;
+	return top;
+}
+
+struct cc_hdr *
+order_pop(struct order *o, uint64_t upto)
+{
+	return o->n && o->heap[0].ts < upto ? pop_top(o) : NULL;
+}
+
+size_t
+order_pending(const struct order *o)
+{
+	return o->n;
+}
+
+static struct order_split *
+split_find(struct order *o, uint32_t tid)
+{
+	for (size_t i = 0; i < o->nsplits; i++)
+		if (o->splits[i].tid == tid)
+			return &o->splits[i];
+	return NULL;
+}
+
+void
+order_offcpu_arrived(struct order *o, struct cc_hdr *rec)
+{
+	/* Part of this period was handed out already: the rest starts where that ended. */
+	struct order_split *s = split_find(o, rec->tid);
+	if (!s || s->off_ts != rec->ts)
+		return;
+	uint64_t end = rec->ts + rec->dur;
+	rec->ts = s->upto;
+	rec->dur = end > s->upto ? end - s->upto : 0;
+	*s = o->splits[--o->nsplits];
+}
+
+uint64_t
+order_offcpu_hold(struct order *o, uint32_t tid, uint64_t off_ts, uint64_t now, uint64_t max_age,
+                  uint64_t upto, uint64_t *part)
+{
+	struct order_split *s = split_find(o, tid);
+	*part = 0;
+	if (!s) {
+		if (now < off_ts + max_age || upto <= off_ts)
+			return off_ts;
+		if (o->nsplits == o->capsplits) {
+			o->capsplits = o->capsplits ? o->capsplits * 2 : 64;
+			o->splits = realloc(o->splits, o->capsplits * sizeof(*o->splits));
+			if (!o->splits)
+				err(CUT_EXIT_FATAL, "realloc");
+		}
+		s = &o->splits[o->nsplits++];
+		*s = (struct order_split){tid, off_ts, off_ts};
+	} else if (s->off_ts != off_ts) {
+		s->off_ts = s->upto = off_ts; /* a new period: the old one ended unseen */
+	}
+	if (now < s->upto + max_age || upto <= s->upto)
+		return s->upto;
+	*part = s->upto;
+	s->upto = upto;
+	return upto;
+}
+
+void
+order_free(struct order *o)
+{
+	while (o->n)
+		free(pop_top(o));
+	free(o->heap);
+	free(o->splits);
+	memset(o, 0, sizeof(*o));
+}

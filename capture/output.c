@@ -1,0 +1,118 @@
+/* output.c: whole lines written in large pieces. The first failed write stops the output for
+ * good (no gap in the middle of a trace); a regular file is then cut back to the end of the
+ * last whole line it took. */
+#include <err.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "event.h"
+#include "output.h"
+
+#define OUT_PIECE (1 << 20)
+
+static struct {
+	int fd;
+	char *buf;
+	size_t len;
+	int error;     /* errno of the first failed write, 0 while none */
+	int64_t base;  /* offset of the first byte in the file; -1 when not seekable */
+	uint64_t sent; /* bytes the file took */
+	uint64_t good; /* of which up to the end of the last whole line */
+} W = {.fd = -1};
+
+void
+out_open(int fd)
+{
+	struct stat st;
+	W.fd = fd;
+	W.buf = malloc(OUT_PIECE);
+	if (!W.buf)
+		err(CUT_EXIT_FATAL, "malloc");
+	W.base = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? lseek(fd, 0, SEEK_CUR) : -1;
+}
+
+static void
+write_buf(void)
+{
+	size_t off = 0;
+	while (off < W.len && !W.error) {
+		ssize_t n = write(W.fd, W.buf + off, W.len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			W.error = n < 0 ? errno : EIO;
+			break;
+		}
+		off += (size_t)n;
+	}
+	W.sent += off;
+	/* Lines are whole in the buffer: the last newline the file took ends a whole line. */
+	for (size_t i = off; i > 0; i--)
+		if (W.buf[i - 1] == '\n') {
+			W.good = W.sent - off + i;
+			break;
+		}
+	W.len = 0;
+}
+
+void
+out_add(const char *s, size_t n)
+{
+	if (W.error || !W.buf)
+		return;
+	if (W.len + n > OUT_PIECE)
+		write_buf();
+	if (n > OUT_PIECE) { /* never: records are far smaller */
+		W.len = 0;
+		while (n && !W.error) {
+			size_t k = n < OUT_PIECE ? n : OUT_PIECE;
+			memcpy(W.buf, s, k);
+			W.len = k;
+			write_buf();
+			s += k;
+			n -= k;
+		}
+		return;
+	}
+	memcpy(W.buf + W.len, s, n);
+	W.len += n;
+}
+
+int
+out_flush(void)
+{
+	if (!W.error && W.buf)
+		write_buf();
+	return W.error;
+}
+
+int
+out_error(void)
+{
+	return W.error;
+}
+
+int
+out_close(bool *cut)
+{
+	int e = out_flush();
+	*cut = false;
+	/* A file that took part of a line is cut back to its last whole line. */
+	if (e && W.base >= 0 && W.good < W.sent &&
+	    ftruncate(W.fd, (off_t)(W.base + (int64_t)W.good)) == 0)
+		*cut = true;
+	free(W.buf);
+	W.buf = NULL;
+	return e;
+}
+
+void
+out_free(void)
+{
+	free(W.buf);
+	W.buf = NULL;
+}
