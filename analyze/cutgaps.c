@@ -12,7 +12,9 @@
 
 #include "args.h"
 #include "classify.h"
+#include "cut.h"
 #include "event.h"
+#include "reader.h"
 #include "strtab.h"
 #include "units.h"
 

@@ -26,6 +26,7 @@
 #include <gelf.h>
 
 #include "buf.h"
+#include "cut.h"
 #include "event.h"
 #include "record.h"
 

@@ -12,6 +12,7 @@
 
 #include "buf.h"
 #include "classify.h"
+#include "cut.h"
 #include "event.h"
 #include "ioctl.h"
 #include "record.h"

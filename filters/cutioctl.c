@@ -10,8 +10,10 @@
 #include <jansson.h>
 
 #include "args.h"
+#include "cut.h"
 #include "event.h"
 #include "ioctl.h"
+#include "reader.h"
 #include "strace.h"
 #include "strtab.h"
 

@@ -9,7 +9,10 @@
 #include <string.h>
 
 #include "args.h"
+#include "cut.h"
 #include "event.h"
+#include "parse.h"
+#include "reader.h"
 #include "strtab.h"
 #include "units.h"
 

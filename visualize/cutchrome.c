@@ -10,7 +10,9 @@
 
 #include "args.h"
 #include "buf.h"
+#include "cut.h"
 #include "event.h"
+#include "reader.h"
 #include "units.h"
 
 /* Linux tids stay below PID_MAX_LIMIT; track ids from there up are ours. */

@@ -16,7 +16,9 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "cut.h"
 #include "event.h"
+#include "reader.h"
 #include "stats.h"
 #include "units.h"
 

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "event.h"
+#include "parse.h"
+#include "reader.h"
 #include "../unit/event_diff.h"
 
 static void

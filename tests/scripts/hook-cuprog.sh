@@ -83,6 +83,7 @@ cat >"$tmp/canonical.c" <<'EOF'
 #include <stdlib.h>
 #include <string.h>
 #include "event.h"
+#include "parse.h"
 int main(int argc, char **argv) {
 	FILE *f = argc > 1 ? fopen(argv[1], "r") : NULL;
 	struct cut_parser *p = cut_parser_new();

@@ -10,6 +10,8 @@
 #include "check_main.h"
 #include "event.h"
 #include "event_diff.h"
+#include "parse.h"
+#include "reader.h"
 
 static unsigned rng_state = 12345;
 
