@@ -11,6 +11,7 @@
 #include "args.h"
 #include "cut.h"
 #include "event.h"
+#include "heap.h"
 #include "parse.h"
 #include "reader.h"
 #include "strtab.h"
@@ -25,10 +26,15 @@ usage(void)
 
 /* An event held in a reorder window: its canonical line, parsed again when it leaves. */
 struct pending {
-	int64_t ts;
-	uint64_t seq;
+	struct cut_heap_key key; /* its ts, and its place in the input */
 	char *line;
 	size_t len;
+};
+
+/* An input in the heap of inputs by their next event. */
+struct head {
+	struct cut_heap_key key; /* see head_key() */
+	int in;
 };
 
 struct input {
@@ -40,9 +46,7 @@ struct input {
 	bool clock;
 	int64_t mono, real;
 	char host[128], tool[32];
-	/* -w: a heap of pending events ordered by (ts, seq) */
-	struct pending *win;
-	size_t nwin, capwin;
+	struct cut_heap win; /* -w: pending events by (ts, place in the input) */
 	uint64_t seq;
 	int64_t max_ts;
 	char *line; /* the released line the head points into */
@@ -80,8 +84,7 @@ static struct {
 	bool align;
 	struct input *in;
 	int nin;
-	int *heap; /* inputs by head */
-	int nheap;
+	struct cut_heap heads; /* inputs by their head event */
 	struct thread *thr;
 	size_t nthr, capthr;
 	struct slot *q;
@@ -137,53 +140,23 @@ next_raw(struct input *in, struct cut_event *ev)
 	return 0;
 }
 
-static bool
-pend_less(const struct pending *a, const struct pending *b)
-{
-	return a->ts < b->ts || (a->ts == b->ts && a->seq < b->seq);
-}
-
 static void
 pend_push(struct input *in, const struct cut_event *ev)
 {
-	if (in->nwin == in->capwin) {
-		in->capwin = in->capwin ? in->capwin * 2 : 64;
-		if (!(in->win = realloc(in->win, in->capwin * sizeof(*in->win))))
-			err(CUT_EXIT_FATAL, "reorder window");
-	}
 	buf_reset(&in->fmt);
 	cut_event_format(&in->fmt, ev);
-	struct pending p = {ev->ts, in->seq++, malloc(in->fmt.len + 1), in->fmt.len};
+	struct pending p = {{ev->ts, in->seq++}, malloc(in->fmt.len + 1), in->fmt.len};
 	if (!p.line)
 		err(CUT_EXIT_FATAL, "reorder window");
 	memcpy(p.line, in->fmt.s, in->fmt.len + 1);
-	size_t i = in->nwin++;
-	while (i > 0 && pend_less(&p, &in->win[(i - 1) / 2])) {
-		in->win[i] = in->win[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	in->win[i] = p;
+	heap_push(&in->win, &p);
 }
 
-static struct pending
-pend_pop(struct input *in)
+/* The ts of the oldest pending event; the window is not empty. */
+static int64_t
+pend_oldest(const struct input *in)
 {
-	struct pending top = in->win[0], last = in->win[--in->nwin];
-	size_t i = 0;
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= in->nwin)
-			break;
-		if (c + 1 < in->nwin && pend_less(&in->win[c + 1], &in->win[c]))
-			c++;
-		if (!pend_less(&in->win[c], &last))
-			break;
-		in->win[i] = in->win[c];
-		i = c;
-	}
-	if (in->nwin)
-		in->win[i] = last;
-	return top;
+	return ((const struct pending *)heap_top(&in->win))->key.ts;
 }
 
 /* Makes the input's head the next event in order, or marks it finished. */
@@ -199,7 +172,7 @@ advance(struct input *in)
 	} else {
 		struct cut_event ev;
 		while (!in->eof && !g.stop &&
-		       (in->nwin == 0 || in->max_ts - in->win[0].ts < g.window)) {
+		       (!heap_len(&in->win) || in->max_ts - pend_oldest(in) < g.window)) {
 			if (!next_raw(in, &ev)) {
 				in->eof = true;
 				break;
@@ -214,9 +187,9 @@ advance(struct input *in)
 				in->max_ts = ev.ts;
 			pend_push(in, &ev);
 		}
-		if (in->nwin == 0)
+		struct pending p;
+		if (!heap_pop(&in->win, &p))
 			return;
-		struct pending p = pend_pop(in);
 		char why[256];
 		free(in->line);
 		in->line = p.line;
@@ -240,34 +213,21 @@ advance(struct input *in)
 
 /* ---- the merge heap over inputs ---- */
 
-static bool
-head_less(int a, int b)
+/* Inputs in order of their heads' ts; at equal ts an API call before what starts with it on
+ * another trace, so it can enclose it; then in command-line order. */
+static struct cut_heap_key
+head_key(int in)
 {
-	const struct cut_event *x = &g.in[a].ev, *y = &g.in[b].ev;
-	if (x->ts != y->ts)
-		return x->ts < y->ts;
-	/* An API call before what starts with it on another trace, so it can enclose it. */
-	if ((x->layer == CUT_API) != (y->layer == CUT_API))
-		return x->layer == CUT_API;
-	return a < b;
+	const struct cut_event *ev = &g.in[in].ev;
+	return (struct cut_heap_key){ev->ts, (uint64_t)(ev->layer != CUT_API) << 32 | (unsigned)in};
 }
 
-static void
-heap_down(int i)
+/* The ts of the next event in merged order, or INT64_MAX when every input is finished. */
+static int64_t
+next_ts(void)
 {
-	int v = g.heap[i];
-	for (;;) {
-		int c = 2 * i + 1;
-		if (c >= g.nheap)
-			break;
-		if (c + 1 < g.nheap && head_less(g.heap[c + 1], g.heap[c]))
-			c++;
-		if (!head_less(g.heap[c], v))
-			break;
-		g.heap[i] = g.heap[c];
-		i = c;
-	}
-	g.heap[i] = v;
+	const struct head *h = heap_top(&g.heads);
+	return h ? h->key.ts : INT64_MAX;
 }
 
 /* ---- threads and their open API calls ---- */
@@ -655,10 +615,10 @@ main(int argc, char *argv[])
 
 	g.nin = argc;
 	g.in = calloc((size_t)argc, sizeof(*g.in));
-	g.heap = calloc((size_t)argc, sizeof(*g.heap));
 	g.dups = calloc((size_t)argc * (size_t)argc, sizeof(*g.dups));
 	g.names = strtab_new();
-	if (!g.in || !g.heap || !g.dups)
+	heap_init(&g.heads, sizeof(struct head));
+	if (!g.in || !g.dups)
 		err(CUT_EXIT_FATAL, "inputs");
 	for (int i = 0; i < argc; i++) {
 		struct input *in = &g.in[i];
@@ -667,6 +627,7 @@ main(int argc, char *argv[])
 			err(CUT_EXIT_FATAL, "%s", argv[i]);
 		if (g.window && !(in->parser = cut_parser_new()))
 			err(CUT_EXIT_FATAL, "%s", argv[i]);
+		heap_init(&in->win, sizeof(struct pending));
 		in->last_ts = in->max_ts = INT64_MIN;
 	}
 	/* Each input's first record says its clock: read them all, then align. */
@@ -698,23 +659,24 @@ main(int argc, char *argv[])
 			in->last_ts = in->ev.ts;
 		}
 		if (in->has)
-			g.heap[g.nheap++] = i;
+			heap_push(&g.heads, &(struct head){head_key(i), i});
 	}
 	free(first);
 	free(have);
-	for (int i = g.nheap / 2; i-- > 0;)
-		heap_down(i);
 
-	header(g.nheap ? g.in[g.heap[0]].ev.ts : 0);
-	while (g.nheap) {
-		int i = g.heap[0];
+	header(heap_len(&g.heads) ? next_ts() : 0);
+	struct head *h;
+	while ((h = heap_top(&g.heads))) {
+		int i = h->in;
 		merge_one(&g.in[i].ev, i);
 		advance(&g.in[i]);
-		if (!g.in[i].has)
-			g.heap[0] = g.heap[--g.nheap];
-		if (g.nheap)
-			heap_down(0);
-		release(g.nheap ? g.in[g.heap[0]].ev.ts : INT64_MAX, !g.nheap);
+		if (g.in[i].has) {
+			h->key = head_key(i);
+			heap_fix_top(&g.heads);
+		} else {
+			heap_pop(&g.heads, NULL);
+		}
+		release(next_ts(), !heap_len(&g.heads));
 	}
 	release(INT64_MAX, true);
 	trailer();
@@ -724,9 +686,9 @@ main(int argc, char *argv[])
 		if (cut_reader_close(in->rd))
 			status = CUT_EXIT_BADINPUT;
 		cut_parser_free(in->parser);
-		for (size_t k = 0; k < in->nwin; k++)
-			free(in->win[k].line);
-		free(in->win);
+		for (size_t k = 0; k < heap_len(&in->win); k++)
+			free(((struct pending *)heap_at(&in->win, k))->line);
+		heap_free(&in->win);
 		free(in->line);
 		buf_free(&in->fmt);
 	}
@@ -740,7 +702,7 @@ main(int argc, char *argv[])
 			free(g.thr[i].f);
 	free(g.thr);
 	free(g.in);
-	free(g.heap);
+	heap_free(&g.heads);
 	free(g.dups);
 	strtab_free(g.names);
 	buf_free(&g.out);

@@ -12,18 +12,18 @@
 #include "buf.h"
 #include "cut.h"
 #include "event.h"
+#include "idmap.h"
 #include "reader.h"
 #include "units.h"
 
 /* Linux tids stay below PID_MAX_LIMIT; track ids from there up are ours. */
 #define SYNTH_ID (1 << 22)
-#define NGROUPS 4096
 #define APIDEPTH 16
 /* Beyond these chrome://tracing fails to load a file; Perfetto's UI fails near 1 GB. */
 #define WARN_EVENTS 1000000
 #define WARN_BYTES (256 << 20)
 
-enum kind { PROCESS, THREAD, OFFCPU, GPU, IRQ };
+enum kind { PROCESS, THREAD, OFFCPU, GPU, IRQ, NKINDS };
 
 /* One output track: the slices on it always nest. */
 struct lane {
@@ -49,17 +49,17 @@ struct group {
 		int file;
 	} api[APIDEPTH];
 	int napi; /* THREAD: the API calls still open, for flows to their ioctls */
-	struct group *next;
 };
 
-struct alloc {
-	int64_t pid, dptr, bytes;
-	struct alloc *next;
-};
-
-static struct group *groups[NGROUPS];
-static struct alloc **allocs;
-static size_t nalloc_buckets, nallocs;
+static struct group **groups; /* in order of creation */
+static size_t ngroups;
+static struct {
+	struct cut_idmap *ids; /* (pid, key) -> index in g */
+	struct group **g;
+} kinds[NKINDS];
+static struct cut_idmap *allocs; /* (pid, dptr) of live allocations -> index in alloc_bytes */
+static int64_t *alloc_bytes;
+static size_t alloc_cap;
 static int64_t nsynth, nflows;
 
 static FILE *out;
@@ -82,21 +82,19 @@ usage(void)
 static struct group *
 group_find(enum kind kind, int64_t pid, int64_t key, bool create)
 {
-	uint64_t h = ((uint64_t)kind * 0x9e3779b97f4a7c15u ^ (uint64_t)pid * 0xff51afd7ed558ccdu ^
-	              (uint64_t)key) %
-	             NGROUPS;
-	struct group *g;
-	for (g = groups[h]; g; g = g->next)
-		if (g->kind == kind && g->pid == pid && g->key == key)
-			return g;
-	if (!create)
-		return NULL;
-	if (!(g = calloc(1, sizeof(*g))))
+	struct cut_idmap *ids = kinds[kind].ids;
+	bool isnew;
+	size_t i = create ? idmap_put2(ids, pid, key, &isnew) : idmap_get2(ids, pid, key);
+	if (i == IDMAP_NONE || (create && !isnew))
+		return i == IDMAP_NONE ? NULL : kinds[kind].g[i];
+	struct group *g = calloc(1, sizeof(*g));
+	if (!g || !(kinds[kind].g = realloc(kinds[kind].g, (i + 1) * sizeof(g))) ||
+	    !(groups = realloc(groups, (ngroups + 1) * sizeof(g))))
 		err(CUT_EXIT_FATAL, "out of memory");
-	*g = (struct group){.kind = kind, .pid = pid, .key = key, .file = -1, .next = groups[h]};
+	*g = (struct group){.kind = kind, .pid = pid, .key = key, .file = -1};
 	if (kind == PROCESS)
 		g->jpid = pid > 0 && pid < SYNTH_ID ? pid : SYNTH_ID + nsynth++;
-	return groups[h] = g;
+	return kinds[kind].g[i] = groups[ngroups++] = g;
 }
 
 static struct group *
@@ -249,38 +247,37 @@ static void
 close_file(void)
 {
 	char name[512];
-	for (int h = 0; h < NGROUPS; h++)
-		for (struct group *g = groups[h]; g; g = g->next) {
-			if (g->kind == PROCESS && g->file == nfile) {
-				if (g->comm)
-					snprintf(name, sizeof(name), "%s", g->comm);
-				else if (g->pid < 0)
-					snprintf(name, sizeof(name), "interrupts");
-				else
-					snprintf(name, sizeof(name), "pid %lld", (long long)g->pid);
-				begin("M", "process_name", g->jpid, g->jpid, 0);
-				buf_adds(&b, ",\"args\":{\"name\":");
-				buf_addjstr(&b, name, strlen(name));
-				buf_adds(&b, "}");
-				end();
-			}
-			if (!g->lanes)
-				continue;
-			int i = 0;
-			struct group *p = process_of(g);
-			struct group *t =
-			    g->kind == OFFCPU ? group_find(THREAD, g->pid, g->key, false) : g;
-			for (struct lane *l = g->lanes; l; l = l->next, i++) {
-				if (l->file != nfile)
-					continue;
-				track_name(g, t, p, i, name, sizeof(name));
-				begin("M", "thread_name", p->jpid, l->jtid, 0);
-				buf_adds(&b, ",\"args\":{\"name\":");
-				buf_addjstr(&b, name, strlen(name));
-				buf_adds(&b, "}");
-				end();
-			}
+	for (size_t k = 0; k < ngroups; k++) {
+		struct group *g = groups[k];
+		if (g->kind == PROCESS && g->file == nfile) {
+			if (g->comm)
+				snprintf(name, sizeof(name), "%s", g->comm);
+			else if (g->pid < 0)
+				snprintf(name, sizeof(name), "interrupts");
+			else
+				snprintf(name, sizeof(name), "pid %lld", (long long)g->pid);
+			begin("M", "process_name", g->jpid, g->jpid, 0);
+			buf_adds(&b, ",\"args\":{\"name\":");
+			buf_addjstr(&b, name, strlen(name));
+			buf_adds(&b, "}");
+			end();
 		}
+		if (!g->lanes)
+			continue;
+		int i = 0;
+		struct group *p = process_of(g);
+		struct group *t = g->kind == OFFCPU ? group_find(THREAD, g->pid, g->key, false) : g;
+		for (struct lane *l = g->lanes; l; l = l->next, i++) {
+			if (l->file != nfile)
+				continue;
+			track_name(g, t, p, i, name, sizeof(name));
+			begin("M", "thread_name", p->jpid, l->jtid, 0);
+			buf_adds(&b, ",\"args\":{\"name\":");
+			buf_addjstr(&b, name, strlen(name));
+			buf_adds(&b, "}");
+			end();
+		}
+	}
 	fprintf(out,
 	        "\n],\"otherData\":{\"generator\":\"cutchrome " CUT_VERSION
 	        "\",\"base_ns\":%lld}}\n",
@@ -319,36 +316,6 @@ split(int64_t ts)
 	return true;
 }
 
-static void
-alloc_grow(void)
-{
-	size_t n = nalloc_buckets ? 2 * nalloc_buckets : 1024;
-	struct alloc **t = calloc(n, sizeof(*t));
-	if (!t)
-		err(CUT_EXIT_FATAL, "out of memory");
-	for (size_t i = 0; i < nalloc_buckets; i++)
-		for (struct alloc *a = allocs[i], *next; a; a = next) {
-			next = a->next;
-			size_t h = (uint64_t)(a->dptr ^ a->pid) * 0x9e3779b97f4a7c15u % n;
-			a->next = t[h];
-			t[h] = a;
-		}
-	free(allocs);
-	allocs = t;
-	nalloc_buckets = n;
-}
-
-static struct alloc **
-alloc_find(int64_t pid, int64_t dptr)
-{
-	if (!nalloc_buckets)
-		alloc_grow();
-	struct alloc **ap = &allocs[(uint64_t)(dptr ^ pid) * 0x9e3779b97f4a7c15u % nalloc_buckets];
-	while (*ap && ((*ap)->pid != pid || (*ap)->dptr != dptr))
-		ap = &(*ap)->next;
-	return ap;
-}
-
 /* Device memory allocated per process: successful allocations minus frees, matched by dptr. */
 static void
 count_memory(const struct cut_event *ev)
@@ -358,24 +325,22 @@ count_memory(const struct cut_event *ev)
 	if ((!alloc && strncmp(ev->name, "cuMemFree", 9) != 0) || host ||
 	    ((ev->has & CUT_HAS_RET) && ev->ret != 0) || cut_args_int(ev->args, "dptr", &dptr))
 		return;
-	struct alloc **ap = alloc_find(ev->pid, dptr), *a = *ap;
+	size_t i = idmap_get2(allocs, ev->pid, dptr);
 	struct group *p = group_get(PROCESS, ev->pid, 0);
-	if (a) { /* a free, or a reuse whose free was not traced */
-		p->mem = (int64_t)((uint64_t)p->mem - (uint64_t)a->bytes);
-		*ap = a->next;
-		free(a);
-		nallocs--;
+	if (i != IDMAP_NONE) { /* a free, or a reuse whose free was not traced */
+		p->mem = (int64_t)((uint64_t)p->mem - (uint64_t)alloc_bytes[i]);
+		idmap_del2(allocs, ev->pid, dptr);
 	}
 	if (alloc && cut_args_int(ev->args, "bytes", &bytes) == 0) {
-		if (!(a = malloc(sizeof(*a))))
-			err(CUT_EXIT_FATAL, "out of memory");
-		*a = (struct alloc){ev->pid, dptr, bytes, NULL};
-		ap = alloc_find(ev->pid, dptr);
-		*ap = a;
+		size_t j = idmap_put2(allocs, ev->pid, dptr, NULL);
+		if (j >= alloc_cap) {
+			alloc_cap = alloc_cap ? 2 * alloc_cap : 1024;
+			if (!(alloc_bytes = realloc(alloc_bytes, alloc_cap * sizeof(*alloc_bytes))))
+				err(CUT_EXIT_FATAL, "out of memory");
+		}
+		alloc_bytes[j] = bytes;
 		p->mem = (int64_t)((uint64_t)p->mem + (uint64_t)bytes); /* no UB on nonsense */
-		if (++nallocs > 2 * nalloc_buckets)
-			alloc_grow();
-	} else if (!a) {
+	} else if (i == IDMAP_NONE) {
 		return;
 	}
 	begin("C", "device memory", p->jpid, p->jpid, alloc ? cut_event_end(ev) : ev->ts);
@@ -534,6 +499,9 @@ main(int argc, char *argv[])
 	argv += optind;
 
 	out = stdout;
+	allocs = idmap_new();
+	for (int k = 0; k < NKINDS; k++)
+		kinds[k].ids = idmap_new();
 	open_file();
 	for (int i = 0; i < (argc ? argc : 1) && rc >= 0; i++) {
 		struct cut_reader *rd = cut_reader_open(argc ? argv[i] : NULL, 0);

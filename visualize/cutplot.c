@@ -18,6 +18,7 @@
 #include "args.h"
 #include "cut.h"
 #include "event.h"
+#include "idmap.h"
 #include "reader.h"
 #include "stats.h"
 #include "units.h"
@@ -59,8 +60,14 @@ struct row {
 	int64_t first, last, prev_end, idle; /* IDLE rows: the thread's API calls and gaps */
 };
 
-static struct row **rows;
+static struct row **rows; /* every row, in order of creation */
 static size_t nrows, rowcap;
+/* A thread's rows by layer + 2 (its name, its process's name, its layers, its gaps). */
+static struct thread_rows {
+	struct row *rows[IDLE + 3];
+} * threads;
+static size_t nthreads;
+static struct cut_idmap *thread_ids; /* (pid, tid) -> index in threads */
 static int64_t origin, width, tmin = INT64_MAX, tmax = INT64_MIN, threshold = 10000;
 static int64_t hist[NHIST][CUT_NCATS];
 static struct cut_stats *st;
@@ -76,58 +83,43 @@ usage(void)
 	exit(CUT_EXIT_FATAL);
 }
 
-/* The row, or NULL: never adds one, so it is safe while walking the table. */
+/* The row, or NULL. */
 static struct row *
 row_find(int64_t pid, int64_t tid, int layer)
 {
-	size_t mask = rowcap - 1, h;
-	if (!rowcap)
-		return NULL;
-	h = ((uint64_t)pid * 0x9e3779b97f4a7c15u ^ (uint64_t)tid * 31 ^ (uint64_t)layer) & mask;
-	for (; rows[h]; h = (h + 1) & mask)
-		if (rows[h]->pid == pid && rows[h]->tid == tid && rows[h]->layer == layer)
-			return rows[h];
-	return NULL;
+	size_t i = idmap_get2(thread_ids, pid, tid);
+	return i == IDMAP_NONE ? NULL : threads[i].rows[layer + 2];
 }
 
 static struct row *
 row_get(int64_t pid, int64_t tid, int layer)
 {
-	size_t h;
-	struct row *found = row_find(pid, tid, layer);
-	if (found)
-		return found;
-	if (2 * (nrows + 1) > rowcap) { /* grow and rehash */
-		struct row **old = rows;
-		size_t oldcap = rowcap;
-		rowcap = rowcap ? 2 * rowcap : 64;
-		if (!(rows = calloc(rowcap, sizeof(*rows))))
+	bool isnew;
+	size_t i = idmap_put2(thread_ids, pid, tid, &isnew);
+	if (isnew) {
+		if (!(threads = realloc(threads, ++nthreads * sizeof(*threads))))
 			err(CUT_EXIT_FATAL, "out of memory");
-		nrows = 0;
-		for (size_t i = 0; i < oldcap; i++)
-			if (old[i]) {
-				*row_get(old[i]->pid, old[i]->tid, old[i]->layer) = *old[i];
-				free(old[i]);
-			}
-		free(old);
-		return row_get(pid, tid, layer);
+		memset(&threads[i], 0, sizeof(*threads));
 	}
-	h = ((uint64_t)pid * 0x9e3779b97f4a7c15u ^ (uint64_t)tid * 31 ^ (uint64_t)layer) &
-	    (rowcap - 1);
-	while (rows[h])
-		h = (h + 1) & (rowcap - 1);
-	if (!(rows[h] = calloc(1, sizeof(**rows))))
+	struct row **r = &threads[i].rows[layer + 2];
+	if (*r)
+		return *r;
+	if (nrows == rowcap) {
+		rowcap = rowcap ? 2 * rowcap : 64;
+		if (!(rows = realloc(rows, rowcap * sizeof(*rows))))
+			err(CUT_EXIT_FATAL, "out of memory");
+	}
+	if (!(*r = rows[nrows++] = calloc(1, sizeof(**rows))))
 		err(CUT_EXIT_FATAL, "out of memory");
-	*rows[h] = (struct row){.pid = pid,
-	                        .tid = tid,
-	                        .layer = layer,
-	                        .from = INT64_MAX,
-	                        .to = INT64_MIN,
-	                        .first = INT64_MAX,
-	                        .last = INT64_MIN,
-	                        .prev_end = INT64_MIN};
-	nrows++;
-	return rows[h];
+	**r = (struct row){.pid = pid,
+	                   .tid = tid,
+	                   .layer = layer,
+	                   .from = INT64_MAX,
+	                   .to = INT64_MIN,
+	                   .first = INT64_MAX,
+	                   .last = INT64_MIN,
+	                   .prev_end = INT64_MIN};
+	return *r;
 }
 
 /* Re-bins every row to a range twice as wide, to the left or to the right. */
@@ -135,8 +127,8 @@ static void
 widen(bool left)
 {
 	int64_t norigin = left ? origin - NBINS * width : origin;
-	for (size_t r = 0; r < rowcap; r++) {
-		float *t = rows[r] ? rows[r]->t : NULL, tmp[NCLASS];
+	for (size_t r = 0; r < nrows; r++) {
+		float *t = rows[r]->t, tmp[NCLASS];
 		if (!t)
 			continue;
 		for (int64_t i = left ? NBINS - 1 : 0; left ? i >= 0 : i < NBINS;
@@ -343,8 +335,8 @@ static size_t
 hidden_threads(void)
 {
 	size_t n = 0;
-	for (size_t i = 0; i < rowcap; i++)
-		n += rows[i] && rows[i]->t && rows[i]->layer == CUT_SCHED && !drawn(rows[i]);
+	for (size_t i = 0; i < nrows; i++)
+		n += rows[i]->t && rows[i]->layer == CUT_SCHED && !drawn(rows[i]);
 	return n;
 }
 
@@ -353,8 +345,8 @@ static void
 drawn_span(void)
 {
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
-	for (size_t i = 0; i < rowcap; i++)
-		if (rows[i] && rows[i]->layer != IDLE && drawn(rows[i])) {
+	for (size_t i = 0; i < nrows; i++)
+		if (rows[i]->layer != IDLE && drawn(rows[i])) {
 			lo = rows[i]->from < lo ? rows[i]->from : lo;
 			hi = rows[i]->to > hi ? rows[i]->to : hi;
 		}
@@ -368,8 +360,8 @@ static size_t
 select_rows(struct row **sel, bool gaps)
 {
 	size_t n = 0;
-	for (size_t i = 0; i < rowcap; i++)
-		if (rows[i] && drawn(rows[i]) && (rows[i]->layer == IDLE) == gaps)
+	for (size_t i = 0; i < nrows; i++)
+		if (drawn(rows[i]) && (rows[i]->layer == IDLE) == gaps)
 			sel[n++] = rows[i];
 	qsort(sel, n, sizeof(*sel), row_order);
 	return n;
@@ -401,9 +393,8 @@ label_width(void)
 {
 	char label[160];
 	size_t w = 0;
-	for (size_t i = 0; i < rowcap; i++)
-		if (rows[i] && drawn(rows[i]) &&
-		    strlen(row_label(rows[i], label, sizeof(label))) > w)
+	for (size_t i = 0; i < nrows; i++)
+		if (drawn(rows[i]) && strlen(row_label(rows[i], label, sizeof(label))) > w)
 			w = strlen(label);
 	return w;
 }
@@ -829,6 +820,7 @@ main(int argc, char *argv[])
 		title = clean(argv[0], tbuf, sizeof(tbuf));
 
 	st = stats_new(0);
+	thread_ids = idmap_new();
 	status = cut_read_all(argc, argv, read_event, NULL);
 	stats_finish(st);
 	drawn_span();
