@@ -223,10 +223,11 @@ track_name(const struct group *g, const struct group *thread, const struct group
 	int len;
 	switch (g->kind) {
 	case IRQ:
-		len = g->key < 0 ? snprintf(s, n, "irq")
-		                 : snprintf(s, n, "irq cpu %lld", (long long)g->key);
+		len = g->key < 0 ? snprintf(s, n, "%s", cut_layer_name(CUT_IRQ))
+		                 : snprintf(s, n, "%s cpu %lld", cut_layer_name(CUT_IRQ),
+		                            (long long)g->key);
 		break;
-	case GPU: len = snprintf(s, n, "GPU"); break;
+	case GPU: len = snprintf(s, n, "%s", cut_layer_label(CUT_GPU)); break;
 	default:
 		if (thread && thread->comm)
 			len = snprintf(s, n, "%s", thread->comm);
@@ -235,7 +236,8 @@ track_name(const struct group *g, const struct group *thread, const struct group
 		else
 			len = snprintf(s, n, "tid %lld", (long long)g->key);
 		if (g->kind == OFFCPU && len > 0 && (size_t)len < n)
-			len += snprintf(s + len, n - (size_t)len, " off-CPU");
+			len +=
+			    snprintf(s + len, n - (size_t)len, " %s", cut_layer_label(CUT_SCHED));
 	}
 	if (lane > 0 && len > 0 && (size_t)len < n)
 		snprintf(s + len, n - (size_t)len, " overlap %d", lane);

@@ -31,23 +31,36 @@
 #define IDLE CUT_NLAYERS
 #define TMAX ((int64_t)1 << 61)
 
-/* Colour classes: the API categories, then the other layers, then gap lengths. */
-enum { C_IOCTL = CUT_NCATS, C_KERNEL, C_IRQ, C_SCHED, C_GPU, C_GAP, NCLASS = C_GAP + 4 };
-static const struct {
-	const char *label, *rgb, *ch;
-} classes[NCLASS] = {
-    {"init", "#7f7f7f", "I"},         {"context", "#8c564b", "C"},
-    {"device", "#e377c2", "D"},       {"memory", "#bcbd22", "M"},
-    {"transfer", "#17becf", "T"},     {"launch", "#1f77b4", "L"},
-    {"sync", "#d62728", "S"},         {"stream", "#9467bd", "s"},
-    {"event", "#ff7f0e", "e"},        {"module", "#aec7e8", "m"},
-    {"graph", "#98df8a", "g"},        {"query", "#2ca02c", "q"},
-    {"other", "#c7c7c7", "o"},        {"ioctl", "#ff9896", "i"},
-    {"kernel", "#c5b0d5", "k"},       {"irq", "#f7b6d2", "!"},
-    {"off-CPU", "#dbdb8d", "z"},      {"GPU", "#9edae5", "G"},
-    {"gap < 100 us", "#fdd0a2", "."}, {"gap < 1 ms", "#fd8d3c", "-"},
-    {"gap < 10 ms", "#e6550d", "="},  {"gap >= 10 ms", "#a63603", "#"},
+/* Colour classes: the API categories, then the layers but api and meta (in their order),
+ * then gap lengths. */
+#define C_LAYER(l) (CUT_NCATS + (l) - ((l) > CUT_API))
+enum { C_GAP = C_LAYER(CUT_META), NCLASS = C_GAP + 4 };
+struct style {
+	const char *rgb, *ch;
 };
+static const struct style cat_style[CUT_NCATS] = {
+    {"#7f7f7f", "I"}, {"#8c564b", "C"}, {"#e377c2", "D"}, {"#bcbd22", "M"}, {"#17becf", "T"},
+    {"#1f77b4", "L"}, {"#d62728", "S"}, {"#9467bd", "s"}, {"#ff7f0e", "e"}, {"#aec7e8", "m"},
+    {"#98df8a", "g"}, {"#2ca02c", "q"}, {"#c7c7c7", "o"},
+};
+static const struct style layer_style[CUT_NLAYERS] = {
+    [CUT_NVTX] = {"#76b900", "N"},  [CUT_RUNTIME] = {"#393b79", "R"},
+    [CUT_IOCTL] = {"#ff9896", "i"}, [CUT_KERNEL] = {"#c5b0d5", "k"},
+    [CUT_IRQ] = {"#f7b6d2", "!"},   [CUT_SCHED] = {"#dbdb8d", "z"},
+    [CUT_GPU] = {"#9edae5", "G"},
+};
+static const struct {
+	const char *label;
+	struct style style;
+} gap_style[NCLASS - C_GAP] = {
+    {"gap < 100 us", {"#fdd0a2", "."}},
+    {"gap < 1 ms", {"#fd8d3c", "-"}},
+    {"gap < 10 ms", {"#e6550d", "="}},
+    {"gap >= 10 ms", {"#a63603", "#"}},
+};
+static struct {
+	const char *label, *rgb, *ch;
+} classes[NCLASS]; /* from the three above: see init_classes */
 
 /* A chart row (a thread's layer, or its idle gaps), or with layer < 0 a thread's (-1) or
  * process's (-2) name. */
@@ -166,16 +179,29 @@ add_span(struct row *r, int c, int64_t ts, int64_t end)
 	}
 }
 
+/* Labels from the category table and the layer table, colours from the styles above. */
+static void
+init_classes(void)
+{
+	for (int c = 0; c < CUT_NCATS; c++)
+		classes[c].label = cut_category_name(c), classes[c].rgb = cat_style[c].rgb,
+		classes[c].ch = cat_style[c].ch;
+	for (int l = 0; l < CUT_NLAYERS; l++)
+		if (l != CUT_API && l != CUT_META)
+			classes[C_LAYER(l)].label = cut_layer_label(l),
+			classes[C_LAYER(l)].rgb = layer_style[l].rgb,
+			classes[C_LAYER(l)].ch = layer_style[l].ch;
+	for (int g = 0; g < NCLASS - C_GAP; g++)
+		classes[C_GAP + g].label = gap_style[g].label,
+		                classes[C_GAP + g].rgb = gap_style[g].style.rgb,
+		                classes[C_GAP + g].ch = gap_style[g].style.ch;
+}
+
 static int
 class_of(const struct cut_event *ev)
 {
-	static const int layer_class[CUT_NLAYERS] = {[CUT_IOCTL] = C_IOCTL,
-	                                             [CUT_KERNEL] = C_KERNEL,
-	                                             [CUT_IRQ] = C_IRQ,
-	                                             [CUT_SCHED] = C_SCHED,
-	                                             [CUT_GPU] = C_GPU};
 	if (ev->layer != CUT_API)
-		return layer_class[ev->layer];
+		return C_LAYER(ev->layer);
 	const char *cat = cut_event_category(ev);
 	for (int c = 0; c < CUT_NCATS; c++)
 		if (strcmp(cat, cut_category_name(c)) == 0)
@@ -317,7 +343,8 @@ no_data(FILE *sc, const char *why)
 static bool
 drawn(const struct row *r)
 {
-	static const int active[] = {CUT_API, CUT_IOCTL, CUT_KERNEL, CUT_GPU};
+	static const int active[] = {CUT_NVTX,  CUT_RUNTIME, CUT_API,
+	                             CUT_IOCTL, CUT_KERNEL,  CUT_GPU};
 	if (!r->t)
 		return false;
 	if (every_thread || r->layer != CUT_SCHED)
@@ -819,6 +846,7 @@ main(int argc, char *argv[])
 	if (argc)
 		title = clean(argv[0], tbuf, sizeof(tbuf));
 
+	init_classes();
 	st = stats_new(0);
 	thread_ids = idmap_new();
 	status = cut_read_all(argc, argv, read_event, NULL);

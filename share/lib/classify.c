@@ -53,20 +53,27 @@ strip_suffix(char *s)
 	return 0;
 }
 
-enum cut_category
-cut_api_category_id(const char *func)
+int
+cut_api_category_find(const char *func)
 {
 	const struct api_entry *e = lookup(func);
 	if (e)
-		return e->cat;
+		return (int)e->cat;
 	char tmp[128];
 	if (strlen(func) >= sizeof(tmp))
-		return CUT_CAT_OTHER;
+		return -1;
 	strcpy(tmp, func);
 	while (strip_suffix(tmp))
 		if ((e = lookup(tmp)))
-			return e->cat;
-	return CUT_CAT_OTHER;
+			return (int)e->cat;
+	return -1;
+}
+
+enum cut_category
+cut_api_category_id(const char *func)
+{
+	int c = cut_api_category_find(func);
+	return c < 0 ? CUT_CAT_OTHER : (enum cut_category)c;
 }
 
 const char *

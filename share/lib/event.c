@@ -5,22 +5,38 @@
 #include "classify.h"
 #include "event.h"
 
-static const char *const layer_names[CUT_NLAYERS] = {
-    [CUT_API] = "api",     [CUT_IOCTL] = "ioctl", [CUT_KERNEL] = "kernel", [CUT_IRQ] = "irq",
-    [CUT_SCHED] = "sched", [CUT_GPU] = "gpu",     [CUT_META] = "meta",
+static const struct {
+	const char *name, *label;
+	int rank;
+} layers[CUT_NLAYERS] = {
+#define CUT_LAYER_ROW(e, name, rank, label) [CUT_##e] = {name, label, rank},
+    CUT_LAYERS(CUT_LAYER_ROW)
+#undef CUT_LAYER_ROW
 };
 
 const char *
 cut_layer_name(enum cut_layer l)
 {
-	return (unsigned)l < CUT_NLAYERS ? layer_names[l] : "?";
+	return (unsigned)l < CUT_NLAYERS ? layers[l].name : "?";
+}
+
+const char *
+cut_layer_label(enum cut_layer l)
+{
+	return (unsigned)l < CUT_NLAYERS ? layers[l].label : "?";
+}
+
+int
+cut_layer_rank(enum cut_layer l)
+{
+	return (unsigned)l < CUT_NLAYERS ? layers[l].rank : -1;
 }
 
 int
 cut_layer_from_name(const char *s)
 {
 	for (int i = 0; i < CUT_NLAYERS; i++)
-		if (strcmp(s, layer_names[i]) == 0)
+		if (strcmp(s, layers[i].name) == 0)
 			return i;
 	return -1;
 }
@@ -32,6 +48,9 @@ cut_event_category(const struct cut_event *ev)
 		return ev->cat;
 	if (ev->layer == CUT_API)
 		return cut_api_category(ev->name);
+	int c;
+	if (ev->layer == CUT_RUNTIME && (c = cut_api_category_find(ev->name)) >= 0)
+		return cut_category_name((enum cut_category)c);
 	return cut_layer_name(ev->layer);
 }
 
@@ -65,6 +84,10 @@ cut_event_format(struct cut_buf *b, const struct cut_event *ev)
 	add_int_field(b, KEY("{\"ts\":"), ev->ts);
 	if (ev->has & CUT_HAS_DUR)
 		add_int_field(b, KEY(",\"dur\":"), ev->dur);
+	if (ev->host)
+		add_str_field(b, KEY(",\"host\":"), ev->host);
+	if (ev->has & CUT_HAS_RANK)
+		add_int_field(b, KEY(",\"rank\":"), ev->rank);
 	add_int_field(b, KEY(",\"pid\":"), ev->pid);
 	add_int_field(b, KEY(",\"tid\":"), ev->tid);
 	add_str_field(b, KEY(",\"layer\":"), cut_layer_name(ev->layer));

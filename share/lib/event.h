@@ -9,18 +9,34 @@
 
 #include "buf.h"
 
-/* Version of the event schema this library reads and writes (header record "schema"). */
-#define CUT_SCHEMA_VERSION 1
+/* Version of the event schema this library writes (header record "schema"). Readers take
+ * traces of every version up to it; version 1 is version 2 without host, rank and the nvtx,
+ * runtime and gpu records. */
+#define CUT_SCHEMA_VERSION 2
+
+/*
+ * The layers, from the framework down: the one list every tool takes them from. A row is
+ * X(enum suffix, name in the trace, rank, label in reports). The rank says what holds what on
+ * a thread (cut-events(5)): NVTX ranges (3) hold runtime calls (2), which hold driver API
+ * calls (1), which hold ioctls, driver functions and off-CPU time (0); gpu work and
+ * interrupts hold nothing (0); meta records are not events of a thread (-1).
+ */
+#define CUT_LAYERS(X)                                                                              \
+	X(NVTX, "nvtx", 3, "NVTX")          /* an NVTX range or mark */                            \
+	X(RUNTIME, "runtime", 2, "runtime") /* a CUDA runtime API call (libcudart) */              \
+	X(API, "api", 1, "driver API")      /* a CUDA driver API call (libcuda) */                 \
+	X(IOCTL, "ioctl", 0, "ioctl")       /* an ioctl, open, close, mmap on an NVIDIA file */    \
+	X(KERNEL, "kernel", 0, "kernel")    /* a function inside the kernel driver */              \
+	X(IRQ, "irq", 0, "irq")             /* an interrupt handler */                             \
+	X(SCHED, "sched", 0, "off-CPU")     /* a thread off the CPU */                             \
+	X(GPU, "gpu", 0, "GPU")             /* work on the device, timed there */                  \
+	X(META, "meta", -1, "meta")         /* header, trailer, lost, symbol, process... */
 
 enum cut_layer {
-	CUT_API,    /* a CUDA driver API call */
-	CUT_IOCTL,  /* an ioctl (or open/close/mmap) on an NVIDIA device file */
-	CUT_KERNEL, /* a function inside the kernel driver */
-	CUT_IRQ,    /* an interrupt handler */
-	CUT_SCHED,  /* a thread off the CPU */
-	CUT_GPU,    /* device-side activity */
-	CUT_META,   /* header, symbol, lost and trailer records */
-	CUT_NLAYERS
+#define CUT_LAYER_ENUM(e, name, rank, label) CUT_##e,
+	CUT_LAYERS(CUT_LAYER_ENUM)
+#undef CUT_LAYER_ENUM
+	    CUT_NLAYERS
 };
 
 /* Bits of cut_event.has: which optional fields are present. */
@@ -30,6 +46,7 @@ enum {
 	CUT_HAS_ID = 1 << 2,
 	CUT_HAS_PARENT = 1 << 3,
 	CUT_HAS_NIOCTL = 1 << 4, /* nioctl and ioctl_ns */
+	CUT_HAS_RANK = 1 << 5,
 };
 
 /*
@@ -40,6 +57,8 @@ enum {
 struct cut_event {
 	int64_t ts;       /* start, ns of CLOCK_MONOTONIC */
 	int64_t dur;      /* ns; valid when has & CUT_HAS_DUR, else an instant */
+	const char *host; /* host name of a distributed job's records; NULL when absent */
+	int64_t rank;     /* rank in the job (0 or more); valid when has & CUT_HAS_RANK */
 	int64_t pid, tid; /* 0 when not attributed to a process (irq) */
 	enum cut_layer layer;
 	const char *name;
@@ -55,11 +74,17 @@ struct cut_event {
 	unsigned has;      /* CUT_HAS_* */
 };
 
-/* Name of a layer ("api", "ioctl", ...). */
+/* Name of a layer in the trace ("api", "ioctl", ...); "?" for a value out of range. */
 const char *cut_layer_name(enum cut_layer l);
 /* Layer for a name, or -1 when unknown. */
 int cut_layer_from_name(const char *s);
-/* Category of an event: its "cat" when present, else the driver API table for API calls,
+/* How reports name a layer ("driver API", "off-CPU", ...); "?" for a value out of range. */
+const char *cut_layer_label(enum cut_layer l);
+/* Rank of a layer in the stack of calls on a thread (CUT_LAYERS): 3 for nvtx down to 0, and
+ * -1 for meta and values out of range. */
+int cut_layer_rank(enum cut_layer l);
+/* Category of an event: its "cat" when present; else for driver API calls their row of the
+ * category table ("other" when absent), for runtime calls their row when the table has one,
  * else the layer name. Never NULL. */
 const char *cut_event_category(const struct cut_event *ev);
 /* End of a span (ts + dur), or ts for an instant. */

@@ -212,9 +212,10 @@ layer_from_span(const struct span *sp)
 	int l;
 	switch (sp->n) {
 	case 3: l = sp->s[0] == 'a' ? CUT_API : sp->s[0] == 'i' ? CUT_IRQ : CUT_GPU; break;
-	case 4: l = CUT_META; break;
+	case 4: l = sp->s[0] == 'm' ? CUT_META : CUT_NVTX; break;
 	case 5: l = sp->s[0] == 'i' ? CUT_IOCTL : CUT_SCHED; break;
 	case 6: l = CUT_KERNEL; break;
+	case 7: l = CUT_RUNTIME; break;
 	default: return -1;
 	}
 	return memcmp(sp->s, cut_layer_name(l), sp->n) == 0 ? l : -1;
@@ -224,7 +225,7 @@ static bool
 parse_fast(char *line, size_t len, struct cut_event *ev)
 {
 	const char *p = line, *e = line + len;
-	struct span layer, name, cat = {0}, pname = {0}, args = {0};
+	struct span host = {0}, layer, name, cat = {0}, pname = {0}, args = {0};
 	cut_event_init(ev);
 	if (!LIT("{\"ts\":") || !fast_int(&p, e, &ev->ts))
 		return false;
@@ -232,6 +233,13 @@ parse_fast(char *line, size_t len, struct cut_event *ev)
 		if (!fast_int(&p, e, &ev->dur))
 			return false;
 		ev->has |= CUT_HAS_DUR;
+	}
+	if (LIT(",\"host\":") && !fast_str(&p, e, &host))
+		return false;
+	if (LIT(",\"rank\":")) {
+		if (!fast_int(&p, e, &ev->rank))
+			return false;
+		ev->has |= CUT_HAS_RANK;
 	}
 	if (!LIT(",\"pid\":") || !fast_int(&p, e, &ev->pid))
 		return false;
@@ -285,6 +293,10 @@ parse_fast(char *line, size_t len, struct cut_event *ev)
 	if (l < 0)
 		return false; /* the jansson path reports it */
 	ev->layer = (enum cut_layer)l;
+	if (host.s) {
+		host.s[host.n] = '\0';
+		ev->host = host.s;
+	}
 	name.s[name.n] = '\0';
 	ev->name = name.s;
 	if (cat.s) {
@@ -379,8 +391,8 @@ get_str(json_t *o, const char *key, const char **v, char *why, size_t whylen)
 	return 0;
 }
 
-static const char *const known_keys[] = {"ts",    "dur",    "pid",      "tid", "layer",
-                                         "name",  "cat",    "ret",      "id",  "parent",
+static const char *const known_keys[] = {"ts",    "dur",    "host",     "rank", "pid", "tid",
+                                         "layer", "name",   "cat",      "ret",  "id",  "parent",
                                          "pname", "nioctl", "ioctl_ns", "args"};
 
 static bool
@@ -430,6 +442,7 @@ from_json(struct cut_parser *p, json_t *o, struct cut_event *ev, char *why, size
 	} ints[] = {
 	    {"ts", offsetof(struct cut_event, ts), 0},
 	    {"dur", offsetof(struct cut_event, dur), CUT_HAS_DUR},
+	    {"rank", offsetof(struct cut_event, rank), CUT_HAS_RANK},
 	    {"pid", offsetof(struct cut_event, pid), 0},
 	    {"tid", offsetof(struct cut_event, tid), 0},
 	    {"ret", offsetof(struct cut_event, ret), CUT_HAS_RET},
@@ -453,7 +466,8 @@ from_json(struct cut_parser *p, json_t *o, struct cut_event *ev, char *why, size
 	if ((ev->has & CUT_HAS_NIOCTL) &&
 	    (!json_object_get(o, "nioctl") || !json_object_get(o, "ioctl_ns")))
 		return fail(why, wl, "\"nioctl\" and \"ioctl_ns\" must come together");
-	if (get_str(o, "layer", &layer, why, wl) < 0 ||
+	if (get_str(o, "host", &ev->host, why, wl) < 0 ||
+	    get_str(o, "layer", &layer, why, wl) < 0 ||
 	    get_str(o, "name", &ev->name, why, wl) < 0 ||
 	    get_str(o, "cat", &ev->cat, why, wl) < 0 ||
 	    get_str(o, "pname", &ev->pname, why, wl) < 0)
@@ -508,6 +522,8 @@ validate(const struct cut_event *ev, char *why, size_t wl)
 		return fail(why, wl, "\"ts\" + \"dur\" overflows");
 	if (ev->pid < 0 || ev->tid < 0)
 		return fail(why, wl, "negative \"pid\" or \"tid\"");
+	if ((ev->has & CUT_HAS_RANK) && ev->rank < 0)
+		return fail(why, wl, "negative \"rank\"");
 	if (!ev->name || !*ev->name)
 		return fail(why, wl, "empty \"name\"");
 	return 0;
