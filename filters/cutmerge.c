@@ -12,6 +12,7 @@
 #include "cut.h"
 #include "event.h"
 #include "heap.h"
+#include "meta.h"
 #include "parse.h"
 #include "reader.h"
 #include "strtab.h"
@@ -100,14 +101,20 @@ static struct {
 
 /* ---- reading: clock shift, order check, reorder window ---- */
 
+/* What an input's header says of its host, its tool and its clock. */
 static void
 read_header(struct input *in, const struct cut_event *ev)
 {
-	const char *clock = cut_args_find(ev->args, "clock");
-	cut_args_str(ev->args, "host", in->host, sizeof(in->host));
-	cut_args_str(ev->args, "tool", in->tool, sizeof(in->tool));
-	in->clock = clock && cut_args_int(clock, "monotonic_ns", &in->mono) == 0 &&
-	            cut_args_int(clock, "realtime_ns", &in->real) == 0;
+	struct cut_meta m;
+	if (cut_meta_read(ev, &m) == CUT_META_HEADER) {
+		const struct cut_header *h = &m.header;
+		snprintf(in->host, sizeof(in->host), "%s", h->host ? h->host : "");
+		snprintf(in->tool, sizeof(in->tool), "%s", h->tool ? h->tool : "");
+		in->clock = h->monotonic_ns != CUT_ABSENT && h->realtime_ns != CUT_ABSENT;
+		in->mono = h->monotonic_ns;
+		in->real = h->realtime_ns;
+	}
+	cut_meta_release(&m);
 }
 
 /* Moves an event onto the reference clock. Returns false, having reported it, when it would
@@ -509,49 +516,49 @@ align_clocks(void)
 	}
 }
 
+/* A meta record of cutmerge itself (pid and tid 0) at ts. */
 static void
-write_meta(const char *name, int64_t ts, const char *args)
+write_meta(int64_t ts, const struct cut_meta *m)
 {
-	struct cut_event ev;
-	cut_event_init(&ev);
-	ev.ts = ts;
-	ev.layer = CUT_META;
-	ev.name = name;
-	ev.args = args;
-	cut_event_format(&g.out, &ev);
+	struct cut_event at;
+	cut_event_init(&at);
+	at.ts = ts;
+	cut_meta_format(&g.out, &at, m);
 	buf_addc(&g.out, '\n');
 }
 
 static void
 header(int64_t ts)
 {
-	struct cut_buf b = {0};
+	struct cut_buf inputs = {0};
+	struct cut_meta m;
 	const struct input *ref = NULL;
 	for (int i = 0; i < g.nin && !ref; i++)
 		if (g.in[i].clock)
 			ref = &g.in[i];
-	buf_addf(&b, "{\"schema\":%d,\"tool\":\"cutmerge\",\"version\":\"%s\"", CUT_SCHEMA_VERSION,
-	         CUT_VERSION);
-	if (ref && g.align)
-		buf_addf(&b, ",\"clock\":{\"monotonic_ns\":%lld,\"realtime_ns\":%lld}",
-		         (long long)ref->mono, (long long)ref->real);
-	buf_adds(&b, ",\"sorted\":true,\"inputs\":[");
-	for (int i = 0; i < g.nin; i++) {
-		buf_adds(&b, i ? ",{\"file\":" : "{\"file\":");
-		buf_addjstr(&b, g.in[i].path, strlen(g.in[i].path));
-		if (g.in[i].tool[0]) {
-			buf_adds(&b, ",\"tool\":");
-			buf_addjstr(&b, g.in[i].tool, strlen(g.in[i].tool));
-		}
-		if (g.in[i].host[0]) {
-			buf_adds(&b, ",\"host\":");
-			buf_addjstr(&b, g.in[i].host, strlen(g.in[i].host));
-		}
-		buf_addf(&b, ",\"shift_ns\":%lld}", (long long)g.in[i].shift);
+	cut_meta_init(&m, CUT_META_HEADER);
+	m.header.tool = "cutmerge";
+	m.header.version = CUT_VERSION;
+	if (ref && g.align) {
+		m.header.monotonic_ns = ref->mono;
+		m.header.realtime_ns = ref->real;
 	}
-	buf_adds(&b, "]}");
-	write_meta("header", ts, b.s);
-	buf_free(&b);
+	m.header.sorted = 1;
+	buf_adds(&inputs, "\"inputs\":[");
+	for (int i = 0; i < g.nin; i++) {
+		buf_adds(&inputs, i ? ",{" : "{");
+		buf_addkv_str(&inputs, "file", g.in[i].path);
+		if (g.in[i].tool[0])
+			buf_addkv_str(&inputs, "tool", g.in[i].tool);
+		if (g.in[i].host[0])
+			buf_addkv_str(&inputs, "host", g.in[i].host);
+		buf_addkv_int(&inputs, "shift_ns", g.in[i].shift);
+		buf_addc(&inputs, '}');
+	}
+	buf_addc(&inputs, ']');
+	m.header.more = inputs.s;
+	write_meta(ts, &m);
+	buf_free(&inputs);
 }
 
 static void
@@ -560,12 +567,15 @@ trailer(void)
 	uint64_t dups = 0;
 	for (int i = 0; i < g.nin * g.nin; i++)
 		dups += g.dups[i];
-	char args[256];
-	snprintf(args, sizeof(args),
-	         "{\"events\":%llu,\"duplicates\":%llu,\"unsorted\":%llu,\"partial\":%llu}",
-	         (unsigned long long)g.written, (unsigned long long)dups,
-	         (unsigned long long)g.unsorted, (unsigned long long)g.partial);
-	write_meta("trailer", g.last_out, args);
+	char more[256];
+	struct cut_meta m;
+	cut_meta_init(&m, CUT_META_TRAILER);
+	m.trailer.events = (int64_t)g.written;
+	snprintf(more, sizeof(more), "\"duplicates\":%llu,\"unsorted\":%llu,\"partial\":%llu",
+	         (unsigned long long)dups, (unsigned long long)g.unsorted,
+	         (unsigned long long)g.partial);
+	m.trailer.more = more;
+	write_meta(g.last_out, &m);
 	cut_write_buf(&g.out);
 	for (int k = 0; k < g.nin; k++)
 		for (int d = 0; d < g.nin; d++)
@@ -641,7 +651,7 @@ main(int argc, char *argv[])
 		if (rc < 0)
 			g.stop = true;
 		have[i] = rc > 0;
-		if (have[i] && first[i].layer == CUT_META && strcmp(first[i].name, "header") == 0)
+		if (have[i])
 			read_header(in, &first[i]);
 	}
 	align_clocks();

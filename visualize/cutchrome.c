@@ -13,6 +13,7 @@
 #include "cut.h"
 #include "event.h"
 #include "idmap.h"
+#include "meta.h"
 #include "reader.h"
 #include "units.h"
 
@@ -436,30 +437,40 @@ slice(struct group *g, const struct cut_event *ev)
 	}
 }
 
+/* A marker where the capture lost events. */
+static void
+lost(const struct cut_event *ev, const struct cut_lost *l)
+{
+	char what[64];
+	struct group *g = group_get(PROCESS, ev->pid, 0);
+	set_base(ev->ts);
+	snprintf(what, sizeof(what), "lost %lld events",
+	         (long long)(l->count == CUT_ABSENT ? 0 : l->count));
+	begin("i", what, g->jpid, g->jpid, ev->ts);
+	buf_adds(&b, ",\"s\":\"g\",\"cat\":\"lost\",\"args\":");
+	buf_adds(&b, ev->args ? ev->args : "{}");
+	end();
+	g->file = nfile;
+}
+
+/* Lost events, and the names of processes and threads. */
 static void
 meta(const struct cut_event *ev)
 {
-	char comm[256];
-	struct group *g;
-	if (strcmp(ev->name, "lost") == 0) {
-		set_base(ev->ts);
-		int64_t n = 0;
-		cut_args_int(ev->args, "count", &n);
-		snprintf(comm, sizeof(comm), "lost %lld events", (long long)n);
-		g = group_get(PROCESS, ev->pid, 0);
-		begin("i", comm, g->jpid, g->jpid, ev->ts);
-		buf_adds(&b, ",\"s\":\"g\",\"cat\":\"lost\",\"args\":");
-		buf_adds(&b, ev->args ? ev->args : "{}");
-		end();
-		g->file = nfile;
-	} else if ((strcmp(ev->name, "process") == 0 || strcmp(ev->name, "thread") == 0) &&
-	           cut_args_str(ev->args, "comm", comm, sizeof(comm)) >= 0) {
-		g = ev->name[0] == 'p' ? group_get(PROCESS, ev->pid, 0)
-		                       : group_get(THREAD, ev->pid, ev->tid);
+	struct cut_meta m;
+	enum cut_meta_kind k = cut_meta_read(ev, &m);
+	const char *name =
+	    k == CUT_META_PROCESS || k == CUT_META_THREAD ? cut_task_label(&m.task) : NULL;
+	if (k == CUT_META_LOST)
+		lost(ev, &m.lost);
+	if (name) {
+		struct group *g = k == CUT_META_PROCESS ? group_get(PROCESS, ev->pid, 0)
+		                                        : group_get(THREAD, ev->pid, ev->tid);
 		free(g->comm);
-		if (!(g->comm = strdup(comm)))
+		if (!(g->comm = strdup(name)))
 			err(CUT_EXIT_FATAL, "out of memory");
 	}
+	cut_meta_release(&m);
 }
 
 /* A duration option ("10ms", "2s", "500us", "1000" nanoseconds), or exit. */

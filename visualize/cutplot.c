@@ -15,10 +15,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "args.h"
 #include "cut.h"
 #include "event.h"
 #include "idmap.h"
+#include "meta.h"
 #include "reader.h"
 #include "stats.h"
 #include "units.h"
@@ -209,19 +209,30 @@ class_of(const struct cut_event *ev)
 	return CUT_CAT_OTHER;
 }
 
+/* The name of a process (row layer -2) or thread (-1) from its meta record. */
+static void
+name_row(const struct cut_event *ev)
+{
+	struct cut_meta m;
+	enum cut_meta_kind k = cut_meta_read(ev, &m);
+	const char *name =
+	    k == CUT_META_PROCESS || k == CUT_META_THREAD ? cut_task_label(&m.task) : NULL;
+	if (name) {
+		bool proc = k == CUT_META_PROCESS;
+		struct row *r = row_get(ev->pid, proc ? 0 : ev->tid, proc ? -2 : -1);
+		free(r->comm);
+		if (!(r->comm = strdup(name)))
+			err(CUT_EXIT_FATAL, "out of memory");
+	}
+	cut_meta_release(&m);
+}
+
 static void
 add_event(const struct cut_event *ev)
 {
 	struct row *r;
-	char comm[64];
 	if (ev->layer == CUT_META) {
-		bool proc = strcmp(ev->name, "process") == 0;
-		if ((proc || strcmp(ev->name, "thread") == 0) &&
-		    cut_args_str(ev->args, "comm", comm, sizeof(comm)) > 0) {
-			r = row_get(ev->pid, proc ? 0 : ev->tid, proc ? -2 : -1);
-			free(r->comm);
-			r->comm = strdup(comm);
-		}
+		name_row(ev);
 		return;
 	}
 	/* Times past 2^61 ns (73 years) are drawn there, so bin arithmetic cannot overflow. */
