@@ -7,29 +7,28 @@
 
 static const struct {
 	const char *name, *label;
-	int rank;
 } layers[CUT_NLAYERS] = {
-#define CUT_LAYER_ROW(e, name, rank, label) [CUT_##e] = {name, label, rank},
+#define CUT_LAYER_ROW(e, name, rank, label) [CUT_##e] = {name, label},
     CUT_LAYERS(CUT_LAYER_ROW)
 #undef CUT_LAYER_ROW
 };
 
+static inline const char *
+layer_name(enum cut_layer l)
+{
+	return (unsigned)l < CUT_NLAYERS ? layers[l].name : "?";
+}
+
 const char *
 cut_layer_name(enum cut_layer l)
 {
-	return (unsigned)l < CUT_NLAYERS ? layers[l].name : "?";
+	return layer_name(l);
 }
 
 const char *
 cut_layer_label(enum cut_layer l)
 {
 	return (unsigned)l < CUT_NLAYERS ? layers[l].label : "?";
-}
-
-int
-cut_layer_rank(enum cut_layer l)
-{
-	return (unsigned)l < CUT_NLAYERS ? layers[l].rank : -1;
 }
 
 int
@@ -52,12 +51,6 @@ cut_event_category(const struct cut_event *ev)
 	if (ev->layer == CUT_RUNTIME && (c = cut_api_category_find(ev->name)) >= 0)
 		return cut_category_name((enum cut_category)c);
 	return cut_layer_name(ev->layer);
-}
-
-void
-cut_event_init(struct cut_event *ev)
-{
-	memset(ev, 0, sizeof(*ev));
 }
 
 /* ---- writer ---- */
@@ -90,7 +83,7 @@ cut_event_format(struct cut_buf *b, const struct cut_event *ev)
 		add_int_field(b, KEY(",\"rank\":"), ev->rank);
 	add_int_field(b, KEY(",\"pid\":"), ev->pid);
 	add_int_field(b, KEY(",\"tid\":"), ev->tid);
-	add_str_field(b, KEY(",\"layer\":"), cut_layer_name(ev->layer));
+	add_str_field(b, KEY(",\"layer\":"), layer_name(ev->layer));
 	add_str_field(b, KEY(",\"name\":"), ev->name ? ev->name : "");
 	if (ev->cat)
 		add_str_field(b, KEY(",\"cat\":"), ev->cat);

@@ -81,8 +81,18 @@ int cut_layer_from_name(const char *s);
 /* How reports name a layer ("driver API", "off-CPU", ...); "?" for a value out of range. */
 const char *cut_layer_label(enum cut_layer l);
 /* Rank of a layer in the stack of calls on a thread (CUT_LAYERS): 3 for nvtx down to 0, and
- * -1 for meta and values out of range. */
-int cut_layer_rank(enum cut_layer l);
+ * -1 for meta and values out of range. Inline: the merge asks it of every event. */
+static inline int
+cut_layer_rank(enum cut_layer l)
+{
+	switch (l) {
+#define CUT_LAYER_RANK(e, name, rank, label)                                                       \
+	case CUT_##e: return rank;
+		CUT_LAYERS(CUT_LAYER_RANK)
+#undef CUT_LAYER_RANK
+	default: return -1;
+	}
+}
 /* Category of an event: its "cat" when present; else for driver API calls their row of the
  * category table ("other" when absent), for runtime calls their row when the table has one,
  * else the layer name. Never NULL. */
@@ -93,8 +103,13 @@ cut_event_end(const struct cut_event *ev)
 {
 	return ev->has & CUT_HAS_DUR ? ev->ts + ev->dur : ev->ts;
 }
-/* Resets *ev to an empty event (no optional fields). */
-void cut_event_init(struct cut_event *ev);
+/* Resets *ev to an empty event (no optional fields). Inline: the parser starts every line
+ * with it. */
+static inline void
+cut_event_init(struct cut_event *ev)
+{
+	*ev = (struct cut_event){0};
+}
 
 /*
  * Appends the canonical one-line form of ev (without newline) to b. The same event always

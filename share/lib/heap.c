@@ -31,6 +31,21 @@ at(const struct cut_heap *h, size_t i)
 	return h->v + i * h->size;
 }
 
+/* Copies an element. The usual sizes get a memcpy of a constant size, which the compiler
+ * turns into a few moves; any other size is a library call at every level of a sift. */
+static inline void
+move(const struct cut_heap *h, void *dst, const void *src)
+{
+	switch (h->size) {
+	case 16: memcpy(dst, src, 16); break;
+	case 24: memcpy(dst, src, 24); break;
+	case 32: memcpy(dst, src, 32); break;
+	case 40: memcpy(dst, src, 40); break;
+	case 48: memcpy(dst, src, 48); break;
+	default: memcpy(dst, src, h->size);
+	}
+}
+
 /* Puts elem (not in the heap) at the hole i, moving the hole down past smaller children. */
 static void
 sift_down(struct cut_heap *h, size_t i, const char *elem)
@@ -43,10 +58,10 @@ sift_down(struct cut_heap *h, size_t i, const char *elem)
 			c++;
 		if (!less(at(h, c), elem))
 			break;
-		memcpy(at(h, i), at(h, c), h->size);
+		move(h, at(h, i), at(h, c));
 		i = c;
 	}
-	memcpy(at(h, i), elem, h->size);
+	move(h, at(h, i), elem);
 }
 
 void
@@ -59,10 +74,10 @@ heap_push(struct cut_heap *h, const void *elem)
 	}
 	size_t i = h->n++;
 	while (i > 0 && less(elem, at(h, (i - 1) / 2))) {
-		memcpy(at(h, i), at(h, (i - 1) / 2), h->size);
+		move(h, at(h, i), at(h, (i - 1) / 2));
 		i = (i - 1) / 2;
 	}
-	memcpy(at(h, i), elem, h->size);
+	move(h, at(h, i), elem);
 }
 
 bool
@@ -71,7 +86,7 @@ heap_pop(struct cut_heap *h, void *out)
 	if (!h->n)
 		return false;
 	if (out)
-		memcpy(out, h->v, h->size);
+		move(h, out, h->v);
 	if (--h->n)
 		sift_down(h, 0, at(h, h->n));
 	return true;
@@ -83,6 +98,6 @@ heap_fix_top(struct cut_heap *h)
 	if (h->n < 2)
 		return;
 	char *spare = at(h, h->cap);
-	memcpy(spare, h->v, h->size);
+	move(h, spare, h->v);
 	sift_down(h, 0, spare);
 }

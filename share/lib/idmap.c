@@ -29,10 +29,12 @@ mix(uint64_t x)
 	return x ^ x >> 31;
 }
 
+/* Both words through odd multipliers (so neither cancels the other out), then one mix. */
 static inline size_t
 home(const struct cut_idmap *m, int64_t a, int64_t b)
 {
-	return (size_t)mix((uint64_t)a * 0x9e3779b97f4a7c15u ^ mix((uint64_t)b)) & (m->cap - 1);
+	return (size_t)mix((uint64_t)a * 0x9e3779b97f4a7c15u + (uint64_t)b * 0xc2b2ae3d27d4eb4fu) &
+	       (m->cap - 1);
 }
 
 struct cut_idmap *
