@@ -1,6 +1,7 @@
-/* cutmerge: one ts-ordered stream from several traces, with every ioctl, driver function and
- * off-CPU period tied to the driver API call around it on its thread, and every API call
- * told how many ioctls it made and how long it spent in them. */
+/* cutmerge: one ts-ordered stream from several traces, with every event tied to what holds it
+ * on its thread (an ioctl to its driver call, a driver call to its runtime call, a call to its
+ * NVTX range), and every runtime and driver call told how many ioctls it made and how long it
+ * spent in them. */
 #include <err.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -9,13 +10,13 @@
 #include <string.h>
 
 #include "args.h"
+#include "calls.h"
 #include "cut.h"
 #include "event.h"
 #include "heap.h"
 #include "meta.h"
 #include "parse.h"
 #include "reader.h"
-#include "strtab.h"
 #include "units.h"
 
 static void
@@ -55,25 +56,10 @@ struct input {
 	struct cut_buf fmt;
 };
 
-/* An open API call on a thread. */
-struct frame {
-	int64_t end, id, pid;
-	uint64_t seq; /* its place in the held queue */
-	int in;
-	const char *longname; /* a name too long for name[], interned in g.names */
-	char name[48];
-};
-
-struct thread {
-	int64_t tid; /* -1: empty slot */
-	struct frame *f;
-	size_t n, cap;
-};
-
-/* The held queue: events wait here while an API call before them is still open. */
+/* The held queue: events wait here while a call before them is still open. */
 struct slot {
 	int64_t ts, end;
-	bool api, dropped;
+	bool counted, dropped; /* counted: a call that gets nioctl and ioctl_ns */
 	int64_t nioctl, ioctl_ns;
 	struct cut_buf text; /* canonical line without nioctl/ioctl_ns, args and extra */
 	size_t split;        /* text[split, len) is the args/extra tail and the closing brace */
@@ -85,13 +71,11 @@ static struct {
 	bool align;
 	struct input *in;
 	int nin;
-	struct cut_heap heads; /* inputs by their head event */
-	struct thread *thr;
-	size_t nthr, capthr;
+	struct cut_heap heads;  /* inputs by their head event */
+	struct cut_calls *open; /* spans open on each thread; user[0] the slot, user[1] the input */
 	struct slot *q;
 	size_t qcap;
 	uint64_t qhead, qtail; /* sequence numbers: slots qhead..qtail-1 are held */
-	struct cut_strtab *names;
 	int64_t next_id, last_out;
 	uint64_t written, unsorted, partial;
 	uint64_t *dups; /* [kept * nin + dropped] */
@@ -122,6 +106,8 @@ read_header(struct input *in, const struct cut_event *ev)
 static bool
 shift(struct input *in, struct cut_event *ev)
 {
+	if (!in->shift) /* the reference, and inputs of its boot */
+		return true;
 	int64_t dur = ev->has & CUT_HAS_DUR ? ev->dur : 0;
 	if (in->shift < 0 ? ev->ts < -in->shift : ev->ts > INT64_MAX - dur - in->shift) {
 		cut_reader_warn(in->rd,
@@ -220,13 +206,16 @@ advance(struct input *in)
 
 /* ---- the merge heap over inputs ---- */
 
-/* Inputs in order of their heads' ts; at equal ts an API call before what starts with it on
- * another trace, so it can enclose it; then in command-line order. */
+/* Inputs in order of their heads' ts; at equal ts the higher layer first (an NVTX range, then
+ * a runtime call, then a driver call, then the rest), so a call can hold what starts with it
+ * on another trace; then in command-line order. */
 static struct cut_heap_key
 head_key(int in)
 {
 	const struct cut_event *ev = &g.in[in].ev;
-	return (struct cut_heap_key){ev->ts, (uint64_t)(ev->layer != CUT_API) << 32 | (unsigned)in};
+	int rank = cut_layer_rank(ev->layer);
+	return (struct cut_heap_key){ev->ts,
+	                             (uint64_t)(3 - (rank > 0 ? rank : 0)) << 32 | (unsigned)in};
 }
 
 /* The ts of the next event in merged order, or INT64_MAX when every input is finished. */
@@ -235,71 +224,6 @@ next_ts(void)
 {
 	const struct head *h = heap_top(&g.heads);
 	return h ? h->key.ts : INT64_MAX;
-}
-
-/* ---- threads and their open API calls ---- */
-
-static size_t
-tid_hash(int64_t tid, size_t cap)
-{
-	uint64_t h = (uint64_t)tid * 0x9E3779B97F4A7C15u;
-	return (size_t)(h ^ h >> 29) & (cap - 1);
-}
-
-static struct thread *
-thread(int64_t tid)
-{
-	if (2 * (g.nthr + 1) > g.capthr) {
-		struct thread *old = g.thr;
-		size_t oldcap = g.capthr;
-		g.capthr = g.capthr ? g.capthr * 2 : 64;
-		if (!(g.thr = malloc(g.capthr * sizeof(*g.thr))))
-			err(CUT_EXIT_FATAL, "threads");
-		for (size_t i = 0; i < g.capthr; i++)
-			g.thr[i].tid = -1;
-		for (size_t i = 0; i < oldcap; i++) {
-			if (old[i].tid < 0)
-				continue;
-			size_t j = tid_hash(old[i].tid, g.capthr);
-			while (g.thr[j].tid >= 0)
-				j = (j + 1) & (g.capthr - 1);
-			g.thr[j] = old[i];
-		}
-		free(old);
-	}
-	size_t j = tid_hash(tid, g.capthr);
-	while (g.thr[j].tid >= 0 && g.thr[j].tid != tid)
-		j = (j + 1) & (g.capthr - 1);
-	if (g.thr[j].tid < 0) {
-		g.thr[j] = (struct thread){.tid = tid};
-		g.nthr++;
-	}
-	return &g.thr[j];
-}
-
-/* Opens a frame for API call ev (its id already set) held at sequence number seq. */
-static void
-frame_push(struct thread *t, const struct cut_event *ev, uint64_t seq, int in)
-{
-	if (t->n == t->cap) {
-		t->cap = t->cap ? t->cap * 2 : 4;
-		if (!(t->f = realloc(t->f, t->cap * sizeof(*t->f))))
-			err(CUT_EXIT_FATAL, "threads");
-	}
-	struct frame *f = &t->f[t->n++];
-	*f = (struct frame){
-	    .end = cut_event_end(ev), .id = ev->id, .pid = ev->pid, .seq = seq, .in = in};
-	size_t n = strlen(ev->name);
-	if (n < sizeof(f->name))
-		memcpy(f->name, ev->name, n + 1);
-	else
-		f->longname = strtab_key(g.names, strtab_intern(g.names, ev->name));
-}
-
-static const char *
-frame_name(const struct frame *f)
-{
-	return f->longname ? f->longname : f->name;
 }
 
 /* The held slot of sequence number seq, or NULL once it was written. */
@@ -334,7 +258,7 @@ write_slot(struct slot *s, bool counts)
 	if (s->dropped)
 		return;
 	buf_add(&g.out, s->text.s, s->split);
-	if (s->api && counts) {
+	if (s->counted && counts) {
 		buf_add(&g.out, ",\"nioctl\":", 10);
 		buf_addi64(&g.out, s->nioctl);
 		buf_add(&g.out, ",\"ioctl_ns\":", 12);
@@ -344,17 +268,17 @@ write_slot(struct slot *s, bool counts)
 	written(s->ts);
 }
 
-/* Writes held events from the front while nothing before them can still change: an API
- * call is complete once every input has moved past its end. */
+/* Writes held events from the front while nothing before them can still change: a call is
+ * complete once every input has moved past its end. */
 static void
 release(int64_t now, bool all)
 {
 	while (g.qhead < g.qtail) {
 		struct slot *s = &g.q[g.qhead % g.qcap];
 		bool full = g.qtail - g.qhead > g.maxheld;
-		if (!all && s->api && !s->dropped && s->end > now && !full)
+		if (!all && s->counted && !s->dropped && s->end > now && !full)
 			break;
-		if (s->api && !s->dropped && s->end > now && !all)
+		if (s->counted && !s->dropped && s->end > now && !all)
 			g.partial++;
 		write_slot(s, all || s->end <= now);
 		g.qhead++;
@@ -362,7 +286,7 @@ release(int64_t now, bool all)
 }
 
 static struct slot *
-hold(const struct cut_event *ev, bool api)
+hold(const struct cut_event *ev, bool counted)
 {
 	if (g.qtail - g.qhead == g.qcap) {
 		size_t cap = g.qcap ? g.qcap * 2 : 1024;
@@ -379,7 +303,8 @@ hold(const struct cut_event *ev, bool api)
 	struct slot *s = &g.q[g.qtail++ % g.qcap];
 	struct cut_buf text = s->text;
 	struct cut_event e = *ev;
-	*s = (struct slot){.ts = ev->ts, .end = cut_event_end(ev), .api = api, .text = text};
+	*s =
+	    (struct slot){.ts = ev->ts, .end = cut_event_end(ev), .counted = counted, .text = text};
 	e.args = NULL;
 	e.extra = NULL;
 	e.has &= ~CUT_HAS_NIOCTL;
@@ -415,70 +340,88 @@ preference(int in)
 	return strcmp(g.in[in].tool, "cutcapture") == 0;
 }
 
-/* Handles one event in merged order: correlation, deduplication, output or holding. */
+/* What a call left out as a duplicate hands on to the copy kept in its place. */
+struct kept {
+	int64_t id, nioctl, ioctl_ns;
+};
+
+/* A call recorded by two inputs (both capture paths): same thread, layer and name, starting
+ * while the other is open, so the other is its parent o. Returns true when ev is the copy
+ * left out; when o is, o is forgotten and *k says what ev takes over from it. */
+static bool
+duplicate(const struct cut_event *ev, int in, struct cut_span *o, struct kept *k)
+{
+	int other = (int)o->user[1];
+	struct slot *s = held(o->user[0]);
+	if (preference(in) <= preference(other) || !s) {
+		g.dups[other * g.nin + in]++;
+		return true;
+	}
+	g.dups[in * g.nin + other]++;
+	s->dropped = true;
+	*k = (struct kept){o->id, s->nioctl, s->ioctl_ns};
+	cut_calls_close(g.open, ev, o);
+	return false;
+}
+
+/* An ioctl counts in the innermost driver call around it (its parent p when it has one: the
+ * api layer comes first) and in the innermost runtime call around it. */
+static void
+count_ioctl(const struct cut_event *ev, struct cut_span *p)
+{
+	struct cut_span *calls[2] = {p && p->layer == CUT_API ? p : NULL,
+	                             cut_calls_within(g.open, ev, CUT_RUNTIME)};
+	for (int i = 0; i < 2; i++) {
+		struct slot *s = calls[i] ? held(calls[i]->user[0]) : NULL;
+		if (s) {
+			s->nioctl++;
+			s->ioctl_ns += ev->has & CUT_HAS_DUR ? ev->dur : 0;
+		}
+	}
+}
+
+/* Handles one event in merged order: its parent, its id, the ioctls of the calls around it,
+ * duplicates; then writes it or holds it back. An event out of order is not correlated. */
 static void
 merge_one(struct cut_event *ev, int in)
 {
-	bool api = ev->layer == CUT_API;
-	bool correlate = !g.in[in].late && (api || ev->layer == CUT_IOCTL ||
-	                                    ev->layer == CUT_KERNEL || ev->layer == CUT_SCHED);
+	bool late = g.in[in].late, span = cut_layer_rank(ev->layer) > 0;
+	bool counted = ev->layer == CUT_API || ev->layer == CUT_RUNTIME;
+	struct kept k = {0};
 	ev->has &= ~(CUT_HAS_PARENT | CUT_HAS_NIOCTL | CUT_HAS_ID);
 	ev->pname = NULL;
-	struct thread *t = NULL;
-	struct frame *top = NULL;
-	if (correlate && ev->tid > 0) {
-		t = thread(ev->tid);
-		while (t->n && t->f[t->n - 1].end <= ev->ts)
-			t->n--;
-		top = t->n ? &t->f[t->n - 1] : NULL;
-	}
-	if (api && top && top->in != in && top->pid == ev->pid &&
-	    strcmp(frame_name(top), ev->name) == 0) {
-		struct slot *s = held(top->seq);
-		if (preference(in) <= preference(top->in) || !s) {
-			g.dups[top->in * g.nin + in]++;
+	/* p and pname point into the tracker: used before the next cut_calls_open */
+	struct cut_span *p = late ? NULL : cut_calls_parent(g.open, ev);
+	if (p && counted && p->layer == ev->layer && (int)p->user[1] != in &&
+	    strcmp(cut_span_name(p), ev->name) == 0) {
+		if (duplicate(ev, in, p, &k))
 			return;
-		}
-		/* Keep this one in the place of the other: same id, its ioctls so far. */
-		g.dups[in * g.nin + top->in]++;
-		s->dropped = true;
-		int64_t id = top->id, n = s->nioctl, ns = s->ioctl_ns;
-		t->n--;
-		top = t->n ? &t->f[t->n - 1] : NULL;
-		ev->id = id;
-		ev->has |= CUT_HAS_ID;
-		if (top) {
-			ev->parent = top->id;
-			ev->pname = frame_name(top);
-			ev->has |= CUT_HAS_PARENT;
-		}
-		s = hold(ev, true);
-		s->nioctl = n;
-		s->ioctl_ns = ns;
-		frame_push(t, ev, g.qtail - 1, in);
-		return;
+		p = cut_calls_parent(g.open, ev);
 	}
-	if (top) {
-		ev->parent = top->id;
-		ev->pname = frame_name(top);
+	if (p) {
+		ev->parent = p->id;
+		ev->pname = cut_span_name(p);
 		ev->has |= CUT_HAS_PARENT;
-		struct slot *s;
-		if (ev->layer == CUT_IOCTL && is_ioctl_call(ev) && (s = held(top->seq))) {
-			s->nioctl++;
-			if (ev->has & CUT_HAS_DUR)
-				s->ioctl_ns += ev->dur;
-		}
 	}
-	if (api) {
-		ev->id = ++g.next_id;
+	if (!late && ev->layer == CUT_IOCTL && is_ioctl_call(ev))
+		count_ioctl(ev, p);
+	if (span) {
+		ev->id = k.id ? k.id : ++g.next_id;
 		ev->has |= CUT_HAS_ID;
-		hold(ev, true);
-		if (t)
-			frame_push(t, ev, g.qtail - 1, in);
-	} else if (g.qhead == g.qtail) {
-		write_event(ev);
+	}
+	uint64_t seq = UINT64_MAX; /* never held */
+	if (counted || g.qhead != g.qtail) {
+		struct slot *s = hold(ev, counted);
+		s->nioctl = k.nioctl;
+		s->ioctl_ns = k.ioctl_ns;
+		seq = g.qtail - 1;
 	} else {
-		hold(ev, false);
+		write_event(ev);
+	}
+	struct cut_span *o = span && !late ? cut_calls_open(g.open, ev) : NULL;
+	if (o) {
+		o->user[0] = seq;
+		o->user[1] = (uint64_t)in;
 	}
 }
 
@@ -580,7 +523,7 @@ trailer(void)
 	for (int k = 0; k < g.nin; k++)
 		for (int d = 0; d < g.nin; d++)
 			if (g.dups[k * g.nin + d])
-				warnx("%llu API calls were recorded in both %s%s%s%s and %s%s%s%s: "
+				warnx("%llu calls were recorded in both %s%s%s%s and %s%s%s%s: "
 				      "kept those of %s",
 				      (unsigned long long)g.dups[k * g.nin + d], g.in[k].path,
 				      g.in[k].tool[0] ? " (" : "", g.in[k].tool,
@@ -588,7 +531,7 @@ trailer(void)
 				      g.in[d].tool[0] ? " (" : "", g.in[d].tool,
 				      g.in[d].tool[0] ? ")" : "", g.in[k].path);
 	if (g.partial)
-		warnx("%llu API calls were written without nioctl/ioctl_ns: more than %zu events "
+		warnx("%llu calls were written without nioctl/ioctl_ns: more than %zu events "
 		      "were held back while they were open (raise -m)",
 		      (unsigned long long)g.partial, g.maxheld);
 }
@@ -626,7 +569,7 @@ main(int argc, char *argv[])
 	g.nin = argc;
 	g.in = calloc((size_t)argc, sizeof(*g.in));
 	g.dups = calloc((size_t)argc * (size_t)argc, sizeof(*g.dups));
-	g.names = strtab_new();
+	g.open = cut_calls_new(0);
 	heap_init(&g.heads, sizeof(struct head));
 	if (!g.in || !g.dups)
 		err(CUT_EXIT_FATAL, "inputs");
@@ -707,14 +650,10 @@ main(int argc, char *argv[])
 	for (size_t i = 0; i < g.qcap; i++)
 		buf_free(&g.q[i].text);
 	free(g.q);
-	for (size_t i = 0; i < g.capthr; i++)
-		if (g.thr[i].tid >= 0)
-			free(g.thr[i].f);
-	free(g.thr);
+	cut_calls_free(g.open);
 	free(g.in);
 	heap_free(&g.heads);
 	free(g.dups);
-	strtab_free(g.names);
 	buf_free(&g.out);
 	return cut_finish_output(status);
 }
