@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "args.h"
+#include "calls.h"
 #include "classify.h"
 #include "cut.h"
 #include "event.h"
@@ -40,8 +41,6 @@ static const char *const kind_names[NKINDS] = {"thread", "stream", "process"};
 
 struct thread {
 	int64_t pid, tid;
-	int64_t api_end;     /* end of the current top-level API call, else NONE */
-	int64_t ioctl_end;   /* end of the current ioctl made outside API calls */
 	int64_t first, last; /* first start, last end of its top-level calls */
 	int64_t busy;        /* time in top-level calls */
 	size_t last_name;    /* the call that ended at last */
@@ -87,6 +86,7 @@ static struct {
 	bool json;
 	struct cut_strtab *names;
 	struct cut_idmap *tids, *ekeys; /* threads by pid and tid; CUevents by pid and handle */
+	struct cut_calls *open;         /* top-level API calls, and ioctls made outside them */
 	struct thread *thr;
 	size_t nthr, capthr;
 	struct stream *str;
@@ -127,7 +127,7 @@ thread(int64_t pid, int64_t tid)
 		struct thread *t = &g.thr[g.nthr++];
 		memset(t, 0, sizeof(*t));
 		t->pid = pid, t->tid = tid;
-		t->api_end = t->ioctl_end = t->first = t->last = NONE;
+		t->first = t->last = NONE;
 	}
 	return &g.thr[i];
 }
@@ -404,11 +404,10 @@ is_sync(size_t name)
 	return sync[name] == 2;
 }
 
+/* A top-level API call: it ends the thread's gap since the last one. */
 static void
 api_call(const struct cut_event *ev, struct thread *t)
 {
-	if (t->api_end != NONE && ev->ts < t->api_end)
-		return; /* nested in the current call: that one covers it */
 	size_t name = strtab_intern(g.names, ev->name);
 	if (t->last != NONE && ev->ts > t->last) {
 		struct gap gp = {.kind = K_THREAD,
@@ -433,7 +432,7 @@ api_call(const struct cut_event *ev, struct thread *t)
 	t->mark_ioctl = t->acc[ST_IOCTL];
 	t->mark_off = t->acc[ST_OFFCPU];
 	t->busy += ev->dur;
-	t->api_end = t->last = end;
+	t->last = end;
 	t->last_name = name;
 	device_call(ev, t, name);
 }
@@ -460,14 +459,17 @@ event(const struct cut_event *ev)
 	if (!(ev->has & CUT_HAS_DUR))
 		return;
 	struct thread *t = thread(ev->pid, ev->tid);
-	bool in_api = t->api_end != NONE && ev->ts < t->api_end;
+	/* inside an API call, the call covers it (a nested one too); off the CPU inside an
+	 * ioctl, the ioctl does */
+	if (cut_calls_within(g.open, ev, CUT_API))
+		return;
 	if (ev->layer == CUT_API) {
 		api_call(ev, t);
-	} else if (ev->layer == CUT_IOCTL && !in_api) {
+		cut_calls_open(g.open, ev);
+	} else if (ev->layer == CUT_IOCTL) {
 		add_span(t, ST_IOCTL, ev->ts, ev->dur);
-		t->ioctl_end = end;
-	} else if (ev->layer == CUT_SCHED && !in_api &&
-	           !(t->ioctl_end != NONE && ev->ts < t->ioctl_end)) {
+		cut_calls_open(g.open, ev);
+	} else if (!cut_calls_within(g.open, ev, CUT_IOCTL)) {
 		add_span(t, ST_OFFCPU, ev->ts, ev->dur);
 	}
 }
@@ -740,6 +742,7 @@ main(int argc, char *argv[])
 
 	g.names = strtab_new();
 	g.tids = idmap_new();
+	g.open = cut_calls_new(1u << CUT_API | 1u << CUT_IOCTL);
 	g.ekeys = idmap_new();
 	heap_init(&g.pend, sizeof(struct completion));
 	g.first = g.last = g.last_ts = NONE;

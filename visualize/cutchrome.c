@@ -10,6 +10,7 @@
 
 #include "args.h"
 #include "buf.h"
+#include "calls.h"
 #include "cut.h"
 #include "event.h"
 #include "idmap.h"
@@ -19,7 +20,6 @@
 
 /* Linux tids stay below PID_MAX_LIMIT; track ids from there up are ours. */
 #define SYNTH_ID (1 << 22)
-#define APIDEPTH 16
 /* Beyond these chrome://tracing fails to load a file; Perfetto's UI fails near 1 GB. */
 #define WARN_EVENTS 1000000
 #define WARN_BYTES (256 << 20)
@@ -45,11 +45,6 @@ struct group {
 	struct lane *lanes;
 	int64_t jpid, mem; /* PROCESS: its "pid" in the output, device bytes allocated */
 	int file;
-	struct api_call {
-		int64_t id, ts, end, jtid;
-		int file;
-	} api[APIDEPTH];
-	int napi; /* THREAD: the API calls still open, for flows to their ioctls */
 };
 
 static struct group **groups; /* in order of creation */
@@ -62,6 +57,9 @@ static struct cut_idmap *allocs; /* (pid, dptr) of live allocations -> index in 
 static int64_t *alloc_bytes;
 static size_t alloc_cap;
 static int64_t nsynth, nflows;
+/* The calls and ranges open in this output file, for flows to their ioctls; user[0] is the
+ * track ("tid") of the slice. */
+static struct cut_calls *open_calls;
 
 static FILE *out;
 static char out_name[4096]; /* the file out writes, for messages */
@@ -313,6 +311,8 @@ split(int64_t ts)
 	}
 	close_file();
 	nfile++;
+	cut_calls_free(open_calls); /* a flow cannot start in another file */
+	open_calls = cut_calls_new(0);
 	if (past_window) /* the next window, or one starting here when that one is empty */
 		wstart = ts - (wstart + window) >= window ? ts : wstart + window;
 	open_file();
@@ -352,31 +352,23 @@ count_memory(const struct cut_event *ev)
 	p->file = nfile;
 }
 
-/* The open API call of this thread an ioctl belongs to: its parent id when cutmerge wrote
- * one, else the innermost one enclosing it. */
-static struct api_call *
-enclosing_api(struct group *g, const struct cut_event *ev)
-{
-	for (int i = g->napi - 1; i >= 0; i--) {
-		struct api_call *a = &g->api[i];
-		if (a->file != nfile)
-			continue;
-		if (ev->has & CUT_HAS_PARENT ? a->id == ev->parent
-		                             : a->ts <= ev->ts && cut_event_end(ev) <= a->end)
-			return a;
-	}
-	return NULL;
-}
-
+/* An arrow from the call an ioctl was made in (its parent: cutmerge's, else the call open
+ * around it) to the ioctl's slice on track jtid. */
 static void
-note_api(struct group *g, const struct cut_event *ev, int64_t jtid)
+flow(const struct group *p, const struct cut_event *ev, int64_t jtid)
 {
-	while (g->napi && g->api[g->napi - 1].end <= ev->ts)
-		g->napi--;
-	if (g->napi == APIDEPTH)
-		memmove(g->api, g->api + 1, --g->napi * sizeof(g->api[0]));
-	g->api[g->napi++] = (struct api_call){ev->has & CUT_HAS_ID ? ev->id : -1, ev->ts,
-	                                      cut_event_end(ev), jtid, nfile};
+	struct cut_span *a = cut_calls_parent(open_calls, ev);
+	if (!a || a->ts >= ev->ts)
+		return;
+	/* The start binds to the slice enclosing it (the call, which starts there); the end, a
+	 * nanosecond before the ioctl, to the next slice on its track: the ioctl. Both
+	 * bindings hold however a viewer orders events with equal timestamps. */
+	begin("s", "ioctl", p->jpid, (int64_t)a->user[0], a->ts);
+	buf_addf(&b, ",\"cat\":\"flow\",\"id\":%lld", (long long)++nflows);
+	end();
+	begin("f", "ioctl", p->jpid, jtid, ev->ts - 1);
+	buf_addf(&b, ",\"cat\":\"flow\",\"id\":%lld", (long long)nflows);
+	end();
 }
 
 static void
@@ -384,18 +376,9 @@ slice(struct group *g, const struct cut_event *ev)
 {
 	struct group *p = process_of(g);
 	struct lane *l = place(g, ev->ts, cut_event_end(ev));
-	struct api_call *a;
-	if (ev->layer == CUT_IOCTL && (a = enclosing_api(g, ev)) && a->ts < ev->ts) {
-		/* The start binds to the slice enclosing it (the call, which starts there); the
-		 * end, a nanosecond before the ioctl, to the next slice on its track: the ioctl.
-		 * Both bindings hold however a viewer orders events with equal timestamps. */
-		begin("s", "ioctl", p->jpid, a->jtid, a->ts);
-		buf_addf(&b, ",\"cat\":\"flow\",\"id\":%lld", (long long)++nflows);
-		end();
-		begin("f", "ioctl", p->jpid, l->jtid, ev->ts - 1);
-		buf_addf(&b, ",\"cat\":\"flow\",\"id\":%lld", (long long)nflows);
-		end();
-	}
+	struct cut_span *s;
+	if (ev->layer == CUT_IOCTL)
+		flow(p, ev, l->jtid);
 	begin(ev->has & CUT_HAS_DUR ? "X" : "i", ev->name, p->jpid, l->jtid, ev->ts);
 	if (ev->has & CUT_HAS_DUR) {
 		buf_adds(&b, ",\"dur\":");
@@ -431,10 +414,10 @@ slice(struct group *g, const struct cut_event *ev)
 	}
 	buf_adds(&b, "}");
 	end();
-	if (ev->layer == CUT_API) {
-		note_api(g, ev, l->jtid);
+	if ((s = cut_calls_open(open_calls, ev)))
+		s->user[0] = (uint64_t)l->jtid;
+	if (ev->layer == CUT_API)
 		count_memory(ev);
-	}
 }
 
 /* A marker where the capture lost events. */
@@ -513,6 +496,7 @@ main(int argc, char *argv[])
 
 	out = stdout;
 	allocs = idmap_new();
+	open_calls = cut_calls_new(0);
 	for (int k = 0; k < NKINDS; k++)
 		kinds[k].ids = idmap_new();
 	open_file();

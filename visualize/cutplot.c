@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "calls.h"
 #include "cut.h"
 #include "event.h"
 #include "idmap.h"
@@ -81,6 +82,7 @@ static struct thread_rows {
 } * threads;
 static size_t nthreads;
 static struct cut_idmap *thread_ids; /* (pid, tid) -> index in threads */
+static struct cut_calls *open_calls; /* the top-level API calls, for host gaps */
 static int64_t origin, width, tmin = INT64_MAX, tmax = INT64_MIN, threshold = 10000;
 static int64_t hist[NHIST][CUT_NCATS];
 static struct cut_stats *st;
@@ -246,8 +248,12 @@ add_event(const struct cut_event *ev)
 		return;
 	int h = ev->dur < 10 ? 0 : (int)(4 * log10((double)ev->dur)) - 4;
 	hist[h < NHIST ? h : NHIST - 1][class_of(ev)]++;
-	/* Host gaps: from the end of a thread's calls so far to the start of its next call.
-	 * All of them count as idle, as in cutgaps; those over the threshold are drawn. */
+	/* Host gaps, by cutgaps' rule: from the end of a thread's top-level calls so far to the
+	 * start of its next one (a nested call is covered by its caller). All of them count
+	 * as idle; those over the threshold are drawn. */
+	if (cut_calls_within(open_calls, ev, CUT_API))
+		return;
+	cut_calls_open(open_calls, ev);
 	r = row_get(ev->pid, ev->tid, IDLE);
 	int64_t gap = r->prev_end == INT64_MIN ? 0 : ts - r->prev_end;
 	if (gap > 0) {
@@ -860,6 +866,7 @@ main(int argc, char *argv[])
 	init_classes();
 	st = stats_new(0);
 	thread_ids = idmap_new();
+	open_calls = cut_calls_new(1u << CUT_API);
 	status = cut_read_all(argc, argv, read_event, NULL);
 	stats_finish(st);
 	drawn_span();
