@@ -33,35 +33,37 @@
 #define TMAX ((int64_t)1 << 61)
 
 /* Colour classes: the API categories, then the layers but api and meta (in their order),
- * then gap lengths. */
+ * then gap lengths. The categories and layers are named by share/lib (init_classes). */
 #define C_LAYER(l) (CUT_NCATS + (l) - ((l) > CUT_API))
 enum { C_GAP = C_LAYER(CUT_META), NCLASS = C_GAP + 4 };
-struct style {
-	const char *rgb, *ch;
-};
-static const struct style cat_style[CUT_NCATS] = {
-    {"#7f7f7f", "I"}, {"#8c564b", "C"}, {"#e377c2", "D"}, {"#bcbd22", "M"}, {"#17becf", "T"},
-    {"#1f77b4", "L"}, {"#d62728", "S"}, {"#9467bd", "s"}, {"#ff7f0e", "e"}, {"#aec7e8", "m"},
-    {"#98df8a", "g"}, {"#2ca02c", "q"}, {"#c7c7c7", "o"},
-};
-static const struct style layer_style[CUT_NLAYERS] = {
-    [CUT_NVTX] = {"#76b900", "N"},  [CUT_RUNTIME] = {"#393b79", "R"},
-    [CUT_IOCTL] = {"#ff9896", "i"}, [CUT_KERNEL] = {"#c5b0d5", "k"},
-    [CUT_IRQ] = {"#f7b6d2", "!"},   [CUT_SCHED] = {"#dbdb8d", "z"},
-    [CUT_GPU] = {"#9edae5", "G"},
-};
-static const struct {
-	const char *label;
-	struct style style;
-} gap_style[NCLASS - C_GAP] = {
-    {"gap < 100 us", {"#fdd0a2", "."}},
-    {"gap < 1 ms", {"#fd8d3c", "-"}},
-    {"gap < 10 ms", {"#e6550d", "="}},
-    {"gap >= 10 ms", {"#a63603", "#"}},
-};
 static struct {
 	const char *label, *rgb, *ch;
-} classes[NCLASS]; /* from the three above: see init_classes */
+} classes[NCLASS] = {
+    [CUT_CAT_INIT] = {0, "#7f7f7f", "I"},
+    [CUT_CAT_CONTEXT] = {0, "#8c564b", "C"},
+    [CUT_CAT_DEVICE] = {0, "#e377c2", "D"},
+    [CUT_CAT_MEMORY] = {0, "#bcbd22", "M"},
+    [CUT_CAT_TRANSFER] = {0, "#17becf", "T"},
+    [CUT_CAT_LAUNCH] = {0, "#1f77b4", "L"},
+    [CUT_CAT_SYNC] = {0, "#d62728", "S"},
+    [CUT_CAT_STREAM] = {0, "#9467bd", "s"},
+    [CUT_CAT_EVENT] = {0, "#ff7f0e", "e"},
+    [CUT_CAT_MODULE] = {0, "#aec7e8", "m"},
+    [CUT_CAT_GRAPH] = {0, "#98df8a", "g"},
+    [CUT_CAT_QUERY] = {0, "#2ca02c", "q"},
+    [CUT_CAT_OTHER] = {0, "#c7c7c7", "o"},
+    [C_LAYER(CUT_NVTX)] = {0, "#76b900", "N"},
+    [C_LAYER(CUT_RUNTIME)] = {0, "#393b79", "R"},
+    [C_LAYER(CUT_IOCTL)] = {0, "#ff9896", "i"},
+    [C_LAYER(CUT_KERNEL)] = {0, "#c5b0d5", "k"},
+    [C_LAYER(CUT_IRQ)] = {0, "#f7b6d2", "!"},
+    [C_LAYER(CUT_SCHED)] = {0, "#dbdb8d", "z"},
+    [C_LAYER(CUT_GPU)] = {0, "#9edae5", "G"},
+    [C_GAP] = {"gap < 100 us", "#fdd0a2", "."},
+    {"gap < 1 ms", "#fd8d3c", "-"},
+    {"gap < 10 ms", "#e6550d", "="},
+    {"gap >= 10 ms", "#a63603", "#"},
+};
 
 /* A chart row (a thread's layer, or its idle gaps), or with layer < 0 a thread's (-1) or
  * process's (-2) name. */
@@ -181,22 +183,15 @@ add_span(struct row *r, int c, int64_t ts, int64_t end)
 	}
 }
 
-/* Labels from the category table and the layer table, colours from the styles above. */
+/* Names the classes of the categories and the layers. */
 static void
 init_classes(void)
 {
 	for (int c = 0; c < CUT_NCATS; c++)
-		classes[c].label = cut_category_name(c), classes[c].rgb = cat_style[c].rgb,
-		classes[c].ch = cat_style[c].ch;
+		classes[c].label = cut_category_name(c);
 	for (int l = 0; l < CUT_NLAYERS; l++)
 		if (l != CUT_API && l != CUT_META)
-			classes[C_LAYER(l)].label = cut_layer_label(l),
-			classes[C_LAYER(l)].rgb = layer_style[l].rgb,
-			classes[C_LAYER(l)].ch = layer_style[l].ch;
-	for (int g = 0; g < NCLASS - C_GAP; g++)
-		classes[C_GAP + g].label = gap_style[g].label,
-		                classes[C_GAP + g].rgb = gap_style[g].style.rgb,
-		                classes[C_GAP + g].ch = gap_style[g].style.ch;
+			classes[C_LAYER(l)].label = cut_layer_label(l);
 }
 
 static int

@@ -134,7 +134,7 @@ sweep(struct cut_calls *c, int64_t now)
 	c->sweep_at = 2 * c->live > 64 ? 2 * c->live : 64;
 }
 
-/* thread_of when the thread is not the last one looked up. */
+/* thread_of when the thread is not among the recent ones. */
 static struct thread *
 lookup(struct cut_calls *c, const struct cut_event *ev, bool create)
 {
@@ -167,8 +167,8 @@ lookup(struct cut_calls *c, const struct cut_event *ev, bool create)
 }
 
 /* The thread of ev, pruned to now = ev->ts; created when create is set, else NULL when it has
- * nothing open. The last one looked up is at hand: a merge asks two or three things of an
- * event, and events of a thread come in runs. */
+ * nothing open. The recent ones are at hand: a merge asks two or three things of an event,
+ * and a few threads make most of the events. */
 static inline struct thread *
 thread_of(struct cut_calls *c, const struct cut_event *ev, bool create)
 {
@@ -230,13 +230,14 @@ cut_calls_parent(struct cut_calls *c, const struct cut_event *ev)
 	struct thread *th = thread_of(c, ev, false);
 	struct cut_span *best = NULL;
 	int bestn = 0;
+	if (th && (ev->has & CUT_HAS_PARENT)) {
+		for (size_t i = th->n; i-- > 0;)
+			if (th->s[i].id == ev->parent)
+				return &th->s[i];
+		return NULL;
+	}
 	for (size_t i = th ? th->n : 0; i-- > 0;) {
 		struct cut_span *s = &th->s[i];
-		if (ev->has & CUT_HAS_PARENT) {
-			if (s->id == ev->parent)
-				return s;
-			continue;
-		}
 		int n = nearness(s->layer, ev->layer);
 		if (n && s->ts <= ev->ts && ev->ts < s->end && (!best || n < bestn))
 			best = s, bestn = n;
@@ -257,7 +258,12 @@ cut_calls_within(struct cut_calls *c, const struct cut_event *ev, enum cut_layer
 void
 cut_calls_close(struct cut_calls *c, const struct cut_event *ev, struct cut_span *s)
 {
-	struct thread *th = thread_of(c, ev, false);
+	/* found without pruning, which would move s */
+	const struct recent *r = &c->recent[ev->tid & 15];
+	size_t i = r->i != NOTHREAD && r->pid == ev->pid && r->tid == ev->tid
+	               ? r->i
+	               : idmap_get2(c->ids, ev->pid, ev->tid);
+	struct thread *th = i == IDMAP_NONE ? NULL : &c->t[i];
 	if (!th || s < th->s || s >= th->s + th->n)
 		return;
 	drop_span(c, s);
