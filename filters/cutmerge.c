@@ -569,7 +569,7 @@ main(int argc, char *argv[])
 	g.nin = argc;
 	g.in = calloc((size_t)argc, sizeof(*g.in));
 	g.dups = calloc((size_t)argc * (size_t)argc, sizeof(*g.dups));
-	g.open = cut_calls_new(0);
+	g.open = cut_calls_new(CUT_CALLS_HOLDERS | CUT_CALLS_NAMES);
 	heap_init(&g.heads, sizeof(struct head));
 	if (!g.in || !g.dups)
 		err(CUT_EXIT_FATAL, "inputs");

@@ -170,18 +170,38 @@ add_us(int64_t ns)
 		ns = ns == INT64_MIN ? INT64_MAX : -ns;
 	}
 	buf_addi64(&b, ns / 1000);
-	if (ns % 1000)
-		buf_addf(&b, ".%03d", (int)(ns % 1000));
+	if (ns % 1000) {
+		char frac[4] = {'.', (char)('0' + ns % 1000 / 100), (char)('0' + ns % 100 / 10),
+		                (char)('0' + ns % 10)};
+		buf_add(&b, frac, 4);
+	}
 }
 
-/* Starts an output event: phase, name, pid, tid and ts. */
+/* A member "key":v of the args being built, after a comma unless first (*sep is ""). */
+static void
+add_int(const char **sep, const char *key, int64_t v)
+{
+	buf_adds(&b, *sep);
+	buf_adds(&b, key);
+	buf_addi64(&b, v);
+	*sep = ",";
+}
+
+/* Starts an output event: phase, name, pid, tid and ts. Without printf: this runs for every
+ * event, and formatting was most of cutchrome's time. */
 static void
 begin(const char *ph, const char *name, int64_t jpid, int64_t jtid, int64_t ts)
 {
 	buf_reset(&b);
-	buf_addf(&b, "%s{\"ph\":\"%s\",\"name\":", nout ? ",\n" : "", ph);
+	buf_adds(&b, nout ? ",\n{\"ph\":\"" : "{\"ph\":\"");
+	buf_adds(&b, ph);
+	buf_adds(&b, "\",\"name\":");
 	buf_addjstr(&b, name, strlen(name));
-	buf_addf(&b, ",\"pid\":%lld,\"tid\":%lld,\"ts\":", (long long)jpid, (long long)jtid);
+	buf_adds(&b, ",\"pid\":");
+	buf_addi64(&b, jpid);
+	buf_adds(&b, ",\"tid\":");
+	buf_addi64(&b, jtid);
+	buf_adds(&b, ",\"ts\":");
 	add_us(*ph == 'M' ? 0 : ts - (base < 0 ? 0 : base));
 }
 
@@ -312,7 +332,7 @@ split(int64_t ts)
 	close_file();
 	nfile++;
 	cut_calls_free(open_calls); /* a flow cannot start in another file */
-	open_calls = cut_calls_new(0);
+	open_calls = cut_calls_new(CUT_CALLS_HOLDERS);
 	if (past_window) /* the next window, or one starting here when that one is empty */
 		wstart = ts - (wstart + window) >= window ? ts : wstart + window;
 	open_file();
@@ -347,7 +367,9 @@ count_memory(const struct cut_event *ev)
 		return;
 	}
 	begin("C", "device memory", p->jpid, p->jpid, alloc ? cut_event_end(ev) : ev->ts);
-	buf_addf(&b, ",\"args\":{\"allocated\":%lld}", (long long)p->mem);
+	buf_adds(&b, ",\"args\":{\"allocated\":");
+	buf_addi64(&b, p->mem);
+	buf_addc(&b, '}');
 	end();
 	p->file = nfile;
 }
@@ -364,10 +386,12 @@ flow(const struct group *p, const struct cut_event *ev, int64_t jtid)
 	 * nanosecond before the ioctl, to the next slice on its track: the ioctl. Both
 	 * bindings hold however a viewer orders events with equal timestamps. */
 	begin("s", "ioctl", p->jpid, (int64_t)a->user[0], a->ts);
-	buf_addf(&b, ",\"cat\":\"flow\",\"id\":%lld", (long long)++nflows);
+	buf_adds(&b, ",\"cat\":\"flow\",\"id\":");
+	buf_addi64(&b, ++nflows);
 	end();
 	begin("f", "ioctl", p->jpid, jtid, ev->ts - 1);
-	buf_addf(&b, ",\"cat\":\"flow\",\"id\":%lld", (long long)nflows);
+	buf_adds(&b, ",\"cat\":\"flow\",\"id\":");
+	buf_addi64(&b, nflows);
 	end();
 }
 
@@ -391,18 +415,12 @@ slice(struct group *g, const struct cut_event *ev)
 	buf_addjstr(&b, cat, strlen(cat));
 	buf_adds(&b, ",\"args\":{");
 	const char *sep = "";
-	if (ev->has & CUT_HAS_RET) {
-		buf_addf(&b, "\"ret\":%lld", (long long)ev->ret);
-		sep = ",";
-	}
-	if (ev->has & CUT_HAS_ID) {
-		buf_addf(&b, "%s\"id\":%lld", sep, (long long)ev->id);
-		sep = ",";
-	}
-	if (ev->has & CUT_HAS_PARENT) {
-		buf_addf(&b, "%s\"parent\":%lld", sep, (long long)ev->parent);
-		sep = ",";
-	}
+	if (ev->has & CUT_HAS_RET)
+		add_int(&sep, "\"ret\":", ev->ret);
+	if (ev->has & CUT_HAS_ID)
+		add_int(&sep, "\"id\":", ev->id);
+	if (ev->has & CUT_HAS_PARENT)
+		add_int(&sep, "\"parent\":", ev->parent);
 	if (ev->args && strlen(ev->args) > 2) {
 		buf_adds(&b, sep);
 		buf_add(&b, ev->args + 1, strlen(ev->args) - 2);
@@ -496,7 +514,7 @@ main(int argc, char *argv[])
 
 	out = stdout;
 	allocs = idmap_new();
-	open_calls = cut_calls_new(0);
+	open_calls = cut_calls_new(CUT_CALLS_HOLDERS);
 	for (int k = 0; k < NKINDS; k++)
 		kinds[k].ids = idmap_new();
 	open_file();

@@ -199,11 +199,8 @@ class_of(const struct cut_event *ev)
 {
 	if (ev->layer != CUT_API)
 		return C_LAYER(ev->layer);
-	const char *cat = cut_event_category(ev);
-	for (int c = 0; c < CUT_NCATS; c++)
-		if (strcmp(cat, cut_category_name(c)) == 0)
-			return c;
-	return CUT_CAT_OTHER;
+	int c = cut_category_from_name(cut_event_category(ev));
+	return c < 0 ? CUT_CAT_OTHER : c;
 }
 
 /* The name of a process (row layer -2) or thread (-1) from its meta record. */

@@ -44,7 +44,7 @@ cut_calls_new(unsigned mask)
 	struct cut_calls *c = calloc(1, sizeof(*c));
 	if (!c)
 		err(2, "out of memory");
-	c->mask = mask ? mask : 1u << CUT_NVTX | 1u << CUT_RUNTIME | 1u << CUT_API;
+	c->mask = mask;
 	c->ids = idmap_new();
 	c->sweep_at = 64;
 	forget_recent(c);
@@ -198,9 +198,9 @@ cut_calls_open(struct cut_calls *c, const struct cut_event *ev)
 	s->layer = ev->layer;
 	s->user[0] = s->user[1] = 0;
 	s->longname = NULL;
-	size_t n = strlen(ev->name);
+	size_t n = c->mask & CUT_CALLS_NAMES ? strlen(ev->name) : 0;
 	if (n < sizeof(s->name))
-		memcpy(s->name, ev->name, n + 1);
+		memcpy(s->name, ev->name, n), s->name[n] = '\0';
 	else if (!(s->longname = strdup(ev->name)))
 		err(2, "out of memory");
 	if (s->end < th->min_end)

@@ -21,12 +21,18 @@ struct cut_span {
 
 struct cut_calls;
 
+/* Bits of cut_calls_new's mask besides the layers' (1u << layer). */
+enum {
+	CUT_CALLS_HOLDERS = 1u << CUT_NVTX | 1u << CUT_RUNTIME | 1u << CUT_API, /* what holds */
+	CUT_CALLS_NAMES = 1u << 31, /* keep each span's name, for cut_span_name */
+};
+
 /*
- * A tracker that keeps the spans of the layers in mask (bits 1u << layer); 0 means nvtx,
- * runtime and api, the layers that hold others. Events must come in ts order on each thread
- * (across threads too, for memory to stay bounded): a span is forgotten once an event of its
- * thread starts at or after its end, a thread once none of its spans is open. Exits with
- * status 2 when memory runs out.
+ * A tracker that keeps the spans of the layers in mask (bits 1u << layer, such as
+ * CUT_CALLS_HOLDERS, the layers that hold others), and their names with CUT_CALLS_NAMES.
+ * Events must come in ts order on each thread (across threads too, for memory to stay
+ * bounded): a span is forgotten once an event of its thread starts at or after its end, a
+ * thread once none of its spans is open. Exits with status 2 when memory runs out.
  */
 struct cut_calls *cut_calls_new(unsigned mask);
 void cut_calls_free(struct cut_calls *c);
@@ -58,7 +64,7 @@ struct cut_span *cut_calls_within(struct cut_calls *c, const struct cut_event *e
 /* Forgets span s of ev's thread before its end (a duplicate left out). */
 void cut_calls_close(struct cut_calls *c, const struct cut_event *ev, struct cut_span *s);
 
-/* The name of the event s was opened for. */
+/* The name of the event s was opened for ("" unless the tracker keeps names). */
 static inline const char *
 cut_span_name(const struct cut_span *s)
 {

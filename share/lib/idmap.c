@@ -13,28 +13,20 @@ struct slot {
 struct cut_idmap {
 	struct slot *slots;
 	size_t cap, len, span;
-	size_t *freed; /* deleted indices not yet reused, the last deleted on top */
+	unsigned shift; /* 64 - log2(cap) */
+	size_t *freed;  /* deleted indices not yet reused, the last deleted on top */
 	size_t nfreed, capfreed;
 };
 
-/* splitmix64's finalizer: every input bit reaches every output bit, so keys that differ only
- * in high bits (multiples of 4096, pointers) still spread over the table. */
-static inline uint64_t
-mix(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9u;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebu;
-	return x ^ x >> 31;
-}
-
-/* Both words through odd multipliers (so neither cancels the other out), then one mix. */
+/* Multiplicative hashing: both words through odd multipliers, and the table index from the
+ * top bits of the sum, which every bit of the key reaches, so keys that differ only in high
+ * bits (multiples of 4096, pointers, pids shifted up) still spread over the table; the low
+ * bits would not. Four instructions, on every lookup of every event. */
 static inline size_t
 home(const struct cut_idmap *m, int64_t a, int64_t b)
 {
-	return (size_t)mix((uint64_t)a * 0x9e3779b97f4a7c15u + (uint64_t)b * 0xc2b2ae3d27d4eb4fu) &
-	       (m->cap - 1);
+	return (size_t)(((uint64_t)a * 0x9e3779b97f4a7c15u + (uint64_t)b * 0xc2b2ae3d27d4eb4fu) >>
+	                m->shift);
 }
 
 struct cut_idmap *
@@ -57,7 +49,7 @@ idmap_free(struct cut_idmap *m)
 }
 
 /* The slot of (a, b), or the empty slot where it would go. */
-static struct slot *
+static inline struct slot *
 probe(const struct cut_idmap *m, int64_t a, int64_t b)
 {
 	size_t i = home(m, a, b);
@@ -72,6 +64,7 @@ grow(struct cut_idmap *m)
 	struct slot *old = m->slots;
 	size_t oldcap = m->cap;
 	m->cap = m->cap ? 2 * m->cap : 16;
+	m->shift = 64 - (unsigned)__builtin_ctzll(m->cap);
 	if (!(m->slots = calloc(m->cap, sizeof(*m->slots))))
 		err(2, "out of memory");
 	for (size_t i = 0; i < oldcap; i++)

@@ -38,7 +38,7 @@ step(struct cut_calls *c, struct cut_event e)
 
 START_TEST(test_chain)
 {
-	struct cut_calls *c = cut_calls_new(0);
+	struct cut_calls *c = cut_calls_new(CUT_CALLS_HOLDERS | CUT_CALLS_NAMES);
 	ck_assert_str_eq(step(c, ev(CUT_NVTX, "step", 0, 1000)), "-");
 	ck_assert_str_eq(step(c, ev(CUT_NVTX, "forward", 5, 900)), "step");
 	ck_assert_str_eq(step(c, ev(CUT_RUNTIME, "cudaLaunchKernel", 10, 100)), "forward");
@@ -78,7 +78,7 @@ END_TEST
 /* NVTX start/end ranges overlap freely: the latest started one still open wins. */
 START_TEST(test_overlapping_ranges)
 {
-	struct cut_calls *c = cut_calls_new(0);
+	struct cut_calls *c = cut_calls_new(CUT_CALLS_HOLDERS | CUT_CALLS_NAMES);
 	ck_assert_str_eq(step(c, ev(CUT_NVTX, "load", 0, 100)), "-");
 	ck_assert_str_eq(step(c, ev(CUT_API, "a", 40, 1)), "load");
 	ck_assert_str_eq(step(c, ev(CUT_NVTX, "epoch", 50, 100)), "load"); /* starts inside */
@@ -97,7 +97,7 @@ END_TEST
 /* A merged trace says its parents: they win over time, and ids that are not open give none. */
 START_TEST(test_parent_by_id)
 {
-	struct cut_calls *c = cut_calls_new(0);
+	struct cut_calls *c = cut_calls_new(CUT_CALLS_HOLDERS | CUT_CALLS_NAMES);
 	struct cut_event a = ev(CUT_API, "outer", 0, 100), b = ev(CUT_API, "inner", 10, 50);
 	a.id = 1, b.id = 2;
 	a.has |= CUT_HAS_ID, b.has |= CUT_HAS_ID;
@@ -125,7 +125,7 @@ START_TEST(test_mask_and_names)
 	char longname[300];
 	memset(longname, 'x', sizeof(longname) - 1);
 	longname[sizeof(longname) - 1] = '\0';
-	struct cut_calls *c = cut_calls_new(1u << CUT_API | 1u << CUT_IOCTL);
+	struct cut_calls *c = cut_calls_new(1u << CUT_API | 1u << CUT_IOCTL | CUT_CALLS_NAMES);
 	struct cut_event a = ev(CUT_API, longname, 0, 100), io = ev(CUT_IOCTL, "io", 10, 20);
 	struct cut_span *s = cut_calls_open(c, &a);
 	s->user[0] = 42;
@@ -137,6 +137,11 @@ START_TEST(test_mask_and_names)
 	ck_assert_str_eq(cut_span_name(cut_calls_parent(c, &off)), longname); /* not the ioctl */
 	ck_assert_uint_eq(cut_calls_parent(c, &off)->user[0], 42);
 	cut_calls_free(c);
+	/* names only on request */
+	c = cut_calls_new(CUT_CALLS_HOLDERS);
+	cut_calls_open(c, &a);
+	ck_assert_str_eq(cut_span_name(cut_calls_parent(c, &off)), "");
+	cut_calls_free(c);
 }
 END_TEST
 
@@ -144,7 +149,7 @@ END_TEST
  * follows what is open. */
 START_TEST(test_memory_bound)
 {
-	struct cut_calls *c = cut_calls_new(0);
+	struct cut_calls *c = cut_calls_new(CUT_CALLS_HOLDERS | CUT_CALLS_NAMES);
 	size_t most = 0;
 	for (int64_t i = 0; i < 1000000; i++) {
 		struct cut_event e = ev(CUT_API, "cuCtxGetDevice", 10 * i, 5);

@@ -94,6 +94,18 @@ START_TEST(test_event_category)
 }
 END_TEST
 
+/* Category names back to categories. */
+START_TEST(test_category_names)
+{
+	for (int c = 0; c < CUT_NCATS; c++)
+		ck_assert_int_eq(cut_category_from_name(cut_category_name(c)), c);
+	ck_assert_int_eq(cut_category_from_name(""), -1);
+	ck_assert_int_eq(cut_category_from_name("launches"), -1);
+	ck_assert_int_eq(cut_category_from_name("mod"), -1);
+	ck_assert_int_eq(cut_category_from_name("runtime"), -1);
+}
+END_TEST
+
 /* The one layer table: names both ways, ranks from the framework down. */
 START_TEST(test_layers)
 {
@@ -128,6 +140,7 @@ main(void)
 	tcase_add_test(tc, test_table_sorted);
 	tcase_add_test(tc, test_event_category);
 	tcase_add_test(tc, test_layers);
+	tcase_add_test(tc, test_category_names);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
