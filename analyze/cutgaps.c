@@ -172,6 +172,25 @@ bucket(int64_t len)
 	return b;
 }
 
+/* A gap of thread tid of process pid from start to end, ended by that thread; the rest
+ * zero. A store a member: a gap starts at every call, and zeroing the struct whole
+ * compiles to a slow rep stos. */
+static void
+gap_init(struct gap *gp, enum kind kind, int64_t pid, int64_t tid, int64_t start, int64_t end)
+{
+	gp->kind = kind;
+	gp->pid = pid;
+	gp->tid = gp->after_tid = tid;
+	gp->start = start;
+	gp->end = end;
+	for (int s = 0; s <= NSTATES; s++)
+		gp->st[s] = 0;
+	gp->stream = 0;
+	gp->before = gp->after = 0;
+	gp->before_tid = 0;
+	gp->reason = 0;
+}
+
 /* Counts a gap; keeps it for the listing when it reaches the threshold. */
 static void
 record(struct gap *gp)
@@ -238,16 +257,12 @@ busy_again(struct stream *s, enum kind kind, int64_t ts, struct thread *t, size_
 	s->busy_since = ts;
 	if (s->idle_since == NONE || ts <= s->idle_since)
 		return;
-	struct gap gp = {.kind = kind,
-	                 .pid = s->pid,
-	                 .tid = t->tid,
-	                 .stream = s->handle,
-	                 .start = s->idle_since,
-	                 .end = ts,
-	                 .before = s->before,
-	                 .before_tid = s->before_tid,
-	                 .after = name,
-	                 .after_tid = t->tid};
+	struct gap gp;
+	gap_init(&gp, kind, s->pid, t->tid, s->idle_since, ts);
+	gp.stream = s->handle;
+	gp.before = s->before;
+	gp.before_tid = s->before_tid;
+	gp.after = name;
 	const int64_t *at = NULL;
 	for (size_t i = 0; i < s->nsnap; i++)
 		if (s->snap[i][0] == t->tid)
@@ -410,15 +425,11 @@ api_call(const struct cut_event *ev, struct thread *t)
 {
 	size_t name = strtab_intern(g.names, ev->name);
 	if (t->last != NONE && ev->ts > t->last) {
-		struct gap gp = {.kind = K_THREAD,
-		                 .pid = t->pid,
-		                 .tid = t->tid,
-		                 .start = t->last,
-		                 .end = ev->ts,
-		                 .before = t->last_name,
-		                 .before_tid = t->tid,
-		                 .after = name,
-		                 .after_tid = t->tid};
+		struct gap gp;
+		gap_init(&gp, K_THREAD, t->pid, t->tid, t->last, ev->ts);
+		gp.before = t->last_name;
+		gp.before_tid = t->tid;
+		gp.after = name;
 		gp.st[ST_IOCTL] = t->acc[ST_IOCTL] - t->mark_ioctl;
 		gp.st[ST_OFFCPU] = t->acc[ST_OFFCPU] - t->mark_off;
 		t->idle += ev->ts - t->last;

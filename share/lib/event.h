@@ -52,7 +52,7 @@ enum {
 /*
  * One event. Strings are NUL-terminated and belong to the reader: they stay valid until the
  * next cut_reader_next() on the same reader. Fields appear in the canonical line in the order
- * declared here.
+ * declared here. A new field must be reset in cut_event_init too.
  */
 struct cut_event {
 	int64_t ts;       /* start, ns of CLOCK_MONOTONIC */
@@ -103,12 +103,17 @@ cut_event_end(const struct cut_event *ev)
 {
 	return ev->has & CUT_HAS_DUR ? ev->ts + ev->dur : ev->ts;
 }
-/* Resets *ev to an empty event (no optional fields). Inline: the parser starts every line
- * with it. */
+/* Resets *ev to an empty event (no optional fields). Inline, and a store per field: the
+ * parser starts every line with it, and zeroing the whole struct compiles to a rep stos
+ * whose start-up alone cost a tenth of the fast path's time. */
 static inline void
 cut_event_init(struct cut_event *ev)
 {
-	*ev = (struct cut_event){0};
+	ev->ts = ev->dur = ev->rank = ev->pid = ev->tid = 0;
+	ev->layer = (enum cut_layer)0;
+	ev->host = ev->name = ev->cat = ev->pname = ev->args = ev->extra = NULL;
+	ev->ret = ev->id = ev->parent = ev->nioctl = ev->ioctl_ns = 0;
+	ev->has = 0;
 }
 
 /*

@@ -268,6 +268,8 @@ format_members(struct cut_buf *b, const struct cut_meta *m, const struct member 
 void
 cut_meta_format(struct cut_buf *out, const struct cut_event *at, const struct cut_meta *m)
 {
+	if ((unsigned)m->kind >= N(kinds))
+		return;
 	const struct kind *k = &kinds[m->kind];
 	struct cut_event ev;
 	cut_event_init(&ev);

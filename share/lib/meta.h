@@ -99,8 +99,8 @@ void cut_meta_init(struct cut_meta *m, enum cut_meta_kind k);
 /*
  * Appends the canonical line of record m (without newline) to out, its members in the order
  * of cut-events(5) and of the structs above, absent ones left out, then m's "more". The
- * envelope (ts, host, rank, pid, tid) comes from at, whose other fields are ignored. m's kind
- * must be one of header to device.
+ * envelope (ts, host, rank, pid, tid) comes from at, whose other fields are ignored. Appends
+ * nothing unless m's kind is one of header to device.
  */
 void cut_meta_format(struct cut_buf *out, const struct cut_event *at, const struct cut_meta *m);
 
