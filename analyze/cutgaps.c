@@ -11,8 +11,13 @@
 #include <jansson.h>
 
 #include "args.h"
+#include "calls.h"
 #include "classify.h"
+#include "cut.h"
 #include "event.h"
+#include "heap.h"
+#include "idmap.h"
+#include "reader.h"
 #include "strtab.h"
 #include "units.h"
 
@@ -36,8 +41,6 @@ static const char *const kind_names[NKINDS] = {"thread", "stream", "process"};
 
 struct thread {
 	int64_t pid, tid;
-	int64_t api_end;     /* end of the current top-level API call, else NONE */
-	int64_t ioctl_end;   /* end of the current ioctl made outside API calls */
 	int64_t first, last; /* first start, last end of its top-level calls */
 	int64_t busy;        /* time in top-level calls */
 	size_t last_name;    /* the call that ended at last */
@@ -70,8 +73,10 @@ struct gap {
 	int reason;
 };
 
+/* Work of a stream (or all of a process's) known complete at key.ts. */
 struct completion {
-	int64_t at, cover, pid, tid;
+	struct cut_heap_key key; /* the instant, and the order it was learnt in */
+	int64_t cover, pid, tid;
 	uint64_t stream;
 	size_t name;
 };
@@ -79,15 +84,17 @@ struct completion {
 static struct {
 	int64_t threshold;
 	bool json;
-	struct cut_strtab *names, *ekeys; /* call names; CUevents by pid:handle */
+	struct cut_strtab *names;
+	struct cut_idmap *tids, *ekeys; /* threads by pid and tid; CUevents by pid and handle */
+	struct cut_calls *open;         /* top-level API calls, and ioctls made outside them */
 	struct thread *thr;
 	size_t nthr, capthr;
 	struct stream *str;
 	size_t nstr, capstr;
 	struct gap *gaps;
 	size_t ngaps, capgaps;
-	struct completion *pend; /* min-heap by at */
-	size_t npend, cappend;
+	struct cut_heap pend; /* completions by time */
+	uint64_t npend;       /* completions learnt */
 	struct {
 		int64_t pid, stream, ts;
 	} * events; /* cuEventRecord: event -> stream, time */
@@ -109,47 +116,20 @@ grow(void *p, size_t *cap, size_t n, size_t size)
 	return p;
 }
 
-/* Index in t of the key "pid:handle", inserting it when new (*isnew). */
-static size_t
-lookup(struct cut_strtab *t, int64_t pid, uint64_t handle, bool *isnew)
-{
-	char key[48];
-	snprintf(key, sizeof(key), "%lld:%llx", (long long)pid, (unsigned long long)handle);
-	size_t n = strtab_len(t), i = strtab_intern(t, key);
-	*isnew = i == n;
-	return i;
-}
-
-/* Threads by tid: an open-addressing table of indices into g.thr (every event needs one). */
+/* The thread, by pid and tid (every event needs one); in order of their first event. */
 static struct thread *
 thread(int64_t pid, int64_t tid)
 {
-	static size_t *slot, nslot; /* index + 1; 0 = empty */
-	if (2 * (g.nthr + 1) > nslot) {
-		free(slot);
-		nslot = nslot ? nslot * 2 : 64;
-		if (!(slot = calloc(nslot, sizeof(*slot))))
-			err(CUT_EXIT_FATAL, "out of memory");
-		for (size_t i = 0; i < g.nthr; i++) {
-			size_t j = (size_t)((uint64_t)g.thr[i].tid * 0x9E3779B97F4A7C15u >> 20) &
-			           (nslot - 1);
-			while (slot[j])
-				j = (j + 1) & (nslot - 1);
-			slot[j] = i + 1;
-		}
-	}
-	size_t j = (size_t)((uint64_t)tid * 0x9E3779B97F4A7C15u >> 20) & (nslot - 1);
-	while (slot[j] && g.thr[slot[j] - 1].tid != tid)
-		j = (j + 1) & (nslot - 1);
-	if (!slot[j]) {
-		g.thr = grow(g.thr, &g.capthr, g.nthr, sizeof(*g.thr));
+	bool isnew;
+	size_t i = idmap_put2(g.tids, pid, tid, &isnew);
+	if (isnew) {
+		g.thr = grow(g.thr, &g.capthr, i, sizeof(*g.thr));
 		struct thread *t = &g.thr[g.nthr++];
 		memset(t, 0, sizeof(*t));
 		t->pid = pid, t->tid = tid;
-		t->api_end = t->ioctl_end = t->first = t->last = NONE;
-		slot[j] = g.nthr;
+		t->first = t->last = NONE;
 	}
-	return &g.thr[slot[j] - 1];
+	return &g.thr[i];
 }
 
 /* Streams are few: a linear search. */
@@ -190,6 +170,25 @@ bucket(int64_t len)
 	for (int64_t lim = 1000; b < NBUCKETS - 1 && len >= lim; lim *= 10)
 		b++;
 	return b;
+}
+
+/* A gap of thread tid of process pid from start to end, ended by that thread; the rest
+ * zero. A store a member: a gap starts at every call, and zeroing the struct whole
+ * compiles to a slow rep stos. */
+static void
+gap_init(struct gap *gp, enum kind kind, int64_t pid, int64_t tid, int64_t start, int64_t end)
+{
+	gp->kind = kind;
+	gp->pid = pid;
+	gp->tid = gp->after_tid = tid;
+	gp->start = start;
+	gp->end = end;
+	for (int s = 0; s <= NSTATES; s++)
+		gp->st[s] = 0;
+	gp->stream = 0;
+	gp->before = gp->after = 0;
+	gp->before_tid = 0;
+	gp->reason = 0;
 }
 
 /* Counts a gap; keeps it for the listing when it reaches the threshold. */
@@ -258,16 +257,12 @@ busy_again(struct stream *s, enum kind kind, int64_t ts, struct thread *t, size_
 	s->busy_since = ts;
 	if (s->idle_since == NONE || ts <= s->idle_since)
 		return;
-	struct gap gp = {.kind = kind,
-	                 .pid = s->pid,
-	                 .tid = t->tid,
-	                 .stream = s->handle,
-	                 .start = s->idle_since,
-	                 .end = ts,
-	                 .before = s->before,
-	                 .before_tid = s->before_tid,
-	                 .after = name,
-	                 .after_tid = t->tid};
+	struct gap gp;
+	gap_init(&gp, kind, s->pid, t->tid, s->idle_since, ts);
+	gp.stream = s->handle;
+	gp.before = s->before;
+	gp.before_tid = s->before_tid;
+	gp.after = name;
 	const int64_t *at = NULL;
 	for (size_t i = 0; i < s->nsnap; i++)
 		if (s->snap[i][0] == t->tid)
@@ -291,29 +286,11 @@ submit(int64_t pid, uint64_t handle, int64_t ts, struct thread *t, size_t name)
 	s->last_submit = ts;
 }
 
-static bool
-pend_less(size_t a, size_t b)
-{
-	return g.pend[a].at < g.pend[b].at;
-}
-
-static void
-pend_swap(size_t a, size_t b)
-{
-	struct completion c = g.pend[a];
-	g.pend[a] = g.pend[b];
-	g.pend[b] = c;
-}
-
 /* Work of the stream submitted before cover is known complete at instant at. */
 static void
 complete_at(int64_t at, int64_t cover, int64_t pid, uint64_t handle, int64_t tid, size_t name)
 {
-	g.pend = grow(g.pend, &g.cappend, g.npend, sizeof(*g.pend));
-	size_t i = g.npend++;
-	g.pend[i] = (struct completion){at, cover, pid, tid, handle, name};
-	for (; i > 0 && pend_less(i, (i - 1) / 2); i = (i - 1) / 2)
-		pend_swap(i, (i - 1) / 2);
+	heap_push(&g.pend, &(struct completion){{at, g.npend++}, cover, pid, tid, handle, name});
 }
 
 static void
@@ -327,9 +304,9 @@ apply(const struct completion *c)
 			continue;
 		if (s->busy_since == NONE || s->last_submit >= c->cover)
 			continue;
-		went_idle(s, c->at, c->name, c->tid);
+		went_idle(s, c->key.ts, c->name, c->tid);
 		if (--p->nbusy == 0)
-			went_idle(p, c->at, c->name, c->tid);
+			went_idle(p, c->key.ts, c->name, c->tid);
 	}
 }
 
@@ -337,21 +314,10 @@ apply(const struct completion *c)
 static void
 complete_until(int64_t now)
 {
-	while (g.npend && g.pend[0].at <= now) {
-		struct completion c = g.pend[0];
-		g.pend[0] = g.pend[--g.npend];
-		for (size_t i = 0;;) {
-			size_t m = i, l = 2 * i + 1, r = l + 1;
-			if (l < g.npend && pend_less(l, m))
-				m = l;
-			if (r < g.npend && pend_less(r, m))
-				m = r;
-			if (m == i)
-				break;
-			pend_swap(i, m);
-			i = m;
-		}
-		apply(&c);
+	struct completion *c, done;
+	while ((c = heap_top(&g.pend)) && c->key.ts <= now) {
+		heap_pop(&g.pend, &done);
+		apply(&done);
 	}
 }
 
@@ -416,22 +382,18 @@ device_call(const struct cut_event *ev, struct thread *t, size_t name)
 		complete_at(end, ev->ts, ev->pid, arg_handle(ev->args, "stream"), t->tid, name);
 		break;
 	case R_RECORD: {
-		bool isnew;
-		size_t k = lookup(g.ekeys, ev->pid, arg_handle(ev->args, "event"), &isnew);
+		size_t k =
+		    idmap_put2(g.ekeys, ev->pid, (int64_t)arg_handle(ev->args, "event"), NULL);
 		static size_t cap;
-		if (isnew)
-			g.events = grow(g.events, &cap, k, sizeof(*g.events));
+		g.events = grow(g.events, &cap, k, sizeof(*g.events));
 		g.events[k].pid = ev->pid;
 		g.events[k].stream = (int64_t)arg_handle(ev->args, "stream");
 		g.events[k].ts = ev->ts;
 		break;
 	}
 	case R_EVENT_SYNC: {
-		char key[48];
-		snprintf(key, sizeof(key), "%lld:%llx", (long long)ev->pid,
-		         (unsigned long long)arg_handle(ev->args, "event"));
-		size_t k = strtab_find(g.ekeys, key);
-		if (k != (size_t)-1)
+		size_t k = idmap_get2(g.ekeys, ev->pid, (int64_t)arg_handle(ev->args, "event"));
+		if (k != IDMAP_NONE)
 			complete_at(end, g.events[k].ts, ev->pid, (uint64_t)g.events[k].stream,
 			            t->tid, name);
 		break;
@@ -457,22 +419,17 @@ is_sync(size_t name)
 	return sync[name] == 2;
 }
 
+/* A top-level API call: it ends the thread's gap since the last one. */
 static void
 api_call(const struct cut_event *ev, struct thread *t)
 {
-	if (t->api_end != NONE && ev->ts < t->api_end)
-		return; /* nested in the current call: that one covers it */
 	size_t name = strtab_intern(g.names, ev->name);
 	if (t->last != NONE && ev->ts > t->last) {
-		struct gap gp = {.kind = K_THREAD,
-		                 .pid = t->pid,
-		                 .tid = t->tid,
-		                 .start = t->last,
-		                 .end = ev->ts,
-		                 .before = t->last_name,
-		                 .before_tid = t->tid,
-		                 .after = name,
-		                 .after_tid = t->tid};
+		struct gap gp;
+		gap_init(&gp, K_THREAD, t->pid, t->tid, t->last, ev->ts);
+		gp.before = t->last_name;
+		gp.before_tid = t->tid;
+		gp.after = name;
 		gp.st[ST_IOCTL] = t->acc[ST_IOCTL] - t->mark_ioctl;
 		gp.st[ST_OFFCPU] = t->acc[ST_OFFCPU] - t->mark_off;
 		t->idle += ev->ts - t->last;
@@ -486,7 +443,7 @@ api_call(const struct cut_event *ev, struct thread *t)
 	t->mark_ioctl = t->acc[ST_IOCTL];
 	t->mark_off = t->acc[ST_OFFCPU];
 	t->busy += ev->dur;
-	t->api_end = t->last = end;
+	t->last = end;
 	t->last_name = name;
 	device_call(ev, t, name);
 }
@@ -513,14 +470,17 @@ event(const struct cut_event *ev)
 	if (!(ev->has & CUT_HAS_DUR))
 		return;
 	struct thread *t = thread(ev->pid, ev->tid);
-	bool in_api = t->api_end != NONE && ev->ts < t->api_end;
+	/* inside an API call, the call covers it (a nested one too); off the CPU inside an
+	 * ioctl, the ioctl does */
+	if (cut_calls_within(g.open, ev, CUT_API))
+		return;
 	if (ev->layer == CUT_API) {
 		api_call(ev, t);
-	} else if (ev->layer == CUT_IOCTL && !in_api) {
+		cut_calls_open(g.open, ev);
+	} else if (ev->layer == CUT_IOCTL) {
 		add_span(t, ST_IOCTL, ev->ts, ev->dur);
-		t->ioctl_end = end;
-	} else if (ev->layer == CUT_SCHED && !in_api &&
-	           !(t->ioctl_end != NONE && ev->ts < t->ioctl_end)) {
+		cut_calls_open(g.open, ev);
+	} else if (!cut_calls_within(g.open, ev, CUT_IOCTL)) {
 		add_span(t, ST_OFFCPU, ev->ts, ev->dur);
 	}
 }
@@ -792,7 +752,10 @@ main(int argc, char *argv[])
 	argv += optind;
 
 	g.names = strtab_new();
-	g.ekeys = strtab_new();
+	g.tids = idmap_new();
+	g.open = cut_calls_new(1u << CUT_API | 1u << CUT_IOCTL);
+	g.ekeys = idmap_new();
+	heap_init(&g.pend, sizeof(struct completion));
 	g.first = g.last = g.last_ts = NONE;
 	status = cut_read_all(argc, argv, read_event, NULL);
 	if (g.unsorted > 1)

@@ -8,7 +8,9 @@
 
 #include <jansson.h>
 
+#include "cut.h"
 #include "event.h"
+#include "reader.h"
 #include "stats.h"
 #include "units.h"
 

@@ -20,6 +20,7 @@
 #include "buf.h"
 #include "decode.h"
 #include "drain.h"
+#include "cut.h"
 #include "event.h"
 #include "layers.h"
 #include "names.h"

@@ -11,6 +11,7 @@
 #include "classify.h"
 #include "decode.h"
 #include "devices.h"
+#include "cut.h"
 #include "event.h"
 #include "ioctl.h"
 #include "names.h"

@@ -15,6 +15,7 @@
 
 #include "decode.h"
 #include "drain.h"
+#include "cut.h"
 #include "event.h"
 #include "layers.h"
 #include "names.h"

@@ -16,6 +16,7 @@
 #include "cutcapture.h"
 #include "decode.h"
 #include "devices.h"
+#include "cut.h"
 #include "event.h"
 #include "layers.h"
 #include "layers_impl.h"

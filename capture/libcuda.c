@@ -16,6 +16,7 @@
 #include <linux/types.h>
 
 #include "cutcapture.h"
+#include "cut.h"
 #include "event.h"
 #include "libcuda.h"
 

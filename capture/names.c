@@ -9,6 +9,7 @@
 #include <linux/types.h>
 
 #include "cutcapture.h"
+#include "cut.h"
 #include "event.h"
 #include "names.h"
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cut.h"
 #include "event.h"
 #include "order.h"
 

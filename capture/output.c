@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cut.h"
 #include "event.h"
 #include "output.h"
 

@@ -19,6 +19,7 @@
 
 #include "cutcapture.h"
 #include "drain.h"
+#include "cut.h"
 #include "event.h"
 #include "target.h"
 

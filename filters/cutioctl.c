@@ -10,8 +10,11 @@
 #include <jansson.h>
 
 #include "args.h"
+#include "cut.h"
 #include "event.h"
 #include "ioctl.h"
+#include "meta.h"
+#include "reader.h"
 #include "strace.h"
 #include "strtab.h"
 
@@ -121,33 +124,40 @@ write_event(const struct cut_event *ev)
 static void
 header(int64_t ts, bool have_clock)
 {
-	struct cut_event h;
-	struct cut_buf b = {0};
-	cut_event_init(&h);
-	h.ts = ts;
-	h.layer = CUT_META;
-	h.name = "header";
-	buf_addf(&b,
-	         "{\"schema\":%d,\"tool\":\"cutioctl\",\"version\":\"%s\",\"source\":\"strace\"",
-	         CUT_SCHEMA_VERSION, CUT_VERSION);
+	struct cut_event at;
+	struct cut_meta m;
+	cut_event_init(&at);
+	at.ts = ts;
+	cut_meta_init(&m, CUT_META_HEADER);
+	m.header.tool = "cutioctl";
+	m.header.version = CUT_VERSION;
 	/* ts are CLOCK_REALTIME: saying both clocks read the same lets cutmerge align the
 	 * events with the monotonic clock of traces that recorded both. */
 	if (have_clock)
-		buf_addf(&b, ",\"clock\":{\"monotonic_ns\":%lld,\"realtime_ns\":%lld}",
-		         (long long)ts, (long long)ts);
-	buf_adds(&b, ",\"sorted\":true}");
-	h.args = b.s;
-	write_event(&h);
-	buf_free(&b);
+		m.header.monotonic_ns = m.header.realtime_ns = ts;
+	m.header.sorted = 1;
+	m.header.more = "\"source\":\"strace\"";
+	cut_meta_format(&g.out, &at, &m);
+	buf_addc(&g.out, '\n');
 	g.header_done = true;
+}
+
+/* The driver version a trace's header names, for the summary. */
+static void
+read_driver(const struct cut_event *ev)
+{
+	struct cut_meta m;
+	if (cut_meta_read(ev, &m) == CUT_META_HEADER && m.header.driver)
+		snprintf(g.driver, sizeof(g.driver), "%s", m.header.driver);
+	cut_meta_release(&m);
 }
 
 static void
 handle(struct cut_event *ev)
 {
 	struct cut_ioctl_info in;
-	if (ev->layer == CUT_META && strcmp(ev->name, "header") == 0 && !g.driver[0])
-		cut_args_str(ev->args, "driver", g.driver, sizeof(g.driver));
+	if (ev->layer == CUT_META && !g.driver[0])
+		read_driver(ev);
 	bool decoded = ev->layer == CUT_IOCTL && ioctl_decode_args(ev->args, &in) == 0;
 	if (g.summary) {
 		if (decoded)

@@ -1,6 +1,7 @@
-/* cutmerge: one ts-ordered stream from several traces, with every ioctl, driver function and
- * off-CPU period tied to the driver API call around it on its thread, and every API call
- * told how many ioctls it made and how long it spent in them. */
+/* cutmerge: one ts-ordered stream from several traces, with every event tied to what holds it
+ * on its thread (an ioctl to its driver call, a driver call to its runtime call, a call to its
+ * NVTX range), and every runtime and driver call told how many ioctls it made and how long it
+ * spent in them. */
 #include <err.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -9,8 +10,13 @@
 #include <string.h>
 
 #include "args.h"
+#include "calls.h"
+#include "cut.h"
 #include "event.h"
-#include "strtab.h"
+#include "heap.h"
+#include "meta.h"
+#include "parse.h"
+#include "reader.h"
 #include "units.h"
 
 static void
@@ -22,10 +28,15 @@ usage(void)
 
 /* An event held in a reorder window: its canonical line, parsed again when it leaves. */
 struct pending {
-	int64_t ts;
-	uint64_t seq;
+	struct cut_heap_key key; /* its ts, and its place in the input */
 	char *line;
 	size_t len;
+};
+
+/* An input in the heap of inputs by their next event. */
+struct head {
+	struct cut_heap_key key; /* see head_key() */
+	int in;
 };
 
 struct input {
@@ -37,9 +48,7 @@ struct input {
 	bool clock;
 	int64_t mono, real;
 	char host[128], tool[32];
-	/* -w: a heap of pending events ordered by (ts, seq) */
-	struct pending *win;
-	size_t nwin, capwin;
+	struct cut_heap win; /* -w: pending events by (ts, place in the input) */
 	uint64_t seq;
 	int64_t max_ts;
 	char *line; /* the released line the head points into */
@@ -47,25 +56,10 @@ struct input {
 	struct cut_buf fmt;
 };
 
-/* An open API call on a thread. */
-struct frame {
-	int64_t end, id, pid;
-	uint64_t seq; /* its place in the held queue */
-	int in;
-	const char *longname; /* a name too long for name[], interned in g.names */
-	char name[48];
-};
-
-struct thread {
-	int64_t tid; /* -1: empty slot */
-	struct frame *f;
-	size_t n, cap;
-};
-
-/* The held queue: events wait here while an API call before them is still open. */
+/* The held queue: events wait here while a call before them is still open. */
 struct slot {
 	int64_t ts, end;
-	bool api, dropped;
+	bool counted, dropped; /* counted: a call that gets nioctl and ioctl_ns */
 	int64_t nioctl, ioctl_ns;
 	struct cut_buf text; /* canonical line without nioctl/ioctl_ns, args and extra */
 	size_t split;        /* text[split, len) is the args/extra tail and the closing brace */
@@ -77,14 +71,11 @@ static struct {
 	bool align;
 	struct input *in;
 	int nin;
-	int *heap; /* inputs by head */
-	int nheap;
-	struct thread *thr;
-	size_t nthr, capthr;
+	struct cut_heap heads;  /* inputs by their head event */
+	struct cut_calls *open; /* spans open on each thread; user[0] the slot, user[1] the input */
 	struct slot *q;
 	size_t qcap;
 	uint64_t qhead, qtail; /* sequence numbers: slots qhead..qtail-1 are held */
-	struct cut_strtab *names;
 	int64_t next_id, last_out;
 	uint64_t written, unsorted, partial;
 	uint64_t *dups; /* [kept * nin + dropped] */
@@ -94,14 +85,20 @@ static struct {
 
 /* ---- reading: clock shift, order check, reorder window ---- */
 
+/* What an input's header says of its host, its tool and its clock. */
 static void
 read_header(struct input *in, const struct cut_event *ev)
 {
-	const char *clock = cut_args_find(ev->args, "clock");
-	cut_args_str(ev->args, "host", in->host, sizeof(in->host));
-	cut_args_str(ev->args, "tool", in->tool, sizeof(in->tool));
-	in->clock = clock && cut_args_int(clock, "monotonic_ns", &in->mono) == 0 &&
-	            cut_args_int(clock, "realtime_ns", &in->real) == 0;
+	struct cut_meta m;
+	if (cut_meta_read(ev, &m) == CUT_META_HEADER) {
+		const struct cut_header *h = &m.header;
+		snprintf(in->host, sizeof(in->host), "%s", h->host ? h->host : "");
+		snprintf(in->tool, sizeof(in->tool), "%s", h->tool ? h->tool : "");
+		in->clock = h->monotonic_ns != CUT_ABSENT && h->realtime_ns != CUT_ABSENT;
+		in->mono = h->monotonic_ns;
+		in->real = h->realtime_ns;
+	}
+	cut_meta_release(&m);
 }
 
 /* Moves an event onto the reference clock. Returns false, having reported it, when it would
@@ -109,6 +106,8 @@ read_header(struct input *in, const struct cut_event *ev)
 static bool
 shift(struct input *in, struct cut_event *ev)
 {
+	if (!in->shift) /* the reference, and inputs of its boot */
+		return true;
 	int64_t dur = ev->has & CUT_HAS_DUR ? ev->dur : 0;
 	if (in->shift < 0 ? ev->ts < -in->shift : ev->ts > INT64_MAX - dur - in->shift) {
 		cut_reader_warn(in->rd,
@@ -134,53 +133,23 @@ next_raw(struct input *in, struct cut_event *ev)
 	return 0;
 }
 
-static bool
-pend_less(const struct pending *a, const struct pending *b)
-{
-	return a->ts < b->ts || (a->ts == b->ts && a->seq < b->seq);
-}
-
 static void
 pend_push(struct input *in, const struct cut_event *ev)
 {
-	if (in->nwin == in->capwin) {
-		in->capwin = in->capwin ? in->capwin * 2 : 64;
-		if (!(in->win = realloc(in->win, in->capwin * sizeof(*in->win))))
-			err(CUT_EXIT_FATAL, "reorder window");
-	}
 	buf_reset(&in->fmt);
 	cut_event_format(&in->fmt, ev);
-	struct pending p = {ev->ts, in->seq++, malloc(in->fmt.len + 1), in->fmt.len};
+	struct pending p = {{ev->ts, in->seq++}, malloc(in->fmt.len + 1), in->fmt.len};
 	if (!p.line)
 		err(CUT_EXIT_FATAL, "reorder window");
 	memcpy(p.line, in->fmt.s, in->fmt.len + 1);
-	size_t i = in->nwin++;
-	while (i > 0 && pend_less(&p, &in->win[(i - 1) / 2])) {
-		in->win[i] = in->win[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	in->win[i] = p;
+	heap_push(&in->win, &p);
 }
 
-static struct pending
-pend_pop(struct input *in)
+/* The ts of the oldest pending event; the window is not empty. */
+static int64_t
+pend_oldest(const struct input *in)
 {
-	struct pending top = in->win[0], last = in->win[--in->nwin];
-	size_t i = 0;
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= in->nwin)
-			break;
-		if (c + 1 < in->nwin && pend_less(&in->win[c + 1], &in->win[c]))
-			c++;
-		if (!pend_less(&in->win[c], &last))
-			break;
-		in->win[i] = in->win[c];
-		i = c;
-	}
-	if (in->nwin)
-		in->win[i] = last;
-	return top;
+	return ((const struct pending *)heap_top(&in->win))->key.ts;
 }
 
 /* Makes the input's head the next event in order, or marks it finished. */
@@ -196,7 +165,7 @@ advance(struct input *in)
 	} else {
 		struct cut_event ev;
 		while (!in->eof && !g.stop &&
-		       (in->nwin == 0 || in->max_ts - in->win[0].ts < g.window)) {
+		       (!heap_len(&in->win) || in->max_ts - pend_oldest(in) < g.window)) {
 			if (!next_raw(in, &ev)) {
 				in->eof = true;
 				break;
@@ -211,9 +180,9 @@ advance(struct input *in)
 				in->max_ts = ev.ts;
 			pend_push(in, &ev);
 		}
-		if (in->nwin == 0)
+		struct pending p;
+		if (!heap_pop(&in->win, &p))
 			return;
-		struct pending p = pend_pop(in);
 		char why[256];
 		free(in->line);
 		in->line = p.line;
@@ -237,99 +206,24 @@ advance(struct input *in)
 
 /* ---- the merge heap over inputs ---- */
 
-static bool
-head_less(int a, int b)
+/* Inputs in order of their heads' ts; at equal ts the higher layer first (an NVTX range, then
+ * a runtime call, then a driver call, then the rest), so a call can hold what starts with it
+ * on another trace; then in command-line order. */
+static struct cut_heap_key
+head_key(int in)
 {
-	const struct cut_event *x = &g.in[a].ev, *y = &g.in[b].ev;
-	if (x->ts != y->ts)
-		return x->ts < y->ts;
-	/* An API call before what starts with it on another trace, so it can enclose it. */
-	if ((x->layer == CUT_API) != (y->layer == CUT_API))
-		return x->layer == CUT_API;
-	return a < b;
+	const struct cut_event *ev = &g.in[in].ev;
+	int rank = cut_layer_rank(ev->layer);
+	return (struct cut_heap_key){ev->ts,
+	                             (uint64_t)(3 - (rank > 0 ? rank : 0)) << 32 | (unsigned)in};
 }
 
-static void
-heap_down(int i)
+/* The ts of the next event in merged order, or INT64_MAX when every input is finished. */
+static int64_t
+next_ts(void)
 {
-	int v = g.heap[i];
-	for (;;) {
-		int c = 2 * i + 1;
-		if (c >= g.nheap)
-			break;
-		if (c + 1 < g.nheap && head_less(g.heap[c + 1], g.heap[c]))
-			c++;
-		if (!head_less(g.heap[c], v))
-			break;
-		g.heap[i] = g.heap[c];
-		i = c;
-	}
-	g.heap[i] = v;
-}
-
-/* ---- threads and their open API calls ---- */
-
-static size_t
-tid_hash(int64_t tid, size_t cap)
-{
-	uint64_t h = (uint64_t)tid * 0x9E3779B97F4A7C15u;
-	return (size_t)(h ^ h >> 29) & (cap - 1);
-}
-
-static struct thread *
-thread(int64_t tid)
-{
-	if (2 * (g.nthr + 1) > g.capthr) {
-		struct thread *old = g.thr;
-		size_t oldcap = g.capthr;
-		g.capthr = g.capthr ? g.capthr * 2 : 64;
-		if (!(g.thr = malloc(g.capthr * sizeof(*g.thr))))
-			err(CUT_EXIT_FATAL, "threads");
-		for (size_t i = 0; i < g.capthr; i++)
-			g.thr[i].tid = -1;
-		for (size_t i = 0; i < oldcap; i++) {
-			if (old[i].tid < 0)
-				continue;
-			size_t j = tid_hash(old[i].tid, g.capthr);
-			while (g.thr[j].tid >= 0)
-				j = (j + 1) & (g.capthr - 1);
-			g.thr[j] = old[i];
-		}
-		free(old);
-	}
-	size_t j = tid_hash(tid, g.capthr);
-	while (g.thr[j].tid >= 0 && g.thr[j].tid != tid)
-		j = (j + 1) & (g.capthr - 1);
-	if (g.thr[j].tid < 0) {
-		g.thr[j] = (struct thread){.tid = tid};
-		g.nthr++;
-	}
-	return &g.thr[j];
-}
-
-/* Opens a frame for API call ev (its id already set) held at sequence number seq. */
-static void
-frame_push(struct thread *t, const struct cut_event *ev, uint64_t seq, int in)
-{
-	if (t->n == t->cap) {
-		t->cap = t->cap ? t->cap * 2 : 4;
-		if (!(t->f = realloc(t->f, t->cap * sizeof(*t->f))))
-			err(CUT_EXIT_FATAL, "threads");
-	}
-	struct frame *f = &t->f[t->n++];
-	*f = (struct frame){
-	    .end = cut_event_end(ev), .id = ev->id, .pid = ev->pid, .seq = seq, .in = in};
-	size_t n = strlen(ev->name);
-	if (n < sizeof(f->name))
-		memcpy(f->name, ev->name, n + 1);
-	else
-		f->longname = strtab_key(g.names, strtab_intern(g.names, ev->name));
-}
-
-static const char *
-frame_name(const struct frame *f)
-{
-	return f->longname ? f->longname : f->name;
+	const struct head *h = heap_top(&g.heads);
+	return h ? h->key.ts : INT64_MAX;
 }
 
 /* The held slot of sequence number seq, or NULL once it was written. */
@@ -364,7 +258,7 @@ write_slot(struct slot *s, bool counts)
 	if (s->dropped)
 		return;
 	buf_add(&g.out, s->text.s, s->split);
-	if (s->api && counts) {
+	if (s->counted && counts) {
 		buf_add(&g.out, ",\"nioctl\":", 10);
 		buf_addi64(&g.out, s->nioctl);
 		buf_add(&g.out, ",\"ioctl_ns\":", 12);
@@ -374,17 +268,17 @@ write_slot(struct slot *s, bool counts)
 	written(s->ts);
 }
 
-/* Writes held events from the front while nothing before them can still change: an API
- * call is complete once every input has moved past its end. */
+/* Writes held events from the front while nothing before them can still change: a call is
+ * complete once every input has moved past its end. */
 static void
 release(int64_t now, bool all)
 {
 	while (g.qhead < g.qtail) {
 		struct slot *s = &g.q[g.qhead % g.qcap];
 		bool full = g.qtail - g.qhead > g.maxheld;
-		if (!all && s->api && !s->dropped && s->end > now && !full)
+		if (!all && s->counted && !s->dropped && s->end > now && !full)
 			break;
-		if (s->api && !s->dropped && s->end > now && !all)
+		if (s->counted && !s->dropped && s->end > now && !all)
 			g.partial++;
 		write_slot(s, all || s->end <= now);
 		g.qhead++;
@@ -392,7 +286,7 @@ release(int64_t now, bool all)
 }
 
 static struct slot *
-hold(const struct cut_event *ev, bool api)
+hold(const struct cut_event *ev, bool counted)
 {
 	if (g.qtail - g.qhead == g.qcap) {
 		size_t cap = g.qcap ? g.qcap * 2 : 1024;
@@ -409,7 +303,8 @@ hold(const struct cut_event *ev, bool api)
 	struct slot *s = &g.q[g.qtail++ % g.qcap];
 	struct cut_buf text = s->text;
 	struct cut_event e = *ev;
-	*s = (struct slot){.ts = ev->ts, .end = cut_event_end(ev), .api = api, .text = text};
+	*s =
+	    (struct slot){.ts = ev->ts, .end = cut_event_end(ev), .counted = counted, .text = text};
 	e.args = NULL;
 	e.extra = NULL;
 	e.has &= ~CUT_HAS_NIOCTL;
@@ -445,70 +340,88 @@ preference(int in)
 	return strcmp(g.in[in].tool, "cutcapture") == 0;
 }
 
-/* Handles one event in merged order: correlation, deduplication, output or holding. */
+/* What a call left out as a duplicate hands on to the copy kept in its place. */
+struct kept {
+	int64_t id, nioctl, ioctl_ns;
+};
+
+/* A call recorded by two inputs (both capture paths): same thread, layer and name, starting
+ * while the other is open, so the other is its parent o. Returns true when ev is the copy
+ * left out; when o is, o is forgotten and *k says what ev takes over from it. */
+static bool
+duplicate(const struct cut_event *ev, int in, struct cut_span *o, struct kept *k)
+{
+	int other = (int)o->user[1];
+	struct slot *s = held(o->user[0]);
+	if (preference(in) <= preference(other) || !s) {
+		g.dups[other * g.nin + in]++;
+		return true;
+	}
+	g.dups[in * g.nin + other]++;
+	s->dropped = true;
+	*k = (struct kept){o->id, s->nioctl, s->ioctl_ns};
+	cut_calls_close(g.open, ev, o);
+	return false;
+}
+
+/* An ioctl counts in the innermost driver call around it (its parent p when it has one: the
+ * api layer comes first) and in the innermost runtime call around it. */
+static void
+count_ioctl(const struct cut_event *ev, struct cut_span *p)
+{
+	struct cut_span *calls[2] = {p && p->layer == CUT_API ? p : NULL,
+	                             cut_calls_within(g.open, ev, CUT_RUNTIME)};
+	for (int i = 0; i < 2; i++) {
+		struct slot *s = calls[i] ? held(calls[i]->user[0]) : NULL;
+		if (s) {
+			s->nioctl++;
+			s->ioctl_ns += ev->has & CUT_HAS_DUR ? ev->dur : 0;
+		}
+	}
+}
+
+/* Handles one event in merged order: its parent, its id, the ioctls of the calls around it,
+ * duplicates; then writes it or holds it back. An event out of order is not correlated. */
 static void
 merge_one(struct cut_event *ev, int in)
 {
-	bool api = ev->layer == CUT_API;
-	bool correlate = !g.in[in].late && (api || ev->layer == CUT_IOCTL ||
-	                                    ev->layer == CUT_KERNEL || ev->layer == CUT_SCHED);
+	bool late = g.in[in].late, span = cut_layer_rank(ev->layer) > 0;
+	bool counted = ev->layer == CUT_API || ev->layer == CUT_RUNTIME;
+	struct kept k = {0};
 	ev->has &= ~(CUT_HAS_PARENT | CUT_HAS_NIOCTL | CUT_HAS_ID);
 	ev->pname = NULL;
-	struct thread *t = NULL;
-	struct frame *top = NULL;
-	if (correlate && ev->tid > 0) {
-		t = thread(ev->tid);
-		while (t->n && t->f[t->n - 1].end <= ev->ts)
-			t->n--;
-		top = t->n ? &t->f[t->n - 1] : NULL;
-	}
-	if (api && top && top->in != in && top->pid == ev->pid &&
-	    strcmp(frame_name(top), ev->name) == 0) {
-		struct slot *s = held(top->seq);
-		if (preference(in) <= preference(top->in) || !s) {
-			g.dups[top->in * g.nin + in]++;
+	/* p and pname point into the tracker: used before the next cut_calls_open */
+	struct cut_span *p = late ? NULL : cut_calls_parent(g.open, ev);
+	if (p && counted && p->layer == ev->layer && (int)p->user[1] != in &&
+	    strcmp(cut_span_name(p), ev->name) == 0) {
+		if (duplicate(ev, in, p, &k))
 			return;
-		}
-		/* Keep this one in the place of the other: same id, its ioctls so far. */
-		g.dups[in * g.nin + top->in]++;
-		s->dropped = true;
-		int64_t id = top->id, n = s->nioctl, ns = s->ioctl_ns;
-		t->n--;
-		top = t->n ? &t->f[t->n - 1] : NULL;
-		ev->id = id;
-		ev->has |= CUT_HAS_ID;
-		if (top) {
-			ev->parent = top->id;
-			ev->pname = frame_name(top);
-			ev->has |= CUT_HAS_PARENT;
-		}
-		s = hold(ev, true);
-		s->nioctl = n;
-		s->ioctl_ns = ns;
-		frame_push(t, ev, g.qtail - 1, in);
-		return;
+		p = cut_calls_parent(g.open, ev);
 	}
-	if (top) {
-		ev->parent = top->id;
-		ev->pname = frame_name(top);
+	if (p) {
+		ev->parent = p->id;
+		ev->pname = cut_span_name(p);
 		ev->has |= CUT_HAS_PARENT;
-		struct slot *s;
-		if (ev->layer == CUT_IOCTL && is_ioctl_call(ev) && (s = held(top->seq))) {
-			s->nioctl++;
-			if (ev->has & CUT_HAS_DUR)
-				s->ioctl_ns += ev->dur;
-		}
 	}
-	if (api) {
-		ev->id = ++g.next_id;
+	if (!late && ev->layer == CUT_IOCTL && is_ioctl_call(ev))
+		count_ioctl(ev, p);
+	if (span) {
+		ev->id = k.id ? k.id : ++g.next_id;
 		ev->has |= CUT_HAS_ID;
-		hold(ev, true);
-		if (t)
-			frame_push(t, ev, g.qtail - 1, in);
-	} else if (g.qhead == g.qtail) {
-		write_event(ev);
+	}
+	uint64_t seq = UINT64_MAX; /* never held */
+	if (counted || g.qhead != g.qtail) {
+		struct slot *s = hold(ev, counted);
+		s->nioctl = k.nioctl;
+		s->ioctl_ns = k.ioctl_ns;
+		seq = g.qtail - 1;
 	} else {
-		hold(ev, false);
+		write_event(ev);
+	}
+	struct cut_span *o = span && !late ? cut_calls_open(g.open, ev) : NULL;
+	if (o) {
+		o->user[0] = seq;
+		o->user[1] = (uint64_t)in;
 	}
 }
 
@@ -546,49 +459,49 @@ align_clocks(void)
 	}
 }
 
+/* A meta record of cutmerge itself (pid and tid 0) at ts. */
 static void
-write_meta(const char *name, int64_t ts, const char *args)
+write_meta(int64_t ts, const struct cut_meta *m)
 {
-	struct cut_event ev;
-	cut_event_init(&ev);
-	ev.ts = ts;
-	ev.layer = CUT_META;
-	ev.name = name;
-	ev.args = args;
-	cut_event_format(&g.out, &ev);
+	struct cut_event at;
+	cut_event_init(&at);
+	at.ts = ts;
+	cut_meta_format(&g.out, &at, m);
 	buf_addc(&g.out, '\n');
 }
 
 static void
 header(int64_t ts)
 {
-	struct cut_buf b = {0};
+	struct cut_buf inputs = {0};
+	struct cut_meta m;
 	const struct input *ref = NULL;
 	for (int i = 0; i < g.nin && !ref; i++)
 		if (g.in[i].clock)
 			ref = &g.in[i];
-	buf_addf(&b, "{\"schema\":%d,\"tool\":\"cutmerge\",\"version\":\"%s\"", CUT_SCHEMA_VERSION,
-	         CUT_VERSION);
-	if (ref && g.align)
-		buf_addf(&b, ",\"clock\":{\"monotonic_ns\":%lld,\"realtime_ns\":%lld}",
-		         (long long)ref->mono, (long long)ref->real);
-	buf_adds(&b, ",\"sorted\":true,\"inputs\":[");
-	for (int i = 0; i < g.nin; i++) {
-		buf_adds(&b, i ? ",{\"file\":" : "{\"file\":");
-		buf_addjstr(&b, g.in[i].path, strlen(g.in[i].path));
-		if (g.in[i].tool[0]) {
-			buf_adds(&b, ",\"tool\":");
-			buf_addjstr(&b, g.in[i].tool, strlen(g.in[i].tool));
-		}
-		if (g.in[i].host[0]) {
-			buf_adds(&b, ",\"host\":");
-			buf_addjstr(&b, g.in[i].host, strlen(g.in[i].host));
-		}
-		buf_addf(&b, ",\"shift_ns\":%lld}", (long long)g.in[i].shift);
+	cut_meta_init(&m, CUT_META_HEADER);
+	m.header.tool = "cutmerge";
+	m.header.version = CUT_VERSION;
+	if (ref && g.align) {
+		m.header.monotonic_ns = ref->mono;
+		m.header.realtime_ns = ref->real;
 	}
-	buf_adds(&b, "]}");
-	write_meta("header", ts, b.s);
-	buf_free(&b);
+	m.header.sorted = 1;
+	buf_adds(&inputs, "\"inputs\":[");
+	for (int i = 0; i < g.nin; i++) {
+		buf_adds(&inputs, i ? ",{" : "{");
+		buf_addkv_str(&inputs, "file", g.in[i].path);
+		if (g.in[i].tool[0])
+			buf_addkv_str(&inputs, "tool", g.in[i].tool);
+		if (g.in[i].host[0])
+			buf_addkv_str(&inputs, "host", g.in[i].host);
+		buf_addkv_int(&inputs, "shift_ns", g.in[i].shift);
+		buf_addc(&inputs, '}');
+	}
+	buf_addc(&inputs, ']');
+	m.header.more = inputs.s;
+	write_meta(ts, &m);
+	buf_free(&inputs);
 }
 
 static void
@@ -597,17 +510,20 @@ trailer(void)
 	uint64_t dups = 0;
 	for (int i = 0; i < g.nin * g.nin; i++)
 		dups += g.dups[i];
-	char args[256];
-	snprintf(args, sizeof(args),
-	         "{\"events\":%llu,\"duplicates\":%llu,\"unsorted\":%llu,\"partial\":%llu}",
-	         (unsigned long long)g.written, (unsigned long long)dups,
-	         (unsigned long long)g.unsorted, (unsigned long long)g.partial);
-	write_meta("trailer", g.last_out, args);
+	char more[256];
+	struct cut_meta m;
+	cut_meta_init(&m, CUT_META_TRAILER);
+	m.trailer.events = (int64_t)g.written;
+	snprintf(more, sizeof(more), "\"duplicates\":%llu,\"unsorted\":%llu,\"partial\":%llu",
+	         (unsigned long long)dups, (unsigned long long)g.unsorted,
+	         (unsigned long long)g.partial);
+	m.trailer.more = more;
+	write_meta(g.last_out, &m);
 	cut_write_buf(&g.out);
 	for (int k = 0; k < g.nin; k++)
 		for (int d = 0; d < g.nin; d++)
 			if (g.dups[k * g.nin + d])
-				warnx("%llu API calls were recorded in both %s%s%s%s and %s%s%s%s: "
+				warnx("%llu calls were recorded in both %s%s%s%s and %s%s%s%s: "
 				      "kept those of %s",
 				      (unsigned long long)g.dups[k * g.nin + d], g.in[k].path,
 				      g.in[k].tool[0] ? " (" : "", g.in[k].tool,
@@ -615,7 +531,7 @@ trailer(void)
 				      g.in[d].tool[0] ? " (" : "", g.in[d].tool,
 				      g.in[d].tool[0] ? ")" : "", g.in[k].path);
 	if (g.partial)
-		warnx("%llu API calls were written without nioctl/ioctl_ns: more than %zu events "
+		warnx("%llu calls were written without nioctl/ioctl_ns: more than %zu events "
 		      "were held back while they were open (raise -m)",
 		      (unsigned long long)g.partial, g.maxheld);
 }
@@ -652,10 +568,10 @@ main(int argc, char *argv[])
 
 	g.nin = argc;
 	g.in = calloc((size_t)argc, sizeof(*g.in));
-	g.heap = calloc((size_t)argc, sizeof(*g.heap));
 	g.dups = calloc((size_t)argc * (size_t)argc, sizeof(*g.dups));
-	g.names = strtab_new();
-	if (!g.in || !g.heap || !g.dups)
+	g.open = cut_calls_new(CUT_CALLS_HOLDERS | CUT_CALLS_NAMES);
+	heap_init(&g.heads, sizeof(struct head));
+	if (!g.in || !g.dups)
 		err(CUT_EXIT_FATAL, "inputs");
 	for (int i = 0; i < argc; i++) {
 		struct input *in = &g.in[i];
@@ -664,6 +580,7 @@ main(int argc, char *argv[])
 			err(CUT_EXIT_FATAL, "%s", argv[i]);
 		if (g.window && !(in->parser = cut_parser_new()))
 			err(CUT_EXIT_FATAL, "%s", argv[i]);
+		heap_init(&in->win, sizeof(struct pending));
 		in->last_ts = in->max_ts = INT64_MIN;
 	}
 	/* Each input's first record says its clock: read them all, then align. */
@@ -677,7 +594,7 @@ main(int argc, char *argv[])
 		if (rc < 0)
 			g.stop = true;
 		have[i] = rc > 0;
-		if (have[i] && first[i].layer == CUT_META && strcmp(first[i].name, "header") == 0)
+		if (have[i])
 			read_header(in, &first[i]);
 	}
 	align_clocks();
@@ -695,23 +612,24 @@ main(int argc, char *argv[])
 			in->last_ts = in->ev.ts;
 		}
 		if (in->has)
-			g.heap[g.nheap++] = i;
+			heap_push(&g.heads, &(struct head){head_key(i), i});
 	}
 	free(first);
 	free(have);
-	for (int i = g.nheap / 2; i-- > 0;)
-		heap_down(i);
 
-	header(g.nheap ? g.in[g.heap[0]].ev.ts : 0);
-	while (g.nheap) {
-		int i = g.heap[0];
+	header(heap_len(&g.heads) ? next_ts() : 0);
+	struct head *h;
+	while ((h = heap_top(&g.heads))) {
+		int i = h->in;
 		merge_one(&g.in[i].ev, i);
 		advance(&g.in[i]);
-		if (!g.in[i].has)
-			g.heap[0] = g.heap[--g.nheap];
-		if (g.nheap)
-			heap_down(0);
-		release(g.nheap ? g.in[g.heap[0]].ev.ts : INT64_MAX, !g.nheap);
+		if (g.in[i].has) {
+			h->key = head_key(i);
+			heap_fix_top(&g.heads);
+		} else {
+			heap_pop(&g.heads, NULL);
+		}
+		release(next_ts(), !heap_len(&g.heads));
 	}
 	release(INT64_MAX, true);
 	trailer();
@@ -721,9 +639,9 @@ main(int argc, char *argv[])
 		if (cut_reader_close(in->rd))
 			status = CUT_EXIT_BADINPUT;
 		cut_parser_free(in->parser);
-		for (size_t k = 0; k < in->nwin; k++)
-			free(in->win[k].line);
-		free(in->win);
+		for (size_t k = 0; k < heap_len(&in->win); k++)
+			free(((struct pending *)heap_at(&in->win, k))->line);
+		heap_free(&in->win);
 		free(in->line);
 		buf_free(&in->fmt);
 	}
@@ -732,14 +650,10 @@ main(int argc, char *argv[])
 	for (size_t i = 0; i < g.qcap; i++)
 		buf_free(&g.q[i].text);
 	free(g.q);
-	for (size_t i = 0; i < g.capthr; i++)
-		if (g.thr[i].tid >= 0)
-			free(g.thr[i].f);
-	free(g.thr);
+	cut_calls_free(g.open);
 	free(g.in);
-	free(g.heap);
+	heap_free(&g.heads);
 	free(g.dups);
-	strtab_free(g.names);
 	buf_free(&g.out);
 	return cut_finish_output(status);
 }

@@ -10,18 +10,21 @@
 
 #include "args.h"
 #include "buf.h"
+#include "calls.h"
+#include "cut.h"
 #include "event.h"
+#include "idmap.h"
+#include "meta.h"
+#include "reader.h"
 #include "units.h"
 
 /* Linux tids stay below PID_MAX_LIMIT; track ids from there up are ours. */
 #define SYNTH_ID (1 << 22)
-#define NGROUPS 4096
-#define APIDEPTH 16
 /* Beyond these chrome://tracing fails to load a file; Perfetto's UI fails near 1 GB. */
 #define WARN_EVENTS 1000000
 #define WARN_BYTES (256 << 20)
 
-enum kind { PROCESS, THREAD, OFFCPU, GPU, IRQ };
+enum kind { PROCESS, THREAD, OFFCPU, GPU, IRQ, NKINDS };
 
 /* One output track: the slices on it always nest. */
 struct lane {
@@ -42,23 +45,21 @@ struct group {
 	struct lane *lanes;
 	int64_t jpid, mem; /* PROCESS: its "pid" in the output, device bytes allocated */
 	int file;
-	struct api_call {
-		int64_t id, ts, end, jtid;
-		int file;
-	} api[APIDEPTH];
-	int napi; /* THREAD: the API calls still open, for flows to their ioctls */
-	struct group *next;
 };
 
-struct alloc {
-	int64_t pid, dptr, bytes;
-	struct alloc *next;
-};
-
-static struct group *groups[NGROUPS];
-static struct alloc **allocs;
-static size_t nalloc_buckets, nallocs;
+static struct group **groups; /* in order of creation */
+static size_t ngroups;
+static struct {
+	struct cut_idmap *ids; /* (pid, key) -> index in g */
+	struct group **g;
+} kinds[NKINDS];
+static struct cut_idmap *allocs; /* (pid, dptr) of live allocations -> index in alloc_bytes */
+static int64_t *alloc_bytes;
+static size_t alloc_cap;
 static int64_t nsynth, nflows;
+/* The calls and ranges open in this output file, for flows to their ioctls; user[0] is the
+ * track ("tid") of the slice. */
+static struct cut_calls *open_calls;
 
 static FILE *out;
 static char out_name[4096]; /* the file out writes, for messages */
@@ -80,21 +81,19 @@ usage(void)
 static struct group *
 group_find(enum kind kind, int64_t pid, int64_t key, bool create)
 {
-	uint64_t h = ((uint64_t)kind * 0x9e3779b97f4a7c15u ^ (uint64_t)pid * 0xff51afd7ed558ccdu ^
-	              (uint64_t)key) %
-	             NGROUPS;
-	struct group *g;
-	for (g = groups[h]; g; g = g->next)
-		if (g->kind == kind && g->pid == pid && g->key == key)
-			return g;
-	if (!create)
-		return NULL;
-	if (!(g = calloc(1, sizeof(*g))))
+	struct cut_idmap *ids = kinds[kind].ids;
+	bool isnew;
+	size_t i = create ? idmap_put2(ids, pid, key, &isnew) : idmap_get2(ids, pid, key);
+	if (i == IDMAP_NONE || (create && !isnew))
+		return i == IDMAP_NONE ? NULL : kinds[kind].g[i];
+	struct group *g = calloc(1, sizeof(*g));
+	if (!g || !(kinds[kind].g = realloc(kinds[kind].g, (i + 1) * sizeof(g))) ||
+	    !(groups = realloc(groups, (ngroups + 1) * sizeof(g))))
 		err(CUT_EXIT_FATAL, "out of memory");
-	*g = (struct group){.kind = kind, .pid = pid, .key = key, .file = -1, .next = groups[h]};
+	*g = (struct group){.kind = kind, .pid = pid, .key = key, .file = -1};
 	if (kind == PROCESS)
 		g->jpid = pid > 0 && pid < SYNTH_ID ? pid : SYNTH_ID + nsynth++;
-	return groups[h] = g;
+	return kinds[kind].g[i] = groups[ngroups++] = g;
 }
 
 static struct group *
@@ -171,18 +170,38 @@ add_us(int64_t ns)
 		ns = ns == INT64_MIN ? INT64_MAX : -ns;
 	}
 	buf_addi64(&b, ns / 1000);
-	if (ns % 1000)
-		buf_addf(&b, ".%03d", (int)(ns % 1000));
+	if (ns % 1000) {
+		char frac[4] = {'.', (char)('0' + ns % 1000 / 100), (char)('0' + ns % 100 / 10),
+		                (char)('0' + ns % 10)};
+		buf_add(&b, frac, 4);
+	}
 }
 
-/* Starts an output event: phase, name, pid, tid and ts. */
+/* A member "key":v of the args being built, after a comma unless first (*sep is ""). */
+static void
+add_int(const char **sep, const char *key, int64_t v)
+{
+	buf_adds(&b, *sep);
+	buf_adds(&b, key);
+	buf_addi64(&b, v);
+	*sep = ",";
+}
+
+/* Starts an output event: phase, name, pid, tid and ts. Without printf: this runs for every
+ * event, and formatting was most of cutchrome's time. */
 static void
 begin(const char *ph, const char *name, int64_t jpid, int64_t jtid, int64_t ts)
 {
 	buf_reset(&b);
-	buf_addf(&b, "%s{\"ph\":\"%s\",\"name\":", nout ? ",\n" : "", ph);
+	buf_adds(&b, nout ? ",\n{\"ph\":\"" : "{\"ph\":\"");
+	buf_adds(&b, ph);
+	buf_adds(&b, "\",\"name\":");
 	buf_addjstr(&b, name, strlen(name));
-	buf_addf(&b, ",\"pid\":%lld,\"tid\":%lld,\"ts\":", (long long)jpid, (long long)jtid);
+	buf_adds(&b, ",\"pid\":");
+	buf_addi64(&b, jpid);
+	buf_adds(&b, ",\"tid\":");
+	buf_addi64(&b, jtid);
+	buf_adds(&b, ",\"ts\":");
 	add_us(*ph == 'M' ? 0 : ts - (base < 0 ? 0 : base));
 }
 
@@ -223,10 +242,11 @@ track_name(const struct group *g, const struct group *thread, const struct group
 	int len;
 	switch (g->kind) {
 	case IRQ:
-		len = g->key < 0 ? snprintf(s, n, "irq")
-		                 : snprintf(s, n, "irq cpu %lld", (long long)g->key);
+		len = g->key < 0 ? snprintf(s, n, "%s", cut_layer_name(CUT_IRQ))
+		                 : snprintf(s, n, "%s cpu %lld", cut_layer_name(CUT_IRQ),
+		                            (long long)g->key);
 		break;
-	case GPU: len = snprintf(s, n, "GPU"); break;
+	case GPU: len = snprintf(s, n, "%s", cut_layer_label(CUT_GPU)); break;
 	default:
 		if (thread && thread->comm)
 			len = snprintf(s, n, "%s", thread->comm);
@@ -235,7 +255,8 @@ track_name(const struct group *g, const struct group *thread, const struct group
 		else
 			len = snprintf(s, n, "tid %lld", (long long)g->key);
 		if (g->kind == OFFCPU && len > 0 && (size_t)len < n)
-			len += snprintf(s + len, n - (size_t)len, " off-CPU");
+			len +=
+			    snprintf(s + len, n - (size_t)len, " %s", cut_layer_label(CUT_SCHED));
 	}
 	if (lane > 0 && len > 0 && (size_t)len < n)
 		snprintf(s + len, n - (size_t)len, " overlap %d", lane);
@@ -247,38 +268,37 @@ static void
 close_file(void)
 {
 	char name[512];
-	for (int h = 0; h < NGROUPS; h++)
-		for (struct group *g = groups[h]; g; g = g->next) {
-			if (g->kind == PROCESS && g->file == nfile) {
-				if (g->comm)
-					snprintf(name, sizeof(name), "%s", g->comm);
-				else if (g->pid < 0)
-					snprintf(name, sizeof(name), "interrupts");
-				else
-					snprintf(name, sizeof(name), "pid %lld", (long long)g->pid);
-				begin("M", "process_name", g->jpid, g->jpid, 0);
-				buf_adds(&b, ",\"args\":{\"name\":");
-				buf_addjstr(&b, name, strlen(name));
-				buf_adds(&b, "}");
-				end();
-			}
-			if (!g->lanes)
-				continue;
-			int i = 0;
-			struct group *p = process_of(g);
-			struct group *t =
-			    g->kind == OFFCPU ? group_find(THREAD, g->pid, g->key, false) : g;
-			for (struct lane *l = g->lanes; l; l = l->next, i++) {
-				if (l->file != nfile)
-					continue;
-				track_name(g, t, p, i, name, sizeof(name));
-				begin("M", "thread_name", p->jpid, l->jtid, 0);
-				buf_adds(&b, ",\"args\":{\"name\":");
-				buf_addjstr(&b, name, strlen(name));
-				buf_adds(&b, "}");
-				end();
-			}
+	for (size_t k = 0; k < ngroups; k++) {
+		struct group *g = groups[k];
+		if (g->kind == PROCESS && g->file == nfile) {
+			if (g->comm)
+				snprintf(name, sizeof(name), "%s", g->comm);
+			else if (g->pid < 0)
+				snprintf(name, sizeof(name), "interrupts");
+			else
+				snprintf(name, sizeof(name), "pid %lld", (long long)g->pid);
+			begin("M", "process_name", g->jpid, g->jpid, 0);
+			buf_adds(&b, ",\"args\":{\"name\":");
+			buf_addjstr(&b, name, strlen(name));
+			buf_adds(&b, "}");
+			end();
 		}
+		if (!g->lanes)
+			continue;
+		int i = 0;
+		struct group *p = process_of(g);
+		struct group *t = g->kind == OFFCPU ? group_find(THREAD, g->pid, g->key, false) : g;
+		for (struct lane *l = g->lanes; l; l = l->next, i++) {
+			if (l->file != nfile)
+				continue;
+			track_name(g, t, p, i, name, sizeof(name));
+			begin("M", "thread_name", p->jpid, l->jtid, 0);
+			buf_adds(&b, ",\"args\":{\"name\":");
+			buf_addjstr(&b, name, strlen(name));
+			buf_adds(&b, "}");
+			end();
+		}
+	}
 	fprintf(out,
 	        "\n],\"otherData\":{\"generator\":\"cutchrome " CUT_VERSION
 	        "\",\"base_ns\":%lld}}\n",
@@ -311,40 +331,12 @@ split(int64_t ts)
 	}
 	close_file();
 	nfile++;
+	cut_calls_free(open_calls); /* a flow cannot start in another file */
+	open_calls = cut_calls_new(CUT_CALLS_HOLDERS);
 	if (past_window) /* the next window, or one starting here when that one is empty */
 		wstart = ts - (wstart + window) >= window ? ts : wstart + window;
 	open_file();
 	return true;
-}
-
-static void
-alloc_grow(void)
-{
-	size_t n = nalloc_buckets ? 2 * nalloc_buckets : 1024;
-	struct alloc **t = calloc(n, sizeof(*t));
-	if (!t)
-		err(CUT_EXIT_FATAL, "out of memory");
-	for (size_t i = 0; i < nalloc_buckets; i++)
-		for (struct alloc *a = allocs[i], *next; a; a = next) {
-			next = a->next;
-			size_t h = (uint64_t)(a->dptr ^ a->pid) * 0x9e3779b97f4a7c15u % n;
-			a->next = t[h];
-			t[h] = a;
-		}
-	free(allocs);
-	allocs = t;
-	nalloc_buckets = n;
-}
-
-static struct alloc **
-alloc_find(int64_t pid, int64_t dptr)
-{
-	if (!nalloc_buckets)
-		alloc_grow();
-	struct alloc **ap = &allocs[(uint64_t)(dptr ^ pid) * 0x9e3779b97f4a7c15u % nalloc_buckets];
-	while (*ap && ((*ap)->pid != pid || (*ap)->dptr != dptr))
-		ap = &(*ap)->next;
-	return ap;
 }
 
 /* Device memory allocated per process: successful allocations minus frees, matched by dptr. */
@@ -356,57 +348,51 @@ count_memory(const struct cut_event *ev)
 	if ((!alloc && strncmp(ev->name, "cuMemFree", 9) != 0) || host ||
 	    ((ev->has & CUT_HAS_RET) && ev->ret != 0) || cut_args_int(ev->args, "dptr", &dptr))
 		return;
-	struct alloc **ap = alloc_find(ev->pid, dptr), *a = *ap;
+	size_t i = idmap_get2(allocs, ev->pid, dptr);
 	struct group *p = group_get(PROCESS, ev->pid, 0);
-	if (a) { /* a free, or a reuse whose free was not traced */
-		p->mem = (int64_t)((uint64_t)p->mem - (uint64_t)a->bytes);
-		*ap = a->next;
-		free(a);
-		nallocs--;
+	if (i != IDMAP_NONE) { /* a free, or a reuse whose free was not traced */
+		p->mem = (int64_t)((uint64_t)p->mem - (uint64_t)alloc_bytes[i]);
+		idmap_del2(allocs, ev->pid, dptr);
 	}
 	if (alloc && cut_args_int(ev->args, "bytes", &bytes) == 0) {
-		if (!(a = malloc(sizeof(*a))))
-			err(CUT_EXIT_FATAL, "out of memory");
-		*a = (struct alloc){ev->pid, dptr, bytes, NULL};
-		ap = alloc_find(ev->pid, dptr);
-		*ap = a;
+		size_t j = idmap_put2(allocs, ev->pid, dptr, NULL);
+		if (j >= alloc_cap) {
+			alloc_cap = alloc_cap ? 2 * alloc_cap : 1024;
+			if (!(alloc_bytes = realloc(alloc_bytes, alloc_cap * sizeof(*alloc_bytes))))
+				err(CUT_EXIT_FATAL, "out of memory");
+		}
+		alloc_bytes[j] = bytes;
 		p->mem = (int64_t)((uint64_t)p->mem + (uint64_t)bytes); /* no UB on nonsense */
-		if (++nallocs > 2 * nalloc_buckets)
-			alloc_grow();
-	} else if (!a) {
+	} else if (i == IDMAP_NONE) {
 		return;
 	}
 	begin("C", "device memory", p->jpid, p->jpid, alloc ? cut_event_end(ev) : ev->ts);
-	buf_addf(&b, ",\"args\":{\"allocated\":%lld}", (long long)p->mem);
+	buf_adds(&b, ",\"args\":{\"allocated\":");
+	buf_addi64(&b, p->mem);
+	buf_addc(&b, '}');
 	end();
 	p->file = nfile;
 }
 
-/* The open API call of this thread an ioctl belongs to: its parent id when cutmerge wrote
- * one, else the innermost one enclosing it. */
-static struct api_call *
-enclosing_api(struct group *g, const struct cut_event *ev)
-{
-	for (int i = g->napi - 1; i >= 0; i--) {
-		struct api_call *a = &g->api[i];
-		if (a->file != nfile)
-			continue;
-		if (ev->has & CUT_HAS_PARENT ? a->id == ev->parent
-		                             : a->ts <= ev->ts && cut_event_end(ev) <= a->end)
-			return a;
-	}
-	return NULL;
-}
-
+/* An arrow from the call an ioctl was made in (its parent: cutmerge's, else the call open
+ * around it) to the ioctl's slice on track jtid. */
 static void
-note_api(struct group *g, const struct cut_event *ev, int64_t jtid)
+flow(const struct group *p, const struct cut_event *ev, int64_t jtid)
 {
-	while (g->napi && g->api[g->napi - 1].end <= ev->ts)
-		g->napi--;
-	if (g->napi == APIDEPTH)
-		memmove(g->api, g->api + 1, --g->napi * sizeof(g->api[0]));
-	g->api[g->napi++] = (struct api_call){ev->has & CUT_HAS_ID ? ev->id : -1, ev->ts,
-	                                      cut_event_end(ev), jtid, nfile};
+	struct cut_span *a = cut_calls_parent(open_calls, ev);
+	if (!a || a->ts >= ev->ts)
+		return;
+	/* The start binds to the slice enclosing it (the call, which starts there); the end, a
+	 * nanosecond before the ioctl, to the next slice on its track: the ioctl. Both
+	 * bindings hold however a viewer orders events with equal timestamps. */
+	begin("s", "ioctl", p->jpid, (int64_t)a->user[0], a->ts);
+	buf_adds(&b, ",\"cat\":\"flow\",\"id\":");
+	buf_addi64(&b, ++nflows);
+	end();
+	begin("f", "ioctl", p->jpid, jtid, ev->ts - 1);
+	buf_adds(&b, ",\"cat\":\"flow\",\"id\":");
+	buf_addi64(&b, nflows);
+	end();
 }
 
 static void
@@ -414,18 +400,9 @@ slice(struct group *g, const struct cut_event *ev)
 {
 	struct group *p = process_of(g);
 	struct lane *l = place(g, ev->ts, cut_event_end(ev));
-	struct api_call *a;
-	if (ev->layer == CUT_IOCTL && (a = enclosing_api(g, ev)) && a->ts < ev->ts) {
-		/* The start binds to the slice enclosing it (the call, which starts there); the
-		 * end, a nanosecond before the ioctl, to the next slice on its track: the ioctl.
-		 * Both bindings hold however a viewer orders events with equal timestamps. */
-		begin("s", "ioctl", p->jpid, a->jtid, a->ts);
-		buf_addf(&b, ",\"cat\":\"flow\",\"id\":%lld", (long long)++nflows);
-		end();
-		begin("f", "ioctl", p->jpid, l->jtid, ev->ts - 1);
-		buf_addf(&b, ",\"cat\":\"flow\",\"id\":%lld", (long long)nflows);
-		end();
-	}
+	struct cut_span *s;
+	if (ev->layer == CUT_IOCTL)
+		flow(p, ev, l->jtid);
 	begin(ev->has & CUT_HAS_DUR ? "X" : "i", ev->name, p->jpid, l->jtid, ev->ts);
 	if (ev->has & CUT_HAS_DUR) {
 		buf_adds(&b, ",\"dur\":");
@@ -438,18 +415,12 @@ slice(struct group *g, const struct cut_event *ev)
 	buf_addjstr(&b, cat, strlen(cat));
 	buf_adds(&b, ",\"args\":{");
 	const char *sep = "";
-	if (ev->has & CUT_HAS_RET) {
-		buf_addf(&b, "\"ret\":%lld", (long long)ev->ret);
-		sep = ",";
-	}
-	if (ev->has & CUT_HAS_ID) {
-		buf_addf(&b, "%s\"id\":%lld", sep, (long long)ev->id);
-		sep = ",";
-	}
-	if (ev->has & CUT_HAS_PARENT) {
-		buf_addf(&b, "%s\"parent\":%lld", sep, (long long)ev->parent);
-		sep = ",";
-	}
+	if (ev->has & CUT_HAS_RET)
+		add_int(&sep, "\"ret\":", ev->ret);
+	if (ev->has & CUT_HAS_ID)
+		add_int(&sep, "\"id\":", ev->id);
+	if (ev->has & CUT_HAS_PARENT)
+		add_int(&sep, "\"parent\":", ev->parent);
 	if (ev->args && strlen(ev->args) > 2) {
 		buf_adds(&b, sep);
 		buf_add(&b, ev->args + 1, strlen(ev->args) - 2);
@@ -461,36 +432,46 @@ slice(struct group *g, const struct cut_event *ev)
 	}
 	buf_adds(&b, "}");
 	end();
-	if (ev->layer == CUT_API) {
-		note_api(g, ev, l->jtid);
+	if ((s = cut_calls_open(open_calls, ev)))
+		s->user[0] = (uint64_t)l->jtid;
+	if (ev->layer == CUT_API)
 		count_memory(ev);
-	}
 }
 
+/* A marker where the capture lost events. */
+static void
+lost(const struct cut_event *ev, const struct cut_lost *l)
+{
+	char what[64];
+	struct group *g = group_get(PROCESS, ev->pid, 0);
+	set_base(ev->ts);
+	snprintf(what, sizeof(what), "lost %lld events",
+	         (long long)(l->count == CUT_ABSENT ? 0 : l->count));
+	begin("i", what, g->jpid, g->jpid, ev->ts);
+	buf_adds(&b, ",\"s\":\"g\",\"cat\":\"lost\",\"args\":");
+	buf_adds(&b, ev->args ? ev->args : "{}");
+	end();
+	g->file = nfile;
+}
+
+/* Lost events, and the names of processes and threads. */
 static void
 meta(const struct cut_event *ev)
 {
-	char comm[256];
-	struct group *g;
-	if (strcmp(ev->name, "lost") == 0) {
-		set_base(ev->ts);
-		int64_t n = 0;
-		cut_args_int(ev->args, "count", &n);
-		snprintf(comm, sizeof(comm), "lost %lld events", (long long)n);
-		g = group_get(PROCESS, ev->pid, 0);
-		begin("i", comm, g->jpid, g->jpid, ev->ts);
-		buf_adds(&b, ",\"s\":\"g\",\"cat\":\"lost\",\"args\":");
-		buf_adds(&b, ev->args ? ev->args : "{}");
-		end();
-		g->file = nfile;
-	} else if ((strcmp(ev->name, "process") == 0 || strcmp(ev->name, "thread") == 0) &&
-	           cut_args_str(ev->args, "comm", comm, sizeof(comm)) >= 0) {
-		g = ev->name[0] == 'p' ? group_get(PROCESS, ev->pid, 0)
-		                       : group_get(THREAD, ev->pid, ev->tid);
+	struct cut_meta m;
+	enum cut_meta_kind k = cut_meta_read(ev, &m);
+	const char *name =
+	    k == CUT_META_PROCESS || k == CUT_META_THREAD ? cut_task_label(&m.task) : NULL;
+	if (k == CUT_META_LOST)
+		lost(ev, &m.lost);
+	if (name) {
+		struct group *g = k == CUT_META_PROCESS ? group_get(PROCESS, ev->pid, 0)
+		                                        : group_get(THREAD, ev->pid, ev->tid);
 		free(g->comm);
-		if (!(g->comm = strdup(comm)))
+		if (!(g->comm = strdup(name)))
 			err(CUT_EXIT_FATAL, "out of memory");
 	}
+	cut_meta_release(&m);
 }
 
 /* A duration option ("10ms", "2s", "500us", "1000" nanoseconds), or exit. */
@@ -532,6 +513,10 @@ main(int argc, char *argv[])
 	argv += optind;
 
 	out = stdout;
+	allocs = idmap_new();
+	open_calls = cut_calls_new(CUT_CALLS_HOLDERS);
+	for (int k = 0; k < NKINDS; k++)
+		kinds[k].ids = idmap_new();
 	open_file();
 	for (int i = 0; i < (argc ? argc : 1) && rc >= 0; i++) {
 		struct cut_reader *rd = cut_reader_open(argc ? argv[i] : NULL, 0);

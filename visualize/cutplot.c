@@ -15,8 +15,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "args.h"
+#include "calls.h"
+#include "cut.h"
 #include "event.h"
+#include "idmap.h"
+#include "meta.h"
+#include "reader.h"
 #include "stats.h"
 #include "units.h"
 
@@ -28,22 +32,37 @@
 #define IDLE CUT_NLAYERS
 #define TMAX ((int64_t)1 << 61)
 
-/* Colour classes: the API categories, then the other layers, then gap lengths. */
-enum { C_IOCTL = CUT_NCATS, C_KERNEL, C_IRQ, C_SCHED, C_GPU, C_GAP, NCLASS = C_GAP + 4 };
-static const struct {
+/* Colour classes: the API categories, then the layers but api and meta (in their order),
+ * then gap lengths. The categories and layers are named by share/lib (init_classes). */
+#define C_LAYER(l) (CUT_NCATS + (l) - ((l) > CUT_API))
+enum { C_GAP = C_LAYER(CUT_META), NCLASS = C_GAP + 4 };
+static struct {
 	const char *label, *rgb, *ch;
 } classes[NCLASS] = {
-    {"init", "#7f7f7f", "I"},         {"context", "#8c564b", "C"},
-    {"device", "#e377c2", "D"},       {"memory", "#bcbd22", "M"},
-    {"transfer", "#17becf", "T"},     {"launch", "#1f77b4", "L"},
-    {"sync", "#d62728", "S"},         {"stream", "#9467bd", "s"},
-    {"event", "#ff7f0e", "e"},        {"module", "#aec7e8", "m"},
-    {"graph", "#98df8a", "g"},        {"query", "#2ca02c", "q"},
-    {"other", "#c7c7c7", "o"},        {"ioctl", "#ff9896", "i"},
-    {"kernel", "#c5b0d5", "k"},       {"irq", "#f7b6d2", "!"},
-    {"off-CPU", "#dbdb8d", "z"},      {"GPU", "#9edae5", "G"},
-    {"gap < 100 us", "#fdd0a2", "."}, {"gap < 1 ms", "#fd8d3c", "-"},
-    {"gap < 10 ms", "#e6550d", "="},  {"gap >= 10 ms", "#a63603", "#"},
+    [CUT_CAT_INIT] = {0, "#7f7f7f", "I"},
+    [CUT_CAT_CONTEXT] = {0, "#8c564b", "C"},
+    [CUT_CAT_DEVICE] = {0, "#e377c2", "D"},
+    [CUT_CAT_MEMORY] = {0, "#bcbd22", "M"},
+    [CUT_CAT_TRANSFER] = {0, "#17becf", "T"},
+    [CUT_CAT_LAUNCH] = {0, "#1f77b4", "L"},
+    [CUT_CAT_SYNC] = {0, "#d62728", "S"},
+    [CUT_CAT_STREAM] = {0, "#9467bd", "s"},
+    [CUT_CAT_EVENT] = {0, "#ff7f0e", "e"},
+    [CUT_CAT_MODULE] = {0, "#aec7e8", "m"},
+    [CUT_CAT_GRAPH] = {0, "#98df8a", "g"},
+    [CUT_CAT_QUERY] = {0, "#2ca02c", "q"},
+    [CUT_CAT_OTHER] = {0, "#c7c7c7", "o"},
+    [C_LAYER(CUT_NVTX)] = {0, "#76b900", "N"},
+    [C_LAYER(CUT_RUNTIME)] = {0, "#393b79", "R"},
+    [C_LAYER(CUT_IOCTL)] = {0, "#ff9896", "i"},
+    [C_LAYER(CUT_KERNEL)] = {0, "#c5b0d5", "k"},
+    [C_LAYER(CUT_IRQ)] = {0, "#f7b6d2", "!"},
+    [C_LAYER(CUT_SCHED)] = {0, "#dbdb8d", "z"},
+    [C_LAYER(CUT_GPU)] = {0, "#9edae5", "G"},
+    [C_GAP] = {"gap < 100 us", "#fdd0a2", "."},
+    {"gap < 1 ms", "#fd8d3c", "-"},
+    {"gap < 10 ms", "#e6550d", "="},
+    {"gap >= 10 ms", "#a63603", "#"},
 };
 
 /* A chart row (a thread's layer, or its idle gaps), or with layer < 0 a thread's (-1) or
@@ -57,8 +76,15 @@ struct row {
 	int64_t first, last, prev_end, idle; /* IDLE rows: the thread's API calls and gaps */
 };
 
-static struct row **rows;
+static struct row **rows; /* every row, in order of creation */
 static size_t nrows, rowcap;
+/* A thread's rows by layer + 2 (its name, its process's name, its layers, its gaps). */
+static struct thread_rows {
+	struct row *rows[IDLE + 3];
+} * threads;
+static size_t nthreads;
+static struct cut_idmap *thread_ids; /* (pid, tid) -> index in threads */
+static struct cut_calls *open_calls; /* the top-level API calls, for host gaps */
 static int64_t origin, width, tmin = INT64_MAX, tmax = INT64_MIN, threshold = 10000;
 static int64_t hist[NHIST][CUT_NCATS];
 static struct cut_stats *st;
@@ -74,58 +100,43 @@ usage(void)
 	exit(CUT_EXIT_FATAL);
 }
 
-/* The row, or NULL: never adds one, so it is safe while walking the table. */
+/* The row, or NULL. */
 static struct row *
 row_find(int64_t pid, int64_t tid, int layer)
 {
-	size_t mask = rowcap - 1, h;
-	if (!rowcap)
-		return NULL;
-	h = ((uint64_t)pid * 0x9e3779b97f4a7c15u ^ (uint64_t)tid * 31 ^ (uint64_t)layer) & mask;
-	for (; rows[h]; h = (h + 1) & mask)
-		if (rows[h]->pid == pid && rows[h]->tid == tid && rows[h]->layer == layer)
-			return rows[h];
-	return NULL;
+	size_t i = idmap_get2(thread_ids, pid, tid);
+	return i == IDMAP_NONE ? NULL : threads[i].rows[layer + 2];
 }
 
 static struct row *
 row_get(int64_t pid, int64_t tid, int layer)
 {
-	size_t h;
-	struct row *found = row_find(pid, tid, layer);
-	if (found)
-		return found;
-	if (2 * (nrows + 1) > rowcap) { /* grow and rehash */
-		struct row **old = rows;
-		size_t oldcap = rowcap;
-		rowcap = rowcap ? 2 * rowcap : 64;
-		if (!(rows = calloc(rowcap, sizeof(*rows))))
+	bool isnew;
+	size_t i = idmap_put2(thread_ids, pid, tid, &isnew);
+	if (isnew) {
+		if (!(threads = realloc(threads, ++nthreads * sizeof(*threads))))
 			err(CUT_EXIT_FATAL, "out of memory");
-		nrows = 0;
-		for (size_t i = 0; i < oldcap; i++)
-			if (old[i]) {
-				*row_get(old[i]->pid, old[i]->tid, old[i]->layer) = *old[i];
-				free(old[i]);
-			}
-		free(old);
-		return row_get(pid, tid, layer);
+		memset(&threads[i], 0, sizeof(*threads));
 	}
-	h = ((uint64_t)pid * 0x9e3779b97f4a7c15u ^ (uint64_t)tid * 31 ^ (uint64_t)layer) &
-	    (rowcap - 1);
-	while (rows[h])
-		h = (h + 1) & (rowcap - 1);
-	if (!(rows[h] = calloc(1, sizeof(**rows))))
+	struct row **r = &threads[i].rows[layer + 2];
+	if (*r)
+		return *r;
+	if (nrows == rowcap) {
+		rowcap = rowcap ? 2 * rowcap : 64;
+		if (!(rows = realloc(rows, rowcap * sizeof(*rows))))
+			err(CUT_EXIT_FATAL, "out of memory");
+	}
+	if (!(*r = rows[nrows++] = calloc(1, sizeof(**rows))))
 		err(CUT_EXIT_FATAL, "out of memory");
-	*rows[h] = (struct row){.pid = pid,
-	                        .tid = tid,
-	                        .layer = layer,
-	                        .from = INT64_MAX,
-	                        .to = INT64_MIN,
-	                        .first = INT64_MAX,
-	                        .last = INT64_MIN,
-	                        .prev_end = INT64_MIN};
-	nrows++;
-	return rows[h];
+	**r = (struct row){.pid = pid,
+	                   .tid = tid,
+	                   .layer = layer,
+	                   .from = INT64_MAX,
+	                   .to = INT64_MIN,
+	                   .first = INT64_MAX,
+	                   .last = INT64_MIN,
+	                   .prev_end = INT64_MIN};
+	return *r;
 }
 
 /* Re-bins every row to a range twice as wide, to the left or to the right. */
@@ -133,8 +144,8 @@ static void
 widen(bool left)
 {
 	int64_t norigin = left ? origin - NBINS * width : origin;
-	for (size_t r = 0; r < rowcap; r++) {
-		float *t = rows[r] ? rows[r]->t : NULL, tmp[NCLASS];
+	for (size_t r = 0; r < nrows; r++) {
+		float *t = rows[r]->t, tmp[NCLASS];
 		if (!t)
 			continue;
 		for (int64_t i = left ? NBINS - 1 : 0; left ? i >= 0 : i < NBINS;
@@ -172,36 +183,50 @@ add_span(struct row *r, int c, int64_t ts, int64_t end)
 	}
 }
 
+/* Names the classes of the categories and the layers. */
+static void
+init_classes(void)
+{
+	for (int c = 0; c < CUT_NCATS; c++)
+		classes[c].label = cut_category_name(c);
+	for (int l = 0; l < CUT_NLAYERS; l++)
+		if (l != CUT_API && l != CUT_META)
+			classes[C_LAYER(l)].label = cut_layer_label(l);
+}
+
 static int
 class_of(const struct cut_event *ev)
 {
-	static const int layer_class[CUT_NLAYERS] = {[CUT_IOCTL] = C_IOCTL,
-	                                             [CUT_KERNEL] = C_KERNEL,
-	                                             [CUT_IRQ] = C_IRQ,
-	                                             [CUT_SCHED] = C_SCHED,
-	                                             [CUT_GPU] = C_GPU};
 	if (ev->layer != CUT_API)
-		return layer_class[ev->layer];
-	const char *cat = cut_event_category(ev);
-	for (int c = 0; c < CUT_NCATS; c++)
-		if (strcmp(cat, cut_category_name(c)) == 0)
-			return c;
-	return CUT_CAT_OTHER;
+		return C_LAYER(ev->layer);
+	int c = cut_category_from_name(cut_event_category(ev));
+	return c < 0 ? CUT_CAT_OTHER : c;
+}
+
+/* The name of a process (row layer -2) or thread (-1) from its meta record. */
+static void
+name_row(const struct cut_event *ev)
+{
+	struct cut_meta m;
+	enum cut_meta_kind k = cut_meta_read(ev, &m);
+	const char *name =
+	    k == CUT_META_PROCESS || k == CUT_META_THREAD ? cut_task_label(&m.task) : NULL;
+	if (name) {
+		bool proc = k == CUT_META_PROCESS;
+		struct row *r = row_get(ev->pid, proc ? 0 : ev->tid, proc ? -2 : -1);
+		free(r->comm);
+		if (!(r->comm = strdup(name)))
+			err(CUT_EXIT_FATAL, "out of memory");
+	}
+	cut_meta_release(&m);
 }
 
 static void
 add_event(const struct cut_event *ev)
 {
 	struct row *r;
-	char comm[64];
 	if (ev->layer == CUT_META) {
-		bool proc = strcmp(ev->name, "process") == 0;
-		if ((proc || strcmp(ev->name, "thread") == 0) &&
-		    cut_args_str(ev->args, "comm", comm, sizeof(comm)) > 0) {
-			r = row_get(ev->pid, proc ? 0 : ev->tid, proc ? -2 : -1);
-			free(r->comm);
-			r->comm = strdup(comm);
-		}
+		name_row(ev);
 		return;
 	}
 	/* Times past 2^61 ns (73 years) are drawn there, so bin arithmetic cannot overflow. */
@@ -215,8 +240,12 @@ add_event(const struct cut_event *ev)
 		return;
 	int h = ev->dur < 10 ? 0 : (int)(4 * log10((double)ev->dur)) - 4;
 	hist[h < NHIST ? h : NHIST - 1][class_of(ev)]++;
-	/* Host gaps: from the end of a thread's calls so far to the start of its next call.
-	 * All of them count as idle, as in cutgaps; those over the threshold are drawn. */
+	/* Host gaps, by cutgaps' rule: from the end of a thread's top-level calls so far to the
+	 * start of its next one (a nested call is covered by its caller). All of them count
+	 * as idle; those over the threshold are drawn. */
+	if (cut_calls_within(open_calls, ev, CUT_API))
+		return;
+	cut_calls_open(open_calls, ev);
 	r = row_get(ev->pid, ev->tid, IDLE);
 	int64_t gap = r->prev_end == INT64_MIN ? 0 : ts - r->prev_end;
 	if (gap > 0) {
@@ -323,7 +352,8 @@ no_data(FILE *sc, const char *why)
 static bool
 drawn(const struct row *r)
 {
-	static const int active[] = {CUT_API, CUT_IOCTL, CUT_KERNEL, CUT_GPU};
+	static const int active[] = {CUT_NVTX,  CUT_RUNTIME, CUT_API,
+	                             CUT_IOCTL, CUT_KERNEL,  CUT_GPU};
 	if (!r->t)
 		return false;
 	if (every_thread || r->layer != CUT_SCHED)
@@ -341,8 +371,8 @@ static size_t
 hidden_threads(void)
 {
 	size_t n = 0;
-	for (size_t i = 0; i < rowcap; i++)
-		n += rows[i] && rows[i]->t && rows[i]->layer == CUT_SCHED && !drawn(rows[i]);
+	for (size_t i = 0; i < nrows; i++)
+		n += rows[i]->t && rows[i]->layer == CUT_SCHED && !drawn(rows[i]);
 	return n;
 }
 
@@ -351,8 +381,8 @@ static void
 drawn_span(void)
 {
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
-	for (size_t i = 0; i < rowcap; i++)
-		if (rows[i] && rows[i]->layer != IDLE && drawn(rows[i])) {
+	for (size_t i = 0; i < nrows; i++)
+		if (rows[i]->layer != IDLE && drawn(rows[i])) {
 			lo = rows[i]->from < lo ? rows[i]->from : lo;
 			hi = rows[i]->to > hi ? rows[i]->to : hi;
 		}
@@ -366,8 +396,8 @@ static size_t
 select_rows(struct row **sel, bool gaps)
 {
 	size_t n = 0;
-	for (size_t i = 0; i < rowcap; i++)
-		if (rows[i] && drawn(rows[i]) && (rows[i]->layer == IDLE) == gaps)
+	for (size_t i = 0; i < nrows; i++)
+		if (drawn(rows[i]) && (rows[i]->layer == IDLE) == gaps)
 			sel[n++] = rows[i];
 	qsort(sel, n, sizeof(*sel), row_order);
 	return n;
@@ -399,9 +429,8 @@ label_width(void)
 {
 	char label[160];
 	size_t w = 0;
-	for (size_t i = 0; i < rowcap; i++)
-		if (rows[i] && drawn(rows[i]) &&
-		    strlen(row_label(rows[i], label, sizeof(label))) > w)
+	for (size_t i = 0; i < nrows; i++)
+		if (drawn(rows[i]) && strlen(row_label(rows[i], label, sizeof(label))) > w)
 			w = strlen(label);
 	return w;
 }
@@ -826,7 +855,10 @@ main(int argc, char *argv[])
 	if (argc)
 		title = clean(argv[0], tbuf, sizeof(tbuf));
 
+	init_classes();
 	st = stats_new(0);
+	thread_ids = idmap_new();
+	open_calls = cut_calls_new(1u << CUT_API);
 	status = cut_read_all(argc, argv, read_event, NULL);
 	stats_finish(st);
 	drawn_span();

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cut.h"
 #include "event.h"
 
 #ifndef CUT_HOOK_LIBDIR

@@ -1,26 +1,19 @@
 /* args.c: member lookup in a valid compact JSON object text. */
-#include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "args.h"
 
 /* Skips a string starting at its opening quote; returns the byte after the closing one.
- * strchr finds quotes many bytes at a time; one after an odd run of backslashes is escaped. */
+ * Keys and handles are a few bytes: a plain loop beats a library call to find the quote. */
 static const char *
 skip_str(const char *p)
 {
-	for (const char *q = p + 1;;) {
-		const char *e = strchr(q, '"');
-		if (!e)
-			return q + strlen(q);
-		size_t bs = 0;
-		for (const char *b = e; b > p + 1 && b[-1] == '\\'; b--)
-			bs++;
-		if (bs % 2 == 0)
-			return e + 1;
-		q = e + 1;
-	}
+	for (p++; *p && *p != '"'; p++)
+		if (*p == '\\' && p[1])
+			p++;
+	return *p ? p + 1 : p;
 }
 
 /* Skips any value of valid JSON (the text was validated when it was read). */
@@ -30,16 +23,21 @@ skip_val(const char *p)
 	if (*p == '"')
 		return skip_str(p);
 	if (*p == '{' || *p == '[') {
-		int depth = 0;
-		for (; *p; p++) {
-			if (*p == '"')
-				p = skip_str(p) - 1;
-			else if (*p == '{' || *p == '[')
+		/* strcspn passes over numbers, commas and colons many bytes at a time */
+		for (int depth = 0;;) {
+			p += strcspn(p, "\"{}[]");
+			if (!*p)
+				return p;
+			if (*p == '"') {
+				p = skip_str(p);
+				continue;
+			}
+			if (*p == '{' || *p == '[')
 				depth++;
-			else if ((*p == '}' || *p == ']') && --depth == 0)
+			else if (--depth == 0)
 				return p + 1;
+			p++;
 		}
-		return p;
 	}
 	while (*p && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n')
 		p++;
@@ -80,26 +78,48 @@ cut_args_find(const char *args, const char *key)
 	return NULL;
 }
 
+/* Digits of base 10 or 16 at p into *u, up to the first other byte (returned); NULL when
+ * there are none or the value passes UINT64_MAX. Faster than strtoull, which also handles
+ * locales, signs and spaces that JSON integers and handle strings never have. */
+static const char *
+digits(const char *p, unsigned base, uint64_t *u)
+{
+	uint64_t n = 0;
+	const char *d = p;
+	for (;; p++) {
+		unsigned c = (unsigned char)*p, x = c - '0';
+		if (x > 9) {
+			x = (c | 0x20) - 'a' + 10;
+			if (base != 16 || x < 10 || x > 15)
+				break;
+		}
+		if (__builtin_mul_overflow(n, base, &n) || __builtin_add_overflow(n, x, &n))
+			return NULL;
+	}
+	*u = n;
+	return p == d ? NULL : p;
+}
+
 int
 cut_args_int(const char *args, const char *key, int64_t *v)
 {
 	const char *p = cut_args_find(args, key);
+	uint64_t u;
 	if (!p)
 		return -1;
-	char *end;
-	errno = 0;
-	if (*p == '"') {
-		int hex = p[1] == '0' && (p[2] == 'x' || p[2] == 'X');
-		unsigned long long u = strtoull(p + 1, &end, hex ? 16 : 10);
-		if (errno || end == p + 1 || *end != '"' || p[1] == '-')
+	if (*p == '"') { /* a handle or pointer: "0x7f00", or "12" */
+		bool hex = p[1] == '0' && (p[2] == 'x' || p[2] == 'X');
+		p = digits(p + (hex ? 3 : 1), hex ? 16 : 10, &u);
+		if (!p || *p != '"')
 			return -1;
 		*v = (int64_t)u;
 		return 0;
 	}
-	long long n = strtoll(p, &end, 10);
-	if (errno || end == p || *end == '.' || *end == 'e' || *end == 'E')
+	bool neg = *p == '-';
+	p = digits(p + neg, 10, &u);
+	if (!p || *p == '.' || *p == 'e' || *p == 'E' || u > (uint64_t)INT64_MAX + neg)
 		return -1;
-	*v = n;
+	*v = neg ? (int64_t)(0 - u) : (int64_t)u;
 	return 0;
 }
 

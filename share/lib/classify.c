@@ -23,6 +23,27 @@ cut_category_name(enum cut_category c)
 	return (unsigned)c < CUT_NCATS ? category_names[c] : "other";
 }
 
+int
+cut_category_from_name(const char *s)
+{
+	enum cut_category c;
+	switch (s[0]) {
+	case 'i': c = CUT_CAT_INIT; break;
+	case 'c': c = CUT_CAT_CONTEXT; break;
+	case 'd': c = CUT_CAT_DEVICE; break;
+	case 'm': c = s[1] == 'e' ? CUT_CAT_MEMORY : CUT_CAT_MODULE; break;
+	case 't': c = CUT_CAT_TRANSFER; break;
+	case 'l': c = CUT_CAT_LAUNCH; break;
+	case 's': c = s[1] == 'y' ? CUT_CAT_SYNC : CUT_CAT_STREAM; break;
+	case 'e': c = CUT_CAT_EVENT; break;
+	case 'g': c = CUT_CAT_GRAPH; break;
+	case 'q': c = CUT_CAT_QUERY; break;
+	case 'o': c = CUT_CAT_OTHER; break;
+	default: return -1;
+	}
+	return strcmp(s, category_names[c]) == 0 ? (int)c : -1;
+}
+
 static int
 cmp_entry(const void *key, const void *elem)
 {
@@ -53,20 +74,27 @@ strip_suffix(char *s)
 	return 0;
 }
 
-enum cut_category
-cut_api_category_id(const char *func)
+int
+cut_api_category_find(const char *func)
 {
 	const struct api_entry *e = lookup(func);
 	if (e)
-		return e->cat;
+		return (int)e->cat;
 	char tmp[128];
 	if (strlen(func) >= sizeof(tmp))
-		return CUT_CAT_OTHER;
+		return -1;
 	strcpy(tmp, func);
 	while (strip_suffix(tmp))
 		if ((e = lookup(tmp)))
-			return e->cat;
-	return CUT_CAT_OTHER;
+			return (int)e->cat;
+	return -1;
+}
+
+enum cut_category
+cut_api_category_id(const char *func)
+{
+	int c = cut_api_category_find(func);
+	return c < 0 ? CUT_CAT_OTHER : (enum cut_category)c;
 }
 
 const char *

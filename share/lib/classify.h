@@ -28,7 +28,14 @@ enum cut_category {
 const char *cut_api_category(const char *func);
 /* The same as an enum. */
 enum cut_category cut_api_category_id(const char *func);
+/* The category of func (an enum cut_category) when the table has it, looked up as
+ * cut_api_category does; -1 when it has not. The table holds driver API functions and, as
+ * rows are added, runtime (cuda*) ones. */
+int cut_api_category_find(const char *func);
 const char *cut_category_name(enum cut_category c);
+/* The category named s ("launch" -> CUT_CAT_LAUNCH), or -1 for none: by its first letters
+ * and one compare, as tools ask it of every event that carries its "cat". */
+int cut_category_from_name(const char *s);
 /* Entries in the table, and the i-th function name (sorted), for tests and tools that
  * list them. */
 size_t cut_api_table_size(void);

@@ -5,7 +5,7 @@
 
 #include <jansson.h>
 
-#include "event.h"
+#include "parse.h"
 
 struct legacy;
 

@@ -8,7 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "event.h"
+#include "cut.h"
+#include "parse.h"
+#include "reader.h"
 
 struct cut_reader {
 	int fd;
@@ -210,21 +212,5 @@ cut_read_all(int nfiles, char *const files[], cut_event_fn *fn, void *arg)
 		if (rc < 0)
 			break;
 	}
-	return status;
-}
-
-void
-cut_write_buf(struct cut_buf *b)
-{
-	if (b->len && fwrite(b->s, 1, b->len, stdout) != b->len)
-		err(CUT_EXIT_FATAL, "write error on standard output");
-	buf_reset(b);
-}
-
-int
-cut_finish_output(int status)
-{
-	if (fflush(stdout) != 0 || ferror(stdout))
-		err(CUT_EXIT_FATAL, "write error on standard output");
 	return status;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "meta.h"
 #include "stats.h"
 #include "strtab.h"
 
@@ -142,13 +143,23 @@ add_api(struct cut_stats *st, const struct cut_event *ev)
 	note_slow(st, ev);
 }
 
+/* The count of a lost record (0 when it says none). */
+static int64_t
+lost_count(const struct cut_event *ev)
+{
+	struct cut_meta m;
+	cut_meta_read(ev, &m);
+	int64_t n = m.lost.count == CUT_ABSENT ? 0 : m.lost.count;
+	cut_meta_release(&m);
+	return n;
+}
+
 void
 stats_add(struct cut_stats *st, const struct cut_event *ev)
 {
 	if (ev->layer == CUT_META) {
-		int64_t n;
-		if (strcmp(ev->name, "lost") == 0 && cut_args_int(ev->args, "count", &n) == 0)
-			st->lost += n;
+		if (cut_meta_kind(ev) == CUT_META_LOST)
+			st->lost += lost_count(ev);
 		return;
 	}
 	if (st->first < 0 || ev->ts < st->first)

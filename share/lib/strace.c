@@ -488,7 +488,7 @@ strace_feed(struct cut_strace *s, const char *line, size_t len, uint64_t lineno,
 			spaces(&sc);
 		}
 	}
-	if (tid > INT32_MAX)
+	if (tid < 0 || tid > INT32_MAX) /* a number past INT64_MAX reads negative */
 		return bad(why, wl, "pid out of range");
 	if (!seconds(&sc, &ts))
 		return bad(why, wl, "no -ttt timestamp (seconds.fraction)");

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "event.h"
+#include "parse.h"
 
 static double
 now(void)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "event.h"
+#include "parse.h"
 #include "strace.h"
 
 static void

@@ -62,7 +62,7 @@ has "$t/link.jsonl" '.name == "cuStreamSynchronize" and .args.stream == "0x7d0" 
 	"$t/link.jsonl")" = "$(printf '0xf0000\tvecAdd\tfunction\tcuModuleGetFunction
 0xe0001\tgemm\tkernel\tcuLibraryGetKernel
 0xf0001\tgemm\tfunction\tcuKernelGetFunction')" ] || fail "symbol records"
-has "$t/link.jsonl" '.name == "header" and .args.schema == 1 and .args.sorted == true and
+has "$t/link.jsonl" '.name == "header" and .args.schema == 2 and .args.sorted == true and
 	.args.layers.api == "on" and .args.probes.functions == 20 and
 	.args.probes.attached == 20' || fail "header: $(head -1 "$t/link.jsonl")"
 has "$t/link.jsonl" '.name == "trailer" and .args.layers.api == 18 and .args.status == 0' || fail "trailer: $(tail -1 "$t/link.jsonl")"

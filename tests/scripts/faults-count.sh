@@ -70,7 +70,7 @@ python3 "$t/same.py" "$t/a.jsonl" "$t/aa.jsonl" double || bad "dedup: records di
 api=$(grep -c '"layer":"api"' "$t/a.jsonl")
 [ "$(trailer "$t/aa.jsonl" duplicates)" = "$api" ] ||
 	bad "dedup: $(trailer "$t/aa.jsonl" duplicates) duplicates, not $api"
-grep -q "$api API calls were recorded in both" "$t/err" || bad "dedup: no line about it: $(cat "$t/err")"
+grep -q "$api calls were recorded in both" "$t/err" || bad "dedup: no line about it: $(cat "$t/err")"
 
 # Fewer held than open: API calls go out early without ioctl counts, none is lost.
 cutmerge -m 20 "$t/a.jsonl" "$t/b.jsonl" "$t/c.jsonl" >"$t/m20.jsonl" 2>"$t/err" || bad "-m 20: exit $?"

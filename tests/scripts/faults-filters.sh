@@ -35,7 +35,7 @@ cutplot -S $t/gen.jsonl
 EOF
 
 # errors FILE: the lines of FILE but the warnings a filter gives on good input.
-errors() { grep -v 'left out 1 ioctls on files that are not NVIDIA devices\|API calls were recorded in both' "$1"; }
+errors() { grep -v 'left out 1 ioctls on files that are not NVIDIA devices\|calls were recorded in both' "$1"; }
 
 # closed MODE CMD...: runs CMD with standard output a pipe whose reader is already gone and
 # SIGPIPE at its default (dfl) or ignored (ign); prints the exit status (negative: signal).

@@ -73,7 +73,7 @@ run() {
 	cmp -s "$tmp/plain.err" "$tmp/hook.err" || bad "$mode: stderr differs: $(cat "$tmp/hook.err")"
 	CUT_STRICT=1 cutstat "$tmp/$mode.jsonl" >"$tmp/stat.out" 2>&1 ||
 		bad "$mode: cutstat fails on the trace: $(head -3 "$tmp/stat.out")"
-	head -1 "$tmp/$mode.jsonl" | grep -q '"layer":"meta","name":"header","args":{"schema":1,"tool":"cuthook"' ||
+	head -1 "$tmp/$mode.jsonl" | grep -q '"layer":"meta","name":"header","args":{"schema":2,"tool":"cuthook"' ||
 		bad "$mode: the first line is no header"
 	tail -1 "$tmp/$mode.jsonl" | grep -q '"layer":"meta","name":"trailer"' ||
 		bad "$mode: the last line is no trailer"
@@ -86,6 +86,7 @@ cat >"$tmp/canonical.c" <<'EOF'
 #include <stdlib.h>
 #include <string.h>
 #include "event.h"
+#include "parse.h"
 int main(int argc, char **argv) {
 	FILE *f = argc > 1 ? fopen(argv[1], "r") : NULL;
 	struct cut_parser *p = cut_parser_new();

@@ -52,6 +52,10 @@ event_diff(const struct cut_event *a, const struct cut_event *b)
 		return "ts";
 	if ((a->has & CUT_HAS_DUR) && a->dur != b->dur)
 		return "dur";
+	if (!str_equal(a->host, b->host))
+		return "host";
+	if ((a->has & CUT_HAS_RANK) && a->rank != b->rank)
+		return "rank";
 	if (a->pid != b->pid || a->tid != b->tid)
 		return "pid/tid";
 	if (a->layer != b->layer)
@@ -87,16 +91,16 @@ static inline void
 own(struct owned *o, const struct cut_event *ev)
 {
 	o->ev = *ev;
-	const char **f[6] = {&o->ev.name, &o->ev.cat,   &o->ev.pname,
-	                     &o->ev.args, &o->ev.extra, NULL};
-	for (int i = 0; f[i]; i++)
+	const char **f[6] = {&o->ev.host,  &o->ev.name, &o->ev.cat,
+	                     &o->ev.pname, &o->ev.args, &o->ev.extra};
+	for (int i = 0; i < 6; i++)
 		o->s[i] = *f[i] ? strdup(*f[i]) : NULL, *f[i] = o->s[i];
 }
 
 static inline void
 disown(struct owned *o)
 {
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 6; i++)
 		free(o->s[i]);
 }
 

@@ -6,6 +6,7 @@
 
 #include "check_main.h"
 #include "classify.h"
+#include "event.h"
 
 START_TEST(test_every_export_listed)
 {
@@ -67,6 +68,60 @@ START_TEST(test_categories)
 }
 END_TEST
 
+/* An event's category: its own, else the table's for driver and runtime calls (runtime rows
+ * are looked up like driver ones, suffixes stripped), else "other" for driver calls and the
+ * layer name for the rest. */
+START_TEST(test_event_category)
+{
+	struct cut_event ev;
+	cut_event_init(&ev);
+	ev.layer = CUT_API;
+	ev.name = "cuLaunchKernel_ptsz";
+	ck_assert_str_eq(cut_event_category(&ev), "launch");
+	ev.name = "cuNoSuchThing";
+	ck_assert_str_eq(cut_event_category(&ev), "other");
+	ck_assert_int_eq(cut_api_category_find("cuNoSuchThing"), -1);
+	ck_assert_int_eq(cut_api_category_find("cuMemAlloc_v2"), CUT_CAT_MEMORY);
+	ev.layer = CUT_RUNTIME;
+	ck_assert_str_eq(cut_event_category(&ev), "runtime");
+	ev.name = "cuMemAlloc_v2"; /* any name the table has */
+	ck_assert_str_eq(cut_event_category(&ev), "memory");
+	ev.cat = "mine";
+	ck_assert_str_eq(cut_event_category(&ev), "mine");
+	ev.cat = NULL;
+	ev.layer = CUT_NVTX;
+	ck_assert_str_eq(cut_event_category(&ev), "nvtx");
+}
+END_TEST
+
+/* Category names back to categories. */
+START_TEST(test_category_names)
+{
+	for (int c = 0; c < CUT_NCATS; c++)
+		ck_assert_int_eq(cut_category_from_name(cut_category_name(c)), c);
+	ck_assert_int_eq(cut_category_from_name(""), -1);
+	ck_assert_int_eq(cut_category_from_name("launches"), -1);
+	ck_assert_int_eq(cut_category_from_name("mod"), -1);
+	ck_assert_int_eq(cut_category_from_name("runtime"), -1);
+}
+END_TEST
+
+/* The one layer table: names both ways, ranks from the framework down. */
+START_TEST(test_layers)
+{
+	for (int l = 0; l < CUT_NLAYERS; l++)
+		ck_assert_int_eq(cut_layer_from_name(cut_layer_name(l)), l);
+	ck_assert_int_eq(cut_layer_from_name("cuda"), -1);
+	ck_assert_str_eq(cut_layer_name(CUT_NLAYERS), "?");
+	ck_assert_int_eq(cut_layer_rank(CUT_NVTX), 3);
+	ck_assert_int_eq(cut_layer_rank(CUT_RUNTIME), 2);
+	ck_assert_int_eq(cut_layer_rank(CUT_API), 1);
+	ck_assert_int_eq(cut_layer_rank(CUT_IOCTL), 0);
+	ck_assert_int_eq(cut_layer_rank(CUT_META), -1);
+	ck_assert_str_eq(cut_layer_label(CUT_SCHED), "off-CPU");
+}
+END_TEST
+
 START_TEST(test_table_sorted)
 {
 	for (size_t i = 1; i < cut_api_table_size(); i++)
@@ -83,6 +138,9 @@ main(void)
 	tcase_add_test(tc, test_every_export_listed);
 	tcase_add_test(tc, test_categories);
 	tcase_add_test(tc, test_table_sorted);
+	tcase_add_test(tc, test_event_category);
+	tcase_add_test(tc, test_layers);
+	tcase_add_test(tc, test_category_names);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

@@ -10,6 +10,8 @@
 #include "check_main.h"
 #include "event.h"
 #include "event_diff.h"
+#include "parse.h"
+#include "reader.h"
 
 static unsigned rng_state = 12345;
 
@@ -80,6 +82,12 @@ random_event(struct cut_event *ev, struct cut_buf *args_text)
 	if (rnd(2)) {
 		ev->dur = rnd(1000000);
 		ev->has |= CUT_HAS_DUR;
+	}
+	if (rnd(4) == 0)
+		ev->host = some_names[rnd(plain_only ? PLAIN : PLAIN + 2)]; /* mostly plain */
+	if (rnd(3) == 0) {
+		ev->rank = rnd(2) ? rnd(8) : rnd(100000);
+		ev->has |= CUT_HAS_RANK;
 	}
 	ev->pid = rnd(70000);
 	ev->tid = rnd(70000);
@@ -287,6 +295,14 @@ START_TEST(test_bad_lines)
 	    {"{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"gpuz\",\"name\":\"x\"}",
 	     "unknown layer \"gpuz\""},
 	    {"{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"\"}", "empty \"name\""},
+	    {"{\"ts\":1,\"rank\":-1,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"x\"}",
+	     "negative \"rank\""},
+	    {"{\"ts\":1,\"rank\":\"0\",\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"x\"}",
+	     "\"rank\" is not an integer"},
+	    {"{\"ts\":1,\"host\":7,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"x\"}",
+	     "\"host\" is not a string"},
+	    {"{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"cuda\",\"name\":\"x\"}",
+	     "unknown layer \"cuda\""},
 	    {"{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"x\",\"args\":[1]}",
 	     "\"args\" is not an object"},
 	    {"{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"x\",\"nioctl\":1}",
@@ -333,19 +349,44 @@ START_TEST(test_lenient_layouts)
 	cut_event_format(&b, &ev);
 	ck_assert_str_eq(b.s, "{\"ts\":10,\"dur\":5,\"pid\":1,\"tid\":2,\"layer\":\"api\","
 	                      "\"name\":\"cuInit\",\"future\":{\"a\":1}}");
-	/* A newer schema is read on, with a warning. */
+	/* A newer schema is read on, with a warning; schemas 1 and 2 are read silently. */
 	ck_assert_int_eq(parse_str(p,
 	                           "{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"meta\","
-	                           "\"name\":\"header\",\"args\":{\"schema\":2}}",
+	                           "\"name\":\"header\",\"args\":{\"schema\":3}}",
 	                           &ev, why),
 	                 CUT_PARSE_EVENT);
-	ck_assert_str_eq(why, "schema version 2 is newer than this reader's 1: reading on");
+	ck_assert_str_eq(why, "schema version 3 is newer than this reader's 2: reading on");
+	for (int v = 1; v <= 2; v++) {
+		char line[128];
+		snprintf(line, sizeof(line),
+		         "{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"meta\","
+		         "\"name\":\"header\",\"args\":{\"schema\":%d}}",
+		         v);
+		ck_assert_int_eq(parse_str(p, line, &ev, why), CUT_PARSE_EVENT);
+		ck_assert_str_eq(why, "");
+	}
+	/* Schema 2: host and rank in the envelope, the nvtx and runtime layers; the canonical
+	 * order puts host and rank after dur. */
 	ck_assert_int_eq(parse_str(p,
-	                           "{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"meta\","
-	                           "\"name\":\"header\",\"args\":{\"schema\":1}}",
+	                           "{\"layer\":\"runtime\",\"rank\":3,\"name\":\"cudaMalloc\","
+	                           "\"tid\":2,\"pid\":1,\"ts\":10,\"host\":\"gpu7\",\"dur\":5}",
 	                           &ev, why),
 	                 CUT_PARSE_EVENT);
-	ck_assert_str_eq(why, "");
+	ck_assert_str_eq(ev.host, "gpu7");
+	ck_assert_int_eq(ev.rank, 3);
+	ck_assert_int_eq(ev.layer, CUT_RUNTIME);
+	buf_reset(&b);
+	cut_event_format(&b, &ev);
+	ck_assert_str_eq(b.s,
+	                 "{\"ts\":10,\"dur\":5,\"host\":\"gpu7\",\"rank\":3,\"pid\":1,\"tid\":2,"
+	                 "\"layer\":\"runtime\",\"name\":\"cudaMalloc\"}");
+	char canon[] = "{\"ts\":10,\"host\":\"\",\"rank\":0,\"pid\":1,\"tid\":2,\"layer\":\"nvtx\","
+	               "\"name\":\"forward\",\"cat\":\"range\"}";
+	ck_assert_int_eq(cut_parse(p, canon, strlen(canon), &ev, CUT_PARSE_FAST, why, 256),
+	                 CUT_PARSE_EVENT);
+	ck_assert_str_eq(ev.host, "");
+	ck_assert_int_eq(ev.has & CUT_HAS_RANK, CUT_HAS_RANK);
+	ck_assert_int_eq(ev.layer, CUT_NVTX);
 	/* Blank and whitespace-only lines are not events and not errors. */
 	ck_assert_int_eq(parse_str(p, "", &ev, why), CUT_PARSE_NONE);
 	ck_assert_int_eq(parse_str(p, " \t\r", &ev, why), CUT_PARSE_NONE);

@@ -4,6 +4,7 @@
 
 #include "check_main.h"
 #include "event.h"
+#include "parse.h"
 
 struct run {
 	struct cut_parser *p;

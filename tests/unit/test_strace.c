@@ -225,6 +225,8 @@ START_TEST(test_bad_lines)
 	    "[pid 1] 1.0 ioctl(5, 0xc020462a, 0x1) = x",
 	    "[pid 1] 99999999999.0 ioctl(5, 0xc020462a, 0x1) = 0", /* ns would overflow */
 	    "[pid 1] 1.0 <... ioctl resumed",
+	    "[pid 17000999999999999999] 1.0 ioctl(5, 0xc020462a, 0x1) = 0", /* past INT64_MAX */
+	    "17000999999999999999 1.0 ioctl(5, 0xc020462a, 0x1) = 0",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		why[0] = '\0';

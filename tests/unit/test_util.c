@@ -29,6 +29,40 @@ START_TEST(test_args)
 	ck_assert_int_eq(cut_args_int(a, "s", &v), -1);
 	ck_assert_int_eq(cut_args_int(a, "missing", &v), -1);
 	ck_assert_int_eq(cut_args_int(NULL, "bytes", &v), -1);
+	/* the edges of int64 and of 64-bit handles */
+	static const struct {
+		const char *args;
+		int rc;
+		int64_t v;
+	} ints[] = {
+	    {"{\"x\":9223372036854775807}", 0, INT64_MAX},
+	    {"{\"x\":-9223372036854775808}", 0, INT64_MIN},
+	    {"{\"x\":9223372036854775808}", -1, 0},
+	    {"{\"x\":-9223372036854775809}", -1, 0},
+	    {"{\"x\":99999999999999999999}", -1, 0},
+	    {"{\"x\":-0}", 0, 0},
+	    {"{\"x\":1e3}", -1, 0},
+	    {"{\"x\":-}", -1, 0},
+	    {"{\"x\":\"0xffffffffffffffff\"}", 0, -1},
+	    {"{\"x\":\"0XaBcD\"}", 0, 0xabcd},
+	    {"{\"x\":\"0x10000000000000000\"}", -1, 0},
+	    {"{\"x\":\"0x\"}", -1, 0},
+	    {"{\"x\":\"0x12g\"}", -1, 0},
+	    {"{\"x\":\"18446744073709551615\"}", 0, -1},
+	    {"{\"x\":\"18446744073709551616\"}", -1, 0},
+	    {"{\"x\":\"-1\"}", -1, 0},
+	    {"{\"x\":\"\"}", -1, 0},
+	    {"{\"x\":\"12ab\"}", -1, 0},
+	    {"{\"x\":true}", -1, 0},
+	};
+	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+		v = 42;
+		ck_assert_msg(cut_args_int(ints[i].args, "x", &v) == ints[i].rc, "%s",
+		              ints[i].args);
+		if (ints[i].rc == 0)
+			ck_assert_msg(v == ints[i].v, "%s read as %lld", ints[i].args,
+			              (long long)v);
+	}
 	ck_assert_int_eq(cut_args_str(a, "s", s, sizeof(s)), 4);
 	ck_assert_str_eq(s, "a\"bA");
 	ck_assert_int_eq(cut_args_str(a, "s", s, 3), 4); /* truncated, full length returned */

@@ -1,0 +1,78 @@
+/* calls.h: the spans open on each thread (NVTX ranges, runtime and driver API calls, and any
+ * other layer a tool asks for), and the one rule of cut-events(5) that says which of them an
+ * event belongs to: its parent. */
+#ifndef CUT_CALLS_H
+#define CUT_CALLS_H
+
+#include <stdint.h>
+
+#include "event.h"
+
+/* A span open on a thread. */
+struct cut_span {
+	int64_t ts, end; /* its start and end */
+	int64_t id;      /* the event's id, or -1 when it had none */
+	enum cut_layer layer;
+	uint64_t user[2]; /* the caller's (a queue position, an input, a track); 0 when opened */
+	/* private */
+	char *longname;
+	char name[40];
+};
+
+struct cut_calls;
+
+/* Bits of cut_calls_new's mask besides the layers' (1u << layer). */
+enum {
+	CUT_CALLS_HOLDERS = 1u << CUT_NVTX | 1u << CUT_RUNTIME | 1u << CUT_API, /* what holds */
+	CUT_CALLS_NAMES = 1u << 31, /* keep each span's name, for cut_span_name */
+};
+
+/*
+ * A tracker that keeps the spans of the layers in mask (bits 1u << layer, such as
+ * CUT_CALLS_HOLDERS, the layers that hold others), and their names with CUT_CALLS_NAMES.
+ * Events must come in ts order on each thread (across threads too, for memory to stay
+ * bounded): a span is forgotten once an event of its thread starts at or after its end, a
+ * thread once none of its spans is open. Exits with status 2 when memory runs out.
+ */
+struct cut_calls *cut_calls_new(unsigned mask);
+void cut_calls_free(struct cut_calls *c);
+
+/*
+ * Opens ev as a span on its thread (pid, tid). Returns NULL, opening nothing, when ev is an
+ * instant, belongs to no thread (tid 0) or its layer is not kept. The span stays valid until
+ * the next call on c that takes an event or a span.
+ */
+struct cut_span *cut_calls_open(struct cut_calls *c, const struct cut_event *ev);
+
+/*
+ * The parent of ev (cut-events(5)): with a "parent" member (cutmerge's), the open span of
+ * ev's thread with that id. Otherwise by time, among the spans of ev's thread that contain
+ * ev->ts (start at or before it, end after it): those of the nearest layer that can hold ev
+ * (an NVTX range, runtime or driver API call first its own layer, as calls nest in calls of
+ * their layer; an ioctl, driver function or off-CPU span the api layer; then each layer
+ * above in turn), and of those the latest started, so overlapping NVTX start/end ranges give
+ * the innermost one still open. NULL when there is none, and for gpu work, interrupts and
+ * meta records, which no call holds. Valid as for cut_calls_open.
+ */
+struct cut_span *cut_calls_parent(struct cut_calls *c, const struct cut_event *ev);
+
+/* The latest started span of layer l on ev's thread that contains ev->ts, or NULL. Valid as
+ * for cut_calls_open. */
+struct cut_span *cut_calls_within(struct cut_calls *c, const struct cut_event *ev,
+                                  enum cut_layer l);
+
+/* Forgets span s of ev's thread before its end (a duplicate left out). */
+void cut_calls_close(struct cut_calls *c, const struct cut_event *ev, struct cut_span *s);
+
+/* The name of the event s was opened for ("" unless the tracker keeps names). */
+static inline const char *
+cut_span_name(const struct cut_span *s)
+{
+	return s->longname ? s->longname : s->name;
+}
+
+/* Threads with a span open (after the last sweep), and spans open, for tests. */
+size_t cut_calls_threads(const struct cut_calls *c);
+size_t cut_calls_spans(const struct cut_calls *c);
+
+#endif

@@ -1,0 +1,22 @@
+/* cut.h: what every tool shares at its edges: the exit statuses and the checked output. */
+#ifndef CUT_CUT_H
+#define CUT_CUT_H
+
+#include "buf.h"
+
+/* Exit statuses shared by every tool (documented in each man page). */
+enum {
+	CUT_EXIT_OK = 0,
+	CUT_EXIT_BADINPUT = 1, /* some input lines were bad and skipped; output is still complete
+	                          for the good ones */
+	CUT_EXIT_FATAL = 2,    /* usage error or a failure that stopped the tool */
+};
+
+/* Writes b to standard output and empties it: filters that write events collect them in a
+ * buffer and write it in large pieces. Exits with CUT_EXIT_FATAL on a write error. */
+void cut_write_buf(struct cut_buf *b);
+/* Flushes and checks stdout: a full disk is an error. Exits with CUT_EXIT_FATAL on
+ * failure; otherwise returns status. */
+int cut_finish_output(int status);
+
+#endif

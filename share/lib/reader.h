@@ -1,0 +1,54 @@
+/* reader.h: the input of every tool: files or stdin read line by line through the parser,
+ * with line numbers and the one bad-line policy. */
+#ifndef CUT_READER_H
+#define CUT_READER_H
+
+#include <stdint.h>
+
+#include "event.h"
+
+/* The reader: a file or stdin, line numbers, and the one error policy of all tools. */
+struct cut_reader;
+
+enum {
+	CUT_READ_STRICT = 1 << 0, /* stop at the first bad line (also: CUT_STRICT=1 in env) */
+};
+
+/*
+ * Opens path for reading; NULL or "-" means standard input. Returns NULL with errno set
+ * when the file cannot be opened (the caller reports it).
+ */
+struct cut_reader *cut_reader_open(const char *path, unsigned flags);
+/*
+ * Reads the next event. A bad line is reported on stderr as "prog: file:line: reason",
+ * counted and skipped. Returns 1 with *ev filled, 0 at end of input, -1 when reading must
+ * stop (strict mode after a bad line, or a read error, both already reported).
+ */
+int cut_reader_next(struct cut_reader *r, struct cut_event *ev);
+/* Reports a problem at the line of the last event returned, in the reader's format, and
+ * counts it as a bad line. */
+void cut_reader_warn(struct cut_reader *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Name used in messages ("<stdin>" for standard input). */
+const char *cut_reader_path(const struct cut_reader *r);
+/* Line number of the last event returned (1-based). */
+uint64_t cut_reader_line(const struct cut_reader *r);
+/* Bad lines seen so far. */
+uint64_t cut_reader_errors(const struct cut_reader *r);
+/* Bytes read so far. */
+uint64_t cut_reader_bytes(const struct cut_reader *r);
+/* Closes the reader. Returns its count of bad lines. */
+uint64_t cut_reader_close(struct cut_reader *r);
+
+/* What cut_read_all calls for each event; r is its reader, for cut_reader_warn. */
+typedef void cut_event_fn(struct cut_reader *r, struct cut_event *ev, void *arg);
+/*
+ * The input loop of a filter: reads every event of the nfiles files in turn (standard input
+ * when nfiles is 0; "-" names it too) and calls fn(reader, event, arg) for each. Exits with
+ * CUT_EXIT_FATAL, saying why, when a file cannot be opened. fn may change the event; its
+ * strings belong to the reader. Returns CUT_EXIT_OK, or
+ * CUT_EXIT_BADINPUT when bad lines were reported (in strict mode reading stops at the first).
+ */
+int cut_read_all(int nfiles, char *const files[], cut_event_fn *fn, void *arg);
+
+#endif
