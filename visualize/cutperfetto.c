@@ -1,6 +1,5 @@
-/* cutperfetto: a cut trace in Perfetto's own protobuf trace format, encoded by hand: process and
- * thread tracks, off-CPU and GPU work on child tracks, interned names, flows, counters, and one
- * clock snapshot per machine so that the traces of many hosts share one timeline. */
+/* cutperfetto: cut traces in Perfetto's own protobuf format, encoded by hand: nested tracks,
+ * interned names, flows, counters, and a clock per machine so that many hosts share a timeline. */
 #include <err.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -24,7 +23,9 @@ enum {
 	PKT_CLOCK_SNAPSHOT = 6, PKT_TIMESTAMP = 8, PKT_SEQUENCE_ID = 10,
 	PKT_TRACK_EVENT = 11, PKT_INTERNED_DATA = 12, PKT_SEQUENCE_FLAGS = 13,
 	PKT_DEFAULTS = 59, PKT_TRACK_DESCRIPTOR = 60, PKT_FIRST_ON_SEQUENCE = 87,
-	PKT_MACHINE_ID = 98,
+	PKT_MACHINE_ID = 98, PKT_SYSTEM_INFO = 45,
+	/* SystemInfo */
+	SYSTEM_MACHINE_NAME = 17,
 	/* ClockSnapshot */
 	SNAPSHOT_CLOCKS = 1, CLOCK_ID = 1, CLOCK_TIMESTAMP = 2,
 	/* TracePacketDefaults */
@@ -132,6 +133,7 @@ struct input {
 #define ICACHE_BITS 12
 struct islot {
 	const char *s;
+	uint64_t w[3];
 	size_t len, i;
 };
 
@@ -197,15 +199,20 @@ need(struct pb *b, size_t n)
 		err(CUT_EXIT_FATAL, "out of memory");
 }
 
+static inline uint8_t *
+put_varint(uint8_t *p, uint64_t v)
+{
+	for (; v >= 0x80; v >>= 7)
+		*p++ = (uint8_t)(v | 0x80);
+	*p++ = (uint8_t)v;
+	return p;
+}
+
 static inline void
 varint(struct pb *b, uint64_t v)
 {
 	need(b, 10);
-	uint8_t *p = b->s + b->len;
-	for (; v >= 0x80; v >>= 7)
-		*p++ = (uint8_t)(v | 0x80);
-	*p++ = (uint8_t)v;
-	b->len = (size_t)(p - b->s);
+	b->len = (size_t)(put_varint(b->s + b->len, v) - b->s);
 }
 
 static inline void
@@ -280,8 +287,9 @@ flush(void)
  * sent on a machine's sequence the first time a packet there refers to it. */
 enum { SENT_NAME = 1, SENT_CATEGORY = 2, SENT_ANNOTATION = 4 };
 
-/* The table's index of s (n bytes), through a direct-mapped cache: events repeat a few names,
- * and a miss costs one lookup in the table. */
+/* The table's index of s (n bytes, NUL-terminated), through a direct-mapped cache that
+ * compares names of up to 24 bytes as three words: events repeat a few names, and a miss costs
+ * one lookup in the table. */
 static size_t
 intern(const char *s, size_t n)
 {
@@ -293,10 +301,11 @@ intern(const char *s, size_t n)
 		memcpy(&c, s + n - 8, 8);
 	uint64_t h = (a * 0x9e3779b97f4a7c15u ^ b * 0xc2b2ae3d27d4eb4fu ^ c) * 0xff51afd7ed558ccdu;
 	struct islot *e = &g.cache[(h ^ n) >> (64 - ICACHE_BITS)];
-	if (e->s && e->len == n && memcmp(e->s, s, n) == 0)
+	if (e->s && e->len == n && e->w[0] == a && e->w[1] == b && e->w[2] == c &&
+	    (n <= 24 || memcmp(e->s, s, n) == 0))
 		return e->i;
 	size_t i = strtab_intern(g.strs, s);
-	*e = (struct islot){strtab_key(g.strs, i), n, i};
+	*e = (struct islot){strtab_key(g.strs, i), {a, b, c}, n, i};
 	return i;
 }
 
@@ -330,14 +339,23 @@ iid(struct machine *m, const char *s, size_t len, unsigned kind)
 static size_t
 packet(struct machine *m, int64_t ts)
 {
-	size_t at = nest(&g.out, TRACE_PACKET);
+	need(&g.out, 48);
+	uint8_t *p = g.out.s + g.out.len;
+	*p++ = TRACE_PACKET << 3 | WT_LEN;
+	size_t at = (size_t)(p++ - g.out.s);
 	if (ts >= 0) {
-		field(&g.out, PKT_TIMESTAMP, (uint64_t)ts);
-		field(&g.out, PKT_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+		*p++ = PKT_TIMESTAMP << 3 | WT_VARINT;
+		p = put_varint(p, (uint64_t)ts);
+		*p++ = PKT_SEQUENCE_FLAGS << 3 | WT_VARINT;
+		*p++ = SEQ_NEEDS_INCREMENTAL_STATE;
 	}
-	field(&g.out, PKT_SEQUENCE_ID, m->id + 1);
-	if (m->id)
-		field(&g.out, PKT_MACHINE_ID, m->id);
+	*p++ = PKT_SEQUENCE_ID << 3 | WT_VARINT;
+	p = put_varint(p, m->id + 1);
+	if (m->id) {
+		p = put_varint(p, PKT_MACHINE_ID << 3 | WT_VARINT);
+		p = put_varint(p, m->id);
+	}
+	g.out.len = (size_t)(p - g.out.s);
 	return at;
 }
 
@@ -354,9 +372,9 @@ packet_end(size_t at)
 }
 
 /* The start of a machine's sequence: its clocks, then the defaults every later packet uses
- * (timestamps of CLOCK_MONOTONIC). BOOTTIME is taken to equal MONOTONIC: the traces have no
- * reading of it, the two differ only by time suspended, and trace processor needs it to place
- * the machine. */
+ * (timestamps of CLOCK_MONOTONIC), and the host as the machine's name. BOOTTIME is taken to equal
+ * MONOTONIC: the traces have no reading of it, the two differ only by time suspended, and trace
+ * processor needs it to place the machine. */
 static void
 machine_start(struct machine *m)
 {
@@ -379,6 +397,13 @@ machine_start(struct machine *m)
 	field(&g.out, DEFAULTS_TIMESTAMP_CLOCK_ID, CLOCK_MONOTONIC);
 	nest_end(&g.out, d);
 	nest_end(&g.out, at);
+	if (*m->host) {
+		at = packet(m, -1);
+		d = nest(&g.out, PKT_SYSTEM_INFO);
+		string(&g.out, SYSTEM_MACHINE_NAME, m->host);
+		nest_end(&g.out, d);
+		nest_end(&g.out, at);
+	}
 }
 
 /* The machine of a host (and boot: the offset between its clocks), created when new. */

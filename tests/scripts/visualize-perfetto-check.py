@@ -7,16 +7,17 @@ usage: visualize-perfetto-check.py [--layers a,b,...] [--overlaps N] [--unsorted
 
 Asserts: the first packet is a clock snapshot, and each machine's sequence starts with its clocks
 (BOOTTIME = MONOTONIC, REALTIME from the header's clock pair) and defaults (MONOTONIC
-timestamps, incremental state cleared) before any event; every event needs incremental state;
-every interned name, category and annotation name is defined on its sequence before use, once;
-every track is described before use, parents first; each track's BEGIN/END pairs nest (stable
-sort by time, as trace processor does); the slices and instants, per owner (thread, off-CPU,
-GPU stream, CPU), with name, category, start and duration to the nanosecond and every argument,
-are exactly the input's; the flows are exactly API call -> ioctl (parent id, else nesting) and
-API call -> GPU work (equal args.corr in a process); the memory and GPU busy counters take the
-values computed from the input; the tracks of each kind, and the names of processes, threads and
-GPUs, are the input's. Input lines a cut reader would reject are skipped; --layers adds layers
-the reader accepts; --unsorted leaves out flows and counters, which follow the input's order.
+timestamps, incremental state cleared) before any event and names the machine after its host;
+every event needs incremental state; every interned name, category and annotation name is
+defined on its sequence before use, once; every track is described before use, parents first;
+each track's BEGIN/END pairs nest (stable sort by time, as trace processor does); the slices
+and instants, per owner (thread, off-CPU, GPU stream, CPU), with name, category, start and
+duration to the nanosecond and every argument, are exactly the input's; the flows are exactly
+API call -> ioctl (parent id, else nesting) and API call -> GPU work (equal args.corr in a
+process); the memory and GPU busy counters take the values computed from the input; the tracks
+of each kind, and the names of processes, threads and GPUs, are the input's. Input lines a cut
+reader would reject are skipped; --layers adds layers the reader accepts; --unsorted leaves out
+flows and counters, which follow the input's order.
 Prints one line of counts; exits 1 with a line per problem.
 """
 import codecs
@@ -319,7 +320,8 @@ class Expected:
                 elif iend <= aend and (best is None or a["ts"] > best["ts"]):
                     best = a
             if best is not None:
-                pairs[tuple(sorted(((owner, best["name"], best["ts"]), (owner, i["name"], i["ts"]))))] += 1
+                ends = ((owner, best["name"], best["ts"]), (owner, i["name"], i["ts"]))
+                pairs[tuple(sorted(ends))] += 1
         for (s, pid, corr), (api, gpu) in self.corr.items():
             if len(api) == 1 and len(gpu) == 1:
                 pairs[tuple(sorted((api[0], gpu[0])))] += 1
@@ -358,6 +360,8 @@ def check(packets, exp, want_overlaps, unsorted):
                               for c in p["clock_snapshot"][0]["clocks"]}
         elif st["snapshot"] is None:
             bad("packet %d: sequence %d starts without a clock snapshot" % (n, seq))
+        for si in p.get("system_info", []):
+            st["machine_name"] = one(si, "machine_name")
         if "trace_packet_defaults" in p:
             if one(p["trace_packet_defaults"][0], "timestamp_clock_id") != 3:
                 bad("packet %d: defaults are not CLOCK_MONOTONIC" % n)
@@ -379,7 +383,7 @@ def check(packets, exp, want_overlaps, unsorted):
             tracks.setdefault(uuid, {}).update(td)
         for te in p.get("track_event", []):
             if not st["defaults"] or not one(p, "sequence_flags", 0) & 2:
-                bad("packet %d: event without the sequence's defaults or SEQ_NEEDS_INCREMENTAL_STATE" % n)
+                bad("packet %d: event without defaults or SEQ_NEEDS_INCREMENTAL_STATE" % n)
             if one(te, "track_uuid") not in tracks:
                 bad("packet %d: event on undescribed track %s" % (n, one(te, "track_uuid")))
                 continue
@@ -490,6 +494,8 @@ def check(packets, exp, want_overlaps, unsorted):
         want = {6: clock[0], 3: clock[0], 1: clock[1]} if clock else {6: 0, 3: 0}
         if snap != want:
             bad("machine %d (%r): clock snapshot %s, want %s" % (i, host, snap, want))
+        if seqs.get(i + 1, {}).get("machine_name") != (host or None):
+            bad("machine %d named %r, want %r" % (i, seqs.get(i + 1, {}).get("machine_name"), host))
     if len(seqs) != len(exp.machines):
         bad("%d sequences, want one per machine: %d" % (len(seqs), len(exp.machines)))
 
@@ -547,7 +553,8 @@ def check(packets, exp, want_overlaps, unsorted):
             bad("%s tracks: %d, want %d: %s" % (kind, len(kinds[kind]), len(exp.tracks[kind]),
                                                  sorted(kinds[kind] ^ exp.tracks[kind])[:4]))
     if {k[0] for k in exp.memory} != kinds["memory"]:
-        bad("memory counter tracks: %d, want %d" % (len(kinds["memory"]), len({k[0] for k in exp.memory})))
+        bad("memory counter tracks: %d, want %d" % (
+            len(kinds["memory"]), len({k[0] for k in exp.memory})))
     if want_overlaps is not None and overlaps != want_overlaps:
         bad("%d overlap tracks, want %d" % (overlaps, want_overlaps))
     nslices = sum(v for k, v in slices.items() if k[3] is not None)

@@ -107,6 +107,12 @@ cmp -s "$tmp/o2.pb" "$tmp/capture.pb" || bad "two runs differ"
 cutperfetto -x >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] || bad "-x: exit status is not 2"
 grep -q '^usage: cutperfetto \[-o file\] \[file \.\.\.\]$' "$tmp/err" || bad "usage line: $(cat "$tmp/err")"
+python3 -c '
+import pty, subprocess, sys
+master, slave = pty.openpty()
+p = subprocess.run(["cutperfetto", sys.argv[1]], stdout=slave, stderr=subprocess.PIPE)
+sys.exit(0 if p.returncode == 2 and b"terminal" in p.stderr else 1)' $layers ||
+	bad "a terminal as standard output: not refused with exit status 2"
 cutperfetto "$tmp/no-such-file" >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] || bad "missing file: $(cat "$tmp/err")"
 exit $fail
