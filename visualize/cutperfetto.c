@@ -107,9 +107,9 @@ struct lane {
 
 enum kind { PROCESS, THREAD, OFFCPU, DEVICE, STREAM, IRQS, IRQCPU, ALLOC };
 
-/* What the hash table keys by (kind, machine, pid, key): processes, threads, their off-CPU
- * tracks, GPUs (key: ordinal) and their streams (key: handle), interrupts (key: CPU), and live
- * device allocations (key: dptr, value: bytes). */
+/* What the hash table keys by (kind, machine, pid, key): processes, threads (key: tid), their
+ * off-CPU tracks, GPUs (key: ordinal) and their streams (key: a hash of ordinal and handle),
+ * interrupts (key: CPU), and live device allocations (key: dptr). */
 struct group {
 	enum kind kind;
 	struct machine *m;
@@ -118,8 +118,9 @@ struct group {
 	uint64_t uuid, counter; /* its track; its counter track, 0 until needed */
 	struct lane *lanes;
 	char *name, *nvtx, *cmdline; /* comm or device name; NVTX thread name; command line */
-	int64_t rank,
-	    value; /* PROCESS: rank, device bytes; DEVICE: work in flight; STREAM: handle */
+	int64_t rank;                /* PROCESS: -1 outside a distributed job */
+	int64_t value; /* PROCESS: bytes allocated; DEVICE: work in flight; STREAM: its handle;
+	                  ALLOC: its bytes */
 };
 
 /* One input file: its machine, from its header. */
@@ -130,6 +131,7 @@ struct input {
 	char *tool;           /* the header's tool */
 };
 
+/* A slot of the cache in front of the table of interned names. */
 #define ICACHE_BITS 12
 struct islot {
 	const char *s;
@@ -137,6 +139,7 @@ struct islot {
 	size_t len, i;
 };
 
+/* A slice in the heap of ends still to write: where it is open. */
 struct hent {
 	int64_t end;
 	struct lane *l;
@@ -145,6 +148,7 @@ struct hent {
 
 static struct {
 	struct pb out, intern, ann; /* packets; a packet's new interned strings; its annotations */
+	struct pb key, str, extra;  /* an argument's name, a string value; unknown members */
 	FILE *f;
 	const char *path;
 	struct machine **machines;
@@ -860,8 +864,6 @@ skip_value(const char *p)
 	return p;
 }
 
-static struct pb keybuf, strbuf;
-
 /* Whether s is a handle or pointer as cut writes them, "0x" and 1 to 16 hex digits; its value
  * through v. */
 static bool
@@ -891,11 +893,11 @@ value(struct pb *b, struct machine *m, const char *p, int depth)
 	uint64_t u;
 	switch (*p) {
 	case '"':
-		q = jstring(p, &strbuf);
-		if (hex(strbuf.s, strbuf.len, &u))
+		q = jstring(p, &g.str);
+		if (hex(g.str.s, g.str.len, &u))
 			field(b, ANN_POINTER, u);
 		else
-			bytes(b, ANN_STRING, strbuf.s, strbuf.len);
+			bytes(b, ANN_STRING, g.str.s, g.str.len);
 		return q;
 	case '{':
 	case '[':
@@ -910,9 +912,9 @@ value(struct pb *b, struct machine *m, const char *p, int depth)
 				if (*q != '"')
 					break;
 				at = nest(b, ANN_DICT);
-				q = skip_ws(jstring(q, &keybuf));
+				q = skip_ws(jstring(q, &g.key));
 				field(b, ANN_NAME_IID,
-				      iid(m, (char *)keybuf.s, keybuf.len, SENT_ANNOTATION));
+				      iid(m, (char *)g.key.s, g.key.len, SENT_ANNOTATION));
 				q = skip_ws(q + 1); /* ':' */
 			} else {
 				at = nest(b, ANN_ARRAY);
@@ -967,20 +969,20 @@ static void
 members(struct pb *b, struct machine *m, const char *p, bool envelope, int64_t *corr)
 {
 	for (p = skip_ws(p); *p == '"';) {
-		p = skip_ws(jstring(p, &keybuf));
+		p = skip_ws(jstring(p, &g.key));
 		p = skip_ws(p + 1); /* ':' */
-		const char *k = (char *)keybuf.s;
+		const char *k = (char *)g.key.s;
 		if (envelope && (strcmp(k, "host") == 0 || strcmp(k, "rank") == 0)) {
 			p = skip_value(p);
 		} else {
-			if (corr && keybuf.len == 4 && memcmp(k, "corr", 4) == 0) {
+			if (corr && g.key.len == 4 && memcmp(k, "corr", 4) == 0) {
 				char *e;
 				long long v = strtoll(p, &e, 10);
 				if (e != p)
 					*corr = v;
 			}
 			size_t at = nest(b, EVENT_ANNOTATIONS);
-			field(b, ANN_NAME_IID, iid(m, k, keybuf.len, SENT_ANNOTATION));
+			field(b, ANN_NAME_IID, iid(m, k, g.key.len, SENT_ANNOTATION));
 			p = value(b, m, p, 0);
 			nest_end(b, at);
 		}
@@ -1194,18 +1196,17 @@ header(struct input *in, const struct cut_event *ev)
 static struct machine *
 machine_of(struct input *in, const struct cut_event *ev)
 {
-	static struct pb obj;
 	char host[256] = "";
 	int64_t rank = -1;
 	if (!in->m)
 		in->m = machine_get("", false, 0, 0);
 	if (!ev->extra)
 		return in->m;
-	obj.len = 0;
-	need(&obj, strlen(ev->extra) + 3);
-	obj.len = (size_t)sprintf((char *)obj.s, "{%s}", ev->extra);
-	cut_args_str((char *)obj.s, "host", host, sizeof(host));
-	cut_args_int((char *)obj.s, "rank", &rank);
+	g.extra.len = 0;
+	need(&g.extra, strlen(ev->extra) + 3);
+	g.extra.len = (size_t)sprintf((char *)g.extra.s, "{%s}", ev->extra);
+	cut_args_str((char *)g.extra.s, "host", host, sizeof(host));
+	cut_args_int((char *)g.extra.s, "rank", &rank);
 	struct machine *m = *host && strcmp(host, in->m->host) != 0
 	                        ? machine_get(host, in->m->clock, in->m->mono, in->m->real)
 	                        : in->m;

@@ -3,7 +3,8 @@
 # (tests/fixtures/perfetto) and checked against its input by visualize-perfetto-check.py (clock
 # snapshots first, sequence flags, interning, tracks, BEGIN/END nesting, every slice, flow and
 # counter value computed from the JSONL), on hand-built, captured, merged, generated, multi-rank,
-# late, unsorted, truncated and invalid traces; then -o, determinism, --help, --version, usage.
+# late, long-argument, unsorted, truncated and invalid traces; then -o, determinism, a terminal,
+# --help, --version, usage.
 command -v protoc >/dev/null || { echo "protoc not installed (apt-get install protobuf-compiler)"; exit 77; }
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 command -v cutperfetto >/dev/null || { echo "cutperfetto not built"; exit 1; }
@@ -69,6 +70,16 @@ for line in open(sys.argv[1]):
     print(json.dumps(e))' $layers >"$tmp/late.jsonl"
 run late "$tmp/late.jsonl" && clean late
 grep -q 'timestamp: 17280000000001100$' "$tmp/late.txt" || bad "late: timestamps not exact"
+
+# Arguments so long that the lengths of the messages around them take 2 to 4 bytes.
+python3 -c '
+import json
+print(json.dumps({"ts": 1000, "dur": 100, "pid": 1, "tid": 1, "layer": "api", "name": "cuLong",
+                  "args": {"s": "x" * 200, "t": "y" * 20000, "u": ["z" * 130] * 3,
+                           "v": {"w": "q" * 70000}}}))
+print(json.dumps({"ts": 1050, "dur": 10, "pid": 1, "tid": 1, "layer": "ioctl", "name": "io",
+                  "args": {"big": "b" * 2000000}}))' >"$tmp/long.jsonl"
+run long "$tmp/long.jsonl" && clean long
 
 # Unsorted: the same slices, on more tracks, with one warning naming the line.
 awk 'NR % 2 == 0' "$tmp/gen.jsonl" >"$tmp/shuf.jsonl"
