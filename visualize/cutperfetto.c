@@ -609,16 +609,16 @@ child_track(struct machine *m, uint64_t parent, const char *name, int unit)
 	return uuid;
 }
 
+/* The value of x's counter at ts: a process's device memory, a GPU's work in flight. */
 static void
 counter(struct group *x, int64_t ts)
 {
-	char name[512];
+	char name[64];
 	if (!x->counter) {
 		if (x->kind == PROCESS) {
 			x->counter = child_track(x->m, x->uuid, "device memory", UNIT_SIZE_BYTES);
 		} else {
-			track_name(x, name, sizeof(name));
-			strncat(name, " busy", sizeof(name) - strlen(name) - 1);
+			snprintf(name, sizeof(name), "GPU %lld busy", (long long)x->key);
 			x->counter = child_track(x->m, x->uuid, name, UNIT_COUNT);
 		}
 	}
