@@ -32,7 +32,8 @@ enum {
 	DEFAULTS_TIMESTAMP_CLOCK_ID = 58,
 	/* TrackDescriptor */
 	TRACK_UUID = 1, TRACK_NAME = 2, TRACK_PROCESS = 3, TRACK_THREAD = 4,
-	TRACK_PARENT = 5, TRACK_COUNTER = 8, TRACK_MERGE = 15,
+	TRACK_PARENT = 5, TRACK_COUNTER = 8, TRACK_ORDER_RANK = 12, TRACK_MERGE = 15,
+	TRACK_PROCESS_ORDERING = 19,
 	/* ProcessDescriptor */
 	PROCESS_PID = 1, PROCESS_CMDLINE = 2, PROCESS_NAME = 6,
 	/* ThreadDescriptor */
@@ -57,7 +58,7 @@ enum {
 	CLOCK_REALTIME = 1, CLOCK_MONOTONIC = 3, CLOCK_BOOTTIME = 6,
 	SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2,
 	TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4,
-	UNIT_COUNT = 2, UNIT_SIZE_BYTES = 3, SIBLING_MERGE_NONE = 2,
+	UNIT_COUNT = 2, UNIT_SIZE_BYTES = 3, SIBLING_MERGE_NONE = 2, PROCESS_ORDERING_EXPLICIT = 1,
 };
 /* clang-format on */
 enum { WT_VARINT = 0, WT_FIXED64 = 1, WT_LEN = 2 };
@@ -85,6 +86,7 @@ struct machine {
 	uint32_t id;   /* TracePacket.machine_id; 0, the host machine, for the first */
 	uint8_t *sent; /* per interned string: bits of the kinds sent on this sequence */
 	size_t nsent;
+	bool ranked; /* processes are ordered by rank */
 };
 
 /* A slice still open on a lane. */
@@ -548,12 +550,24 @@ track_name(const struct group *x, char *s, size_t n)
 	}
 }
 
-/* Writes x's TrackDescriptor; again after a rename (a later one wins). */
+/* Writes x's TrackDescriptor; again after a rename (a later one wins). The processes of a
+ * distributed job are ordered by rank, which the root track (uuid 0) declares once. */
 static void
 describe(struct group *x)
 {
 	char name[512];
-	size_t at = packet(x->m, -1), d = nest(&g.out, PKT_TRACK_DESCRIPTOR), p;
+	size_t at, d, p;
+	if (x->rank >= 0 && !x->m->ranked) {
+		at = packet(x->m, -1);
+		d = nest(&g.out, PKT_TRACK_DESCRIPTOR);
+		field(&g.out, TRACK_UUID, 0);
+		field(&g.out, TRACK_PROCESS_ORDERING, PROCESS_ORDERING_EXPLICIT);
+		nest_end(&g.out, d);
+		packet_end(at);
+		x->m->ranked = true;
+	}
+	at = packet(x->m, -1);
+	d = nest(&g.out, PKT_TRACK_DESCRIPTOR);
 	field(&g.out, TRACK_UUID, x->uuid);
 	switch (x->kind) {
 	case PROCESS:
@@ -561,14 +575,14 @@ describe(struct group *x)
 		field(&g.out, PROCESS_PID, (uint64_t)x->pid);
 		if (x->cmdline)
 			string(&g.out, PROCESS_CMDLINE, x->cmdline);
-		if (x->rank >= 0) {
+		if (x->rank >= 0)
 			snprintf(name, sizeof(name), "rank %lld%s%s%s", (long long)x->rank,
 			         *x->m->host ? " (" : "", x->m->host, *x->m->host ? ")" : "");
-			string(&g.out, PROCESS_NAME, name);
-		} else if (x->name) {
-			string(&g.out, PROCESS_NAME, x->name);
-		}
+		if (x->rank >= 0 || x->name)
+			string(&g.out, PROCESS_NAME, x->rank >= 0 ? name : x->name);
 		nest_end(&g.out, p);
+		if (x->rank >= 0)
+			field(&g.out, TRACK_ORDER_RANK, (uint64_t)(int32_t)x->rank);
 		break;
 	case THREAD:
 		p = nest(&g.out, TRACK_THREAD);

@@ -529,6 +529,10 @@ def check(packets, exp, want_overlaps, unsorted):
     kinds = collections.defaultdict(set)
     overlaps = 0
     for uuid, t in tracks.items():
+        if uuid == 0:
+            if one(t, "process_ordering") != "PROCESS_ORDERING_EXPLICIT":
+                bad("the root track does not order processes")
+            continue
         if re.search(r" overlap \d+$", one(t, "name", "")):
             overlaps += 1
             continue
@@ -541,6 +545,10 @@ def check(packets, exp, want_overlaps, unsorted):
             got = one(t["process"][0], "process_name")
             if got != want:
                 bad("process %s named %r, want %r" % (o, got, want))
+            if one(t, "sibling_order_rank") != p.get("rank") or (
+                    "rank" in p and 0 not in tracks):
+                bad("process %s: order %s, want its rank %s under an ordering root" % (
+                    o, one(t, "sibling_order_rank"), p.get("rank")))
         if o[0] == "thread" and o in exp.names:
             n = exp.names[o]
             want = n.get("name", n.get("comm"))
