@@ -43,7 +43,7 @@ enum {
 	/* TrackEvent */
 	EVENT_CATEGORY_IIDS = 3, EVENT_ANNOTATIONS = 4, EVENT_TYPE = 9,
 	EVENT_NAME_IID = 10, EVENT_TRACK_UUID = 11, EVENT_COUNTER_VALUE = 30,
-	EVENT_FLOW_IDS = 47,
+	EVENT_FLOW_IDS = 47, EVENT_TERMINATING_FLOW_IDS = 48,
 	/* DebugAnnotation */
 	ANN_NAME_IID = 1, ANN_BOOL = 2, ANN_UINT = 3, ANN_INT = 4,
 	ANN_DOUBLE = 5, ANN_STRING = 6, ANN_POINTER = 7, ANN_JSON = 9,
@@ -67,7 +67,9 @@ enum { WT_VARINT = 0, WT_FIXED64 = 1, WT_LEN = 2 };
 /* Two traces of one host whose clock offsets differ by less than this share a boot (as in
  * cutmerge). */
 #define SAME_BOOT_NS 1000000000
-/* Flow ids: API call serial << 20 | its ioctl number; GPU work: a hash with the top bit set. */
+/* Flow ids: API call serial << 20 | its ioctl number, begun on the ioctl and ended on the call's
+ * end, which trace processor reads later; GPU work: a hash with the top bit set, on both ends,
+ * either of which may come first. */
 #define FLOW_SHIFT 20
 #define GPU_FLOW (1ULL << 63)
 
@@ -696,7 +698,7 @@ drain(int64_t ts)
 		field(&g.out, EVENT_TYPE, TYPE_SLICE_END);
 		field(&g.out, EVENT_TRACK_UUID, l->uuid);
 		for (uint32_t k = 1; k <= o->nflow; k++)
-			fixed64(&g.out, EVENT_FLOW_IDS, o->serial << FLOW_SHIFT | k);
+			fixed64(&g.out, EVENT_TERMINATING_FLOW_IDS, o->serial << FLOW_SHIFT | k);
 		nest_end(&g.out, e);
 		packet_end(at);
 		if (o->busy) {

@@ -466,7 +466,8 @@ def check(packets, exp, want_overlaps, unsorted):
                 ann(interned, a, "", args, n)
             s = {"ts": ts, "name": resolve(interned, "event_names", one(te, "name_iid"), n),
                  "cat": resolve(interned, "event_categories", one(te, "category_iids"), n),
-                 "args": tuple(sorted(args)), "flows": list(te.get("flow_ids", [])),
+                 "args": tuple(sorted(args)),
+                 "flows": te.get("flow_ids", []) + te.get("terminating_flow_ids", []),
                  "owner": owner(uuid)}
             if typ == "TYPE_INSTANT":
                 slices[(s["owner"], s["name"], ts, None, s["cat"], s["args"])] += 1
@@ -480,7 +481,7 @@ def check(packets, exp, want_overlaps, unsorted):
                 continue
             s = stacks[uuid].pop()
             slices[(s["owner"], s["name"], s["ts"], ts - s["ts"], s["cat"], s["args"])] += 1
-            for f in s["flows"] + te.get("flow_ids", []):
+            for f in s["flows"] + te.get("flow_ids", []) + te.get("terminating_flow_ids", []):
                 flows[f].append((s["owner"], s["name"], s["ts"]))
         elif typ == "TYPE_COUNTER":
             counters[(owner(uuid), ts, one(te, "counter_value"))] += 1
