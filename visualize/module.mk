@@ -1,3 +1,3 @@
 # Visualisers: JSONL in, pictures out.
-TOOLS += cutchrome cutplot
-MAN1 += share/man/cutchrome.1 share/man/cutplot.1
+TOOLS += cutchrome cutplot cutperfetto
+MAN1 += share/man/cutchrome.1 share/man/cutplot.1 share/man/cutperfetto.1

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Filter throughput on a generated trace: MB/s and events/s of the input, and peak RSS, for
 # every filter in the ways it is used, next to equivalent jq and python3 commands, and the
-# shared reader alone. Prints tables (min/median/max of wall time); asserts nothing.
+# shared reader alone; then the size of a timeline per event as Chrome JSON (cutchrome) and as
+# Perfetto protobuf (cutperfetto). Prints tables (min/median/max of wall time); asserts nothing.
 # usage: tests/bench/bench-filters.sh [megabytes] [runs]     (defaults: 200, 3)
 set -eu
 mb=${1:-200}
@@ -42,6 +43,7 @@ cutioctl -c	$B/bin/cutioctl -c $t	$bytes	$events
 cutioctl -s (strace text)	$B/bin/cutioctl -s $dir/strace.txt	$sbytes	$sevents
 cutgaps	$B/bin/cutgaps $t	$bytes	$events
 cutchrome	$B/bin/cutchrome $t	$bytes	$events
+cutperfetto	$B/bin/cutperfetto $t	$bytes	$events
 cutplot -S (no gnuplot)	$B/bin/cutplot -S -c all $t	$bytes	$events
 jq (sum by category)	jq -n '$jq_sum' <$t	$bytes	$events
 python3 (sum by category)	python3 $top/tests/bench/sum_by_category.py <$t	$bytes	$events"
@@ -66,3 +68,17 @@ printf '%s\n' "$cmds" | while IFS=$tab read -r name cmd in ev; do
 	awk -v n="$name" -v a="$min" -v m="$med" -v z="$max" -v b="$in" -v e="$ev" -v r="$rss" \
 		'BEGIN { s = m > 0 ? m : 0.001; printf "%-26s %8.2f %8.2f %8.2f %9.0f %12.0f %7.0fMB\n", n, a, m, z, b / s / 1e6, e / s, r / 1024 }'
 done
+
+echo
+echo "== output per input event (meta records not counted): Chrome JSON and Perfetto protobuf"
+printf '%-34s %9s %11s %11s %11s %11s\n' trace events json_B/ev gzip_B/ev proto_B/ev gzip_B/ev
+for f in "$t" "$top/samples/capture-torch-mlp.jsonl"; do
+	n=$(grep -vc '"layer":"meta"' "$f")
+	"$B/bin/cutchrome" "$f" >"$dir/out.json" 2>/dev/null
+	"$B/bin/cutperfetto" "$f" >"$dir/out.pftrace"
+	set -- $(wc -c <"$dir/out.json") $(gzip -c "$dir/out.json" | wc -c) \
+		$(wc -c <"$dir/out.pftrace") $(gzip -c "$dir/out.pftrace" | wc -c)
+	awk -v f="${f##*/}" -v n="$n" -v j="$1" -v jz="$2" -v p="$3" -v pz="$4" 'BEGIN {
+		printf "%-34s %9d %11.1f %11.1f %11.1f %11.1f\n", f, n, j / n, jz / n, p / n, pz / n }'
+done
+rm -f "$dir/out.json" "$dir/out.pftrace"

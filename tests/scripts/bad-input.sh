@@ -63,7 +63,7 @@ bigline 0 4"
 # cutplot writes its gnuplot script instead of running gnuplot.
 opts() { [ "$1" = cutplot ] && echo -S; }
 filters=
-for t in cutstat cutmerge cutioctl cutgaps cutchrome cutplot; do
+for t in cutstat cutmerge cutioctl cutgaps cutchrome cutplot cutperfetto; do
 	[ -x "$B/bin/$t" ] && filters="$filters $t"
 done
 fail=0

@@ -22,4 +22,8 @@ if [ -x "$B/bin/cutchrome" ]; then
 	"$B/bin/cutchrome" <"$sample" >"$tmp/trace.json" || fail "cutchrome failed"
 	python3 -m json.tool "$tmp/trace.json" >/dev/null || fail "cutchrome output is not JSON"
 fi
+if [ -x "$B/bin/cutperfetto" ]; then
+	"$B/bin/cutmerge" "$sample" | "$B/bin/cutperfetto" >"$tmp/t.pftrace" || fail "cutperfetto failed"
+	[ -s "$tmp/t.pftrace" ] || fail "cutperfetto wrote nothing"
+fi
 exit 0

@@ -31,6 +31,7 @@ cutioctl -l
 cutgaps $t/gen.jsonl
 cutgaps -j $t/gen.jsonl
 cutchrome $t/gen.jsonl
+cutperfetto $t/gen.jsonl
 cutplot -S $t/gen.jsonl
 EOF
 
@@ -112,4 +113,11 @@ done
 cutchrome -o "$t/no/such/dir/p" "$t/gen.jsonl" >/dev/null 2>"$t/err"
 rc=$?
 [ $rc -eq 2 ] && [ "$(wc -l <"$t/err")" -eq 1 ] || bad "cutchrome -o into no directory: exit $rc: $(cat "$t/err")"
+# cutperfetto -o: a full disk and a missing directory, one line naming the file.
+for o in /dev/full "$t/no/such/dir/t.pftrace"; do
+	cutperfetto -o "$o" "$t/gen.jsonl" >/dev/null 2>"$t/err"
+	rc=$?
+	[ $rc -eq 2 ] && [ "$(wc -l <"$t/err")" -eq 1 ] && grep -q "$o" "$t/err" ||
+		bad "cutperfetto -o $o: exit $rc: $(cat "$t/err")"
+done
 exit $fail

@@ -1,0 +1,1342 @@
+/* cutperfetto: cut traces in Perfetto's own protobuf format, encoded by hand: nested tracks,
+ * interned names, flows, counters, and a clock per machine so that many hosts share a timeline. */
+#include <err.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "args.h"
+#include "cut.h"
+#include "event.h"
+#include "reader.h"
+#include "strtab.h"
+
+/* Field numbers of protos/perfetto/trace/perfetto_trace.proto (google/perfetto; a copy is in
+ * tests/fixtures/perfetto), by message, then the enum values used. */
+/* clang-format off */
+enum {
+	/* Trace */
+	TRACE_PACKET = 1,
+	/* TracePacket */
+	PKT_CLOCK_SNAPSHOT = 6, PKT_TIMESTAMP = 8, PKT_SEQUENCE_ID = 10,
+	PKT_TRACK_EVENT = 11, PKT_INTERNED_DATA = 12, PKT_SEQUENCE_FLAGS = 13,
+	PKT_DEFAULTS = 59, PKT_TRACK_DESCRIPTOR = 60, PKT_FIRST_ON_SEQUENCE = 87,
+	PKT_MACHINE_ID = 98, PKT_SYSTEM_INFO = 45,
+	/* SystemInfo */
+	SYSTEM_MACHINE_NAME = 17,
+	/* ClockSnapshot */
+	SNAPSHOT_CLOCKS = 1, CLOCK_ID = 1, CLOCK_TIMESTAMP = 2,
+	/* TracePacketDefaults */
+	DEFAULTS_TIMESTAMP_CLOCK_ID = 58,
+	/* TrackDescriptor */
+	TRACK_UUID = 1, TRACK_NAME = 2, TRACK_PROCESS = 3, TRACK_THREAD = 4,
+	TRACK_PARENT = 5, TRACK_COUNTER = 8, TRACK_ORDER_RANK = 12, TRACK_MERGE = 15,
+	TRACK_PROCESS_ORDERING = 19,
+	/* ProcessDescriptor */
+	PROCESS_PID = 1, PROCESS_CMDLINE = 2, PROCESS_NAME = 6,
+	/* ThreadDescriptor */
+	THREAD_PID = 1, THREAD_TID = 2, THREAD_NAME = 5,
+	/* CounterDescriptor */
+	COUNTER_UNIT = 3,
+	/* TrackEvent */
+	EVENT_CATEGORY_IIDS = 3, EVENT_ANNOTATIONS = 4, EVENT_TYPE = 9,
+	EVENT_NAME_IID = 10, EVENT_TRACK_UUID = 11, EVENT_COUNTER_VALUE = 30,
+	EVENT_FLOW_IDS = 47, EVENT_TERMINATING_FLOW_IDS = 48,
+	/* DebugAnnotation */
+	ANN_NAME_IID = 1, ANN_BOOL = 2, ANN_UINT = 3, ANN_INT = 4,
+	ANN_DOUBLE = 5, ANN_STRING = 6, ANN_POINTER = 7, ANN_JSON = 9,
+	ANN_DICT = 11, ANN_ARRAY = 12,
+	/* InternedData */
+	INTERNED_CATEGORIES = 1, INTERNED_NAMES = 2,
+	INTERNED_ANNOTATION_NAMES = 3,
+	/* EventName... */
+	INTERNED_IID = 1, INTERNED_STRING = 2,
+};
+enum {
+	CLOCK_REALTIME = 1, CLOCK_MONOTONIC = 3, CLOCK_BOOTTIME = 6,
+	SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2,
+	TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4,
+	UNIT_COUNT = 2, UNIT_SIZE_BYTES = 3, SIBLING_MERGE_NONE = 2, PROCESS_ORDERING_EXPLICIT = 1,
+};
+/* clang-format on */
+enum { WT_VARINT = 0, WT_FIXED64 = 1, WT_LEN = 2 };
+
+#define FLUSH_AT (1 << 20)
+/* Two traces of one host whose clock offsets differ by less than this share a boot (as in
+ * cutmerge). */
+#define SAME_BOOT_NS 1000000000
+/* Flow ids: API call serial << 20 | its ioctl number, begun on the ioctl and ended on the call's
+ * end, which trace processor reads later; GPU work: a hash with the top bit set, on both ends,
+ * either of which may come first. */
+#define FLOW_SHIFT 20
+#define GPU_FLOW (1ULL << 63)
+
+/* A protobuf message being built: nested messages reserve one byte for their length and move
+ * the body in the rare case it needs more. */
+struct pb {
+	uint8_t *s;
+	size_t len, cap;
+};
+
+/* A machine: one host and boot, one clock, one packet sequence with its own interning. */
+struct machine {
+	char *host; /* "" when unknown */
+	int64_t mono, real;
+	bool clock;
+	uint32_t id;   /* TracePacket.machine_id; 0, the host machine, for the first */
+	uint8_t *sent; /* per interned string: bits of the kinds sent on this sequence */
+	size_t nsent;
+	bool ranked; /* processes are ordered by rank */
+};
+
+/* A slice still open on a lane. */
+struct open {
+	int64_t ts, end, id; /* id: the event's, or -1 */
+	uint64_t serial;     /* API calls: flow ids to their ioctls are serial << 20 | 1..nflow */
+	uint32_t nflow;
+	struct group *busy; /* GPU work: the device whose busy counter drops at the end */
+};
+
+/* One output track on which slices nest; a group spills overlaps into further lanes. */
+struct lane {
+	uint64_t uuid;
+	int64_t last, floor; /* latest start placed, latest end closed */
+	struct open *stack;
+	size_t depth, cap;
+	struct group *g;
+	struct lane *next;
+};
+
+enum kind { PROCESS, THREAD, OFFCPU, DEVICE, STREAM, IRQS, IRQCPU, ALLOC };
+
+/* What the hash table keys by (kind, machine, pid, key): processes, threads (key: tid), their
+ * off-CPU tracks, GPUs (key: ordinal) and their streams (key: a hash of ordinal and handle),
+ * interrupts (key: CPU), and live device allocations (key: dptr). */
+struct group {
+	enum kind kind;
+	struct machine *m;
+	int64_t pid, key;
+	struct group *hnext, *parent;
+	uint64_t uuid, counter; /* its track; its counter track, 0 until needed */
+	struct lane *lanes;
+	char *name, *nvtx, *cmdline; /* comm or device name; NVTX thread name; command line */
+	int64_t rank;                /* PROCESS: -1 outside a distributed job */
+	int64_t value; /* PROCESS: bytes allocated; DEVICE: work in flight; STREAM: its handle;
+	                  ALLOC: its bytes */
+};
+
+/* One input file: its machine, from its header. */
+struct input {
+	struct cut_reader *r;
+	struct machine *m;
+	int64_t last, writer; /* latest start seen; the pid of the header's writer */
+	char *tool;           /* the header's tool */
+};
+
+/* A slot of the cache in front of the table of interned names. */
+#define ICACHE_BITS 12
+struct islot {
+	const char *s;
+	uint64_t w[3];
+	size_t len, i;
+};
+
+/* A slice in the heap of ends still to write: where it is open. */
+struct hent {
+	int64_t end;
+	struct lane *l;
+	size_t depth;
+};
+
+static struct {
+	struct pb out, intern, ann; /* packets; a packet's new interned strings; its annotations */
+	struct pb key, str;         /* an argument's name, a string value */
+	FILE *f;
+	const char *path;
+	struct machine **machines;
+	size_t nmachines;
+	struct group **tab;
+	size_t ntab, ngroups;
+	struct hent *heap;
+	size_t nheap, heapcap;
+	struct cut_strtab *strs;
+	struct islot cache[1 << ICACHE_BITS];
+	uint64_t uuids, serials;
+	enum kind place[CUT_NLAYERS];
+	int api_layer, ioctl_layer, gpu_layer;
+	bool warned_order;
+} g = {.api_layer = -1, .ioctl_layer = -1, .gpu_layer = -1};
+
+static void
+usage(int status)
+{
+	fprintf(status ? stderr : stdout, "usage: cutperfetto [-o file] [file ...]\n");
+	exit(status ? status : cut_finish_output(status));
+}
+
+static void *
+xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n, size);
+	if (!p)
+		err(CUT_EXIT_FATAL, "out of memory");
+	return p;
+}
+
+static char *
+xstrdup(const char *s)
+{
+	char *p = strdup(s);
+	if (!p)
+		err(CUT_EXIT_FATAL, "out of memory");
+	return p;
+}
+
+/* ---- protobuf wire format ---- */
+
+static inline void
+need(struct pb *b, size_t n)
+{
+	if (b->cap - b->len >= n)
+		return;
+	while (b->cap - b->len < n)
+		b->cap = b->cap ? 2 * b->cap : 65536;
+	if (!(b->s = realloc(b->s, b->cap)))
+		err(CUT_EXIT_FATAL, "out of memory");
+}
+
+static inline uint8_t *
+put_varint(uint8_t *p, uint64_t v)
+{
+	for (; v >= 0x80; v >>= 7)
+		*p++ = (uint8_t)(v | 0x80);
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+static inline void
+varint(struct pb *b, uint64_t v)
+{
+	need(b, 10);
+	b->len = (size_t)(put_varint(b->s + b->len, v) - b->s);
+}
+
+static inline void
+field(struct pb *b, unsigned num, uint64_t v)
+{
+	varint(b, num << 3 | WT_VARINT);
+	varint(b, v);
+}
+
+static void
+fixed64(struct pb *b, unsigned num, uint64_t v)
+{
+	varint(b, num << 3 | WT_FIXED64);
+	need(b, 8);
+	for (int i = 0; i < 8; i++)
+		b->s[b->len++] = (uint8_t)(v >> (8 * i));
+}
+
+static void
+bytes(struct pb *b, unsigned num, const void *s, size_t n)
+{
+	varint(b, num << 3 | WT_LEN);
+	varint(b, n);
+	need(b, n);
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+}
+
+static void
+string(struct pb *b, unsigned num, const char *s)
+{
+	bytes(b, num, s, strlen(s));
+}
+
+/* Opens a nested message; returns where its length goes, for nest_end. */
+static inline size_t
+nest(struct pb *b, unsigned num)
+{
+	varint(b, num << 3 | WT_LEN);
+	need(b, 1);
+	return b->len++;
+}
+
+static inline void
+nest_end(struct pb *b, size_t at)
+{
+	size_t n = b->len - at - 1, k = 1;
+	if (n < 0x80) {
+		b->s[at] = (uint8_t)n;
+		return;
+	}
+	for (size_t v = n; v >= 0x80; v >>= 7)
+		k++;
+	need(b, k - 1);
+	memmove(b->s + at + k, b->s + at + 1, n);
+	for (size_t i = 0, v = n; i < k; i++, v >>= 7)
+		b->s[at + i] = (uint8_t)((v & 0x7f) | (i + 1 < k ? 0x80 : 0));
+	b->len += k - 1;
+}
+
+static void
+flush(void)
+{
+	if (g.out.len && fwrite(g.out.s, 1, g.out.len, g.f) != g.out.len)
+		err(CUT_EXIT_FATAL, "write error on %s", g.path);
+	g.out.len = 0;
+}
+
+/* ---- packets ---- */
+
+/* Interned strings: one table for all machines; a string's iid is its index + 1 everywhere,
+ * sent on a machine's sequence the first time a packet there refers to it. */
+enum { SENT_NAME = 1, SENT_CATEGORY = 2, SENT_ANNOTATION = 4 };
+
+/* The table's index of s (n bytes, NUL-terminated), through a direct-mapped cache that
+ * compares names of up to 24 bytes as three words: events repeat a few names, and a miss costs
+ * one lookup in the table. */
+static size_t
+intern(const char *s, size_t n)
+{
+	uint64_t a = 0, b = 0, c = 0;
+	memcpy(&a, s, n < 8 ? n : 8);
+	if (n > 8)
+		memcpy(&b, s + 8, n < 16 ? n - 8 : 8);
+	if (n > 16)
+		memcpy(&c, s + n - 8, 8);
+	uint64_t h = (a * 0x9e3779b97f4a7c15u ^ b * 0xc2b2ae3d27d4eb4fu ^ c) * 0xff51afd7ed558ccdu;
+	struct islot *e = &g.cache[(h ^ n) >> (64 - ICACHE_BITS)];
+	if (e->s && e->len == n && e->w[0] == a && e->w[1] == b && e->w[2] == c &&
+	    (n <= 24 || memcmp(e->s, s, n) == 0))
+		return e->i;
+	size_t i = strtab_intern(g.strs, s);
+	*e = (struct islot){strtab_key(g.strs, i), {a, b, c}, n, i};
+	return i;
+}
+
+static uint64_t
+iid(struct machine *m, const char *s, size_t len, unsigned kind)
+{
+	size_t i = intern(s, len);
+	if (i >= m->nsent) {
+		size_t n = m->nsent ? m->nsent : 256;
+		while (n <= i)
+			n *= 2;
+		if (!(m->sent = realloc(m->sent, n)))
+			err(CUT_EXIT_FATAL, "out of memory");
+		memset(m->sent + m->nsent, 0, n - m->nsent);
+		m->nsent = n;
+	}
+	if (!(m->sent[i] & kind)) {
+		m->sent[i] |= (uint8_t)kind;
+		size_t at = nest(&g.intern, kind == SENT_NAME       ? INTERNED_NAMES
+		                            : kind == SENT_CATEGORY ? INTERNED_CATEGORIES
+		                                                    : INTERNED_ANNOTATION_NAMES);
+		field(&g.intern, INTERNED_IID, i + 1);
+		bytes(&g.intern, INTERNED_STRING, s, len);
+		nest_end(&g.intern, at);
+	}
+	return i + 1;
+}
+
+/* Starts a packet on m's sequence: a track event at ts (it needs the sequence's defaults and
+ * interned strings), or, with ts < 0, anything else. */
+static size_t
+packet(struct machine *m, int64_t ts)
+{
+	need(&g.out, 48);
+	uint8_t *p = g.out.s + g.out.len;
+	*p++ = TRACE_PACKET << 3 | WT_LEN;
+	size_t at = (size_t)(p++ - g.out.s);
+	if (ts >= 0) {
+		*p++ = PKT_TIMESTAMP << 3 | WT_VARINT;
+		p = put_varint(p, (uint64_t)ts);
+		*p++ = PKT_SEQUENCE_FLAGS << 3 | WT_VARINT;
+		*p++ = SEQ_NEEDS_INCREMENTAL_STATE;
+	}
+	*p++ = PKT_SEQUENCE_ID << 3 | WT_VARINT;
+	p = put_varint(p, m->id + 1);
+	if (m->id) {
+		p = put_varint(p, PKT_MACHINE_ID << 3 | WT_VARINT);
+		p = put_varint(p, m->id);
+	}
+	g.out.len = (size_t)(p - g.out.s);
+	return at;
+}
+
+static void
+packet_end(size_t at)
+{
+	if (g.intern.len) {
+		bytes(&g.out, PKT_INTERNED_DATA, g.intern.s, g.intern.len);
+		g.intern.len = 0;
+	}
+	nest_end(&g.out, at);
+	if (g.out.len >= FLUSH_AT)
+		flush();
+}
+
+/* The start of a machine's sequence: its clocks, then the defaults every later packet uses
+ * (timestamps of CLOCK_MONOTONIC), and the host as the machine's name. BOOTTIME is taken to equal
+ * MONOTONIC: the traces have no reading of it, the two differ only by time suspended, and trace
+ * processor needs it to place the machine. */
+static void
+machine_start(struct machine *m)
+{
+	size_t at = packet(m, -1);
+	field(&g.out, PKT_FIRST_ON_SEQUENCE, 1);
+	size_t snap = nest(&g.out, PKT_CLOCK_SNAPSHOT);
+	const uint32_t ids[] = {CLOCK_BOOTTIME, CLOCK_MONOTONIC, CLOCK_REALTIME};
+	const int64_t vals[] = {m->mono, m->mono, m->real};
+	for (int i = 0; i < (m->clock ? 3 : 2); i++) {
+		size_t c = nest(&g.out, SNAPSHOT_CLOCKS);
+		field(&g.out, CLOCK_ID, ids[i]);
+		field(&g.out, CLOCK_TIMESTAMP, (uint64_t)vals[i]);
+		nest_end(&g.out, c);
+	}
+	nest_end(&g.out, snap);
+	nest_end(&g.out, at);
+	at = packet(m, -1);
+	field(&g.out, PKT_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+	size_t d = nest(&g.out, PKT_DEFAULTS);
+	field(&g.out, DEFAULTS_TIMESTAMP_CLOCK_ID, CLOCK_MONOTONIC);
+	nest_end(&g.out, d);
+	nest_end(&g.out, at);
+	if (*m->host) {
+		at = packet(m, -1);
+		d = nest(&g.out, PKT_SYSTEM_INFO);
+		string(&g.out, SYSTEM_MACHINE_NAME, m->host);
+		nest_end(&g.out, d);
+		nest_end(&g.out, at);
+	}
+}
+
+/* The machine of a host (and boot: the offset between its clocks), created when new. */
+static struct machine *
+machine_get(const char *host, bool clock, int64_t mono, int64_t real)
+{
+	for (size_t i = 0; i < g.nmachines; i++) {
+		struct machine *m = g.machines[i];
+		int64_t d = (int64_t)((uint64_t)real - (uint64_t)mono - (uint64_t)m->real +
+		                      (uint64_t)m->mono);
+		if (strcmp(m->host, host) == 0 && m->clock == clock &&
+		    (!clock || (d > -SAME_BOOT_NS && d < SAME_BOOT_NS)))
+			return m;
+	}
+	struct machine *m = xcalloc(1, sizeof(*m));
+	*m = (struct machine){.host = xstrdup(host),
+	                      .clock = clock,
+	                      .mono = clock ? mono : 0,
+	                      .real = clock ? real : 0,
+	                      .id = (uint32_t)g.nmachines};
+	if (!(g.machines = realloc(g.machines, (g.nmachines + 1) * sizeof(*g.machines))))
+		err(CUT_EXIT_FATAL, "out of memory");
+	g.machines[g.nmachines++] = m;
+	machine_start(m);
+	return m;
+}
+
+/* ---- tracks ---- */
+
+static uint64_t
+hash_key(enum kind kind, const struct machine *m, int64_t pid, int64_t key)
+{
+	uint64_t h = (uint64_t)kind * 0x9e3779b97f4a7c15u ^
+	             (uint64_t)(m ? m->id : 0) * 0x94d049bb133111ebu ^
+	             (uint64_t)pid * 0xff51afd7ed558ccdu ^ (uint64_t)key * 0xc4ceb9fe1a85ec53u;
+	return h ^ h >> 29;
+}
+
+static struct group **
+group_slot(enum kind kind, struct machine *m, int64_t pid, int64_t key)
+{
+	struct group **gp = &g.tab[hash_key(kind, m, pid, key) & (g.ntab - 1)];
+	while (*gp &&
+	       ((*gp)->kind != kind || (*gp)->m != m || (*gp)->pid != pid || (*gp)->key != key))
+		gp = &(*gp)->hnext;
+	return gp;
+}
+
+static void
+tab_grow(void)
+{
+	size_t n = g.ntab ? 2 * g.ntab : 1024;
+	struct group **old = g.tab, *next;
+	size_t oldn = g.ntab;
+	g.tab = xcalloc(n, sizeof(*g.tab));
+	g.ntab = n;
+	for (size_t i = 0; i < oldn; i++)
+		for (struct group *x = old[i]; x; x = next) {
+			next = x->hnext;
+			struct group **gp =
+			    &g.tab[hash_key(x->kind, x->m, x->pid, x->key) & (n - 1)];
+			x->hnext = *gp;
+			*gp = x;
+		}
+	free(old);
+}
+
+static void describe(struct group *x);
+
+/* The group of this kind, created (and its track described) when absent; parent and value
+ * (a stream's handle) are used only then. Processes, threads and the interrupts come with the
+ * groups that need them. */
+static struct group *
+group_get(enum kind kind, struct machine *m, int64_t pid, int64_t key, struct group *parent,
+          int64_t value)
+{
+	if (g.ngroups >= g.ntab)
+		tab_grow();
+	struct group **gp = group_slot(kind, m, pid, key), *x = *gp;
+	if (x)
+		return x;
+	x = *gp = xcalloc(1, sizeof(*x));
+	*x = (struct group){.kind = kind,
+	                    .m = m,
+	                    .pid = pid,
+	                    .key = key,
+	                    .rank = -1,
+	                    .value = value,
+	                    .parent = parent};
+	g.ngroups++;
+	if (kind == ALLOC)
+		return x;
+	x->uuid = ++g.uuids;
+	if (!parent && (kind == THREAD || kind == DEVICE))
+		x->parent = group_get(PROCESS, m, pid, 0, NULL, 0);
+	else if (!parent && kind == OFFCPU)
+		x->parent = group_get(THREAD, m, pid, key, NULL, 0);
+	else if (!parent && kind == IRQCPU)
+		x->parent = group_get(IRQS, m, 0, 0, NULL, 0);
+	describe(x);
+	return x;
+}
+
+static void
+group_drop(struct group *x)
+{
+	struct group **gp = group_slot(x->kind, x->m, x->pid, x->key);
+	*gp = x->hnext;
+	g.ngroups--;
+	free(x);
+}
+
+/* A track's name, for the kinds the viewer does not name from a process or thread. */
+static void
+track_name(const struct group *x, char *s, size_t n)
+{
+	switch (x->kind) {
+	case OFFCPU: snprintf(s, n, "off-CPU (tid %lld)", (long long)x->key); break;
+	case DEVICE:
+		snprintf(s, n, "GPU %lld%s%s", (long long)x->key, x->name ? ": " : "",
+		         x->name ? x->name : "");
+		break;
+	case STREAM:
+		if (x->value < 0)
+			snprintf(s, n, "no stream");
+		else
+			snprintf(s, n, "stream 0x%llx", (unsigned long long)x->value);
+		break;
+	case IRQS: snprintf(s, n, "interrupts"); break;
+	case IRQCPU:
+		if (x->key < 0)
+			snprintf(s, n, "CPU unknown");
+		else
+			snprintf(s, n, "CPU %lld", (long long)x->key);
+		break;
+	case THREAD: snprintf(s, n, "tid %lld", (long long)x->key); break;
+	default: snprintf(s, n, "pid %lld", (long long)x->pid);
+	}
+}
+
+/* Writes x's TrackDescriptor; again after a rename (a later one wins). The processes of a
+ * distributed job are ordered by rank, which the root track (uuid 0) declares once. */
+static void
+describe(struct group *x)
+{
+	char name[512];
+	size_t at, d, p;
+	if (x->rank >= 0 && !x->m->ranked) {
+		at = packet(x->m, -1);
+		d = nest(&g.out, PKT_TRACK_DESCRIPTOR);
+		field(&g.out, TRACK_UUID, 0);
+		field(&g.out, TRACK_PROCESS_ORDERING, PROCESS_ORDERING_EXPLICIT);
+		nest_end(&g.out, d);
+		packet_end(at);
+		x->m->ranked = true;
+	}
+	at = packet(x->m, -1);
+	d = nest(&g.out, PKT_TRACK_DESCRIPTOR);
+	field(&g.out, TRACK_UUID, x->uuid);
+	switch (x->kind) {
+	case PROCESS:
+		p = nest(&g.out, TRACK_PROCESS);
+		field(&g.out, PROCESS_PID, (uint64_t)x->pid);
+		if (x->cmdline)
+			string(&g.out, PROCESS_CMDLINE, x->cmdline);
+		if (x->rank >= 0)
+			snprintf(name, sizeof(name), "rank %lld%s%s%s", (long long)x->rank,
+			         *x->m->host ? " (" : "", x->m->host, *x->m->host ? ")" : "");
+		if (x->rank >= 0 || x->name)
+			string(&g.out, PROCESS_NAME, x->rank >= 0 ? name : x->name);
+		nest_end(&g.out, p);
+		if (x->rank >= 0)
+			field(&g.out, TRACK_ORDER_RANK, (uint64_t)(int32_t)x->rank);
+		break;
+	case THREAD:
+		p = nest(&g.out, TRACK_THREAD);
+		field(&g.out, THREAD_PID, (uint64_t)x->pid);
+		field(&g.out, THREAD_TID, (uint64_t)x->key);
+		if (x->nvtx || x->name)
+			string(&g.out, THREAD_NAME, x->nvtx ? x->nvtx : x->name);
+		nest_end(&g.out, p);
+		break;
+	default:
+		track_name(x, name, sizeof(name));
+		string(&g.out, TRACK_NAME, name);
+		if (x->parent)
+			field(&g.out, TRACK_PARENT, x->parent->uuid);
+		field(&g.out, TRACK_MERGE, SIBLING_MERGE_NONE);
+	}
+	nest_end(&g.out, d);
+	packet_end(at);
+}
+
+/* A track of its own under parent: a group's overlap lane, or a counter. */
+static uint64_t
+child_track(struct machine *m, uint64_t parent, const char *name, int unit)
+{
+	uint64_t uuid = ++g.uuids;
+	size_t at = packet(m, -1), d = nest(&g.out, PKT_TRACK_DESCRIPTOR);
+	field(&g.out, TRACK_UUID, uuid);
+	string(&g.out, TRACK_NAME, name);
+	field(&g.out, TRACK_PARENT, parent);
+	field(&g.out, TRACK_MERGE, SIBLING_MERGE_NONE);
+	if (unit) {
+		size_t c = nest(&g.out, TRACK_COUNTER);
+		field(&g.out, COUNTER_UNIT, (uint64_t)unit);
+		nest_end(&g.out, c);
+	}
+	nest_end(&g.out, d);
+	packet_end(at);
+	return uuid;
+}
+
+/* The value of x's counter at ts: a process's device memory, a GPU's work in flight. */
+static void
+counter(struct group *x, int64_t ts)
+{
+	char name[64];
+	if (!x->counter) {
+		if (x->kind == PROCESS) {
+			x->counter = child_track(x->m, x->uuid, "device memory", UNIT_SIZE_BYTES);
+		} else {
+			snprintf(name, sizeof(name), "GPU %lld busy", (long long)x->key);
+			x->counter = child_track(x->m, x->uuid, name, UNIT_COUNT);
+		}
+	}
+	size_t at = packet(x->m, ts), e = nest(&g.out, PKT_TRACK_EVENT);
+	field(&g.out, EVENT_TYPE, TYPE_COUNTER);
+	field(&g.out, EVENT_TRACK_UUID, x->counter);
+	field(&g.out, EVENT_COUNTER_VALUE, (uint64_t)x->value);
+	nest_end(&g.out, e);
+	packet_end(at);
+}
+
+/* ---- slices: lanes, and the ends still to write in time order ---- */
+
+static bool
+heap_less(const struct hent *a, const struct hent *b)
+{
+	return a->end < b->end || (a->end == b->end && a->depth > b->depth);
+}
+
+static void
+heap_push(struct hent h)
+{
+	if (g.nheap == g.heapcap) {
+		g.heapcap = g.heapcap ? 2 * g.heapcap : 1024;
+		if (!(g.heap = realloc(g.heap, g.heapcap * sizeof(*g.heap))))
+			err(CUT_EXIT_FATAL, "out of memory");
+	}
+	size_t i = g.nheap++;
+	for (; i && heap_less(&h, &g.heap[(i - 1) / 2]); i = (i - 1) / 2)
+		g.heap[i] = g.heap[(i - 1) / 2];
+	g.heap[i] = h;
+}
+
+static struct hent
+heap_pop(void)
+{
+	struct hent top = g.heap[0], last = g.heap[--g.nheap];
+	size_t i = 0, c;
+	while ((c = 2 * i + 1) < g.nheap) {
+		if (c + 1 < g.nheap && heap_less(&g.heap[c + 1], &g.heap[c]))
+			c++;
+		if (!heap_less(&g.heap[c], &last))
+			break;
+		g.heap[i] = g.heap[c];
+		i = c;
+	}
+	g.heap[i] = last;
+	return top;
+}
+
+/* Ends every slice that ends by ts, innermost first: the END packets, the flows of API calls
+ * to their ioctls, the GPU busy counters. */
+static void
+drain(int64_t ts)
+{
+	while (g.nheap && g.heap[0].end <= ts) {
+		struct hent h = heap_pop();
+		struct lane *l = h.l;
+		struct open *o = &l->stack[h.depth];
+		size_t at = packet(l->g->m, o->end), e = nest(&g.out, PKT_TRACK_EVENT);
+		field(&g.out, EVENT_TYPE, TYPE_SLICE_END);
+		field(&g.out, EVENT_TRACK_UUID, l->uuid);
+		for (uint32_t k = 1; k <= o->nflow; k++)
+			fixed64(&g.out, EVENT_TERMINATING_FLOW_IDS, o->serial << FLOW_SHIFT | k);
+		nest_end(&g.out, e);
+		packet_end(at);
+		if (o->busy) {
+			o->busy->value--;
+			counter(o->busy, o->end);
+		}
+		l->depth = h.depth;
+		if (o->end > l->floor)
+			l->floor = o->end;
+	}
+}
+
+/* The first lane of x where [ts, end] nests, given what is open on each; a lane refuses a
+ * slice that starts before its latest one or before the end of one it closed, so unsorted
+ * input costs lanes, never nesting. */
+static struct lane *
+place(struct group *x, int64_t ts, int64_t end)
+{
+	struct lane **lp = &x->lanes, *l;
+	int n = 0;
+	for (;; lp = &l->next, n++) {
+		if (!(l = *lp)) {
+			char name[600], base[512];
+			l = *lp = xcalloc(1, sizeof(*l));
+			*l = (struct lane){.last = INT64_MIN, .floor = INT64_MIN, .g = x};
+			if (n == 0) {
+				l->uuid = x->uuid;
+			} else {
+				track_name(x, base, sizeof(base));
+				snprintf(name, sizeof(name), "%s overlap %d", base, n);
+				l->uuid = child_track(x->m, x->uuid, name, 0);
+			}
+		}
+		if (ts < l->last || ts < l->floor)
+			continue;
+		if (l->depth && end > l->stack[l->depth - 1].end)
+			continue;
+		return l;
+	}
+}
+
+static void
+push(struct lane *l, const struct open *o)
+{
+	if (l->depth == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 8;
+		if (!(l->stack = realloc(l->stack, l->cap * sizeof(*l->stack))))
+			err(CUT_EXIT_FATAL, "out of memory");
+	}
+	l->stack[l->depth] = *o;
+	heap_push((struct hent){o->end, l, l->depth});
+	l->depth++;
+}
+
+/* The open API call an ioctl belongs to: its parent id when cutmerge wrote one, else the
+ * innermost call enclosing it. */
+static struct open *
+enclosing_api(struct group *x, const struct cut_event *ev, int64_t end)
+{
+	struct open *best = NULL;
+	for (struct lane *l = x->lanes; l; l = l->next)
+		for (size_t i = l->depth; i-- > 0;) {
+			struct open *o = &l->stack[i];
+			if (!o->serial)
+				continue;
+			if (ev->has & CUT_HAS_PARENT) {
+				if (o->id == ev->parent)
+					return o;
+			} else if (o->ts <= ev->ts && end <= o->end &&
+			           (!best || o->ts > best->ts)) {
+				best = o;
+			}
+		}
+	return best;
+}
+
+/* ---- arguments as debug annotations ---- */
+
+static const char *
+skip_ws(const char *p)
+{
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	return p;
+}
+
+static unsigned
+hex4(const char *p)
+{
+	unsigned v = 0;
+	for (int i = 0; i < 4; i++)
+		v = v * 16 + (unsigned)(p[i] <= '9' ? p[i] - '0' : (p[i] | 0x20) - 'a' + 10);
+	return v;
+}
+
+/* Unescapes the JSON string at p (its opening quote) into out, NUL-terminated; returns the byte
+ * after its closing quote. The reader has checked it is valid JSON and UTF-8. */
+static const char *
+jstring(const char *p, struct pb *out)
+{
+	out->len = 0;
+	for (p++;;) {
+		const char *q = p;
+		while (*q && *q != '"' && *q != '\\')
+			q++;
+		need(out, (size_t)(q - p) + 8);
+		memcpy(out->s + out->len, p, (size_t)(q - p));
+		out->len += (size_t)(q - p);
+		p = q;
+		if (*p != '\\')
+			break;
+		char c = p[1];
+		p += 2;
+		switch (c) {
+		case 'n': c = '\n'; break;
+		case 't': c = '\t'; break;
+		case 'r': c = '\r'; break;
+		case 'b': c = '\b'; break;
+		case 'f': c = '\f'; break;
+		case 'u': {
+			unsigned cp = hex4(p);
+			p += 4;
+			if (cp >= 0xd800 && cp < 0xdc00 && p[0] == '\\' && p[1] == 'u') {
+				cp = 0x10000 + ((cp - 0xd800) << 10) + (hex4(p + 2) - 0xdc00);
+				p += 6;
+			} else if (cp >= 0xd800 && cp < 0xe000) {
+				cp = 0xfffd;
+			}
+			uint8_t *o = out->s + out->len;
+			if (cp < 0x80) {
+				*o++ = (uint8_t)cp;
+			} else if (cp < 0x800) {
+				*o++ = (uint8_t)(0xc0 | cp >> 6);
+				*o++ = (uint8_t)(0x80 | (cp & 0x3f));
+			} else if (cp < 0x10000) {
+				*o++ = (uint8_t)(0xe0 | cp >> 12);
+				*o++ = (uint8_t)(0x80 | (cp >> 6 & 0x3f));
+				*o++ = (uint8_t)(0x80 | (cp & 0x3f));
+			} else {
+				*o++ = (uint8_t)(0xf0 | cp >> 18);
+				*o++ = (uint8_t)(0x80 | (cp >> 12 & 0x3f));
+				*o++ = (uint8_t)(0x80 | (cp >> 6 & 0x3f));
+				*o++ = (uint8_t)(0x80 | (cp & 0x3f));
+			}
+			out->len = (size_t)(o - out->s);
+			continue;
+		}
+		default: break; /* \" \\ \/ */
+		}
+		out->s[out->len++] = (uint8_t)c;
+	}
+	out->s[out->len] = '\0';
+	return *p ? p + 1 : p;
+}
+
+/* The byte after the JSON value at p. */
+static const char *
+skip_value(const char *p)
+{
+	int depth = 0;
+	do {
+		if (*p == '"') {
+			for (p++; *p && *p != '"'; p++)
+				if (*p == '\\' && p[1])
+					p++;
+			if (*p)
+				p++;
+		} else if (*p == '{' || *p == '[') {
+			depth++, p++;
+		} else if (*p == '}' || *p == ']') {
+			depth--, p++;
+		} else if (depth == 0) {
+			while (*p && !strchr(",}] \t\r\n", *p))
+				p++;
+		} else {
+			p++;
+		}
+	} while (depth > 0 && *p);
+	return p;
+}
+
+/* Whether s is a handle or pointer as cut writes them, "0x" and 1 to 16 hex digits; its value
+ * through v. */
+static bool
+hex(const uint8_t *s, size_t n, uint64_t *v)
+{
+	if (n < 3 || n > 18 || s[0] != '0' || s[1] != 'x')
+		return false;
+	uint64_t x = 0;
+	for (size_t i = 2; i < n; i++) {
+		unsigned d = (unsigned)s[i] - '0';
+		if (d > 9 && (d = ((unsigned)s[i] | 0x20) - 'a' + 10) - 10 > 5)
+			return false;
+		x = x << 4 | d;
+	}
+	*v = x;
+	return true;
+}
+
+/* Writes the JSON value at p as the value of the DebugAnnotation being built in b: integers,
+ * doubles, booleans, strings ("0x..." handles and pointers as pointer_value, shown in hex),
+ * arrays and objects as nested annotations. Returns the byte after the value. */
+static const char *
+value(struct pb *b, struct machine *m, const char *p, int depth)
+{
+	const char *q;
+	size_t at;
+	uint64_t u;
+	switch (*p) {
+	case '"':
+		q = jstring(p, &g.str);
+		if (hex(g.str.s, g.str.len, &u))
+			field(b, ANN_POINTER, u);
+		else
+			bytes(b, ANN_STRING, g.str.s, g.str.len);
+		return q;
+	case '{':
+	case '[':
+		q = skip_ws(p + 1);
+		if (*q == '}' || *q == ']' || depth > 32) {
+			q = skip_value(p);
+			bytes(b, ANN_JSON, p, (size_t)(q - p));
+			return q;
+		}
+		while (*q && *q != '}' && *q != ']') {
+			if (*p == '{') {
+				if (*q != '"')
+					break;
+				at = nest(b, ANN_DICT);
+				q = skip_ws(jstring(q, &g.key));
+				field(b, ANN_NAME_IID,
+				      iid(m, (char *)g.key.s, g.key.len, SENT_ANNOTATION));
+				q = skip_ws(q + 1); /* ':' */
+			} else {
+				at = nest(b, ANN_ARRAY);
+			}
+			const char *r = value(b, m, q, depth + 1);
+			nest_end(b, at);
+			if (r == q)
+				break;
+			q = skip_ws(r);
+			if (*q == ',')
+				q = skip_ws(q + 1);
+		}
+		return *q ? q + 1 : q;
+	case 't':
+	case 'f': field(b, ANN_BOOL, *p == 't'); return p + (*p == 't' ? 4 : 5);
+	case 'n': bytes(b, ANN_JSON, "null", 4); return p + 4;
+	default: break;
+	}
+	q = p;
+	bool neg = *q == '-', frac = false;
+	u = 0;
+	uint64_t lim = neg ? (uint64_t)INT64_MAX + 1 : UINT64_MAX;
+	bool over = false;
+	for (q += neg; *q >= '0' && *q <= '9'; q++) {
+		unsigned d = (unsigned)(*q - '0');
+		if (u > (lim - d) / 10)
+			over = true;
+		u = u * 10 + d;
+	}
+	frac = *q == '.' || *q == 'e' || *q == 'E';
+	if (frac || over) {
+		char *e;
+		double v = strtod(p, &e);
+		uint64_t bits;
+		memcpy(&bits, &v, 8);
+		fixed64(b, ANN_DOUBLE, bits);
+		return e;
+	}
+	if (neg)
+		field(b, ANN_INT, (uint64_t)0 - u);
+	else if (u > INT64_MAX)
+		field(b, ANN_UINT, u);
+	else
+		field(b, ANN_INT, u);
+	return q;
+}
+
+/* The members of an object (from its first key; up to its '}' or the end of the text) as
+ * debug annotations; the top-level "corr" is noted for flows and envelope "host" and "rank"
+ * among unknown members are left to the process name. */
+static void
+members(struct pb *b, struct machine *m, const char *p, bool envelope, int64_t *corr)
+{
+	for (p = skip_ws(p); *p == '"';) {
+		p = skip_ws(jstring(p, &g.key));
+		p = skip_ws(p + 1); /* ':' */
+		const char *k = (char *)g.key.s;
+		if (envelope && (strcmp(k, "host") == 0 || strcmp(k, "rank") == 0)) {
+			p = skip_value(p);
+		} else {
+			if (corr && g.key.len == 4 && memcmp(k, "corr", 4) == 0) {
+				char *e;
+				long long v = strtoll(p, &e, 10);
+				if (e != p)
+					*corr = v;
+			}
+			size_t at = nest(b, EVENT_ANNOTATIONS);
+			field(b, ANN_NAME_IID, iid(m, k, g.key.len, SENT_ANNOTATION));
+			p = value(b, m, p, 0);
+			nest_end(b, at);
+		}
+		p = skip_ws(p);
+		if (*p == ',')
+			p = skip_ws(p + 1);
+	}
+}
+
+static void
+int_annotation(struct pb *b, struct machine *m, const char *name, int64_t v)
+{
+	size_t at = nest(b, EVENT_ANNOTATIONS);
+	field(b, ANN_NAME_IID, iid(m, name, strlen(name), SENT_ANNOTATION));
+	field(b, ANN_INT, (uint64_t)v);
+	nest_end(b, at);
+}
+
+/* The event's members other than the envelope as annotations in g.ann; returns whether
+ * args has an integer "corr", and it through corr. */
+static bool
+annotations(struct machine *m, const struct cut_event *ev, int64_t *corr)
+{
+	struct pb *b = &g.ann;
+	b->len = 0;
+	*corr = INT64_MIN;
+	if (ev->has & CUT_HAS_RET)
+		int_annotation(b, m, "ret", ev->ret);
+	if (ev->has & CUT_HAS_ID)
+		int_annotation(b, m, "id", ev->id);
+	if (ev->has & CUT_HAS_PARENT)
+		int_annotation(b, m, "parent", ev->parent);
+	if (ev->has & CUT_HAS_NIOCTL) {
+		int_annotation(b, m, "nioctl", ev->nioctl);
+		int_annotation(b, m, "ioctl_ns", ev->ioctl_ns);
+	}
+	if (ev->args)
+		members(b, m, skip_ws(ev->args) + 1, false, corr);
+	if (ev->extra)
+		members(b, m, ev->extra, true, NULL);
+	return *corr != INT64_MIN;
+}
+
+/* ---- events ---- */
+
+/* Device memory allocated per process: successful allocations minus frees, matched by dptr, as
+ * cutchrome counts it. */
+static void
+memory(struct machine *m, const struct cut_event *ev)
+{
+	int64_t dptr, bytes;
+	bool alloc = strncmp(ev->name, "cuMemAlloc", 10) == 0;
+	if ((!alloc && strncmp(ev->name, "cuMemFree", 9) != 0) || strstr(ev->name, "Host") ||
+	    ((ev->has & CUT_HAS_RET) && ev->ret != 0) || cut_args_int(ev->args, "dptr", &dptr))
+		return;
+	struct group *p = group_get(PROCESS, m, ev->pid, 0, NULL, 0), *a;
+	if (g.ngroups >= g.ntab)
+		tab_grow();
+	if ((a = *group_slot(ALLOC, m, ev->pid,
+	                     dptr))) { /* a free, or a reuse whose free was lost */
+		p->value = (int64_t)((uint64_t)p->value - (uint64_t)a->value);
+		group_drop(a);
+	}
+	if (alloc && cut_args_int(ev->args, "bytes", &bytes) == 0) {
+		group_get(ALLOC, m, ev->pid, dptr, NULL, bytes);
+		p->value = (int64_t)((uint64_t)p->value + (uint64_t)bytes);
+	} else if (!a) {
+		return;
+	}
+	counter(p, alloc ? cut_event_end(ev) : ev->ts);
+}
+
+/* One event as a slice (a span: BEGIN now, END when drained) or an instant on a lane of x;
+ * busy: the GPU device of GPU work. */
+static void
+slice(struct machine *m, struct group *x, const struct cut_event *ev, struct group *busy)
+{
+	bool span = ev->has & CUT_HAS_DUR;
+	int64_t end = cut_event_end(ev), corr;
+	struct lane *l = place(x, ev->ts, end);
+	bool has_corr = annotations(m, ev, &corr);
+	const char *c = cut_event_category(ev);
+	uint64_t name = iid(m, ev->name, strlen(ev->name), SENT_NAME);
+	uint64_t cat = iid(m, c, strlen(c), SENT_CATEGORY);
+	struct open o = {ev->ts, end, ev->has & CUT_HAS_ID ? ev->id : -1, 0, 0, NULL}, *a;
+	int layer = (int)ev->layer;
+
+	size_t at = packet(m, ev->ts), e = nest(&g.out, PKT_TRACK_EVENT);
+	field(&g.out, EVENT_TYPE, span ? TYPE_SLICE_BEGIN : TYPE_INSTANT);
+	field(&g.out, EVENT_TRACK_UUID, l->uuid);
+	field(&g.out, EVENT_CATEGORY_IIDS, cat);
+	field(&g.out, EVENT_NAME_IID, name);
+	need(&g.out, g.ann.len);
+	memcpy(g.out.s + g.out.len, g.ann.s, g.ann.len);
+	g.out.len += g.ann.len;
+	if (layer == g.ioctl_layer && (a = enclosing_api(x, ev, end)) &&
+	    a->nflow + 1 < 1u << FLOW_SHIFT)
+		fixed64(&g.out, EVENT_FLOW_IDS, a->serial << FLOW_SHIFT | ++a->nflow);
+	if (has_corr && (layer == g.api_layer || layer == g.gpu_layer))
+		fixed64(&g.out, EVENT_FLOW_IDS, GPU_FLOW | hash_key(ALLOC, m, ev->pid, corr) >> 1);
+	nest_end(&g.out, e);
+	packet_end(at);
+
+	l->last = ev->ts;
+	if (span) {
+		if (layer == g.api_layer)
+			o.serial = ++g.serials;
+		if (busy) {
+			o.busy = busy;
+			busy->value++;
+			counter(busy, ev->ts);
+		}
+		push(l, &o);
+	}
+	if (layer == g.api_layer)
+		memory(m, ev);
+}
+
+/* A marker where the capture lost events, on the process of the writer. */
+static void
+lost(struct input *in, struct machine *m, const struct cut_event *ev)
+{
+	char name[64];
+	int64_t n = 0, corr;
+	struct group *p = group_get(PROCESS, m, ev->pid, 0, NULL, 0);
+	if (!p->name && in->tool && ev->pid == in->writer) {
+		p->name = xstrdup(in->tool);
+		describe(p);
+	}
+	cut_args_int(ev->args, "count", &n);
+	snprintf(name, sizeof(name), "lost %lld events", (long long)n);
+	annotations(m, ev, &corr);
+	uint64_t name_iid = iid(m, name, strlen(name), SENT_NAME);
+	uint64_t cat = iid(m, "lost", 4, SENT_CATEGORY);
+	size_t at = packet(m, ev->ts), e = nest(&g.out, PKT_TRACK_EVENT);
+	field(&g.out, EVENT_TYPE, TYPE_INSTANT);
+	field(&g.out, EVENT_TRACK_UUID, p->uuid);
+	field(&g.out, EVENT_CATEGORY_IIDS, cat);
+	field(&g.out, EVENT_NAME_IID, name_iid);
+	need(&g.out, g.ann.len);
+	memcpy(g.out.s + g.out.len, g.ann.s, g.ann.len);
+	g.out.len += g.ann.len;
+	nest_end(&g.out, e);
+	packet_end(at);
+}
+
+/* Replaces *s with the string value of key in args, when present and different; returns
+ * whether it changed. */
+static bool
+set_name(char **s, const char *args, const char *key)
+{
+	char v[512];
+	if (cut_args_str(args, key, v, sizeof(v)) < 1 || (*s && strcmp(*s, v) == 0))
+		return false;
+	free(*s);
+	*s = xstrdup(v);
+	return true;
+}
+
+/* Names of processes, threads and GPUs; lost events. */
+static void
+meta(struct input *in, struct machine *m, const struct cut_event *ev)
+{
+	struct group *x;
+	int64_t v;
+	bool changed;
+	if (strcmp(ev->name, "process") == 0) {
+		x = group_get(PROCESS, m, ev->pid, 0, NULL, 0);
+		changed = set_name(&x->name, ev->args, "comm") |
+		          set_name(&x->name, ev->args, "name") |
+		          set_name(&x->cmdline, ev->args, "cmdline");
+		if (cut_args_int(ev->args, "rank", &v) == 0 && v >= 0 && v != x->rank)
+			x->rank = v, changed = true;
+	} else if (strcmp(ev->name, "thread") == 0) {
+		x = group_get(THREAD, m, ev->pid, ev->tid, NULL, 0);
+		changed =
+		    set_name(&x->name, ev->args, "comm") | set_name(&x->nvtx, ev->args, "name");
+	} else if (strcmp(ev->name, "device") == 0 && cut_args_int(ev->args, "device", &v) == 0) {
+		x = group_get(DEVICE, m, ev->pid, v, NULL, 0);
+		changed = set_name(&x->name, ev->args, "name");
+	} else {
+		if (strcmp(ev->name, "lost") == 0)
+			lost(in, m, ev);
+		return;
+	}
+	if (changed)
+		describe(x);
+}
+
+/* A header: the first of a file says the file's machine by its host and clock. Later ones
+ * are other processes' of the same capture (cuthook) or the inputs' of a merge, whose events
+ * cutmerge moved onto its own header's clock: they change nothing but the writer. */
+static void
+header(struct input *in, const struct cut_event *ev)
+{
+	char host[256] = "", tool[64];
+	int64_t mono = 0, real = 0;
+	const char *clock = cut_args_find(ev->args, "clock");
+	bool has_clock = clock && cut_args_int(clock, "monotonic_ns", &mono) == 0 &&
+	                 cut_args_int(clock, "realtime_ns", &real) == 0 && mono >= 0 && real >= 0;
+	cut_args_str(ev->args, "host", host, sizeof(host));
+	if (!in->m)
+		in->m = machine_get(host, has_clock, mono, real);
+	in->writer = ev->pid;
+	free(in->tool);
+	in->tool = cut_args_str(ev->args, "tool", tool, sizeof(tool)) > 0 ? xstrdup(tool) : NULL;
+}
+
+/* The machine of an event: its file's, or that of the host the envelope names (a merged trace
+ * of several hosts); the envelope's rank goes to the process. */
+static struct machine *
+machine_of(struct input *in, const struct cut_event *ev)
+{
+	if (!in->m)
+		in->m = machine_get("", false, 0, 0);
+	const char *host = ev->host ? ev->host : "";
+	int64_t rank = ev->has & CUT_HAS_RANK ? ev->rank : -1;
+	struct machine *m = *host && strcmp(host, in->m->host) != 0
+	                        ? machine_get(host, in->m->clock, in->m->mono, in->m->real)
+	                        : in->m;
+	struct group *p;
+	if (rank >= 0 && ev->layer != CUT_META &&
+	    (p = group_get(PROCESS, m, ev->pid, 0, NULL, 0))->rank != rank) {
+		p->rank = rank;
+		describe(p);
+	}
+	return m;
+}
+
+static void
+event(struct input *in, const struct cut_event *ev)
+{
+	if (ev->layer == CUT_META && strcmp(ev->name, "header") == 0) {
+		header(in, ev);
+		return;
+	}
+	struct machine *m = machine_of(in, ev);
+	if (ev->layer == CUT_META) {
+		meta(in, m, ev);
+		return;
+	}
+	if (ev->ts < in->last && !g.warned_order) {
+		warnx("%s:%llu: input not sorted by time: tracks multiply to keep slices nested; "
+		      "sort it with cutmerge",
+		      cut_reader_path(in->r), (unsigned long long)cut_reader_line(in->r));
+		g.warned_order = true;
+	}
+	if (ev->ts > in->last)
+		in->last = ev->ts;
+	drain(ev->ts);
+	int64_t dev = 0, stream = -1, cpu = -1;
+	struct group *d;
+	switch (g.place[ev->layer]) {
+	case OFFCPU: slice(m, group_get(OFFCPU, m, ev->pid, ev->tid, NULL, 0), ev, NULL); break;
+	case IRQCPU:
+		cut_args_int(ev->args, "cpu", &cpu);
+		slice(m, group_get(IRQCPU, m, 0, cpu, NULL, 0), ev, NULL);
+		break;
+	case STREAM:
+		cut_args_int(ev->args, "device", &dev);
+		cut_args_int(ev->args, "stream", &stream);
+		d = group_get(DEVICE, m, ev->pid, dev, NULL, 0);
+		slice(m,
+		      group_get(STREAM, m, ev->pid, (int64_t)hash_key(STREAM, NULL, dev, stream), d,
+		                stream),
+		      ev, d);
+		break;
+	default: slice(m, group_get(THREAD, m, ev->pid, ev->tid, NULL, 0), ev, NULL);
+	}
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+	    {"output", required_argument, NULL, 'o'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
+	    {NULL, 0, NULL, 0},
+	};
+	const char *path = NULL;
+	int ch, rc = 0, status = CUT_EXIT_OK;
+
+	while ((ch = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'o': path = optarg; break;
+		case 'h': usage(CUT_EXIT_OK); break;
+		case 'V': printf("cutperfetto " CUT_VERSION "\n"); return cut_finish_output(0);
+		default: usage(CUT_EXIT_FATAL);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+
+	if (path) {
+		if (!(g.f = fopen(path, "w")))
+			err(CUT_EXIT_FATAL, "%s", path);
+		g.path = path;
+	} else {
+		if (isatty(STDOUT_FILENO))
+			errx(CUT_EXIT_FATAL,
+			     "will not write a binary trace to a terminal: redirect "
+			     "standard output or use -o");
+		g.f = stdout;
+		g.path = "standard output";
+	}
+	for (int l = 0; l < CUT_NLAYERS; l++) {
+		const char *n = cut_layer_name((enum cut_layer)l);
+		g.place[l] = strcmp(n, "sched") == 0 ? OFFCPU
+		             : strcmp(n, "gpu") == 0 ? STREAM
+		             : strcmp(n, "irq") == 0 ? IRQCPU
+		                                     : THREAD;
+		if (strcmp(n, "api") == 0)
+			g.api_layer = l;
+		else if (strcmp(n, "ioctl") == 0)
+			g.ioctl_layer = l;
+		else if (strcmp(n, "gpu") == 0)
+			g.gpu_layer = l;
+	}
+	g.strs = strtab_new();
+	tab_grow();
+
+	for (int i = 0; i < (argc ? argc : 1) && rc >= 0; i++) {
+		struct input in = {.last = INT64_MIN};
+		if (!(in.r = cut_reader_open(argc ? argv[i] : NULL, 0)))
+			err(CUT_EXIT_FATAL, "%s", argv[i]);
+		struct cut_event ev;
+		while ((rc = cut_reader_next(in.r, &ev)) > 0)
+			event(&in, &ev);
+		if (cut_reader_close(in.r) || rc < 0)
+			status = CUT_EXIT_BADINPUT;
+		free(in.tool);
+	}
+	drain(INT64_MAX);
+	flush();
+	if (path && (fflush(g.f) || ferror(g.f) || fclose(g.f)))
+		err(CUT_EXIT_FATAL, "write error on %s", path);
+	return path ? status : cut_finish_output(status);
+}
