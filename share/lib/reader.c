@@ -16,7 +16,7 @@
 struct cut_reader {
 	int fd;
 	char *path;
-	bool strict, eof, stopped, failed;
+	bool strict, quiet, eof, stopped, failed;
 	bool skipping; /* dropping the rest of a line longer than CUT_LINE_MAX */
 	char *buf;
 	size_t cap, start, end, scan; /* unread data is buf[start, end); no '\n' in [start, scan) */
@@ -33,6 +33,7 @@ cut_reader_open(const char *path, unsigned flags)
 		return NULL;
 	const char *strict = getenv("CUT_STRICT");
 	r->strict = (flags & CUT_READ_STRICT) || (strict && *strict && strcmp(strict, "0") != 0);
+	r->quiet = flags & CUT_READ_QUIET;
 	if (!path || strcmp(path, "-") == 0) {
 		r->fd = STDIN_FILENO;
 		r->path = strdup("<stdin>");
@@ -138,7 +139,8 @@ next_line(struct cut_reader *r, char **line, size_t *len)
 static void
 report(struct cut_reader *r, uint64_t line, const char *why)
 {
-	warnx("%s:%llu: %s", r->path, (unsigned long long)line, cut_esc(why));
+	if (!r->quiet)
+		warnx("%s:%llu: %s", r->path, (unsigned long long)line, cut_esc(why));
 	r->errors++;
 	if (r->strict)
 		r->stopped = true;

@@ -13,6 +13,7 @@ struct cut_reader;
 
 enum {
 	CUT_READ_STRICT = 1 << 0, /* stop at the first bad line (also: CUT_STRICT=1 in env) */
+	CUT_READ_QUIET = 1 << 1,  /* count bad lines but say nothing (a read error is still said) */
 };
 
 /* The longest line read (bytes, newline excluded): a longer one is reported, skipped up to its
