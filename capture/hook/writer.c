@@ -145,8 +145,10 @@ hook_flush(struct hook_thread *t)
 	if (!t->out.len)
 		return;
 	hook_ensure_header(t->tid);
-	if (!hook_output_ok() || hook_write_lines(t->out.s, t->out.len) < 0)
+	if (!hook_output_ok() || hook_write_lines(t->out.s, t->out.len) < 0) {
 		t->lost += t->pending;
+		t->events -= t->pending;
+	}
 	buf_reset(&t->out);
 	t->pending = 0;
 }

@@ -56,7 +56,8 @@ struct hook_writer {
 	int header_ready; /* header holds this process's header and process record */
 	int header_done;  /* and they were written */
 	struct cut_buf header;
-	bool membarrier; /* MEMBARRIER_CMD_PRIVATE_EXPEDITED works: see own_begin() */
+	bool membarrier;      /* MEMBARRIER_CMD_PRIVATE_EXPEDITED works: see own_begin() */
+	uint64_t lost_nested; /* calls from signal handlers that interrupted libcuthook's code */
 };
 
 extern struct hook_writer hook_w;
