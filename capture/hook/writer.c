@@ -62,12 +62,51 @@ hook_ns_id(const char *status, int64_t fallback)
 
 /* ---- output ---- */
 
+/* The time (CLOCK_REALTIME ns) before which a %p file of this pid is stale: the capture's
+ * start (CUTHOOK_START, from the launcher), else this process's start (which exec keeps),
+ * from /proc/self/stat and the boot clock. 0 when unknown. */
+static int64_t
+stale_before(void)
+{
+	const char *env = getenv("CUTHOOK_START");
+	if (env && *env)
+		return atoll(env);
+	char buf[1024];
+	if (hook_read_file("/proc/self/stat", buf, sizeof(buf)) <= 0)
+		return 0;
+	const char *p = strrchr(buf, ')');
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (!p)
+		return 0;
+	int64_t ticks = atoll(p + 1);
+	long hz = sysconf(_SC_CLK_TCK);
+	struct timespec boot, real;
+	clock_gettime(CLOCK_BOOTTIME, &boot);
+	clock_gettime(CLOCK_REALTIME, &real);
+	int64_t since_boot = (int64_t)boot.tv_sec * 1000000000 + boot.tv_nsec;
+	int64_t started = hz > 0 ? ticks * (1000000000 / hz) : since_boot;
+	/* the tick rounds the start down: a file written in that tick before it is not stale */
+	return (int64_t)real.tv_sec * 1000000000 + real.tv_nsec - (since_boot - started) +
+	       (hz > 0 ? 1000000000 / hz : 0);
+}
+
+/*
+ * Opens the output, never through a symbolic link (O_NOFOLLOW), created 0644. With "%p" the
+ * file is this process's: created fresh (O_EXCL); one that is there already is kept and appended
+ * to when this capture wrote it (an earlier image of this pid, before exec, or an earlier process
+ * that had this pid), and truncated when it is older (a stale file of an earlier run). A path
+ * that would be too long once "%p" is replaced is not opened. Async-signal-safe.
+ */
 void
 hook_open_output(void)
 {
-	char path[4096];
+	char path[PATH_MAX + 32];
 	size_t n = 0;
-	for (const char *s = hook_w.path; *s && n < sizeof(path) - 24; s++) {
+	bool per_pid = false;
+	for (const char *s = hook_w.path; *s; s++) {
+		if (n >= PATH_MAX)
+			return; /* ENAMETOOLONG: never a shorter name than the one asked for */
 		if (s[0] == '%' && s[1] == 'p') {
 			char pid[24], *q = pid + sizeof(pid);
 			*--q = '\0';
@@ -79,11 +118,25 @@ hook_open_output(void)
 			memcpy(path + n, q, l);
 			n += l;
 			s++;
+			per_pid = true;
 		} else
 			path[n++] = *s;
 	}
+	if (n >= PATH_MAX)
+		return;
 	path[n] = '\0';
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+	int flags = O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW;
+	int fd = open(path, flags | O_CREAT | (per_pid ? O_EXCL : 0), 0644);
+	if (fd < 0 && per_pid && errno == EEXIST && (fd = open(path, flags)) >= 0) {
+		struct stat st;
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+		    ((int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec <
+		         stale_before() &&
+		     ftruncate(fd, 0) < 0)) {
+			close(fd);
+			fd = -1;
+		}
+	}
 	if (fd < 0)
 		return;
 	/* Out of the way of the program's own low descriptors. */
