@@ -319,8 +319,13 @@ drain_run(struct drain *d, struct target *t)
 			poll(NULL, 0, 50);
 		}
 		uint64_t now = now_ns();
-		if (target_step(t, d->skel, now, d->untraced))
+		if (target_step(t, d->skel, now, d->untraced)) {
+			/* A write that failed while the command ran is said as such, whether or
+			 * not the command ended in the same round. */
+			if (!d->untraced && out_error())
+				stop_tracing(d, t, out_error());
 			break;
+		}
 		if (d->untraced)
 			continue;
 		if (now - d->last_count >= 5 * SCAN_NS) {
