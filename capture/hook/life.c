@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <linux/membarrier.h>
 #include <unistd.h>
 
@@ -163,6 +164,13 @@ static void fork_prepare(void);
 static void fork_parent(void);
 static void fork_child(void);
 
+static const char *
+env_get(const char *name, void *arg)
+{
+	(void)arg;
+	return getenv(name);
+}
+
 static void
 init(void)
 {
@@ -176,6 +184,11 @@ init(void)
 	hook_w.pid_ns = hook_ns_id("/proc/self/status", hook_w.pid);
 	const char *root = getenv("CUTHOOK_ROOT");
 	hook_w.root = !root || atol(root) == (long)hook_w.pid;
+	if (cut_rank_read(&hook_w.rank, env_get, NULL)) {
+		struct utsname u;
+		if (uname(&u) == 0)
+			hook_w.host = strdup(u.nodename);
+	}
 	const char *out = getenv("CUTHOOK_OUTPUT");
 	hook_w.path = strdup(out && *out ? out : DEFAULT_OUTPUT);
 	hook_resolve_init();

@@ -228,6 +228,17 @@ api_event(struct cut_event *ev, int64_t ts, int64_t dur, int64_t pid, int64_t ti
 	ev->ret = ret;
 	ev->args = args;
 	ev->has = CUT_HAS_DUR | CUT_HAS_RET;
+	hook_label(ev);
+}
+
+void
+hook_label(struct cut_event *ev)
+{
+	ev->host = hook_w.host;
+	if (hook_w.rank.rank >= 0) {
+		ev->rank = hook_w.rank.rank;
+		ev->has |= CUT_HAS_RANK;
+	}
 }
 
 /* Copies the part of line from the start of `from` to the end of `to` (both must be there, in
@@ -287,7 +298,7 @@ fast_line(struct hook_thread *t, enum hook_id id, int64_t ts, int64_t dur, int64
           const char *args, size_t alen)
 {
 	struct cut_buf *b = &t->out;
-	if (!buf_try_room(b, 128 + 2 * FRAG_MAX + alen))
+	if (!buf_try_room(b, 128 + THREAD_FRAG_MAX + FRAG_MAX + alen))
 		return false;
 	char *p = b->s + b->len;
 	memcpy(p, "{\"ts\":", 6);
@@ -311,7 +322,7 @@ fast_line(struct hook_thread *t, enum hook_id id, int64_t ts, int64_t dur, int64
 		p = buf_put_i64(p, ts);
 	memcpy(p, ",\"dur\":", 7);
 	p = put_small(p + 7, dur);
-	memcpy(p, t->frag, FRAG_MAX);
+	memcpy(p, t->frag, THREAD_FRAG_MAX);
 	p += t->frag_len;
 	memcpy(p, hook_w.frag[id], FRAG_MAX);
 	p = put_small(p + hook_w.frag_len[id], ret);
@@ -336,7 +347,10 @@ thread_fragment(struct hook_thread *t)
 	t->fast = false;
 	api_event(&ev, 0, 0, hook_w.pid_ns, t->tid, (enum hook_id)0, 0, NULL);
 	cut_event_format(&b, &ev);
-	size_t n = cut_out(b.s, ",\"pid\":", ",\"name\":", t->frag, sizeof(t->frag));
+	const char *from = hook_w.host             ? ",\"host\":"
+	                   : hook_w.rank.rank >= 0 ? ",\"rank\":"
+	                                           : ",\"pid\":";
+	size_t n = cut_out(b.s, from, ",\"name\":", t->frag, sizeof(t->frag));
 	if (n > 0 && hook_w.frag_len[0]) {
 		t->frag_len = (unsigned char)n;
 		static const char args[] = "{\"bytes\":1,\"dir\":\"HtoD\"}";
