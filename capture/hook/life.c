@@ -18,6 +18,7 @@
 
 #include "classify.h"
 #include "event.h"
+#include "gpu.h"
 #include "hook.h"
 #include "writer.h"
 
@@ -193,6 +194,7 @@ init(void)
 	hook_w.path = strdup(out && *out ? out : DEFAULT_OUTPUT);
 	hook_resolve_init();
 	hook_decode_init();
+	hook_gpu_init();
 	hook_clock_init();
 	for (int i = 0; i < HOOK_NAPI; i++)
 		hook_w.cats[i] = cut_api_category(hook_names[i]);
@@ -257,7 +259,13 @@ hook_enter_slow(void)
 static void
 finish(bool at_exec)
 {
-	if (!hook_w.inited || getpid() != hook_w.pid || !stop_owners())
+	if (!hook_w.inited || getpid() != hook_w.pid)
+		return;
+	/* First, while every writer still takes lines: the work still to complete (not from a
+	 * signal handler that interrupted the library: it may hold the layer's lock). */
+	if (!hook_guard)
+		hook_gpu_stop();
+	if (!stop_owners())
 		return;
 	int guard = hook_guard;
 	bool nested = guard != 0;
@@ -330,8 +338,13 @@ finish(bool at_exec)
 		buf_addi64(a, (int64_t)events);
 		buf_adds(a, ",\"lost\":");
 		buf_addi64(a, (int64_t)(lost + lost_nested));
+		uint64_t gpu = hook_gpu_events();
 		buf_adds(a, ",\"layers\":{\"api\":");
-		buf_addi64(a, (int64_t)events);
+		buf_addi64(a, (int64_t)(events - gpu));
+		if (!hook_gpu_off_reason() || gpu) {
+			buf_adds(a, ",\"gpu\":");
+			buf_addi64(a, (int64_t)gpu);
+		}
 		/* How durations were measured (clock.c): ends read from the TSC or the clock. */
 		buf_adds(a, "},\"durations\":{\"tsc\":");
 		buf_addi64(a, (int64_t)(events - from_clock));
@@ -343,6 +356,7 @@ finish(bool at_exec)
 			buf_addi64(a, (int64_t)hz);
 		}
 		buf_addc(a, '}');
+		hook_gpu_trailer(a);
 		/* The coverage audit takes a lock this thread may hold when nested. */
 		if (!nested) {
 			buf_adds(a, ",\"coverage\":");
@@ -553,11 +567,13 @@ fork_prepare(void)
 	pthread_mutex_lock(&hook_w.header_lock);
 	hook_resolve_fork(0);
 	hook_names_fork(0);
+	hook_gpu_fork(0);
 }
 
 static void
 fork_parent(void)
 {
+	hook_gpu_fork(1);
 	hook_names_fork(1);
 	hook_resolve_fork(1);
 	pthread_mutex_unlock(&hook_w.header_lock);
@@ -569,6 +585,7 @@ fork_parent(void)
 static void
 fork_child(void)
 {
+	hook_gpu_fork(2);
 	hook_names_fork(2);
 	hook_resolve_fork(2);
 	hook_clock_fork_child();

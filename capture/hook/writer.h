@@ -108,6 +108,7 @@ bool hook_output_ok(void);
 int hook_write_lines(const char *s, size_t n);
 /* Writes a thread's buffer out. Caller owns t. */
 void hook_flush(struct hook_thread *t);
+struct cut_event;
 /* Puts this process's host and rank, when known, on ev. */
 void hook_label(struct cut_event *ev);
 /* Cuts the per-function fragments of API event lines out of cut_event_format's own output. */
