@@ -350,6 +350,7 @@ write_work(struct gpu_sub *s, int64_t start, int64_t end)
 	ev.name = nm;
 	ev.cat = cats[s->kind];
 	ev.args = a->s;
+	hook_label(&ev);
 	if (!own_begin(P.t))
 		return;
 	cut_event_format(&P.t->out, &ev);
