@@ -290,6 +290,7 @@ main(int argc, char *argv[])
 		D.out_name = env.out_path;
 	}
 	out_open(out_fd);
+	out_compress(env.out_path);
 
 	/* Feature probes: which devices, library, driver API and kernel functions, and what
 	 * the kernel allows; a layer that cannot work is off and says why. */
