@@ -278,6 +278,8 @@ main(int argc, char *argv[])
 	struct drain D = {.out_name = "standard output"};
 	struct cutcapture_bpf *skel = NULL;
 
+	cut_std_args(argc, argv, usage);
+
 	parse_args(argc, argv);
 	if (geteuid() != 0)
 		errx(CUT_EXIT_FATAL, "must be run as root (BPF programs and uprobes need it)");

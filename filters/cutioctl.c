@@ -652,6 +652,8 @@ main(int argc, char *argv[])
 	int ch, status = CUT_EXIT_OK;
 	bool list = false;
 
+	cut_std_args(argc, argv, usage);
+
 	while ((ch = getopt_long(argc, argv, "cjlms", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c': g.summary = true; break;

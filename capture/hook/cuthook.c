@@ -299,6 +299,8 @@ main(int argc, char *argv[])
 {
 	const char *file = "cuthook.jsonl";
 	int c;
+
+	cut_std_args(argc, argv, usage);
 	while ((c = getopt(argc, argv, "+o:")) != -1) {
 		switch (c) {
 		case 'o': file = optarg; break;
