@@ -103,7 +103,7 @@ if [ -x "$B/bin/cuthook" ] && [ -x "$B/fixtures/cuprog" ]; then
 		case $z in gz) gzip -t "$t/h.jsonl.$z" && zcat "$t/h.jsonl.$z" >"$t/h.$z.plain" ;;
 		zst) zstd -q -t "$t/h.jsonl.$z" && zstd -q -d -c "$t/h.jsonl.$z" >"$t/h.$z.plain" ;;
 		esac || bad "cuthook -o .$z: not a valid .$z file"
-		[ "$(jq -r .name "$t/h.$z.plain")" = "$(jq -r .name "$t/h.jsonl")" ] ||
+		[ "$(jq -r .name "$t/h.$z.plain" | sort)" = "$(jq -r .name "$t/h.jsonl" | sort)" ] ||
 			bad "cuthook -o .$z: not the records of the plain trace"
 		[ "$(head -1 "$t/h.$z.plain" | jq .args.sorted)" = true ] || bad "cuthook -o .$z: not sorted"
 		cutstat "$t/h.jsonl.$z" >/dev/null 2>"$t/err" && [ ! -s "$t/err" ] ||
