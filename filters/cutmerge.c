@@ -3,11 +3,14 @@
  * NVTX range), and every runtime and driver call told how many ioctls it made and how long it
  * spent in them. */
 #include <err.h>
+#include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "args.h"
 #include "calls.h"
@@ -17,21 +20,16 @@
 #include "meta.h"
 #include "parse.h"
 #include "reader.h"
+#include "sort.h"
+#include "text.h"
 #include "units.h"
 
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: cutmerge [-A] [-m held] [-w window] [file ...]\n");
+	fprintf(stderr, "usage: cutmerge [-AS] [-M MiB] [-m held] [file ...]\n");
 	exit(CUT_EXIT_FATAL);
 }
-
-/* An event held in a reorder window: its canonical line, parsed again when it leaves. */
-struct pending {
-	struct cut_heap_key key; /* its ts, and its place in the input */
-	char *line;
-	size_t len;
-};
 
 /* An input in the heap of inputs by their next event. */
 struct head {
@@ -41,19 +39,15 @@ struct head {
 
 struct input {
 	struct cut_reader *rd;
+	struct cut_sorter *sort; /* the input read whole and sorted: it did not say it is sorted */
 	const char *path;
 	struct cut_event ev; /* the head, valid while has */
-	bool has, eof, late;
+	uint64_t line;       /* of the head in its file */
+	bool has, eof, late, sorted;
 	int64_t shift, last_ts;
 	bool clock;
 	int64_t mono, real;
 	char host[128], tool[32];
-	struct cut_heap win; /* -w: pending events by (ts, place in the input) */
-	uint64_t seq;
-	int64_t max_ts;
-	char *line; /* the released line the head points into */
-	struct cut_parser *parser;
-	struct cut_buf fmt;
 };
 
 /* The held queue: events wait here while a call before them is still open. */
@@ -66,9 +60,8 @@ struct slot {
 };
 
 static struct {
-	int64_t window;
-	size_t maxheld;
-	bool align;
+	size_t maxheld, maxbytes, heldbytes;
+	bool align, sort_all;
 	struct input *in;
 	int nin;
 	struct cut_heap heads;  /* inputs by their head event */
@@ -77,13 +70,26 @@ static struct {
 	size_t qcap;
 	uint64_t qhead, qtail; /* sequence numbers: slots qhead..qtail-1 are held */
 	int64_t next_id, last_out;
-	uint64_t written, unsorted, partial;
+	uint64_t written, unsorted, partial, sorted_inputs, spilled, bad;
 	uint64_t *dups; /* [kept * nin + dropped] */
 	struct cut_buf out;
-	bool stop;
+	bool stop, lost;
 } g;
 
-/* ---- reading: clock shift, order check, reorder window ---- */
+/* ---- reading: clock shift, order check, sorting ---- */
+
+/* Reports a problem with the head of input in as "cutmerge: file:line: ...", a bad line. */
+static void __attribute__((format(printf, 2, 3)))
+in_warn(const struct input *in, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	warnx("%s:%llu: %s", in->path, (unsigned long long)in->line, cut_esc(msg));
+	g.bad++;
+}
 
 /* What an input's header says of its host, its tool and its clock. */
 static void
@@ -97,6 +103,7 @@ read_header(struct input *in, const struct cut_event *ev)
 		in->clock = h->monotonic_ns != CUT_ABSENT && h->realtime_ns != CUT_ABSENT;
 		in->mono = h->monotonic_ns;
 		in->real = h->realtime_ns;
+		in->sorted = h->sorted == 1;
 	}
 	cut_meta_release(&m);
 }
@@ -110,98 +117,91 @@ shift(struct input *in, struct cut_event *ev)
 		return true;
 	int64_t dur = ev->has & CUT_HAS_DUR ? ev->dur : 0;
 	if (in->shift < 0 ? ev->ts < -in->shift : ev->ts > INT64_MAX - dur - in->shift) {
-		cut_reader_warn(in->rd,
-		                "out of range once aligned to the first trace's clock "
-		                "(shift %lld ns): left out",
-		                (long long)in->shift);
+		in_warn(in,
+		        "out of range once aligned to the first trace's clock (shift %lld ns): "
+		        "left out",
+		        (long long)in->shift);
 		return false;
 	}
 	ev->ts += in->shift;
 	return true;
 }
 
-/* The next event of an input as read, with its clock shift applied. */
+/* The next event of an input, from its file or its sorter. */
+static int
+next_event(struct input *in, struct cut_event *ev)
+{
+	if (in->sort) {
+		int rc = cut_sorter_next(in->sort, ev, &in->line);
+		if (rc < 0) {
+			warn("%s: sorting", in->path);
+			g.lost = true;
+		}
+		return rc > 0;
+	}
+	int rc = cut_reader_next(in->rd, ev);
+	in->line = cut_reader_line(in->rd);
+	if (rc < 0) {
+		if (cut_reader_failed(in->rd))
+			g.lost = true;
+		else
+			g.stop = true; /* strict mode */
+	}
+	return rc > 0;
+}
+
+/* The next event of an input with its clock shift applied. */
 static int
 next_raw(struct input *in, struct cut_event *ev)
 {
-	int rc;
-	while ((rc = cut_reader_next(in->rd, ev)) > 0)
+	while (!g.stop && next_event(in, ev))
 		if (shift(in, ev))
 			return 1;
-	if (rc < 0)
-		g.stop = true;
 	return 0;
 }
 
-static void
-pend_push(struct input *in, const struct cut_event *ev)
-{
-	buf_reset(&in->fmt);
-	cut_event_format(&in->fmt, ev);
-	struct pending p = {{ev->ts, in->seq++}, malloc(in->fmt.len + 1), in->fmt.len};
-	if (!p.line)
-		err(CUT_EXIT_FATAL, "reorder window");
-	memcpy(p.line, in->fmt.s, in->fmt.len + 1);
-	heap_push(&in->win, &p);
-}
-
-/* The ts of the oldest pending event; the window is not empty. */
-static int64_t
-pend_oldest(const struct input *in)
-{
-	return ((const struct pending *)heap_top(&in->win))->key.ts;
-}
-
-/* Makes the input's head the next event in order, or marks it finished. */
+/* Makes the input's head its next event, or marks it finished. */
 static void
 advance(struct input *in)
 {
 	in->has = false;
-	if (g.window == 0) {
-		if (!in->eof && !g.stop && next_raw(in, &in->ev))
-			in->has = true;
-		else
-			in->eof = true;
-	} else {
-		struct cut_event ev;
-		while (!in->eof && !g.stop &&
-		       (!heap_len(&in->win) || in->max_ts - pend_oldest(in) < g.window)) {
-			if (!next_raw(in, &ev)) {
-				in->eof = true;
-				break;
-			}
-			if (ev.ts < in->last_ts && ++g.unsorted)
-				cut_reader_warn(in->rd,
-				                "ts %lld is %lld ns before an event already "
-				                "taken (beyond the -w window): written out of "
-				                "order",
-				                (long long)ev.ts, (long long)(in->last_ts - ev.ts));
-			if (ev.ts > in->max_ts)
-				in->max_ts = ev.ts;
-			pend_push(in, &ev);
-		}
-		struct pending p;
-		if (!heap_pop(&in->win, &p))
-			return;
-		char why[256];
-		free(in->line);
-		in->line = p.line;
-		if (cut_parse(in->parser, p.line, p.len, &in->ev, CUT_PARSE_AUTO, why,
-		              sizeof(why)) != CUT_PARSE_EVENT)
-			errx(CUT_EXIT_FATAL, "%s: reorder window: %s", in->path, why);
+	if (!in->eof && !g.stop && next_raw(in, &in->ev))
 		in->has = true;
-	}
+	else
+		in->eof = true;
 	/* An event before one already taken cannot be placed: written where met, uncorrelated. */
 	in->late = in->has && in->ev.ts < in->last_ts;
-	if (in->late && g.window == 0) {
-		cut_reader_warn(in->rd,
-		                "ts %lld is %lld ns before an earlier event: input not "
-		                "sorted (try -w): written out of order",
-		                (long long)in->ev.ts, (long long)(in->last_ts - in->ev.ts));
+	if (in->late) {
+		in_warn(in,
+		        "ts %lld is %lld ns before an earlier event, although its header says the "
+		        "trace is sorted: written out of order (-S sorts every input)",
+		        (long long)in->ev.ts, (long long)(in->last_ts - in->ev.ts));
 		g.unsorted++;
 	}
 	if (in->has && in->ev.ts > in->last_ts)
 		in->last_ts = in->ev.ts;
+}
+
+/* Reads the rest of an input that does not say it is sorted into a sorter, first its first
+ * event; the input is then read from the sorter, in order. */
+static void
+sort_input(struct input *in, const struct cut_event *first, size_t mem)
+{
+	if (!(in->sort = cut_sorter_new(mem)))
+		err(CUT_EXIT_FATAL, "%s: sorting", in->path);
+	struct cut_event ev;
+	int rc = 1;
+	for (const struct cut_event *e = first; e; e = rc > 0 ? &ev : NULL) {
+		if (cut_sorter_add(in->sort, e, cut_reader_line(in->rd)) < 0)
+			err(CUT_EXIT_FATAL, "%s: sorting", in->path);
+		rc = cut_reader_next(in->rd, &ev);
+	}
+	if (rc < 0 && cut_reader_failed(in->rd))
+		g.lost = true;
+	else if (rc < 0)
+		g.stop = true;
+	g.sorted_inputs += !cut_sorter_was_sorted(in->sort);
+	g.spilled += cut_sorter_runs(in->sort) > 0;
 }
 
 /* ---- the merge heap over inputs ---- */
@@ -275,12 +275,13 @@ release(int64_t now, bool all)
 {
 	while (g.qhead < g.qtail) {
 		struct slot *s = &g.q[g.qhead % g.qcap];
-		bool full = g.qtail - g.qhead > g.maxheld;
+		bool full = g.qtail - g.qhead > g.maxheld || g.heldbytes > g.maxbytes;
 		if (!all && s->counted && !s->dropped && s->end > now && !full)
 			break;
 		if (s->counted && !s->dropped && s->end > now && !all)
 			g.partial++;
 		write_slot(s, all || s->end <= now);
+		g.heldbytes -= s->text.len;
 		g.qhead++;
 	}
 }
@@ -320,6 +321,7 @@ hold(const struct cut_event *ev, bool counted)
 		buf_adds(&s->text, ev->extra);
 	}
 	buf_add(&s->text, "}\n", 2);
+	g.heldbytes += s->text.len;
 	return s;
 }
 
@@ -514,9 +516,10 @@ trailer(void)
 	struct cut_meta m;
 	cut_meta_init(&m, CUT_META_TRAILER);
 	m.trailer.events = (int64_t)g.written;
-	snprintf(more, sizeof(more), "\"duplicates\":%llu,\"unsorted\":%llu,\"partial\":%llu",
+	snprintf(more, sizeof(more),
+	         "\"duplicates\":%llu,\"unsorted\":%llu,\"partial\":%llu,\"sorted_inputs\":%llu",
 	         (unsigned long long)dups, (unsigned long long)g.unsorted,
-	         (unsigned long long)g.partial);
+	         (unsigned long long)g.partial, (unsigned long long)g.sorted_inputs);
 	m.trailer.more = more;
 	write_meta(g.last_out, &m);
 	cut_write_buf(&g.out);
@@ -536,75 +539,76 @@ trailer(void)
 		      (unsigned long long)g.partial, g.maxheld);
 }
 
-int
-main(int argc, char *argv[])
+/* Refuses an input named twice (standard input, or one file under two names): its events
+ * would all be taken for duplicates of each other. */
+static void
+check_inputs(int argc, char *argv[])
 {
-	int ch, status = CUT_EXIT_OK;
-	char *end;
-	static char *stdin_only[] = {"-"};
-
-	g.align = true;
-	g.maxheld = 1000000;
-	while ((ch = getopt(argc, argv, "Am:w:")) != -1) {
-		switch (ch) {
-		case 'A': g.align = false; break;
-		case 'm':
-			g.maxheld = strtoul(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end || g.maxheld < 1)
-				errx(CUT_EXIT_FATAL, "-m: not a positive count: %s", optarg);
-			break;
-		case 'w':
-			if ((g.window = cut_parse_duration(optarg)) < 0)
-				errx(CUT_EXIT_FATAL,
-				     "-w: not a duration (ns, or with s, ms, us, ns): %s", optarg);
-			break;
-		default: usage();
+	struct stat *st = calloc((size_t)argc, sizeof(*st));
+	bool *known = calloc((size_t)argc, sizeof(*known));
+	if (!st || !known)
+		err(CUT_EXIT_FATAL, "inputs");
+	for (int i = 0; i < argc; i++) {
+		bool in = strcmp(argv[i], "-") == 0;
+		known[i] = in ? fstat(0, &st[i]) == 0 : stat(argv[i], &st[i]) == 0;
+		for (int j = 0; j < i; j++) {
+			bool same = in && strcmp(argv[j], "-") == 0;
+			same |= known[i] && known[j] && st[i].st_dev == st[j].st_dev &&
+			        st[i].st_ino == st[j].st_ino && !S_ISDIR(st[i].st_mode);
+			if (same)
+				errx(CUT_EXIT_FATAL, "%s and %s are the same input: name each once",
+				     cut_esc(argv[j]), cut_esc(argv[i]));
 		}
 	}
-	argc -= optind;
-	argv += optind;
-	if (!argc)
-		argc = 1, argv = stdin_only;
+	free(st);
+	free(known);
+}
 
-	g.nin = argc;
+/* Opens the inputs, reads each one's first record (its header: clock, tool, whether it is
+ * sorted), reads the ones not known to be sorted whole into a sorter, aligns the clocks and
+ * fills the heap of heads. */
+static void
+open_inputs(int argc, char *argv[])
+{
 	g.in = calloc((size_t)argc, sizeof(*g.in));
-	g.dups = calloc((size_t)argc * (size_t)argc, sizeof(*g.dups));
-	g.open = cut_calls_new(CUT_CALLS_HOLDERS | CUT_CALLS_NAMES);
-	heap_init(&g.heads, sizeof(struct head));
-	if (!g.in || !g.dups)
-		err(CUT_EXIT_FATAL, "inputs");
-	for (int i = 0; i < argc; i++) {
-		struct input *in = &g.in[i];
-		in->path = strcmp(argv[i], "-") == 0 ? "<stdin>" : argv[i];
-		if (!(in->rd = cut_reader_open(argv[i], 0)))
-			err(CUT_EXIT_FATAL, "%s", argv[i]);
-		if (g.window && !(in->parser = cut_parser_new()))
-			err(CUT_EXIT_FATAL, "%s", argv[i]);
-		heap_init(&in->win, sizeof(struct pending));
-		in->last_ts = in->max_ts = INT64_MIN;
-	}
-	/* Each input's first record says its clock: read them all, then align. */
 	struct cut_event *first = calloc((size_t)argc, sizeof(*first));
 	bool *have = calloc((size_t)argc, sizeof(*have));
-	if (!first || !have)
+	if (!g.in || !first || !have)
 		err(CUT_EXIT_FATAL, "inputs");
 	for (int i = 0; i < argc; i++) {
-		struct input *in = &g.in[i];
-		int rc = cut_reader_next(in->rd, &first[i]);
-		if (rc < 0)
+		struct input *in = &g.in[g.nin];
+		in->path = strcmp(argv[i], "-") == 0 ? "<stdin>" : argv[i];
+		if (!(in->rd = cut_reader_open(argv[i], 0))) {
+			warn("%s", in->path);
+			g.lost = true;
+			continue;
+		}
+		in->last_ts = INT64_MIN;
+		int rc = cut_reader_next(in->rd, &first[g.nin]);
+		in->line = cut_reader_line(in->rd);
+		if (rc < 0 && cut_reader_failed(in->rd))
+			g.lost = true;
+		else if (rc < 0)
 			g.stop = true;
-		have[i] = rc > 0;
-		if (have[i])
-			read_header(in, &first[i]);
+		have[g.nin] = rc > 0;
+		if (rc > 0)
+			read_header(in, &first[g.nin]);
+		g.nin++;
 	}
+	/* Memory for sorting, shared by the inputs that need it. */
+	int unsorted = 0;
+	for (int i = 0; i < g.nin; i++)
+		unsorted += have[i] && (g.sort_all || !g.in[i].sorted);
+	size_t mem = cut_sort_memory() / (unsorted ? (size_t)unsorted : 1);
+	if (mem < 1u << 20)
+		mem = 1u << 20;
+	for (int i = 0; i < g.nin; i++)
+		if (have[i] && (g.sort_all || !g.in[i].sorted) && !g.stop)
+			sort_input(&g.in[i], &first[i], mem);
 	align_clocks();
-	for (int i = 0; i < argc; i++) {
+	for (int i = 0; i < g.nin; i++) {
 		struct input *in = &g.in[i];
-		if (!have[i] || !shift(in, &first[i])) {
-			advance(in);
-		} else if (g.window) {
-			in->max_ts = first[i].ts;
-			pend_push(in, &first[i]);
+		if (in->sort || !have[i] || !shift(in, &first[i])) {
 			advance(in);
 		} else {
 			in->ev = first[i];
@@ -616,6 +620,53 @@ main(int argc, char *argv[])
 	}
 	free(first);
 	free(have);
+	g.dups = calloc((size_t)g.nin * (size_t)g.nin + 1, sizeof(*g.dups));
+	if (!g.dups)
+		err(CUT_EXIT_FATAL, "inputs");
+}
+
+int
+main(int argc, char *argv[])
+{
+	int ch, status = CUT_EXIT_OK;
+	char *end;
+	static char *stdin_only[] = {"-"};
+
+	g.align = true;
+	g.maxheld = 1000000;
+	g.maxbytes = (size_t)256 << 20;
+	while ((ch = getopt(argc, argv, "AM:Sm:w:")) != -1) {
+		switch (ch) {
+		case 'A': g.align = false; break;
+		case 'M':
+			g.maxbytes = (size_t)strtoul(optarg, &end, 10) << 20;
+			if (*optarg < '0' || *optarg > '9' || *end || g.maxbytes < 1)
+				errx(CUT_EXIT_FATAL, "-M: not a positive number of MiB: %s",
+				     optarg);
+			break;
+		case 'S': g.sort_all = true; break;
+		case 'm':
+			g.maxheld = strtoul(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end || g.maxheld < 1)
+				errx(CUT_EXIT_FATAL, "-m: not a positive count: %s", optarg);
+			break;
+		case 'w': /* a reorder window before inputs were sorted as needed: obsolete */
+			if (cut_parse_duration(optarg) < 0)
+				errx(CUT_EXIT_FATAL,
+				     "-w: not a duration (ns, or with s, ms, us, ns): %s", optarg);
+			break;
+		default: usage();
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (!argc)
+		argc = 1, argv = stdin_only;
+	check_inputs(argc, argv);
+
+	g.open = cut_calls_new(CUT_CALLS_HOLDERS | CUT_CALLS_NAMES);
+	heap_init(&g.heads, sizeof(struct head));
+	open_inputs(argc, argv);
 
 	header(heap_len(&g.heads) ? next_ts() : 0);
 	struct head *h;
@@ -634,19 +685,15 @@ main(int argc, char *argv[])
 	release(INT64_MAX, true);
 	trailer();
 
-	for (int i = 0; i < argc; i++) {
-		struct input *in = &g.in[i];
-		if (cut_reader_close(in->rd))
+	for (int i = 0; i < g.nin; i++) {
+		if (cut_reader_close(g.in[i].rd))
 			status = CUT_EXIT_BADINPUT;
-		cut_parser_free(in->parser);
-		for (size_t k = 0; k < heap_len(&in->win); k++)
-			free(((struct pending *)heap_at(&in->win, k))->line);
-		heap_free(&in->win);
-		free(in->line);
-		buf_free(&in->fmt);
+		cut_sorter_free(g.in[i].sort);
 	}
-	if (g.stop)
+	if (g.stop || g.bad)
 		status = CUT_EXIT_BADINPUT;
+	if (g.lost)
+		status = CUT_EXIT_LOST;
 	for (size_t i = 0; i < g.qcap; i++)
 		buf_free(&g.q[i].text);
 	free(g.q);

@@ -520,8 +520,11 @@ main(int argc, char *argv[])
 	open_file();
 	for (int i = 0; i < (argc ? argc : 1) && rc >= 0; i++) {
 		struct cut_reader *rd = cut_reader_open(argc ? argv[i] : NULL, 0);
-		if (!rd)
-			err(CUT_EXIT_FATAL, "%s", argv[i]);
+		if (!rd) {
+			warn("%s", argc ? argv[i] : "<stdin>");
+			status = CUT_EXIT_LOST;
+			continue;
+		}
 		struct cut_event ev;
 		while ((rc = cut_reader_next(rd, &ev)) > 0) {
 			if (ev.layer == CUT_META) {
@@ -552,10 +555,13 @@ main(int argc, char *argv[])
 			default: slice(group_get(THREAD, ev.pid, ev.tid), &ev);
 			}
 		}
-		if (cut_reader_close(rd))
+		bool failed = cut_reader_failed(rd);
+		if ((cut_reader_close(rd) || rc == -1) && status == CUT_EXIT_OK)
 			status = CUT_EXIT_BADINPUT;
-		if (rc == -1)
-			status = CUT_EXIT_BADINPUT;
+		if (failed) {
+			status = CUT_EXIT_LOST;
+			rc = 0; /* a read error loses that input only: go on with the next */
+		}
 	}
 	close_file();
 	return cut_finish_output(status);

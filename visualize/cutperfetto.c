@@ -1325,13 +1325,21 @@ main(int argc, char *argv[])
 
 	for (int i = 0; i < (argc ? argc : 1) && rc >= 0; i++) {
 		struct input in = {.last = INT64_MIN};
-		if (!(in.r = cut_reader_open(argc ? argv[i] : NULL, 0)))
-			err(CUT_EXIT_FATAL, "%s", argv[i]);
+		if (!(in.r = cut_reader_open(argc ? argv[i] : NULL, 0))) {
+			warn("%s", argc ? argv[i] : "<stdin>");
+			status = CUT_EXIT_LOST;
+			continue;
+		}
 		struct cut_event ev;
 		while ((rc = cut_reader_next(in.r, &ev)) > 0)
 			event(&in, &ev);
-		if (cut_reader_close(in.r) || rc < 0)
+		bool failed = cut_reader_failed(in.r);
+		if ((cut_reader_close(in.r) || rc < 0) && status == CUT_EXIT_OK)
 			status = CUT_EXIT_BADINPUT;
+		if (failed) {
+			status = CUT_EXIT_LOST;
+			rc = 0; /* a read error loses that input only: go on with the next */
+		}
 		free(in.tool);
 	}
 	drain(INT64_MAX);

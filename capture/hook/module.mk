@@ -32,9 +32,9 @@ $(HOOK_LIB): $(HOOK_OBJ)
 		-Wl,--as-needed -pthread -ldl
 
 $(B)/obj/capture/hook/cuthook.o: CUT_CPPFLAGS += -DCUT_HOOK_LIBDIR=\"$(LIBDIR)/cut\"
-$(B)/bin/cuthook: $(B)/obj/capture/hook/cuthook.o
+$(B)/bin/cuthook: $(B)/obj/capture/hook/cuthook.o $(LIBCUT)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $<
+	$(CC) $(LDFLAGS) -o $@ $< $(LDLIBS)
 
 .PHONY: hook-api install-hook uninstall-hook
 # Regenerates the wrapper list from the installed CUDA toolkit's headers.

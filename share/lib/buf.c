@@ -166,8 +166,8 @@ buf_addf(struct cut_buf *b, const char *fmt, ...)
 }
 
 /* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 when invalid. */
-static size_t
-utf8_seq_len(const unsigned char *s, size_t n)
+size_t
+buf_utf8_len(const unsigned char *s, size_t n)
 {
 	unsigned c = s[0];
 	size_t len;
@@ -212,7 +212,7 @@ buf_addjstr(struct cut_buf *b, const char *s, size_t n)
 			break;
 		unsigned c = *p;
 		if (c >= 0x80) {
-			size_t len = utf8_seq_len(p, (size_t)(e - p));
+			size_t len = buf_utf8_len(p, (size_t)(e - p));
 			if (len) {
 				buf_add(b, (const char *)p, len);
 				p += len;

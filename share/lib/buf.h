@@ -28,6 +28,9 @@ void buf_addjstr(struct cut_buf *b, const char *s, size_t n);
 /* Starts the member key of a JSON object being built in b: opens the object when b is empty,
  * adds the comma unless the object was just opened, then "key":. */
 void buf_addkey(struct cut_buf *b, const char *key);
+/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 when it is not one: overlong
+ * forms, surrogates and code points past U+10FFFF are not. */
+size_t buf_utf8_len(const unsigned char *s, size_t n);
 /* A member with a string value, and with an integer value. */
 void buf_addkv_str(struct cut_buf *b, const char *key, const char *v);
 void buf_addkv_int(struct cut_buf *b, const char *key, int64_t v);

@@ -10,6 +10,8 @@ enum {
 	CUT_EXIT_BADINPUT = 1, /* some input lines were bad and skipped; output is still complete
 	                          for the good ones */
 	CUT_EXIT_FATAL = 2,    /* usage error or a failure that stopped the tool */
+	CUT_EXIT_LOST = 3,     /* an input, or the rest of one, could not be read (reported);
+	                          the output covers what was read */
 };
 
 /* Writes b to standard output and empties it: filters that write events collect them in a

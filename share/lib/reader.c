@@ -11,11 +11,13 @@
 #include "cut.h"
 #include "parse.h"
 #include "reader.h"
+#include "text.h"
 
 struct cut_reader {
 	int fd;
 	char *path;
-	bool strict, eof, stopped;
+	bool strict, quiet, eof, stopped, failed;
+	bool skipping; /* dropping the rest of a line longer than CUT_LINE_MAX */
 	char *buf;
 	size_t cap, start, end, scan; /* unread data is buf[start, end); no '\n' in [start, scan) */
 	uint64_t line, event_line, errors, bytes;
@@ -31,6 +33,7 @@ cut_reader_open(const char *path, unsigned flags)
 		return NULL;
 	const char *strict = getenv("CUT_STRICT");
 	r->strict = (flags & CUT_READ_STRICT) || (strict && *strict && strcmp(strict, "0") != 0);
+	r->quiet = flags & CUT_READ_QUIET;
 	if (!path || strcmp(path, "-") == 0) {
 		r->fd = STDIN_FILENO;
 		r->path = strdup("<stdin>");
@@ -50,7 +53,11 @@ cut_reader_open(const char *path, unsigned flags)
 	return r;
 }
 
-/* Makes room after the unread data, growing the buffer only for a line longer than it. */
+static void report(struct cut_reader *r, uint64_t line, const char *why);
+
+/* Makes room after the unread data, growing the buffer only for a line longer than it. A
+ * line past CUT_LINE_MAX is reported and dropped up to its newline, so that no input can take
+ * more memory than that. */
 static void
 make_room(struct cut_reader *r)
 {
@@ -59,6 +66,17 @@ make_room(struct cut_reader *r)
 		r->end -= r->start;
 		r->scan -= r->start;
 		r->start = 0;
+	}
+	if (r->end - r->start >= CUT_LINE_MAX) {
+		if (!r->skipping) {
+			char why[96];
+			snprintf(why, sizeof(why), "line longer than %d MiB: skipped",
+			         CUT_LINE_MAX >> 20);
+			report(r, r->line + 1, why);
+		}
+		r->skipping = true;
+		r->start = r->end = r->scan = 0;
+		return;
 	}
 	if (r->end == r->cap) {
 		char *b = realloc(r->buf, r->cap * 2);
@@ -77,6 +95,19 @@ next_line(struct cut_reader *r, char **line, size_t *len)
 {
 	for (;;) {
 		char *nl = memchr(r->buf + r->scan, '\n', r->end - r->scan);
+		if (nl && r->skipping) {
+			/* the end of an overlong line: it was reported when it passed the limit */
+			r->start = r->scan = (size_t)(nl - r->buf) + 1;
+			r->line++;
+			r->skipping = false;
+			continue;
+		}
+		if (r->skipping && r->eof) {
+			r->line++;
+			r->skipping = false;
+			r->start = r->scan = r->end;
+			return false;
+		}
 		if (nl || (r->eof && r->end > r->start)) {
 			size_t stop = nl ? (size_t)(nl - r->buf) : r->end;
 			*line = r->buf + r->start;
@@ -95,8 +126,7 @@ next_line(struct cut_reader *r, char **line, size_t *len)
 		while (n < 0 && errno == EINTR);
 		if (n < 0) {
 			warn("%s: read", r->path);
-			r->stopped = true;
-			r->errors++;
+			r->stopped = r->failed = true;
 			return false;
 		}
 		if (n == 0)
@@ -109,7 +139,8 @@ next_line(struct cut_reader *r, char **line, size_t *len)
 static void
 report(struct cut_reader *r, uint64_t line, const char *why)
 {
-	warnx("%s:%llu: %s", r->path, (unsigned long long)line, why);
+	if (!r->quiet)
+		warnx("%s:%llu: %s", r->path, (unsigned long long)line, cut_esc(why));
 	r->errors++;
 	if (r->strict)
 		r->stopped = true;
@@ -173,6 +204,12 @@ cut_reader_errors(const struct cut_reader *r)
 	return r->errors;
 }
 
+bool
+cut_reader_failed(const struct cut_reader *r)
+{
+	return r->failed;
+}
+
 uint64_t
 cut_reader_bytes(const struct cut_reader *r)
 {
@@ -201,15 +238,21 @@ cut_read_all(int nfiles, char *const files[], cut_event_fn *fn, void *arg)
 	for (int i = 0; i < (nfiles ? nfiles : 1); i++) {
 		const char *path = nfiles ? files[i] : NULL;
 		struct cut_reader *rd = cut_reader_open(path, 0);
-		if (!rd)
-			err(CUT_EXIT_FATAL, "%s", path ? path : "<stdin>");
+		if (!rd) {
+			warn("%s", path ? path : "<stdin>");
+			status = CUT_EXIT_LOST;
+			continue;
+		}
 		struct cut_event ev;
 		int rc;
 		while ((rc = cut_reader_next(rd, &ev)) > 0)
 			fn(rd, &ev, arg);
-		if (cut_reader_close(rd) || rc < 0)
+		bool failed = cut_reader_failed(rd);
+		if (cut_reader_close(rd) && status == CUT_EXIT_OK)
 			status = CUT_EXIT_BADINPUT;
-		if (rc < 0)
+		if (failed)
+			status = CUT_EXIT_LOST;
+		else if (rc < 0) /* strict mode: stop at the first bad line */
 			break;
 	}
 	return status;

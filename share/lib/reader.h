@@ -3,6 +3,7 @@
 #ifndef CUT_READER_H
 #define CUT_READER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "event.h"
@@ -12,7 +13,12 @@ struct cut_reader;
 
 enum {
 	CUT_READ_STRICT = 1 << 0, /* stop at the first bad line (also: CUT_STRICT=1 in env) */
+	CUT_READ_QUIET = 1 << 1,  /* count bad lines but say nothing (a read error is still said) */
 };
+
+/* The longest line read (bytes, newline excluded): a longer one is reported, skipped up to its
+ * newline and counted as a bad line, so that no input takes more memory than this. */
+#define CUT_LINE_MAX (64 << 20)
 
 /*
  * Opens path for reading; NULL or "-" means standard input. Returns NULL with errno set
@@ -20,9 +26,10 @@ enum {
  */
 struct cut_reader *cut_reader_open(const char *path, unsigned flags);
 /*
- * Reads the next event. A bad line is reported on stderr as "prog: file:line: reason",
- * counted and skipped. Returns 1 with *ev filled, 0 at end of input, -1 when reading must
- * stop (strict mode after a bad line, or a read error, both already reported).
+ * Reads the next event. A bad line is reported on stderr as "prog: file:line: reason" (the
+ * reason escaped by cut_esc: it may quote the trace), counted and skipped. Returns 1 with *ev
+ * filled, 0 at end of input, -1 when reading must stop (strict mode after a bad line, or a
+ * read error, both already reported; cut_reader_failed tells them apart).
  */
 int cut_reader_next(struct cut_reader *r, struct cut_event *ev);
 /* Reports a problem at the line of the last event returned, in the reader's format, and
@@ -35,6 +42,9 @@ const char *cut_reader_path(const struct cut_reader *r);
 uint64_t cut_reader_line(const struct cut_reader *r);
 /* Bad lines seen so far. */
 uint64_t cut_reader_errors(const struct cut_reader *r);
+/* Whether reading stopped on a read error (an I/O error, a directory): the rest of the input
+ * is lost. */
+bool cut_reader_failed(const struct cut_reader *r);
 /* Bytes read so far. */
 uint64_t cut_reader_bytes(const struct cut_reader *r);
 /* Closes the reader. Returns its count of bad lines. */
@@ -44,10 +54,11 @@ uint64_t cut_reader_close(struct cut_reader *r);
 typedef void cut_event_fn(struct cut_reader *r, struct cut_event *ev, void *arg);
 /*
  * The input loop of a filter: reads every event of the nfiles files in turn (standard input
- * when nfiles is 0; "-" names it too) and calls fn(reader, event, arg) for each. Exits with
- * CUT_EXIT_FATAL, saying why, when a file cannot be opened. fn may change the event; its
- * strings belong to the reader. Returns CUT_EXIT_OK, or
- * CUT_EXIT_BADINPUT when bad lines were reported (in strict mode reading stops at the first).
+ * when nfiles is 0; "-" names it too) and calls fn(reader, event, arg) for each. fn may change
+ * the event; its strings belong to the reader. A file that cannot be opened or read (a
+ * directory, an I/O error) is reported and the loop goes on with the next one. Returns
+ * CUT_EXIT_OK; CUT_EXIT_BADINPUT when bad lines were reported (in strict mode reading stops
+ * at the first); CUT_EXIT_LOST when an input, or the rest of one, could not be read.
  */
 int cut_read_all(int nfiles, char *const files[], cut_event_fn *fn, void *arg);
 

@@ -1,8 +1,8 @@
 #!/bin/sh
 # No silent loss across cutmerge and cutchrome, on generated traces: every record of N inputs
 # comes out of cutmerge exactly once (the inputs' meta records included), less the duplicates
-# it documents and counts in its trailer; with a small -m, with out-of-order input with and
-# without -w, all still come out. cutchrome (whose one-input cases visualize-chrome.sh checks)
+# it documents and counts in its trailer; with a small -m, with out-of-order input (sorted by
+# cutmerge, or reported where its header claims order), all still come out. cutchrome (whose one-input cases visualize-chrome.sh checks)
 # shows every span of several inputs once, of a merged trace once, and across the parts of a
 # split.
 top=${CUT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -64,8 +64,12 @@ python3 "$t/same.py" "$t/abc.jsonl" "$t/m.jsonl" || bad "merge: records differ"
 	bad "merge: the trailer counts $(trailer "$t/m.jsonl" events), the inputs have $(lines "$t/abc.jsonl")"
 [ "$(lines "$t/m.jsonl")" = $(($(lines "$t/abc.jsonl") + 2)) ] || bad "merge: line count"
 
-# One input twice: every API call is a duplicate, counted; everything else comes twice.
-cutmerge "$t/a.jsonl" "$t/a.jsonl" >"$t/aa.jsonl" 2>"$t/err" || bad "dedup: exit $?"
+# One trace in two files (the same file twice is refused): every API call is a duplicate,
+# counted; everything else comes twice.
+cp "$t/a.jsonl" "$t/a2.jsonl"
+cutmerge "$t/a.jsonl" "$t/a.jsonl" >/dev/null 2>&1
+[ $? -eq 2 ] || bad "the same file twice: not refused"
+cutmerge "$t/a.jsonl" "$t/a2.jsonl" >"$t/aa.jsonl" 2>"$t/err" || bad "dedup: exit $?"
 python3 "$t/same.py" "$t/a.jsonl" "$t/aa.jsonl" double || bad "dedup: records differ"
 api=$(grep -c '"layer":"api"' "$t/a.jsonl")
 [ "$(trailer "$t/aa.jsonl" duplicates)" = "$api" ] ||
@@ -77,18 +81,37 @@ cutmerge -m 20 "$t/a.jsonl" "$t/b.jsonl" "$t/c.jsonl" >"$t/m20.jsonl" 2>"$t/err"
 python3 "$t/same.py" "$t/abc.jsonl" "$t/m20.jsonl" || bad "-m 20: records differ"
 [ "$(trailer "$t/m20.jsonl" partial)" -gt 0 ] || bad "-m 20: nothing partial"
 
-# Out of order (each pair of lines after the header swapped): reported and written where met,
-# or repaired with -w; all out either way.
+# Out of order (each pair of lines after the first swapped): sorted by cutmerge, with a memory
+# small enough to spill runs to disk; where a header claims the input sorted, reported and
+# written where met, or sorted with -S; all out every time.
 awk 'NR == 1 { print; next } NR % 2 == 0 { held = $0; next } { print; print held }
 	END { if (NR % 2 == 0) print held }' "$t/c.jsonl" >"$t/c-swapped.jsonl"
-cutmerge "$t/a.jsonl" "$t/c-swapped.jsonl" >"$t/mu.jsonl" 2>"$t/err"
-[ $? -eq 1 ] || bad "unsorted: exit status is not 1"
 cat "$t/a.jsonl" "$t/c.jsonl" >"$t/ac.jsonl"
-python3 "$t/same.py" "$t/ac.jsonl" "$t/mu.jsonl" || bad "unsorted: records differ"
-[ "$(trailer "$t/mu.jsonl" unsorted)" -gt 0 ] || bad "unsorted: not counted"
-cutmerge -w 10ms "$t/a.jsonl" "$t/c-swapped.jsonl" >"$t/mw.jsonl" 2>"$t/err" || bad "-w: exit $?: $(cat "$t/err")"
-python3 "$t/same.py" "$t/ac.jsonl" "$t/mw.jsonl" || bad "-w: records differ"
-[ "$(trailer "$t/mw.jsonl" unsorted)" = 0 ] || bad "-w: $(trailer "$t/mw.jsonl" unsorted) left unsorted"
+python3 "$top/tests/bench/gentrace.py" 4 14 | sed 's/"pid":4242,"tid":424/"pid":7242,"tid":724/' >"$t/d.jsonl"
+awk 'NR == 1 { print; next } NR % 2 == 0 { held = $0; next } { print; print held }
+	END { if (NR % 2 == 0) print held }' "$t/d.jsonl" >"$t/d-swapped.jsonl"
+cat "$t/a.jsonl" "$t/d.jsonl" >"$t/ad.jsonl"
+CUT_SORT_MEMORY=1 cutmerge "$t/a.jsonl" "$t/d-swapped.jsonl" >"$t/ms.jsonl" 2>"$t/err" ||
+	bad "unsorted: exit $?: $(cat "$t/err")"
+python3 "$t/same.py" "$t/ad.jsonl" "$t/ms.jsonl" || bad "unsorted: records differ"
+[ "$(trailer "$t/ms.jsonl" unsorted)" = 0 ] || bad "unsorted: $(trailer "$t/ms.jsonl" unsorted) left unsorted"
+[ "$(trailer "$t/ms.jsonl" sorted_inputs)" = 1 ] || bad "unsorted: sorted_inputs is not 1"
+python3 -c "
+import json, sys
+ts = [json.loads(l)['ts'] for l in open(sys.argv[1])]
+sys.exit(ts != sorted(ts))" "$t/ms.jsonl" || bad "unsorted: output not sorted"
+{ echo '{"ts":0,"pid":1,"tid":1,"layer":"meta","name":"header","args":{"schema":2,"sorted":true}}'
+	cat "$t/c-swapped.jsonl"; } >"$t/c-claims.jsonl"
+{ echo '{"ts":0,"pid":1,"tid":1,"layer":"meta","name":"header","args":{"schema":2,"sorted":true}}'
+	cat "$t/c.jsonl"; } >"$t/c-header.jsonl"
+cat "$t/a.jsonl" "$t/c-header.jsonl" >"$t/ach.jsonl"
+cutmerge "$t/a.jsonl" "$t/c-claims.jsonl" >"$t/mu.jsonl" 2>"$t/err"
+[ $? -eq 1 ] || bad "claims sorted: exit status is not 1"
+python3 "$t/same.py" "$t/ach.jsonl" "$t/mu.jsonl" || bad "claims sorted: records differ"
+[ "$(trailer "$t/mu.jsonl" unsorted)" -gt 0 ] || bad "claims sorted: not counted"
+cutmerge -S "$t/a.jsonl" "$t/c-claims.jsonl" >"$t/mw.jsonl" 2>"$t/err" || bad "-S: exit $?: $(cat "$t/err")"
+python3 "$t/same.py" "$t/ach.jsonl" "$t/mw.jsonl" || bad "-S: records differ"
+[ "$(trailer "$t/mw.jsonl" unsorted)" = 0 ] || bad "-S: $(trailer "$t/mw.jsonl" unsorted) left unsorted"
 
 # cutchrome: several inputs at once, a merged trace, the parts of a split.
 cutchrome "$t/a.jsonl" "$t/b.jsonl" "$t/c.jsonl" >"$t/abc.json" 2>/dev/null || bad "cutchrome a b c: exit $?"

@@ -14,6 +14,7 @@ fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 
 python3 "$top/tests/bench/gentrace.py" 1 5 >"$t/gen.jsonl"
+cp "$t/gen.jsonl" "$t/gen2.jsonl"
 strace=$top/tests/cases/cutioctl/strace/strace.txt
 
 # Every filter and the ways it writes (cutchrome -m without -o warns: not here).
@@ -22,7 +23,7 @@ cutstat $t/gen.jsonl
 cutstat -j $t/gen.jsonl
 cutstat -c $t/gen.jsonl
 cutmerge $t/gen.jsonl
-cutmerge -A $t/gen.jsonl $t/gen.jsonl
+cutmerge -A $t/gen.jsonl $t/gen2.jsonl
 cutioctl $t/gen.jsonl
 cutioctl -c $t/gen.jsonl
 cutioctl -j $t/gen.jsonl

@@ -125,5 +125,5 @@ p = subprocess.run(["cutperfetto", sys.argv[1]], stdout=slave, stderr=subprocess
 sys.exit(0 if p.returncode == 2 and b"terminal" in p.stderr else 1)' $layers ||
 	bad "a terminal as standard output: not refused with exit status 2"
 cutperfetto "$tmp/no-such-file" >/dev/null 2>"$tmp/err"
-[ $? -eq 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] || bad "missing file: $(cat "$tmp/err")"
+[ $? -eq 3 ] && [ "$(wc -l <"$tmp/err")" = 1 ] || bad "missing file: $(cat "$tmp/err")"
 exit $fail

@@ -1,0 +1,369 @@
+/* sort.c: an external merge sort of events by (ts, order added). Lines are kept in their
+ * canonical form in one arena; a full arena is sorted and written out as a run; the runs are
+ * merged at the end through a heap, and when there are too many of them, merged into one
+ * first, so that the open files stay few. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "heap.h"
+#include "parse.h"
+#include "sort.h"
+
+#define MAX_RUNS 64 /* runs open at once; more are merged into one first */
+
+struct entry {
+	int64_t ts;
+	uint64_t seq;
+	uint64_t line;
+	size_t off; /* of the line in the arena; its length: up to the next '\n' */
+};
+
+/* A run on disk: "line\tcanonical event\n" lines in order, read back through a buffer. */
+struct run {
+	FILE *f;
+	char *text; /* the current line */
+	size_t cap;
+	uint64_t pos; /* lines read so far: with the run's rank, what orders equal ts */
+};
+
+struct head {
+	struct cut_heap_key key; /* ts, then the run's rank << 40 | the line's place in it */
+	unsigned run;
+	uint64_t line;
+	char *text;
+	size_t len;
+};
+
+struct cut_sorter {
+	size_t mem;
+	struct cut_buf arena; /* canonical lines, each ending in '\n' */
+	struct entry *e;
+	size_t n, cap;
+	uint64_t seq;
+	int64_t last_ts;
+	bool sorted; /* added in order so far */
+	struct run runs[MAX_RUNS];
+	unsigned nruns, total_runs;
+	bool finished;
+	size_t next;          /* in memory: the next entry to give */
+	struct cut_heap heap; /* on disk: the runs by their next event */
+	struct cut_parser *parser;
+	char *cur; /* the copy the last event given points into */
+	size_t curcap;
+};
+
+size_t
+cut_sort_memory(void)
+{
+	const char *env = getenv("CUT_SORT_MEMORY");
+	long mib = env ? atol(env) : 0;
+	return mib > 0 ? (size_t)mib << 20 : CUT_SORT_MEMORY;
+}
+
+struct cut_sorter *
+cut_sorter_new(size_t mem)
+{
+	struct cut_sorter *s = calloc(1, sizeof(*s));
+	if (!s || !(s->parser = cut_parser_new())) {
+		free(s);
+		return NULL;
+	}
+	s->mem = mem ? mem : cut_sort_memory();
+	s->sorted = true;
+	s->last_ts = INT64_MIN;
+	heap_init(&s->heap, sizeof(struct head));
+	return s;
+}
+
+static int
+entry_cmp(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static FILE *
+temp_file(void)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/cutsort.XXXXXX", dir && *dir ? dir : "/tmp");
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return NULL;
+	unlink(path);
+	FILE *f = fdopen(fd, "w+");
+	if (!f)
+		close(fd);
+	return f;
+}
+
+/* Writes one event of a run: its source line, a tab, its canonical text and newline. */
+static int
+put_line(FILE *f, uint64_t line, const char *text, size_t len)
+{
+	return fprintf(f, "%llu\t", (unsigned long long)line) < 0 ||
+	               fwrite(text, 1, len, f) != len || putc('\n', f) == EOF
+	           ? -1
+	           : 0;
+}
+
+static size_t
+line_len(const struct cut_sorter *s, const struct entry *e)
+{
+	const char *p = s->arena.s + e->off;
+	return (size_t)((const char *)memchr(p, '\n', s->arena.len - e->off) - p);
+}
+
+/* Reads the next line of run r into h; false at its end. */
+static bool
+run_read(struct cut_sorter *s, unsigned r, struct head *h)
+{
+	struct run *run = &s->runs[r];
+	ssize_t n = getline(&run->text, &run->cap, run->f);
+	if (n <= 0)
+		return false;
+	char *tab = memchr(run->text, '\t', (size_t)n);
+	if (!tab)
+		return false;
+	h->line = strtoull(run->text, NULL, 10);
+	h->text = tab + 1;
+	h->len = (size_t)(run->text + n - h->text) - 1; /* without its '\n' */
+	/* canonical lines start {"ts":N */
+	h->key.ts = strtoll(h->text + 6, NULL, 10);
+	/* runs are in the order their events were added, and each is sorted by (ts, order) */
+	h->key.seq = (uint64_t)r << 40 | run->pos++;
+	h->run = r;
+	return true;
+}
+
+/* Opens the merge of runs [from, nruns): the heap of their first lines. */
+static int
+merge_open(struct cut_sorter *s, unsigned from)
+{
+	heap_free(&s->heap);
+	heap_init(&s->heap, sizeof(struct head));
+	for (unsigned r = from; r < s->nruns; r++) {
+		if (fflush(s->runs[r].f) || fseek(s->runs[r].f, 0, SEEK_SET))
+			return -1;
+		s->runs[r].pos = 0;
+		struct head h;
+		if (run_read(s, r, &h))
+			heap_push(&s->heap, &h);
+		else if (ferror(s->runs[r].f))
+			return -1;
+	}
+	return 0;
+}
+
+/* The next line of the merge into *h; false when every run is done. */
+static bool
+merge_next(struct cut_sorter *s, struct head *h)
+{
+	struct head *top = heap_top(&s->heap);
+	if (!top)
+		return false;
+	/* copy the text out: the run's buffer is reused by its next line */
+	if (s->curcap < top->len + 1) {
+		char *c = realloc(s->cur, top->len + 1);
+		if (!c)
+			return false;
+		s->cur = c;
+		s->curcap = top->len + 1;
+	}
+	memcpy(s->cur, top->text, top->len);
+	s->cur[top->len] = 0;
+	*h = *top;
+	h->text = s->cur;
+	struct head nx;
+	if (run_read(s, top->run, &nx)) {
+		*top = nx;
+		heap_fix_top(&s->heap);
+	} else {
+		heap_pop(&s->heap, NULL);
+	}
+	return true;
+}
+
+static void
+close_runs(struct cut_sorter *s, unsigned from)
+{
+	for (unsigned r = from; r < s->nruns; r++) {
+		fclose(s->runs[r].f);
+		free(s->runs[r].text);
+	}
+	s->nruns = from;
+}
+
+/* Too many runs: merges them all into one. */
+static int
+merge_runs(struct cut_sorter *s)
+{
+	FILE *f = temp_file();
+	if (!f || merge_open(s, 0) < 0) {
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	struct head h;
+	while (merge_next(s, &h))
+		if (put_line(f, h.line, h.text, h.len) < 0) {
+			fclose(f);
+			return -1;
+		}
+	close_runs(s, 0);
+	s->runs[0] = (struct run){.f = f};
+	s->nruns = 1;
+	return 0;
+}
+
+/* Sorts what is in memory and writes it out as a run. */
+static int
+spill(struct cut_sorter *s)
+{
+	if (!s->n)
+		return 0;
+	if (s->nruns == MAX_RUNS && merge_runs(s) < 0)
+		return -1;
+	qsort(s->e, s->n, sizeof(*s->e), entry_cmp);
+	FILE *f = temp_file();
+	if (!f)
+		return -1;
+	for (size_t i = 0; i < s->n; i++)
+		if (put_line(f, s->e[i].line, s->arena.s + s->e[i].off, line_len(s, &s->e[i])) <
+		    0) {
+			fclose(f);
+			return -1;
+		}
+	if (fflush(f)) {
+		fclose(f);
+		return -1;
+	}
+	s->runs[s->nruns++] = (struct run){.f = f};
+	s->total_runs++;
+	s->n = 0;
+	buf_reset(&s->arena);
+	return 0;
+}
+
+int
+cut_sorter_add(struct cut_sorter *s, const struct cut_event *ev, uint64_t line)
+{
+	if (ev->ts < s->last_ts)
+		s->sorted = false;
+	else
+		s->last_ts = ev->ts;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 4096;
+		struct entry *e = realloc(s->e, cap * sizeof(*e));
+		if (!e)
+			return -1;
+		s->e = e;
+		s->cap = cap;
+	}
+	size_t off = s->arena.len;
+	cut_event_format(&s->arena, ev);
+	buf_addc(&s->arena, '\n');
+	s->e[s->n++] = (struct entry){ev->ts, s->seq++, line, off};
+	if (s->arena.len + s->n * sizeof(struct entry) >= s->mem)
+		return spill(s);
+	return 0;
+}
+
+static int
+finish(struct cut_sorter *s)
+{
+	s->finished = true;
+	if (s->nruns == 0) {
+		if (!s->sorted)
+			qsort(s->e, s->n, sizeof(*s->e), entry_cmp);
+		return 0;
+	}
+	if (spill(s) < 0)
+		return -1;
+	return merge_open(s, 0);
+}
+
+int
+cut_sorter_next(struct cut_sorter *s, struct cut_event *ev, uint64_t *line)
+{
+	if (!s->finished && finish(s) < 0)
+		return -1;
+	char *text;
+	size_t len;
+	uint64_t at;
+	if (s->nruns == 0) {
+		if (s->next == s->n)
+			return 0;
+		struct entry *e = &s->e[s->next++];
+		len = line_len(s, e);
+		if (s->curcap < len + 1) {
+			char *c = realloc(s->cur, len + 1);
+			if (!c)
+				return -1;
+			s->cur = c;
+			s->curcap = len + 1;
+		}
+		memcpy(s->cur, s->arena.s + e->off, len);
+		s->cur[len] = 0;
+		text = s->cur;
+		at = e->line;
+	} else {
+		struct head h;
+		if (!merge_next(s, &h)) {
+			for (unsigned r = 0; r < s->nruns; r++)
+				if (ferror(s->runs[r].f))
+					return errno = EIO, -1;
+			return 0;
+		}
+		text = h.text;
+		len = h.len;
+		at = h.line;
+	}
+	char why[128];
+	if (cut_parse(s->parser, text, len, ev, CUT_PARSE_AUTO, why, sizeof(why)) !=
+	    CUT_PARSE_EVENT)
+		return errno = EINVAL, -1; /* a canonical line of our own: cannot happen */
+	if (line)
+		*line = at;
+	return 1;
+}
+
+uint64_t
+cut_sorter_count(const struct cut_sorter *s)
+{
+	return s->seq;
+}
+
+unsigned
+cut_sorter_runs(const struct cut_sorter *s)
+{
+	return s->total_runs;
+}
+
+int
+cut_sorter_was_sorted(const struct cut_sorter *s)
+{
+	return s->sorted;
+}
+
+void
+cut_sorter_free(struct cut_sorter *s)
+{
+	if (!s)
+		return;
+	close_runs(s, 0);
+	heap_free(&s->heap);
+	cut_parser_free(s->parser);
+	buf_free(&s->arena);
+	free(s->e);
+	free(s->cur);
+	free(s);
+}
