@@ -176,6 +176,13 @@ void hook_names_begin(struct hook_names *hn);
 /* Names handle h (len bytes of raw, copied; "" marks a handle known to have none). Returns the
  * kept name, or NULL when out of room. */
 const struct cut_name *hook_name_set(uint64_t h, const char *raw, size_t len);
+/* The key a kernel's host stub h is named under (user addresses stay below bit 63, so a stub
+ * never takes a driver handle's name). */
+static inline uint64_t
+hook_hostfn_key(uint64_t h)
+{
+	return h | UINT64_C(1) << 63;
+}
 /* Around fork, as hook_resolve_fork. */
 void hook_names_fork(int phase);
 

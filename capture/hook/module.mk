@@ -41,6 +41,8 @@ $(B)/bin/cuthook: $(B)/obj/capture/hook/cuthook.o $(LIBCUT)
 hook-api:
 	capture/api/gen-api.sh $(CUDA_INCLUDE) >capture/api/api.def.tmp && \
 		mv capture/api/api.def.tmp capture/api/api.def
+	capture/api/gen-rt.sh $(CUDA_INCLUDE) >capture/api/rt.def.tmp && \
+		mv capture/api/rt.def.tmp capture/api/rt.def
 
 install: install-hook
 install-hook: $(HOOK_LIB)
