@@ -37,6 +37,21 @@ $(B)/fixtures/all/cuargs: tests/fixtures/cuargs.c capture/api/api.def capture/ap
 	$(CC) -std=gnu11 $(WARNFLAGS) -O1 -g -Icapture/api -o $@ $< -L$(B)/fixtures/all \
 		-l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN'
 
+# The stand-in libcudart (versioned libcudart.so.13, loads the stand-in libcuda with dlopen)
+# and rtprog, which drives it (tests/scripts/hook-runtime.sh).
+RT_FIXTURES := $(B)/fixtures/libcudart.so.13 $(B)/fixtures/rtprog
+CHECKS += $(RT_FIXTURES)
+$(B)/fixtures/libcudart.so.13: tests/fixtures/fakecudart.c tests/fixtures/fakecudart.h \
+		tests/fixtures/fakecudart.map tests/fixtures/fakecuda.h
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(WARNFLAGS) -O1 -g -fPIC -shared -fvisibility=hidden \
+		-Wl,-soname,libcudart.so.13 -Wl,--version-script=tests/fixtures/fakecudart.map \
+		-Wl,-rpath,'$$ORIGIN' -o $@ $< -ldl -pthread
+$(B)/fixtures/rtprog: tests/fixtures/rtprog.c tests/fixtures/fakecudart.h \
+		$(B)/fixtures/libcudart.so.13
+	$(CC) -std=gnu11 $(WARNFLAGS) -O1 -g -o $@ $< -L$(B)/fixtures -l:libcudart.so.13 \
+		-Wl,-rpath,'$$ORIGIN' -ldl -pthread
+
 # Benchmark helpers (built by `make bench-programs`, not by check).
 $(B)/bench/readbench: tests/bench/readbench.c $(LIBCUT)
 	@mkdir -p $(@D)

@@ -56,6 +56,10 @@ void hook_resolve_fork(int phase);
 /* The next definition of name after this library (the real dlsym's RTLD_NEXT). */
 void *hook_next(const char *name);
 
+/* rt.c: the runtime layer. dlsym(handle, name) for a cuda* or __cuda* name: the wrapper when
+ * name is wrapped and handle finds the runtime's function, else what the real dlsym says. */
+void *hook_rt_dlsym(void *handle, const char *name);
+
 /* writer.c (the per-thread writer) and life.c (start, threads, fork, signals, the end) */
 struct hook_thread;
 extern HOOK_TLS struct hook_thread *hook_self;

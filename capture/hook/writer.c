@@ -348,3 +348,27 @@ hook_record(struct hook_thread *t, enum hook_id id, enum hook_via via, int64_t t
 	}
 	hook_guard = 0;
 }
+
+bool
+hook_record_line(struct hook_thread *t, const struct cut_event *ev, const struct hook_symbol *sym)
+{
+	hook_prepare_header(t->tid);
+	if (!own_begin(t)) {
+		t->lost++;
+		return false;
+	}
+	if (t->need_thread_record) {
+		thread_fragment(t);
+		hook_thread_record(t, ev->ts);
+	}
+	cut_event_format(&t->out, ev);
+	buf_addc(&t->out, '\n');
+	t->events++;
+	t->pending++;
+	if (sym && sym->handle)
+		hook_symbol_record(t, ev->ts + ev->dur, sym);
+	if (t->out.len >= FLUSH_AT)
+		hook_flush(t);
+	own_end(t);
+	return true;
+}

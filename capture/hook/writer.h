@@ -103,6 +103,12 @@ bool hook_output_ok(void);
 int hook_write_lines(const char *s, size_t n);
 /* Writes a thread's buffer out. Caller owns t. */
 void hook_flush(struct hook_thread *t);
+/* Appends event ev of a layer other than api (runtime, nvtx: the slow, general path), then the
+ * symbol record of sym when it names a handle. Caller holds hook_guard; ev->args may be t->args.
+ * Returns false when the event was lost (counted). */
+struct cut_event;
+bool hook_record_line(struct hook_thread *t, const struct cut_event *ev,
+                      const struct hook_symbol *sym);
 /* Cuts the per-function fragments of API event lines out of cut_event_format's own output. */
 void hook_id_fragments(void);
 
