@@ -11,27 +11,31 @@ $(B)/tests/%: tests/unit/%.c $(LIBCUT)
 	$(CC) $(ALL_CFLAGS) $(UNIT_CFLAGS) $(CHECK_CFLAGS) -o $@ $< $(UNIT_OBJ) $(LDLIBS) $(CHECK_LIBS)
 
 # The stand-in libcuda and the program that drives it (see tests/fixtures/cuprog.c).
-FIXTURES := $(B)/fixtures/libcuda.so.1 $(B)/fixtures/cuprog
+FIXTURES := $(B)/fixtures/libcuda.so.1 $(B)/fixtures/cuprog $(B)/fixtures/gpuprog
 CHECKS += $(FIXTURES)
-$(B)/fixtures/libcuda.so.1: tests/fixtures/fakecuda.c tests/fixtures/fakecuda.h
+$(B)/fixtures/libcuda.so.1: tests/fixtures/fakecuda.c tests/fixtures/fakegpu.c tests/fixtures/fakecuda.h
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 $(WARNFLAGS) -O1 -g -fPIC -shared -fvisibility=hidden \
-		-Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic-functions -o $@ $<
+		-Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic-functions -o $@ tests/fixtures/fakecuda.c \
+		tests/fixtures/fakegpu.c -pthread
 	ln -sf libcuda.so.1 $(@D)/libcuda.so
 $(B)/fixtures/cuprog: tests/fixtures/cuprog.c tests/fixtures/fakecuda.h $(B)/fixtures/libcuda.so.1
 	$(CC) -std=gnu11 $(WARNFLAGS) -O1 -g -o $@ $< -L$(B)/fixtures -lcuda \
 		-Wl,-rpath,'$$ORIGIN' -ldl -pthread
 
+$(B)/fixtures/gpuprog: tests/fixtures/gpuprog.c tests/fixtures/fakecuda.h $(B)/fixtures/libcuda.so.1
+	$(CC) -std=gnu11 $(WARNFLAGS) -O1 -g -o $@ $< -L$(B)/fixtures -lcuda -Wl,-rpath,'$$ORIGIN'
+
 # The stand-in again, exporting every function of api.def, and cuargs, which calls them all
 # (tests/scripts/capture-args-agree.sh).
 ARGS_FIXTURES := $(B)/fixtures/all/libcuda.so.1 $(B)/fixtures/all/cuargs
 CHECKS += $(ARGS_FIXTURES)
-$(B)/fixtures/all/libcuda.so.1: tests/fixtures/fakecuda.c tests/fixtures/fakecuda-all.c \
-		tests/fixtures/fakecuda.h capture/api/api.def
+$(B)/fixtures/all/libcuda.so.1: tests/fixtures/fakecuda.c tests/fixtures/fakegpu.c \
+		tests/fixtures/fakecuda-all.c tests/fixtures/fakecuda.h capture/api/api.def
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 $(WARNFLAGS) -O1 -g -fPIC -shared -fvisibility=hidden -Icapture/api \
 		-Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic-functions -o $@ tests/fixtures/fakecuda.c \
-		tests/fixtures/fakecuda-all.c
+		tests/fixtures/fakegpu.c tests/fixtures/fakecuda-all.c -pthread
 $(B)/fixtures/all/cuargs: tests/fixtures/cuargs.c capture/api/api.def capture/api/cudatypes.h \
 		$(B)/fixtures/all/libcuda.so.1
 	$(CC) -std=gnu11 $(WARNFLAGS) -O1 -g -Icapture/api -o $@ $< -L$(B)/fixtures/all \

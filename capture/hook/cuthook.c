@@ -31,7 +31,7 @@
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: cuthook [-o file] [--] command [arg ...]\n");
+	fprintf(stderr, "usage: cuthook [-S] [-l layers] [-o file] [--] command [arg ...]\n");
 	exit(CUT_EXIT_FATAL);
 }
 
@@ -285,13 +285,39 @@ sort_traces(const char *out, time_t start)
 		closedir(d);
 }
 
+/* -l: a comma-separated list of the layers the library records; api cannot be left out (the
+ * other layers hang off its calls). */
+static void
+check_layers(const char *list)
+{
+	static const char *const known[] = {"api", "gpu"};
+	bool api = false;
+	for (const char *p = list; *p;) {
+		size_t n = strcspn(p, ",");
+		bool ok = false;
+		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			if (n == strlen(known[i]) && strncmp(p, known[i], n) == 0)
+				ok = true;
+		if (!ok)
+			errx(CUT_EXIT_FATAL, "-l: unknown layer '%.*s' (known: api, gpu)", (int)n,
+			     p);
+		api |= n == 3 && strncmp(p, "api", 3) == 0;
+		p += n + (p[n] == ',');
+	}
+	if (!api)
+		errx(CUT_EXIT_FATAL, "-l: the api layer cannot be left out");
+}
+
 int
 main(int argc, char *argv[])
 {
-	const char *file = "cuthook.jsonl";
+	const char *file = "cuthook.jsonl", *layers = NULL;
+	bool all_starts = false;
 	int c;
-	while ((c = getopt(argc, argv, "+o:")) != -1) {
+	while ((c = getopt(argc, argv, "+Sl:o:")) != -1) {
 		switch (c) {
+		case 'S': all_starts = true; break;
+		case 'l': layers = optarg; break;
 		case 'o': file = optarg; break;
 		default: usage();
 		}
@@ -299,6 +325,9 @@ main(int argc, char *argv[])
 	argv += optind;
 	if (!argv[0] || !*file)
 		usage();
+
+	if (layers)
+		check_layers(layers);
 
 	char *lib = find_library();
 	char *out = absolute(file);
@@ -322,7 +351,9 @@ main(int argc, char *argv[])
 	} else
 		preload = strdup(lib);
 	if (!preload || setenv("LD_PRELOAD", preload, 1) < 0 ||
-	    setenv("CUTHOOK_OUTPUT", out, 1) < 0)
+	    setenv("CUTHOOK_OUTPUT", out, 1) < 0 ||
+	    (layers && setenv("CUTHOOK_LAYERS", layers, 1) < 0) ||
+	    (all_starts && setenv("CUTHOOK_GPU_STARTS", "all", 1) < 0))
 		err(CUT_EXIT_FATAL, "setenv");
 	/* The library is the NVTX tool too; one named already is chained to, not replaced. */
 	const char *nvtx = getenv("NVTX_INJECTION64_PATH");

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "event.h"
+#include "gpu.h"
 #include "hook.h"
 #include "writer.h"
 
@@ -99,11 +100,14 @@ build_header_locked(int64_t tid)
 		buf_adds(&a, "false");
 		buf_addkey(&a, "layers");
 		buf_adds(&a, "{\"api\":\"on\"");
-		static const char *const off[] = {"ioctl", "kernel", "irq", "sched", "gpu"};
+		const char *gpu_off = hook_gpu_off_reason();
+		buf_adds(&a, ",\"gpu\":");
+		buf_addjstr(&a, gpu_off ? gpu_off : "on", strlen(gpu_off ? gpu_off : "on"));
+		static const char *const off[] = {"ioctl", "kernel", "irq", "sched"};
 		for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++) {
 			buf_adds(&a, ",\"");
 			buf_adds(&a, off[i]);
-			buf_adds(&a, "\":\"off: cuthook records driver API calls only\"");
+			buf_adds(&a, "\":\"off: cuthook records no kernel-side layer\"");
 		}
 		buf_addc(&a, '}');
 		buf_addkey(&a, "cmd");

@@ -69,9 +69,11 @@ extern int hook_recording;
  * when the call is not to be recorded. */
 struct hook_thread *hook_enter_slow(void);
 /* Writes one API event (and the symbol record it produced) to the thread's buffer: a call that
- * started at t0 (hook_now()) and ended at end (hook_end()). */
+ * started at t0 (hook_now()) and ended at end (hook_end()); g, when not NULL, is the work it
+ * submitted that the gpu layer times (gpu.h): its corr goes into the call's args. */
+struct gpu_sub;
 void hook_record(struct hook_thread *t, enum hook_id id, enum hook_via via, int64_t t0,
-                 uint64_t end, CUresult r, const uint64_t *a);
+                 uint64_t end, CUresult r, const uint64_t *a, struct gpu_sub *g);
 
 /* The calling thread's writer when this call is to be recorded, else NULL (tracing is off,
  * finished, or the call comes from libcuthook itself). */
@@ -189,5 +191,7 @@ hook_hostfn_key(uint64_t h)
 }
 /* Around fork, as hook_resolve_fork. */
 void hook_names_fork(int phase);
+/* The name of handle h: NULL when never seen, raw "" when known to have none. */
+const struct cut_name *hook_name_of(uint64_t h);
 
 #endif

@@ -15,6 +15,7 @@
 
 #include "classify.h"
 #include "event.h"
+#include "gpu.h"
 #include "hook.h"
 #include "writer.h"
 
@@ -108,6 +109,7 @@ init(void)
 	hook_w.path = strdup(out && *out ? out : DEFAULT_OUTPUT);
 	hook_resolve_init();
 	hook_decode_init();
+	hook_gpu_init();
 	hook_clock_init();
 	for (int i = 0; i < HOOK_NAPI; i++)
 		hook_w.cats[i] = cut_api_category(hook_names[i]);
@@ -167,7 +169,11 @@ hook_enter_slow(void)
 static void
 finish(void)
 {
-	if (!hook_w.inited || getpid() != hook_w.pid || !stop_owners())
+	if (!hook_w.inited || getpid() != hook_w.pid)
+		return;
+	/* First, while every writer still takes lines: the work still to complete. */
+	hook_gpu_stop();
+	if (!stop_owners())
 		return;
 	int guard = hook_guard;
 	hook_guard = 1;
@@ -204,8 +210,13 @@ finish(void)
 		buf_addi64(&a, (int64_t)events);
 		buf_adds(&a, ",\"lost\":");
 		buf_addi64(&a, (int64_t)lost);
+		uint64_t gpu = hook_gpu_events();
 		buf_adds(&a, ",\"layers\":{\"api\":");
-		buf_addi64(&a, (int64_t)events);
+		buf_addi64(&a, (int64_t)(events - gpu));
+		if (!hook_gpu_off_reason() || gpu) {
+			buf_adds(&a, ",\"gpu\":");
+			buf_addi64(&a, (int64_t)gpu);
+		}
 		/* How durations were measured (clock.c): ends read from the TSC or the clock. */
 		buf_adds(&a, "},\"durations\":{\"tsc\":");
 		buf_addi64(&a, (int64_t)(events - from_clock));
@@ -216,7 +227,9 @@ finish(void)
 			buf_adds(&a, ",\"tsc_hz\":");
 			buf_addi64(&a, (int64_t)hz);
 		}
-		buf_adds(&a, "},\"coverage\":");
+		buf_addc(&a, '}');
+		hook_gpu_trailer(&a);
+		buf_adds(&a, ",\"coverage\":");
 		hook_audit(&a, (const uint64_t(*)[HOOK_NVIA])calls);
 		buf_addc(&a, '}');
 		hook_meta(&line, now, tid, "trailer", a.s);
@@ -297,11 +310,13 @@ fork_prepare(void)
 	pthread_mutex_lock(&hook_w.header_lock);
 	hook_resolve_fork(0);
 	hook_names_fork(0);
+	hook_gpu_fork(0);
 }
 
 static void
 fork_parent(void)
 {
+	hook_gpu_fork(1);
 	hook_names_fork(1);
 	hook_resolve_fork(1);
 	pthread_mutex_unlock(&hook_w.header_lock);
@@ -313,6 +328,7 @@ fork_parent(void)
 static void
 fork_child(void)
 {
+	hook_gpu_fork(2);
 	hook_names_fork(2);
 	hook_resolve_fork(2);
 	hook_clock_fork_child();

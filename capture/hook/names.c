@@ -48,6 +48,12 @@ name_of(uint64_t h)
 }
 
 const struct cut_name *
+hook_name_of(uint64_t h)
+{
+	return name_of(h);
+}
+
+const struct cut_name *
 hook_name_set(uint64_t h, const char *raw, size_t len)
 {
 	if (!h || !raw)

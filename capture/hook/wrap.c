@@ -2,6 +2,7 @@
  * linking binds to, and a hidden twin handed out by dlsym and cuGetProcAddress. */
 #include <string.h>
 
+#include "gpu.h"
 #include "hook.h"
 
 /* Each argument as a uint64_t, for the decoder (decode.c). */
@@ -45,11 +46,19 @@ hook_fbits(double d)
 			}                                                                          \
 			return r_;                                                                 \
 		}                                                                                  \
+		uint64_t a_[] = {HOOK_EXPAND pack};                                                \
+		struct gpu_sub *g_ = NULL;                                                         \
+		unsigned char gk_ = hook_gpu_kind[HOOK_ID_##name];                                 \
+		if (__builtin_expect(gk_ != GK_NONE && gk_ != GK_ENQUEUE, 0))                      \
+			g_ = hook_gpu_before(HOOK_ID_##name, a_);                                  \
 		int64_t t0_ = hook_now();                                                          \
 		CUresult r_ = real args;                                                           \
 		uint64_t end_ = hook_end();                                                        \
-		uint64_t a_[] = {HOOK_EXPAND pack};                                                \
-		hook_record(t_, HOOK_ID_##name, via, t0_, end_, r_, a_);                           \
+		if (g_)                                                                            \
+			g_ = hook_gpu_after(g_, r_, t0_);                                          \
+		else if (__builtin_expect(gk_ == GK_ENQUEUE, 0) && r_ == 0)                        \
+			hook_gpu_enqueued(HOOK_ID_##name, a_);                                     \
+		hook_record(t_, HOOK_ID_##name, via, t0_, end_, r_, a_, g_);                       \
 		if (HOOK_IS_GPA(HOOK_ID_##name))                                                   \
 			hook_gpa_fixup(HOOK_ID_##name, r_, a_);                                    \
 		return r_;                                                                         \

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "event.h"
+#include "gpu.h"
 #include "hook.h"
 #include "writer.h"
 
@@ -300,9 +301,26 @@ thread_fragment(struct hook_thread *t)
 	buf_free(&b);
 }
 
+/* Appends "corr":N to the args object of the call being recorded (or makes it {"corr":N}). */
+static void
+add_corr(struct hook_thread *t, uint64_t corr)
+{
+	struct cut_buf *b = &t->args;
+	if (b->len && b->s[b->len - 1] == '}') {
+		b->len--;
+		buf_addc(b, ',');
+	} else {
+		buf_reset(b);
+		buf_addc(b, '{');
+	}
+	buf_adds(b, "\"corr\":");
+	buf_addi64(b, (int64_t)corr);
+	buf_addc(b, '}');
+}
+
 void
 hook_record(struct hook_thread *t, enum hook_id id, enum hook_via via, int64_t t0, uint64_t end,
-            CUresult r, const uint64_t *a)
+            CUresult r, const uint64_t *a, struct gpu_sub *g)
 {
 	hook_guard = 1;
 	/* First, while the clock read of an end that is not a TSC read is closest to the return. */
@@ -312,12 +330,16 @@ hook_record(struct hook_thread *t, enum hook_id id, enum hook_via via, int64_t t
 	int64_t dur = t1 > t0 ? t1 - t0 : 0;
 	struct hook_symbol sym = {0}, asked = {0};
 	const char *args = NULL;
-	if (hook_decodes[id]) {
-		buf_reset(&t->args);
+	buf_reset(&t->args);
+	if (hook_decodes[id])
 		hook_decode(id, r, a, &t->args, &sym, &asked);
-		if (t->args.len)
-			args = t->args.s;
+	if (g) {
+		hook_gpu_queue(g, t->args.len ? t->args.s : NULL, t1);
+		add_corr(t, hook_corr);
+		hook_corr = 0;
 	}
+	if (t->args.len)
+		args = t->args.s;
 	if (!own_begin(t)) {
 		t->lost++;
 		t->tsc.from_clock = from_clock; /* counts only events written */

@@ -107,14 +107,14 @@ hook "$tmp/late.jsonl" "$tmp/prog" late "$tmp/liblate.so" || bad "late: exit sta
 hook "$tmp/name.jsonl" "$tmp/prog" name || bad "name: exit status $?"
 grep -q '"name":"symbol","args":{"handle":"0xf0000","name":"gemm","kind":"function","via":"cuFuncGetName"}' "$tmp/name.jsonl" ||
 	bad "name: no symbol record from cuFuncGetName"
-grep -q '"name":"cuLaunchKernel",.*"args":{"func":"0xf0000","kernel":"gemm","grid":\[2,1,1\],"block":\[64,1,1\],"shmem":0,"stream":"0x0"}' "$tmp/name.jsonl" ||
+grep -q '"name":"cuLaunchKernel",.*"args":{"func":"0xf0000","kernel":"gemm","grid":\[2,1,1\],"block":\[64,1,1\],"shmem":0,"stream":"0x0","corr":1}' "$tmp/name.jsonl" ||
 	bad "name: the launch is not named"
 [ "$(count '"name":"cuFuncGetName"' "$tmp/name.jsonl")" -eq 0 ] ||
 	bad "name: cuthook's own cuFuncGetName call was recorded"
 
 # _exit skips the destructors: the trace is still complete.
 hook "$tmp/exit.jsonl" "$tmp/prog" exit || bad "exit: exit status $?"
-tail -1 "$tmp/exit.jsonl" | grep -q '"name":"trailer","args":{"events":6,' ||
+tail -1 "$tmp/exit.jsonl" | grep -q '"name":"trailer","args":{"events":7,"lost":0,"layers":{"api":6,"gpu":1}' ||
 	bad "exit: no trailer after _exit: $(tail -1 "$tmp/exit.jsonl" | cut -c1-200)"
 
 # Death by SIGTERM: the events are written (no trailer), the status is the signal's.

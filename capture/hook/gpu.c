@@ -1,0 +1,574 @@
+/* gpu.c: the submission side of the gpu layer (gpu.h says how work is timed): which calls
+ * submit work, the checks before one (a stream being captured into a graph is never touched),
+ * the START and END events around it, and the pools both sides share. The program's thread
+ * only records events and queues; it never queries an event or waits. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gpu.h"
+#include "writer.h"
+
+unsigned char hook_gpu_kind[HOOK_NAPI];
+HOOK_TLS uint64_t hook_corr;
+struct gpu_shared gpu_sh = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .wake = PTHREAD_COND_INITIALIZER,
+};
+struct gpu_api gpu_api;
+
+#define MAX_OUTSTANDING 32768 /* timed submissions not yet written: memory stays bounded */
+#define EVENT_CHUNK 64        /* events created at a time when a context's pool is empty */
+#define MAX_CTX 32
+#define STREAM_SLOTS 4096
+#define CU_STREAM_PER_THREAD ((void *)0x2)
+#define CUDA_ERROR_NOT_READY 600
+
+static struct {
+	bool on;
+	bool all_starts; /* CUTHOOK_GPU_STARTS=all: a START before every submission */
+	const char *off;
+	bool poller;                         /* the completion thread was started */
+	unsigned char stream_arg[HOOK_NAPI]; /* 1 + argument index of the stream; 0: none */
+	bool per_thread[HOOK_NAPI];          /* a _ptsz/_ptds entry point */
+	bool async[HOOK_NAPI];               /* returns before its work is done */
+	struct gpu_ctx ctx[MAX_CTX];
+	unsigned nctx;
+	struct gpu_stream *streams[STREAM_SLOTS];
+	unsigned nstreams;
+	uint64_t corr;
+} G = {.off = "off: not started"};
+
+/* ---- which calls submit work ---- */
+
+static bool
+starts(const char *s, const char *p)
+{
+	return strncmp(s, p, strlen(p)) == 0;
+}
+
+static enum gpu_kind
+kind_of(const char *n)
+{
+	if (starts(n, "cuLaunchKernelEx"))
+		return GK_KERNEL_EX;
+	if (!strcmp(n, "cuLaunchKernel") || !strcmp(n, "cuLaunchKernel_ptsz") ||
+	    (starts(n, "cuLaunchCooperativeKernel") && !strstr(n, "MultiDevice")))
+		return GK_KERNEL;
+	if (starts(n, "cuMemcpy") && !strstr(n, "Batch"))
+		return GK_COPY;
+	if (starts(n, "cuMemsetD"))
+		return GK_SET;
+	if (starts(n, "cuGraphLaunch"))
+		return GK_GRAPH;
+	static const char *const enqueue[] = {
+	    "cuEventRecord",
+	    "cuStreamWaitEvent",
+	    "cuLaunchHostFunc",
+	    "cuStreamWaitValue",
+	    "cuStreamWriteValue",
+	    "cuStreamBatchMemOp",
+	    "cuStreamAddCallback",
+	    "cuMemPrefetchAsync",
+	    "cuWaitExternalSemaphoresAsync",
+	    "cuSignalExternalSemaphoresAsync",
+	    "cuMemcpyBatchAsync",
+	    "cuMemcpy3DBatchAsync",
+	    "cuMemBatchDecompressAsync",
+	    "cuLaunchKernel", /* the rest of the launches */
+	    "cuLaunchGridAsync",
+	};
+	for (size_t i = 0; i < sizeof(enqueue) / sizeof(enqueue[0]); i++)
+		if (starts(n, enqueue[i]))
+			return GK_ENQUEUE;
+	return GK_NONE;
+}
+
+static bool
+layer_wanted(void)
+{
+	const char *l = getenv("CUTHOOK_LAYERS");
+	if (!l || !*l)
+		return true;
+	for (const char *p = l; (p = strstr(p, "gpu")); p += 3)
+		if ((p == l || p[-1] == ',') && (p[3] == '\0' || p[3] == ','))
+			return true;
+	return false;
+}
+
+void
+hook_gpu_init(void)
+{
+	if (!layer_wanted()) {
+		G.off = "off: not requested (cuthook -l)";
+		return;
+	}
+	const char *s = getenv("CUTHOOK_GPU_STARTS");
+	G.all_starts = s && !strcmp(s, "all");
+	for (int i = 0; i < HOOK_NAPI; i++) {
+		const char *n = hook_names[i], *r = hook_roles[i];
+		size_t len = strlen(n);
+		hook_gpu_kind[i] = (unsigned char)kind_of(n);
+		G.per_thread[i] =
+		    len > 5 && (!strcmp(n + len - 5, "_ptsz") || !strcmp(n + len - 5, "_ptds"));
+		enum gpu_kind k = hook_gpu_kind[i];
+		/* A copy or memset may return only once done though it is "Async" (pageable host
+		 * memory is staged): from the call's start, with a START, like a synchronous one.
+		 */
+		G.async[i] = k == GK_KERNEL || k == GK_KERNEL_EX || k == GK_GRAPH;
+		const char *sp = strchr(r, 'S');
+		G.stream_arg[i] = sp ? (unsigned char)(sp - r + 1) : 0;
+	}
+	G.on = true;
+	G.off = NULL;
+}
+
+const char *
+hook_gpu_off_reason(void)
+{
+	return G.on ? NULL : G.off;
+}
+
+/* ---- the driver's entry points ---- */
+
+static void *
+real(enum hook_id id)
+{
+	void *p = __atomic_load_n(&hook_real[id], __ATOMIC_ACQUIRE);
+	return p ? p : hook_real_slow(id);
+}
+
+bool
+gpu_api_resolve(void)
+{
+	struct gpu_api a;
+	a.ctx_get_current = real(HOOK_ID_cuCtxGetCurrent);
+	a.ctx_set_current = real(HOOK_ID_cuCtxSetCurrent);
+	a.ctx_get_device = real(HOOK_ID_cuCtxGetDevice);
+	a.event_create = real(HOOK_ID_cuEventCreate);
+	a.event_record = real(HOOK_ID_cuEventRecord);
+	a.event_query = real(HOOK_ID_cuEventQuery);
+	a.event_sync = real(HOOK_ID_cuEventSynchronize);
+	a.event_elapsed = real(HOOK_ID_cuEventElapsedTime_v2);
+	if (!a.event_elapsed)
+		a.event_elapsed = real(HOOK_ID_cuEventElapsedTime);
+	a.stream_create = real(HOOK_ID_cuStreamCreate);
+	a.stream_is_capturing = real(HOOK_ID_cuStreamIsCapturing);
+	a.exchange_capture_mode = real(HOOK_ID_cuThreadExchangeStreamCaptureMode);
+	a.device_get_name = real(HOOK_ID_cuDeviceGetName);
+	a.device_get_uuid = real(HOOK_ID_cuDeviceGetUuid_v2);
+	if (!a.device_get_uuid)
+		a.device_get_uuid = real(HOOK_ID_cuDeviceGetUuid);
+	a.device_get_bus = real(HOOK_ID_cuDeviceGetPCIBusId);
+	if (!a.ctx_get_current || !a.ctx_set_current || !a.ctx_get_device || !a.event_create ||
+	    !a.event_record || !a.event_query || !a.event_sync || !a.event_elapsed ||
+	    !a.stream_create || !a.stream_is_capturing)
+		return false;
+	gpu_api = a;
+	return true;
+}
+
+/* The entry points, once libcuda is loaded (PyTorch loads it long after this library). */
+static bool
+api_ready(void)
+{
+	static int state; /* 0 unknown, 1 ready, -1 missing */
+	int st = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(st == 1, 1))
+		return true;
+	if (st < 0)
+		return false;
+	pthread_mutex_lock(&gpu_sh.lock);
+	if (!state) {
+		if (gpu_api_resolve())
+			__atomic_store_n(&state, 1, __ATOMIC_RELEASE);
+		else {
+			state = -1;
+			G.on = false;
+			G.off = "off: the driver lacks an entry point the layer needs";
+		}
+	}
+	pthread_mutex_unlock(&gpu_sh.lock);
+	return state == 1;
+}
+
+/* ---- pools (under gpu_sh.lock) ---- */
+
+struct gpu_ctx *
+gpu_ctx_of(void *ctx)
+{
+	for (unsigned i = 0; i < G.nctx; i++)
+		if (G.ctx[i].ctx == ctx)
+			return &G.ctx[i];
+	if (G.nctx == MAX_CTX)
+		return NULL;
+	struct gpu_ctx *c = &G.ctx[G.nctx++];
+	memset(c, 0, sizeof(*c));
+	c->ctx = ctx;
+	c->device = -1;
+	return c;
+}
+
+static struct gpu_stream *
+stream_of(void *ctx, uint64_t key)
+{
+	uint64_t h = key ^ (uint64_t)(uintptr_t)ctx * 0x9e3779b97f4a7c15ull;
+	h ^= h >> 31;
+	for (unsigned i = (unsigned)h, n = 0; n < STREAM_SLOTS; i++, n++) {
+		struct gpu_stream **slot = &G.streams[i & (STREAM_SLOTS - 1)];
+		if (!*slot) {
+			if (G.nstreams >= STREAM_SLOTS / 2 || !(*slot = calloc(1, sizeof(**slot))))
+				return NULL;
+			G.nstreams++;
+			(*slot)->ctx = ctx;
+			(*slot)->key = key;
+			return *slot;
+		}
+		if ((*slot)->ctx == ctx && (*slot)->key == key)
+			return *slot;
+	}
+	return NULL;
+}
+
+static struct gpu_sub *
+sub_alloc(void)
+{
+	if (!gpu_sh.free_subs) {
+		struct gpu_sub *chunk = calloc(256, sizeof(*chunk));
+		if (!chunk)
+			return NULL;
+		for (int i = 0; i < 256; i++) {
+			chunk[i].next = gpu_sh.free_subs;
+			gpu_sh.free_subs = &chunk[i];
+		}
+	}
+	struct gpu_sub *s = gpu_sh.free_subs;
+	gpu_sh.free_subs = s->next;
+	memset(s, 0, sizeof(*s));
+	return s;
+}
+
+void
+gpu_sub_free(struct gpu_sub *s)
+{
+	struct gpu_ctx *c = s->gc;
+	gpu_event_t ev[2] = {s->start, s->end};
+	for (int i = 0; i < 2; i++)
+		if (ev[i] && c->npool < c->cap)
+			c->pool[c->npool++] = ev[i];
+	s->next = gpu_sh.free_subs;
+	gpu_sh.free_subs = s;
+	gpu_sh.outstanding--;
+}
+
+/* Makes room for n more events in c's pool, creating a chunk when it has fewer: on the
+ * calling thread, once per EVENT_CHUNK submissions at most, with the lock released. */
+static bool
+fill_pool(struct gpu_ctx *c, unsigned n)
+{
+	if (c->npool >= n)
+		return true;
+	if (c->cap >= 2 * MAX_OUTSTANDING + EVENT_CHUNK)
+		return false;
+	gpu_event_t fresh[EVENT_CHUNK];
+	unsigned made = 0;
+	pthread_mutex_unlock(&gpu_sh.lock);
+	while (made < EVENT_CHUNK && gpu_api.event_create(&fresh[made], 0) == 0)
+		made++;
+	pthread_mutex_lock(&gpu_sh.lock);
+	gpu_event_t *p = realloc(c->pool, (c->cap + made) * sizeof(*p));
+	if (!p)
+		return false;
+	c->pool = p;
+	c->cap += made;
+	memcpy(c->pool + c->npool, fresh, made * sizeof(*fresh));
+	c->npool += made;
+	return c->npool >= n;
+}
+
+/* ---- a submission ---- */
+
+/* The stream a call's work goes to, and its key: the per-thread default stream when a _ptsz
+ * entry point was given stream 0 (or a _ptds one has no stream), else the handle (0 and
+ * CU_STREAM_LEGACY are the same legacy stream). */
+static void *
+stream_for(enum hook_id id, const uint64_t *a, int64_t tid, uint64_t *key)
+{
+	uint64_t h = 0;
+	if (hook_gpu_kind[id] == GK_KERNEL_EX) {
+		/* CUlaunchConfig: seven unsigned ints, then hStream at byte 32. */
+		if (a[0])
+			memcpy(&h, (const char *)(uintptr_t)a[0] + 32, sizeof(h));
+	} else if (G.stream_arg[id])
+		h = a[G.stream_arg[id] - 1];
+	if ((h == 0 && G.per_thread[id]) || h == (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD) {
+		*key = (uint64_t)tid << 8 | 2;
+		return CU_STREAM_PER_THREAD;
+	}
+	*key = h ? h : 1;
+	return (void *)(uintptr_t)h;
+}
+
+static void
+count(uint64_t *c)
+{
+	__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
+}
+
+static void
+fill(struct gpu_sub *s, enum hook_id id, const uint64_t *a)
+{
+	switch (s->kind) {
+	case GK_KERNEL:
+		s->handle = a[0];
+		for (int i = 0; i < 3; i++) {
+			s->grid[i] = (uint32_t)a[1 + i];
+			s->block[i] = (uint32_t)a[4 + i];
+		}
+		break;
+	case GK_KERNEL_EX:
+		s->handle = a[1];
+		if (a[0]) {
+			uint32_t w[6];
+			memcpy(w, (const void *)(uintptr_t)a[0], sizeof(w));
+			memcpy(s->grid, w, sizeof(s->grid));
+			memcpy(s->block, w + 3, sizeof(s->block));
+		}
+		break;
+	case GK_GRAPH: s->handle = a[0]; break;
+	default: break;
+	}
+	(void)id;
+}
+
+struct gpu_sub *
+hook_gpu_before(enum hook_id id, const uint64_t *a)
+{
+	if (!G.on || hook_gpu_kind[id] == GK_ENQUEUE || !hook_self || !api_ready())
+		return NULL;
+	int64_t tid = hook_self->tid;
+	uint64_t key;
+	void *stream = stream_for(id, a, tid, &key);
+	int capturing = 0;
+	/* Also non-zero (CUDA_ERROR_STREAM_CAPTURE_IMPLICIT) for the legacy stream while another
+	 * stream captures in global mode: recording there would break that capture. */
+	if (gpu_api.stream_is_capturing(stream, &capturing) != 0 || capturing) {
+		count(&gpu_sh.skips);
+		return NULL;
+	}
+	void *ctx = NULL;
+	if (gpu_api.ctx_get_current(&ctx) != 0 || !ctx) {
+		count(&gpu_sh.untimed);
+		return NULL;
+	}
+	pthread_mutex_lock(&gpu_sh.lock);
+	struct gpu_ctx *c = gpu_ctx_of(ctx);
+	struct gpu_stream *st = c ? stream_of(ctx, key) : NULL;
+	if (!st || gpu_sh.stopping || c->broken || gpu_sh.outstanding >= MAX_OUTSTANDING) {
+		if (st)
+			st->force_start = true;
+		pthread_mutex_unlock(&gpu_sh.lock);
+		count(&gpu_sh.untimed);
+		return NULL;
+	}
+	/* START where the stream may have been held up by something other than its own timed
+	 * work: other work put on it, other streams busy (the legacy stream and blocking
+	 * streams wait for each other), a synchronous call; or every start is asked for. */
+	bool busy = st->submitted != st->completed;
+	unsigned others = c->busy - (busy ? 1 : 0);
+	bool sync = !G.async[id];
+	bool need_start = G.all_starts || sync || st->force_start || others > 0;
+	struct gpu_sub *s = NULL;
+	if (fill_pool(c, need_start ? 2 : 1) && (s = sub_alloc())) {
+		gpu_sh.outstanding++;
+		s->gc = c;
+		s->st = st;
+		s->end = c->pool[--c->npool];
+		if (need_start)
+			s->start = c->pool[--c->npool];
+		st->force_start = false;
+	} else
+		st->force_start = true;
+	pthread_mutex_unlock(&gpu_sh.lock);
+	if (!s) {
+		count(&gpu_sh.untimed);
+		return NULL;
+	}
+	s->stream = stream;
+	s->sync = sync;
+	s->tid = tid;
+	s->kind = hook_gpu_kind[id];
+	fill(s, id, a);
+	if (s->start && gpu_api.event_record(s->start, stream) != 0) {
+		/* Nothing was queued before the call: it is the stream's previous END's turn. */
+		pthread_mutex_lock(&gpu_sh.lock);
+		c->pool[c->npool++] = s->start;
+		pthread_mutex_unlock(&gpu_sh.lock);
+		s->start = NULL;
+	}
+	return s;
+}
+
+static void note_args(struct gpu_sub *s, const char *args);
+
+static void
+give_back(struct gpu_sub *s, bool untimed)
+{
+	pthread_mutex_lock(&gpu_sh.lock);
+	if (untimed)
+		s->st->force_start = true;
+	gpu_sub_free(s);
+	pthread_mutex_unlock(&gpu_sh.lock);
+	if (untimed)
+		count(&gpu_sh.untimed);
+}
+
+struct gpu_sub *
+hook_gpu_after(struct gpu_sub *s, CUresult r, int64_t t0)
+{
+	if (r != 0) { /* no work was submitted */
+		give_back(s, false);
+		return NULL;
+	}
+	if (gpu_api.event_record(s->end, s->stream) != 0) {
+		give_back(s, true);
+		return NULL;
+	}
+	s->t0 = t0;
+	if (s->start)
+		count(&gpu_sh.starts);
+	s->corr = __atomic_add_fetch(&G.corr, 1, __ATOMIC_RELAXED);
+	hook_corr = s->corr;
+	return s;
+}
+
+void
+hook_gpu_queue(struct gpu_sub *s, const char *args, int64_t t1)
+{
+	note_args(s, args);
+	s->t1 = t1;
+	pthread_mutex_lock(&gpu_sh.lock);
+	struct gpu_stream *st = s->st;
+	if (st->submitted++ == st->completed)
+		s->gc->busy++;
+	if (gpu_sh.in_tail)
+		gpu_sh.in_tail->next = s;
+	else
+		gpu_sh.in_head = s;
+	gpu_sh.in_tail = s;
+	bool start_poller = !G.poller;
+	G.poller = true;
+	pthread_mutex_unlock(&gpu_sh.lock);
+	if (start_poller)
+		gpu_poller_start();
+}
+
+/* Copies and memsets: the bytes and direction of the API call's own args (decoded from the
+ * one description both capture paths share), so the work says what the call said. */
+static void
+note_args(struct gpu_sub *s, const char *args)
+{
+	if (!args || (s->kind != GK_COPY && s->kind != GK_SET))
+		return;
+	const char *p = strstr(args, "\"bytes\":");
+	if (p)
+		s->bytes = strtoull(p + 8, NULL, 10);
+	p = strstr(args, "\"dir\":\"");
+	if (p && strlen(p + 7) >= 4 && p[11] == '"') {
+		memcpy(s->dir, p + 7, 4);
+		s->dir[4] = '\0';
+	}
+}
+
+void
+hook_gpu_enqueued(enum hook_id id, const uint64_t *a)
+{
+	if (!G.on || !hook_self || !api_ready())
+		return;
+	uint64_t key;
+	stream_for(id, a, hook_self->tid, &key);
+	void *ctx = NULL;
+	if (gpu_api.ctx_get_current(&ctx) != 0 || !ctx)
+		return;
+	pthread_mutex_lock(&gpu_sh.lock);
+	struct gpu_ctx *c = gpu_ctx_of(ctx);
+	struct gpu_stream *st = c ? stream_of(ctx, key) : NULL;
+	if (st)
+		st->force_start = true;
+	pthread_mutex_unlock(&gpu_sh.lock);
+}
+
+/* ---- the end, fork ---- */
+
+void
+hook_gpu_stop(void)
+{
+	pthread_mutex_lock(&gpu_sh.lock);
+	bool was = G.on;
+	G.on = false;
+	bool poller = G.poller;
+	if (was && poller) {
+		gpu_sh.stopping = true;
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		/* Work still queued at exit gets a second to end; the program is never waited for
+		 * beyond that. */
+		gpu_sh.stop_deadline = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + 1000000000;
+		pthread_cond_signal(&gpu_sh.wake);
+	}
+	pthread_mutex_unlock(&gpu_sh.lock);
+	if (was && poller)
+		gpu_poller_join();
+}
+
+uint64_t
+hook_gpu_events(void)
+{
+	return __atomic_load_n(&gpu_sh.events, __ATOMIC_RELAXED);
+}
+
+void
+hook_gpu_trailer(struct cut_buf *b)
+{
+	if (!G.poller && !gpu_sh.skips && !gpu_sh.untimed)
+		return;
+	buf_adds(b, ",\"gpu\":{\"timed\":");
+	buf_addi64(b, (int64_t)gpu_sh.timed);
+	buf_adds(b, ",\"untimed\":");
+	buf_addi64(b, (int64_t)gpu_sh.untimed);
+	buf_adds(b, ",\"capture_skips\":");
+	buf_addi64(b, (int64_t)gpu_sh.skips);
+	buf_adds(b, ",\"starts\":");
+	buf_addi64(b, (int64_t)gpu_sh.starts);
+	buf_adds(b, ",\"starts_from_call\":");
+	buf_addi64(b, (int64_t)gpu_sh.from_call);
+	buf_adds(b, ",\"gap_ns\":");
+	buf_addi64(b, gpu_sh.gap);
+	buf_adds(b, ",\"error_ns\":");
+	buf_addi64(b, gpu_sh.err_max);
+	buf_adds(b, ",\"error_ns_median\":");
+	buf_addi64(b, gpu_sh.err_median);
+	buf_addc(b, '}');
+}
+
+void
+hook_gpu_fork(int phase)
+{
+	if (phase == 0)
+		pthread_mutex_lock(&gpu_sh.lock);
+	else if (phase == 1)
+		pthread_mutex_unlock(&gpu_sh.lock);
+	else {
+		/* The child has no completion thread, and CUDA is not usable in it anyway: its
+		 * submissions go untimed rather than into the parent's pools. */
+		pthread_mutex_init(&gpu_sh.lock, NULL);
+		pthread_cond_init(&gpu_sh.wake, NULL);
+		gpu_sh.in_head = gpu_sh.in_tail = NULL;
+		gpu_sh.timed = gpu_sh.untimed = gpu_sh.skips = gpu_sh.starts = 0;
+		gpu_sh.from_call = gpu_sh.events = 0;
+		gpu_sh.err_max = gpu_sh.err_median = 0;
+		G.on = false;
+		G.off = "off: a forked child (CUDA is not usable after fork)";
+		G.poller = false;
+	}
+}

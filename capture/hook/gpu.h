@@ -1,0 +1,190 @@
+/* gpu.h: libcuthook's gpu layer (cut-events(5), GPU work): what the submission side (gpu.c),
+ * the completion thread (gpu_poll.c) and the clock mapping (gpu_map.c, pure functions) share.
+ *
+ * How work is timed. After a kernel launch, copy, memset or graph launch returns, the library
+ * records a timing event (END) on the same stream. Work starts when its stream is done with
+ * the timed work before it (END(k-1) is START(k)), but not before its call handed it to the
+ * GPU: on an idle stream, when the call returned. A START event is recorded before the call
+ * only where something else may have held the stream up (other work put on it, a wait, other
+ * streams busy, a synchronous copy): one event per launch in the common case, not two. A completion
+ * thread of the library queries the events (never the program's threads), maps their GPU times onto
+ * CLOCK_MONOTONIC through anchors, and writes one gpu event per submission. */
+#ifndef HOOK_GPU_H
+#define HOOK_GPU_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hook.h"
+
+/* What a wrapped function is to the gpu layer (hook_gpu_kind[id]). */
+enum gpu_kind {
+	GK_NONE,
+	GK_KERNEL,    /* cuLaunchKernel and cuLaunchCooperativeKernel: grid, block, stream */
+	GK_KERNEL_EX, /* cuLaunchKernelEx: the same, in a CUlaunchConfig */
+	GK_COPY,      /* cuMemcpy* */
+	GK_SET,       /* cuMemsetD* */
+	GK_GRAPH,     /* cuGraphLaunch */
+	GK_ENQUEUE,   /* puts other work on a stream (an event, a wait, a host function) */
+};
+
+typedef void *gpu_event_t;
+
+/* A stream of a context, as both sides see it (under gpu_lock unless said otherwise). */
+struct gpu_stream {
+	void *ctx;
+	uint64_t key;       /* the stream handle; 1 the legacy stream; tid << 8 | 2 per-thread */
+	uint64_t submitted; /* timed submissions queued */
+	uint64_t completed; /* of them, those the completion thread saw end */
+	bool force_start;   /* other work went on the stream since: record the next START */
+	/* The completion thread's own: */
+	struct gpu_sub *head, *tail; /* timed submissions not yet seen to end, in order */
+	int64_t last_end;            /* host time the last timed work on it ended */
+	bool have_last;
+};
+
+/* One timed submission. */
+struct gpu_sub {
+	struct gpu_sub *next;
+	struct gpu_stream *st;
+	struct gpu_ctx *gc;
+	void *stream;           /* the handle events are recorded on */
+	gpu_event_t start, end; /* start NULL: the stream's previous work's END */
+	uint64_t corr;
+	int64_t tid, t0, t1; /* the submitting thread; when its call started and returned */
+	bool sync;           /* a copy or memset: may be done when its call returns */
+	uint64_t handle;     /* the CUfunction or CUgraphExec */
+	uint64_t bytes;
+	uint32_t grid[3], block[3];
+	char dir[6];        /* "HtoD"... for copies, "" when unknown */
+	unsigned char kind; /* enum gpu_kind */
+};
+
+/* A context the program submitted to: its event pool, its private stream and its clock. */
+#define GPU_ANCHORS 4
+struct gpu_ctx {
+	void *ctx;
+	int device; /* ordinal; -1 until known */
+	gpu_event_t *pool;
+	unsigned npool, cap;
+	unsigned busy; /* streams with timed work outstanding */
+	/* The completion thread's own: */
+	bool ready;  /* private stream, gap and first anchor done */
+	bool broken; /* the context could not be set up: its work is untimed */
+	void *priv;  /* a non-blocking stream of its own, for anchors */
+	gpu_event_t anchor;
+	struct gpu_clock *clock;
+};
+
+/* GPU time to CLOCK_MONOTONIC (gpu_map.c): the latest anchor (an event whose host time is
+ * known within +-err) and the rate, measured between the first anchor and the latest. */
+struct gpu_clock {
+	int64_t host0, err0; /* the first anchor */
+	int64_t host, err;   /* the latest anchor */
+	double gpu_since0;   /* GPU ns from the first anchor to the latest */
+	double rate;         /* host ns per GPU ns */
+	double rate_err;     /* its relative error */
+	int64_t gap;         /* GPU ns between back-to-back stream operations */
+	int n;               /* anchors taken */
+};
+
+/* The rate's relative error assumed until anchors a second apart measure it: GPU clocks were
+ * measured 18.4 ppm off CLOCK_MONOTONIC (RESEARCH-wave2.md). */
+#define GPU_RATE_ERR_DEFAULT 25e-6
+/* GPU event times are multiples of 32 ns. */
+#define GPU_QUANTUM_NS 32
+
+/* gpu_map.c */
+void gpu_clock_init(struct gpu_clock *c, int64_t host, int64_t err, int64_t gap);
+/* A new anchor at host time host +- err, gpu_ns after the latest one on the GPU's clock. */
+void gpu_clock_anchor(struct gpu_clock *c, int64_t host, int64_t err, double gpu_ns);
+/* Host time of an event gpu_ns after the latest anchor (negative: before it), and the bound
+ * on that time's error in *bound. */
+int64_t gpu_clock_map(const struct gpu_clock *c, double gpu_ns, int64_t *bound);
+/*
+ * Start and end of work on a stream: end is its END event's host time. The work starts when
+ * the stream reaches it -- after its START event (have_start: recorded when other work may
+ * have delayed the stream) or the stream's previous timed work (have_prev), a gap later, as a
+ * stream operation begins that long after the one before it -- and not before the GPU had it:
+ * ready, when the submitting call returned (began, for a synchronous copy or memset, which
+ * returns once its work is done). *from_call says ready decided: the stream was idle. Returns
+ * the start; *end_out the end, never before it.
+ */
+int64_t gpu_work_span(int64_t end, int64_t start, bool have_start, int64_t prev, bool have_prev,
+                      int64_t gap, int64_t ready, int64_t *end_out, bool *from_call);
+/* Median of n values (sorted in place). */
+int64_t gpu_median(int64_t *v, int n);
+
+/* gpu.c: the submission side */
+extern unsigned char hook_gpu_kind[HOOK_NAPI];
+extern HOOK_TLS uint64_t hook_corr; /* corr of the submission being recorded; 0: none */
+/* Reads CUTHOOK_LAYERS and CUTHOOK_GPU_STARTS; fills hook_gpu_kind. */
+void hook_gpu_init(void);
+/* Whether the layer is on, and why not (for the header). */
+const char *hook_gpu_off_reason(void);
+/* Before a call of a kind: returns the submission to complete after the call, or NULL when
+ * it is not timed (counted). */
+struct gpu_sub *hook_gpu_before(enum hook_id id, const uint64_t *a);
+/* After it: records END and sets hook_corr, returning s; or gives it back when the call
+ * failed (NULL). */
+struct gpu_sub *hook_gpu_after(struct gpu_sub *s, CUresult r, int64_t t0);
+/* Once the call's args are decoded (NULL: none): takes a copy's bytes and direction from them
+ * and hands s to the completion thread. */
+void hook_gpu_queue(struct gpu_sub *s, const char *args, int64_t t1);
+/* After a GK_ENQUEUE call: the stream's next timed work records a START. */
+void hook_gpu_enqueued(enum hook_id id, const uint64_t *a);
+/* Stops the layer: waits a bounded time for outstanding work, writes it. Idempotent. */
+void hook_gpu_stop(void);
+/* The trailer's "gpu" member (",\"gpu\":{...}"), and the gpu events written. */
+void hook_gpu_trailer(struct cut_buf *b);
+uint64_t hook_gpu_events(void);
+/* Around fork, as hook_resolve_fork. */
+void hook_gpu_fork(int phase);
+
+/* What both sides share (gpu.c). */
+struct gpu_shared {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	struct gpu_sub *in_head, *in_tail; /* queued by the program's threads */
+	struct gpu_sub *free_subs;
+	unsigned outstanding;
+	bool stopping;
+	int64_t stop_deadline;
+	/* counts (atomics) */
+	uint64_t timed, untimed, skips, starts, from_call, events;
+	int64_t err_max, err_median;
+	int64_t gap; /* the first context's, for the trailer */
+};
+extern struct gpu_shared gpu_sh;
+
+/* The real entry points the layer calls (never the wrappers: its own calls are no events). */
+struct gpu_api {
+	CUresult (*ctx_get_current)(void **);
+	CUresult (*ctx_set_current)(void *);
+	CUresult (*ctx_get_device)(int *);
+	CUresult (*event_create)(gpu_event_t *, unsigned);
+	CUresult (*event_record)(gpu_event_t, void *);
+	CUresult (*event_query)(gpu_event_t);
+	CUresult (*event_sync)(gpu_event_t);
+	CUresult (*event_elapsed)(float *, gpu_event_t, gpu_event_t);
+	CUresult (*stream_create)(void **, unsigned);
+	CUresult (*stream_is_capturing)(void *, int *);
+	CUresult (*exchange_capture_mode)(int *);
+	CUresult (*device_get_name)(char *, int, int);
+	CUresult (*device_get_uuid)(unsigned char *, int);
+	CUresult (*device_get_bus)(char *, int, int);
+};
+extern struct gpu_api gpu_api;
+/* Resolves gpu_api; false when the driver lacks an entry point the layer needs. */
+bool gpu_api_resolve(void);
+
+/* gpu.c: pools */
+struct gpu_ctx *gpu_ctx_of(void *ctx); /* under lock */
+void gpu_sub_free(struct gpu_sub *s);  /* under lock: events back to the pool */
+
+/* gpu_poll.c: the completion thread */
+void gpu_poller_start(void);
+void gpu_poller_join(void);
+
+#endif

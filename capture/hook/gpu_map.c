@@ -1,0 +1,88 @@
+/* gpu_map.c: GPU event times onto CLOCK_MONOTONIC, and the span of a piece of work from its
+ * events. Pure functions: tests/unit/test_gpu_map.c feeds them made-up clocks.
+ *
+ * An anchor is an event recorded on an idle private stream. Its host time is taken as the
+ * moment its record returned, the moment the driver handed it to the GPU, as a launch's host
+ * time is the moment its call returned: the GPU's delay in picking work up is then the same
+ * on both sides and cancels, and an idle stream's work starts when its call returned. The
+ * bound is the bracket from that moment to the host seeing the event complete. An event's host time
+ * is the latest anchor's plus the GPU time between them (cuEventElapsedTime, a float of ms: kept
+ * small by taking anchors often) scaled by the rate. The GPU's clock runs up to ~20 ppm off the
+ * host's, so the rate is measured between the first anchor and the latest once they are a second
+ * apart; until then it is taken as 1 with GPU_RATE_ERR_DEFAULT of doubt. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "gpu.h"
+
+void
+gpu_clock_init(struct gpu_clock *c, int64_t host, int64_t err, int64_t gap)
+{
+	c->host0 = c->host = host;
+	c->err0 = c->err = err;
+	c->gpu_since0 = 0;
+	c->rate = 1.0;
+	c->rate_err = GPU_RATE_ERR_DEFAULT;
+	c->gap = gap;
+	c->n = 1;
+}
+
+void
+gpu_clock_anchor(struct gpu_clock *c, int64_t host, int64_t err, double gpu_ns)
+{
+	c->gpu_since0 += gpu_ns;
+	c->host = host;
+	c->err = err;
+	c->n++;
+	double host_since0 = (double)(host - c->host0);
+	if (host_since0 >= 1e9 && c->gpu_since0 > 0) {
+		c->rate = host_since0 / c->gpu_since0;
+		c->rate_err = (double)(c->err0 + err) / host_since0;
+	}
+}
+
+int64_t
+gpu_clock_map(const struct gpu_clock *c, double gpu_ns, int64_t *bound)
+{
+	double d = gpu_ns * c->rate;
+	double ad = d < 0 ? -d : d;
+	/* A float of ms has 24 bits: its precision is the elapsed time / 2^24. */
+	double b = (double)c->err + ad * c->rate_err + ad / 16777216.0 + GPU_QUANTUM_NS;
+	if (bound)
+		*bound = (int64_t)(b + 0.5);
+	return c->host + (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
+}
+
+int64_t
+gpu_work_span(int64_t end, int64_t start, bool have_start, int64_t prev, bool have_prev,
+              int64_t gap, int64_t ready, int64_t *end_out, bool *from_call)
+{
+	int64_t s = INT64_MIN;
+	if (have_start)
+		s = start + gap;
+	else if (have_prev)
+		s = prev + gap;
+	*from_call = s < ready;
+	if (s < ready)
+		s = ready;
+	if (s > end)
+		s = end;
+	*end_out = end;
+	return s;
+}
+
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+int64_t
+gpu_median(int64_t *v, int n)
+{
+	if (n <= 0)
+		return 0;
+	qsort(v, (size_t)n, sizeof(*v), cmp_i64);
+	return v[n / 2];
+}

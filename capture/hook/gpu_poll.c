@@ -1,0 +1,521 @@
+/* gpu_poll.c: the gpu layer's completion thread (gpu.h): one per process, started at the first
+ * timed submission. It queries each stream's oldest END without waiting, sleeps between rounds
+ * (a thread spinning on cuEventQuery slows every launch of the program by the driver's lock),
+ * keeps each context's clock anchored, and writes the gpu events and device records. Its own
+ * driver calls are never events: it calls the real entry points, and is marked as
+ * libcuthook's own. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "event.h"
+#include "gpu.h"
+#include "writer.h"
+
+#define CUDA_ERROR_NOT_READY 600
+#define CU_STREAM_NON_BLOCKING 1
+#define CU_STREAM_CAPTURE_MODE_RELAXED 2
+#define ANCHOR_EVERY_NS 50000000 /* a new anchor this often while work completes */
+#define ANCHOR_TRIES 5           /* the narrowest of so many brackets is kept */
+#define BUSY_SLEEP_NS 100000     /* between rounds while work is outstanding */
+#define IDLE_SLEEP_NS 2000000    /* and while none is */
+#define ERR_SAMPLES 4096         /* error bounds kept for the median */
+#define PICKUP_NS 5000           /* longest from a call's return to the GPU running its END */
+
+static pthread_t poller;
+static struct {
+	struct hook_thread *t;      /* the thread's writer */
+	void *current;              /* the context current on this thread */
+	struct gpu_stream **active; /* streams with queued work */
+	unsigned nactive, capactive;
+	int64_t errs[ERR_SAMPLES];
+	unsigned nerrs;
+} P;
+
+static int64_t
+now_ns(void)
+{
+	return hook_now();
+}
+
+static void
+nap(int64_t ns)
+{
+	struct timespec ts = {0, (long)ns};
+	nanosleep(&ts, NULL);
+}
+
+static bool
+make_current(void *ctx)
+{
+	if (P.current == ctx)
+		return true;
+	if (gpu_api.ctx_set_current(ctx) != 0)
+		return false;
+	P.current = ctx;
+	return true;
+}
+
+static double
+elapsed_ns(gpu_event_t a, gpu_event_t b, bool *ok)
+{
+	float ms = 0;
+	*ok = gpu_api.event_elapsed(&ms, a, b) == 0;
+	return (double)ms * 1e6;
+}
+
+/* ---- anchors ---- */
+
+/* Records an event on the context's idle private stream, as many times as it takes to find a
+ * narrow bracket (gpu_map.c says why its host time is when the record returned). Returns the
+ * event (the others go back to the pool), its host time in *host, the bracket in *err; NULL
+ * when none could be taken. */
+static gpu_event_t
+bracket(struct gpu_ctx *c, int64_t *host, int64_t *err)
+{
+	gpu_event_t best = NULL, ev[ANCHOR_TRIES] = {NULL};
+	int64_t best_w = INT64_MAX;
+	for (int i = 0; i < ANCHOR_TRIES; i++) {
+		if (gpu_api.event_create(&ev[i], 0) != 0) {
+			ev[i] = NULL;
+			break;
+		}
+		if (gpu_api.event_record(ev[i], c->priv) != 0)
+			break;
+		int64_t handed = now_ns();
+		if (gpu_api.event_sync(ev[i]) != 0)
+			break;
+		int64_t seen = now_ns();
+		if (seen - handed < best_w) {
+			best_w = seen - handed;
+			best = ev[i];
+			*host = handed;
+			*err = seen - handed;
+		}
+		if (best_w < 4000)
+			break;
+	}
+	for (int i = 0; i < ANCHOR_TRIES && ev[i]; i++)
+		if (ev[i] != best) {
+			pthread_mutex_lock(&gpu_sh.lock);
+			if (c->npool < c->cap)
+				c->pool[c->npool++] = ev[i];
+			pthread_mutex_unlock(&gpu_sh.lock);
+		}
+	return best;
+}
+
+/* The GPU time between back-to-back stream operations: the shortest of a few pairs recorded
+ * at once on the private stream (a pair further apart waited for the host; about 1.2 us on an
+ * H100). */
+static int64_t
+calibrate_gap(struct gpu_ctx *c)
+{
+	enum { N = 9 };
+	gpu_event_t ev[N];
+	int n = 0;
+	for (; n < N; n++)
+		if (gpu_api.event_create(&ev[n], 0) != 0 ||
+		    gpu_api.event_record(ev[n], c->priv) != 0)
+			break;
+	int64_t d[N];
+	int nd = 0;
+	if (n == N && gpu_api.event_sync(ev[N - 1]) == 0)
+		for (int i = 1; i < N; i++) {
+			bool ok;
+			double g = elapsed_ns(ev[i - 1], ev[i], &ok);
+			if (ok)
+				d[nd++] = (int64_t)(g + 0.5);
+		}
+	pthread_mutex_lock(&gpu_sh.lock);
+	for (int i = 0; i < n; i++)
+		if (c->npool < c->cap)
+			c->pool[c->npool++] = ev[i];
+	pthread_mutex_unlock(&gpu_sh.lock);
+	int64_t g = nd ? d[0] : 0;
+	for (int i = 1; i < nd; i++)
+		if (d[i] < g)
+			g = d[i];
+	return g;
+}
+
+static void
+device_record(struct gpu_ctx *c)
+{
+	char name[256] = "", bus[64] = "", path[128], info[1024];
+	unsigned char u[16];
+	struct cut_buf a = {0};
+	buf_addkey(&a, "device");
+	buf_addi64(&a, c->device);
+	if (gpu_api.device_get_name && gpu_api.device_get_name(name, sizeof(name), c->device) == 0)
+		buf_addkv_str(&a, "name", name);
+	if (gpu_api.device_get_uuid && gpu_api.device_get_uuid(u, c->device) == 0) {
+		char s[48];
+		snprintf(s, sizeof(s),
+		         "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		         u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
+		         u[12], u[13], u[14], u[15]);
+		buf_addkv_str(&a, "uuid", s);
+	}
+	if (gpu_api.device_get_bus && gpu_api.device_get_bus(bus, sizeof(bus), c->device) == 0) {
+		for (char *p = bus; *p; p++)
+			if (*p >= 'A' && *p <= 'F')
+				*p = (char)(*p - 'A' + 'a');
+		buf_addkv_str(&a, "bus", bus);
+		/* The driver names the device file: /proc/driver/nvidia/gpus/<bus>/information. */
+		snprintf(path, sizeof(path), "/proc/driver/nvidia/gpus/%s/information", bus);
+		const char *m;
+		if (hook_read_file(path, info, sizeof(info)) > 0 &&
+		    (m = strstr(info, "Device Minor:"))) {
+			char f[32];
+			snprintf(f, sizeof(f), "nvidia%ld", strtol(m + 13, NULL, 10));
+			buf_addkv_str(&a, "file", f);
+		}
+	}
+	buf_addc(&a, '}');
+	if (own_begin(P.t)) {
+		hook_meta(&P.t->out, now_ns(), P.t->tid, "device", a.s);
+		own_end(P.t);
+	}
+	buf_free(&a);
+}
+
+/* A context's first use on this thread: its private stream, the gap, the first anchor. */
+static bool
+setup_ctx(struct gpu_ctx *c)
+{
+	if (c->ready)
+		return true;
+	if (c->broken || !make_current(c->ctx))
+		goto broken;
+	if (gpu_api.ctx_get_device(&c->device) != 0)
+		c->device = -1;
+	if (gpu_api.stream_create(&c->priv, CU_STREAM_NON_BLOCKING) != 0)
+		goto broken;
+	int64_t gap = calibrate_gap(c);
+	int64_t host, err;
+	gpu_event_t a = bracket(c, &host, &err);
+	if (!a || !(c->clock = malloc(sizeof(*c->clock))))
+		goto broken;
+	c->anchor = a;
+	gpu_clock_init(c->clock, host, err, gap);
+	if (!gpu_sh.gap)
+		gpu_sh.gap = gap;
+	if (c->device >= 0)
+		device_record(c);
+	c->ready = true;
+	return true;
+broken:
+	c->broken = true;
+	return false;
+}
+
+/* A fresh anchor when the latest is old: the GPU time between two is then small enough for a
+ * float of ms to hold to a few ns. */
+static void
+reanchor(struct gpu_ctx *c)
+{
+	if (now_ns() - c->clock->host < ANCHOR_EVERY_NS)
+		return;
+	int64_t host, err;
+	gpu_event_t a = bracket(c, &host, &err);
+	if (!a)
+		return;
+	bool ok;
+	double g = elapsed_ns(c->anchor, a, &ok);
+	if (!ok)
+		return;
+	gpu_clock_anchor(c->clock, host, err, g);
+	pthread_mutex_lock(&gpu_sh.lock);
+	if (c->npool < c->cap)
+		c->pool[c->npool++] = c->anchor;
+	pthread_mutex_unlock(&gpu_sh.lock);
+	c->anchor = a;
+}
+
+/* ---- work ---- */
+
+static void
+note_err(int64_t b)
+{
+	if (b > gpu_sh.err_max)
+		gpu_sh.err_max = b;
+	if (P.nerrs < ERR_SAMPLES)
+		P.errs[P.nerrs++] = b;
+}
+
+static void
+write_work(struct gpu_sub *s, int64_t start, int64_t end)
+{
+	static const char *const cats[] = {[GK_KERNEL] = "kernel",
+	                                   [GK_KERNEL_EX] = "kernel",
+	                                   [GK_COPY] = "memcpy",
+	                                   [GK_SET] = "memset",
+	                                   [GK_GRAPH] = "graph"};
+	char name[64];
+	const char *nm = name;
+	const struct cut_name *kn = NULL;
+	switch (s->kind) {
+	case GK_KERNEL:
+	case GK_KERNEL_EX:
+		kn = hook_name_of(s->handle);
+		if (kn && kn->raw[0])
+			nm = kn->raw;
+		else
+			snprintf(name, sizeof(name), "0x%llx", (unsigned long long)s->handle);
+		break;
+	case GK_COPY:
+		snprintf(name, sizeof(name), s->dir[0] ? "memcpy %s" : "memcpy", s->dir);
+		break;
+	case GK_SET: snprintf(name, sizeof(name), "memset"); break;
+	default: snprintf(name, sizeof(name), "graph 0x%llx", (unsigned long long)s->handle);
+	}
+	struct cut_buf *a = &P.t->args;
+	buf_reset(a);
+	buf_addkey(a, "corr");
+	buf_addi64(a, (int64_t)s->corr);
+	buf_addkey(a, "stream");
+	buf_addhex(a, (uint64_t)(uintptr_t)s->stream);
+	buf_addkey(a, "device");
+	buf_addi64(a, s->gc->device);
+	if (s->kind == GK_KERNEL || s->kind == GK_KERNEL_EX) {
+		const uint32_t *v[2] = {s->grid, s->block};
+		for (int k = 0; k < 2; k++) {
+			buf_addkey(a, k ? "block" : "grid");
+			for (int i = 0; i < 3; i++) {
+				buf_addc(a, i ? ',' : '[');
+				buf_addi64(a, v[k][i]);
+			}
+			buf_addc(a, ']');
+		}
+	}
+	if ((s->kind == GK_COPY || s->kind == GK_SET) && s->bytes) {
+		buf_addkey(a, "bytes");
+		buf_addi64(a, (int64_t)s->bytes);
+	}
+	buf_addkey(a, "submit");
+	buf_addi64(a, s->t0);
+	buf_addc(a, '}');
+	struct cut_event ev;
+	cut_event_init(&ev);
+	ev.ts = start;
+	ev.dur = end - start;
+	ev.has = CUT_HAS_DUR;
+	ev.pid = hook_w.pid_ns;
+	ev.tid = s->tid;
+	ev.layer = CUT_GPU;
+	ev.name = nm;
+	ev.cat = cats[s->kind];
+	ev.args = a->s;
+	if (!own_begin(P.t))
+		return;
+	cut_event_format(&P.t->out, &ev);
+	buf_addc(&P.t->out, '\n');
+	P.t->pending++;
+	P.t->events++;
+	gpu_sh.events++;
+	if (P.t->out.len >= FLUSH_AT)
+		hook_flush(P.t);
+	own_end(P.t);
+}
+
+/* Times s, whose END completed, and writes it. */
+static void
+complete(struct gpu_sub *s)
+{
+	struct gpu_ctx *c = s->gc;
+	struct gpu_stream *st = s->st;
+	bool ok = setup_ctx(c) && make_current(c->ctx);
+	int64_t end = 0, start = 0, b1 = 0, b2 = 0;
+	if (ok) {
+		reanchor(c);
+		double ge = elapsed_ns(c->anchor, s->end, &ok);
+		end = gpu_clock_map(c->clock, ge, &b1);
+		if (ok && s->start) {
+			double gs = elapsed_ns(c->anchor, s->start, &ok);
+			start = gpu_clock_map(c->clock, gs, &b2);
+		}
+	}
+	if (!ok) {
+		st->have_last = false;
+		__atomic_fetch_add(&gpu_sh.untimed, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	/* An event's time is one stream operation's length after the work before it ended
+	 * (measured on the H100: durations from END to END came out that much longer than
+	 * CUPTI's). */
+	int64_t gap = c->clock->gap, work_end = end - gap;
+	/* A copy or memset may be done by the time its call returns (pageable memory is staged,
+	 * "Async" or not): its END then runs as soon as the GPU picks it up after the return
+	 * (3-4 us on the H100), and the work ran inside the call, from the START before it;
+	 * else, like a kernel, it started no earlier than the return. */
+	int64_t ready = s->sync && work_end <= s->t1 + PICKUP_NS ? s->t0 : s->t1;
+	bool from_call;
+	int64_t e;
+	int64_t sstart = gpu_work_span(work_end, start, s->start != NULL, st->last_end,
+	                               st->have_last, gap, ready, &e, &from_call);
+	st->last_end = end;
+	st->have_last = true;
+	note_err(b1 > b2 ? b1 : b2);
+	if (from_call)
+		__atomic_fetch_add(&gpu_sh.from_call, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&gpu_sh.timed, 1, __ATOMIC_RELAXED);
+	write_work(s, sstart, e);
+}
+
+/* Takes what the program's threads queued onto the streams' own lists. */
+static void
+take_queued(void)
+{
+	pthread_mutex_lock(&gpu_sh.lock);
+	struct gpu_sub *s = gpu_sh.in_head;
+	gpu_sh.in_head = gpu_sh.in_tail = NULL;
+	pthread_mutex_unlock(&gpu_sh.lock);
+	while (s) {
+		struct gpu_sub *next = s->next;
+		struct gpu_stream *st = s->st;
+		s->next = NULL;
+		if (!st->head) {
+			st->head = s;
+			if (P.nactive == P.capactive) {
+				unsigned cap = P.capactive ? 2 * P.capactive : 64;
+				struct gpu_stream **p = realloc(P.active, cap * sizeof(*p));
+				if (!p)
+					abort(); /* a few pointers: cannot happen short of memory
+					            gone */
+				P.active = p;
+				P.capactive = cap;
+			}
+			P.active[P.nactive++] = st;
+		} else
+			st->tail->next = s;
+		st->tail = s;
+		s = next;
+	}
+}
+
+/* One round over the streams with work. Returns how many submissions are still queued. */
+static unsigned
+round_once(bool give_up)
+{
+	unsigned left = 0;
+	for (unsigned i = 0; i < P.nactive;) {
+		struct gpu_stream *st = P.active[i];
+		struct gpu_sub *s;
+		/* A stream runs its work in order: when its newest END is done, so is all of it,
+		 * and one query answers for the lot (each query contends with the program's
+		 * launches for the driver). */
+		bool all_done = st->tail != st->head && gpu_api.event_query(st->tail->end) == 0;
+		while ((s = st->head)) {
+			int q = all_done ? 0 : gpu_api.event_query(s->end);
+			if (q == CUDA_ERROR_NOT_READY && !give_up)
+				break;
+			if (q == 0)
+				complete(s);
+			else { /* a broken event, or the end came: not timed */
+				st->have_last = false;
+				__atomic_fetch_add(&gpu_sh.untimed, 1, __ATOMIC_RELAXED);
+			}
+			st->head = s->next;
+			if (!st->head)
+				st->tail = NULL;
+			pthread_mutex_lock(&gpu_sh.lock);
+			if (++st->completed == st->submitted)
+				s->gc->busy--;
+			gpu_sub_free(s);
+			pthread_mutex_unlock(&gpu_sh.lock);
+		}
+		if (!st->head)
+			P.active[i] = P.active[--P.nactive];
+		else {
+			for (s = st->head; s; s = s->next)
+				left++;
+			i++;
+		}
+	}
+	return left;
+}
+
+static void *
+poll_main(void *arg)
+{
+	(void)arg;
+	hook_guard = 1;
+	/* Signals are the program's threads' business. */
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	P.t = hook_thread_new();
+	if (P.t)
+		P.t->need_thread_record = false;
+	/* Without this, a query of ours while a program's thread captures a graph in global
+	 * mode would invalidate that capture. */
+	int mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	if (gpu_api.exchange_capture_mode)
+		gpu_api.exchange_capture_mode(&mode);
+	for (;;) {
+		take_queued();
+		pthread_mutex_lock(&gpu_sh.lock);
+		bool stopping = gpu_sh.stopping;
+		int64_t deadline = gpu_sh.stop_deadline;
+		pthread_mutex_unlock(&gpu_sh.lock);
+		bool give_up = stopping && now_ns() > deadline;
+		unsigned left = P.t ? round_once(give_up) : 0;
+		if (stopping && (left == 0 || give_up))
+			break;
+		if (left || stopping)
+			nap(BUSY_SLEEP_NS);
+		else {
+			pthread_mutex_lock(&gpu_sh.lock);
+			if (!gpu_sh.in_head && !gpu_sh.stopping) {
+				struct timespec ts;
+				clock_gettime(CLOCK_REALTIME, &ts);
+				ts.tv_nsec += IDLE_SLEEP_NS;
+				if (ts.tv_nsec >= 1000000000) {
+					ts.tv_sec++;
+					ts.tv_nsec -= 1000000000;
+				}
+				pthread_cond_timedwait(&gpu_sh.wake, &gpu_sh.lock, &ts);
+			}
+			pthread_mutex_unlock(&gpu_sh.lock);
+		}
+	}
+	if (P.nerrs)
+		gpu_sh.err_median = gpu_median(P.errs, (int)P.nerrs);
+	if (P.t && own_begin(P.t)) {
+		hook_flush(P.t);
+		own_end(P.t);
+	}
+	return NULL;
+}
+
+void
+gpu_poller_start(void)
+{
+	int guard = hook_guard;
+	hook_guard = 1;
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, 256 * 1024);
+	if (pthread_create(&poller, &at, poll_main, NULL) != 0) {
+		pthread_mutex_lock(&gpu_sh.lock);
+		gpu_sh.stopping = true;
+		pthread_mutex_unlock(&gpu_sh.lock);
+	}
+	pthread_attr_destroy(&at);
+	/* Exit handlers run before libraries' destructors, libcuda's among them: the work is
+	 * written while the driver still answers. */
+	atexit(hook_gpu_stop);
+	hook_guard = guard;
+}
+
+void
+gpu_poller_join(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 3;
+	pthread_timedjoin_np(poller, NULL, &ts);
+}

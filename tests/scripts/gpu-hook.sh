@@ -1,0 +1,126 @@
+#!/bin/sh
+# The gpu layer of cuthook against the stand-in device (tests/fixtures/fakegpu.c), whose clock
+# drifts 18.4 ppm and whose work's true times the fixture writes down (FAKEGPU_TRUTH): one gpu
+# event per submission, linked to its call by corr, named, on its stream; durations and the
+# times between pieces of work equal the truth to the 32 ns the events resolve; starts never
+# before the call; work captured into a graph skipped and counted; an exhausted event pool
+# leaves work untimed and counted, never lost; -l api turns the layer off; every filter reads
+# the trace.
+. "$(dirname "$0")/lib/hook-setup.sh"
+PATH=$B/bin:$PATH
+command -v python3 >/dev/null || { echo "needs python3"; exit 77; }
+rounds=20
+want=$((rounds * 7 + 2))
+
+FAKEGPU_TRUTH=$tmp/truth cuthook -o "$tmp/t.jsonl" -- "$fx/gpuprog" $rounds >"$tmp/out" 2>"$tmp/err" ||
+	bad "cuthook gpuprog: exit $?: $(cat "$tmp/err")"
+[ "$(cat "$tmp/out")" = "gpuprog: ok" ] || bad "output changed: $(cat "$tmp/out")"
+
+python3 - "$tmp/t.jsonl" "$tmp/truth" $want <<'PY' || fail=1
+import json, sys
+path, truth_path, want = sys.argv[1], sys.argv[2], int(sys.argv[3])
+ev = [json.loads(l) for l in open(path)]
+def bad(m):
+    print("FAIL", m); bad.n += 1
+bad.n = 0
+gpu = [e for e in ev if e["layer"] == "gpu"]
+api = [e for e in ev if e["layer"] == "api"]
+meta = {e["name"]: e for e in ev if e["layer"] == "meta"}
+trailer = meta["trailer"]["args"]
+if len(gpu) != want: bad(f"{len(gpu)} gpu events, want {want}")
+g = trailer.get("gpu", {})
+if g.get("timed") != want or g.get("untimed") != 0 or g.get("capture_skips") != 3:
+    bad(f"trailer gpu {g}: want timed {want}, untimed 0, capture_skips 3")
+if trailer["layers"].get("gpu") != want or trailer["events"] != len(ev) - sum(1 for e in ev if e["layer"] == "meta"):
+    bad(f"trailer counts {trailer['layers']} events {trailer['events']}")
+if meta["header"]["args"]["layers"].get("gpu") != "on": bad("header: gpu not on")
+dev = [e for e in ev if e["layer"] == "meta" and e["name"] == "device"]
+if len(dev) != 1 or dev[0]["args"].get("uuid") != "GPU-a0a1a2a3-a4a5-a6a7-a8a9-aaabacadaeaf" \
+        or dev[0]["args"].get("bus") != "0000:3b:00.0" or dev[0]["args"].get("name") != "Fake GPU":
+    bad(f"device records: {dev}")
+# corr: one submitting call per piece of work, of the right function, on the same stream.
+calls = {}
+for e in api:
+    c = (e.get("args") or {}).get("corr")
+    if c is not None:
+        if c in calls: bad(f"corr {c} on two calls")
+        calls[c] = e
+kind = {"cuLaunchKernel": "kernel", "cuLaunchKernel_ptsz": "kernel", "cuGraphLaunch": "graph",
+        "cuMemcpyHtoDAsync_v2": "memcpy", "cuMemsetD8Async": "memset"}
+names = {8: "k_small", 16: "k_mid", 64: "k_big", 32: "k_side", 4: "k_perthread"}
+for w in gpu:
+    a = w["args"]; c = calls.get(a["corr"])
+    if not c: bad(f"gpu corr {a['corr']}: no call"); continue
+    if kind.get(c["name"]) != w["cat"]: bad(f"corr {a['corr']}: {c['name']} made {w['cat']}")
+    if w["pid"] != c["pid"] or w["tid"] != c["tid"] or a["submit"] != c["ts"]:
+        bad(f"corr {a['corr']}: pid/tid/submit differ from the call")
+    if w["ts"] < c["ts"]: bad(f"corr {a['corr']}: starts {c['ts'] - w['ts']} ns before its call")
+    want_stream = "0x2" if c["name"].endswith("_ptsz") else c["args"].get("stream")
+    if a["stream"] != want_stream: bad(f"corr {a['corr']}: stream {a['stream']}, call's {want_stream}")
+    if w["cat"] == "kernel" and w["name"] != names.get(a["grid"][0]): bad(f"corr {a['corr']}: name {w['name']}")
+    if w["cat"] == "memcpy" and (w["name"] != "memcpy HtoD" or a.get("bytes") != 65536): bad(f"copy {w}")
+    if w["cat"] == "memset" and a.get("bytes") != 16384: bad(f"memset {w}")
+if len(calls) != want: bad(f"{len(calls)} calls carry corr, want {want}")
+# Against the truth, in submission (corr) order: durations, and the times between starts,
+# to the 32 ns quantum (+ rounding); the mapping's offset is common to all.
+truth = [l.split() for l in open(truth_path)]
+gpu.sort(key=lambda e: e["args"]["corr"])
+if len(truth) != len(gpu): bad(f"truth has {len(truth)} pieces of work, trace {len(gpu)}")
+# On a loaded machine a thread can be preempted between the stand-in starting work and the
+# call returning (the start of work on an idle stream): 95 % must be exact, all within 100 us.
+dd = []; so = []; offs = []
+for w, t in zip(gpu, truth):
+    ts, te = int(t[1]), int(t[2])
+    if t[0] != w["cat"]: bad(f"truth {t[0]} vs {w['cat']}")
+    dd.append(abs(w["dur"] - (te - ts)))
+    so.append(w["ts"] - ts)
+    offs.append(w["ts"] + w["dur"] - te)
+mid = sorted(so)[len(so) // 2]
+ds = [abs(x - mid) for x in so]
+def p95(v): return sorted(v)[int(len(v) * 0.95)]
+if p95(dd) > 70 or max(dd) > 100000: bad(f"durations off the truth: 95th percentile {p95(dd)} ns, max {max(dd)}")
+if p95(ds) > 140 or max(ds) > 100000: bad(f"starts off the truth (beside the mapping's offset): 95th percentile {p95(ds)} ns, max {max(ds)}")
+offs.sort()
+if offs[int(len(offs) * 0.95)] - offs[0] > 140: bad(f"the mapping's offset varies by {offs[-1] - offs[0]} ns")
+# Work on one stream never overlaps.
+last = {}
+for w in sorted(gpu, key=lambda e: e["ts"]):
+    s = w["args"]["stream"]
+    if s in last and w["ts"] < last[s]: bad(f"stream {s}: overlapping work at {w['ts']}")
+    last[s] = w["ts"] + w["dur"]
+sys.exit(1 if bad.n else 0)
+PY
+
+for tool in "cutstat" "cutgaps" "cutchrome" "cutmerge" "cutplot -S" "cutioctl" "cutperfetto -o $tmp/p.pf"; do
+	$tool "$tmp/t.jsonl" >/dev/null 2>"$tmp/err" || bad "$tool: exit $?: $(cat "$tmp/err")"
+	[ ! -s "$tmp/err" ] || bad "$tool: $(cat "$tmp/err")"
+done
+
+# Events run out: work goes untimed, counted; nothing is lost.
+FAKEGPU_EVENTS=24 cuthook -o "$tmp/few.jsonl" -- "$fx/gpuprog" $rounds >/dev/null || bad "few events: exit $?"
+python3 - "$tmp/few.jsonl" $want <<'PY' || fail=1
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+g = ev[-1]["args"].get("gpu", {})
+n = sum(1 for e in ev if e["layer"] == "gpu")
+ok = g.get("untimed", 0) > 0 and g["timed"] == n and g["timed"] + g["untimed"] == int(sys.argv[2]) \
+    and ev[-1]["args"]["lost"] == 0
+if not ok: print(f"FAIL few events: trailer {g}, {n} gpu events"); sys.exit(1)
+PY
+
+# Every start asked for: one START per piece of work.
+CUTHOOK_GPU_STARTS=all cuthook -o "$tmp/all.jsonl" -- "$fx/gpuprog" 3 >/dev/null || bad "starts=all: exit $?"
+tail -1 "$tmp/all.jsonl" | python3 -c '
+import json, sys
+g = json.load(sys.stdin)["args"]["gpu"]
+sys.exit(0 if g["starts"] == g["timed"] == 23 else print("FAIL starts=all:", g) or 1)' || fail=1
+
+# -l api: no gpu events, no corr, the header says why.
+cuthook -l api -o "$tmp/api.jsonl" -- "$fx/gpuprog" 3 >/dev/null || bad "-l api: exit $?"
+! grep -q '"layer":"gpu"\|"corr"' "$tmp/api.jsonl" || bad "-l api: gpu events or corr written"
+head -1 "$tmp/api.jsonl" | grep -q '"gpu":"off: not requested' || bad "-l api: header: $(head -1 "$tmp/api.jsonl" | cut -c1-300)"
+
+# A forked child: its work untimed (no CUDA after fork), the parent's timed.
+cuthook -o "$tmp/fork.jsonl" -- "$fx/cuprog" fork >/dev/null || bad "fork: exit $?"
+[ "$(grep -c '"layer":"gpu"' "$tmp/fork.jsonl")" = 4 ] || bad "fork: $(grep -c '"layer":"gpu"' "$tmp/fork.jsonl") gpu events, want the parent's 4"
+exit $fail
