@@ -211,15 +211,26 @@ finish(void)
 		buf_adds(&a, ",\"lost\":");
 		buf_addi64(&a, (int64_t)lost);
 		uint64_t gpu = hook_gpu_events();
+		uint64_t rt = __atomic_load_n(&hook_rt_events, __ATOMIC_RELAXED);
+		uint64_t nvtx = __atomic_load_n(&hook_nvtx_events, __ATOMIC_RELAXED);
 		buf_adds(&a, ",\"layers\":{\"api\":");
-		buf_addi64(&a, (int64_t)(events - gpu));
+		buf_addi64(&a, (int64_t)(events - gpu - rt - nvtx));
+		if (rt) {
+			buf_adds(&a, ",\"runtime\":");
+			buf_addi64(&a, (int64_t)rt);
+		}
+		if (nvtx) {
+			buf_adds(&a, ",\"nvtx\":");
+			buf_addi64(&a, (int64_t)nvtx);
+		}
 		if (!hook_gpu_off_reason() || gpu) {
 			buf_adds(&a, ",\"gpu\":");
 			buf_addi64(&a, (int64_t)gpu);
 		}
 		/* How durations were measured (clock.c): ends read from the TSC or the clock. */
+		/* NVTX ranges are no calls: their ends are clock reads, not counted here. */
 		buf_adds(&a, "},\"durations\":{\"tsc\":");
-		buf_addi64(&a, (int64_t)(events - from_clock));
+		buf_addi64(&a, (int64_t)(events - nvtx - from_clock));
 		buf_adds(&a, ",\"clock\":");
 		buf_addi64(&a, (int64_t)from_clock);
 		uint64_t hz = hook_tsc_hz();

@@ -16,6 +16,7 @@
 #include "writer.h"
 
 HOOK_TLS struct hook_thread *hook_self;
+uint64_t hook_rt_events, hook_nvtx_events;
 HOOK_TLS int hook_guard;
 int hook_recording;
 
@@ -385,8 +386,12 @@ hook_record_line(struct hook_thread *t, const struct cut_event *ev, const struct
 	}
 	cut_event_format(&t->out, ev);
 	buf_addc(&t->out, '\n');
-	t->events++;
-	t->pending++;
+	if (ev->layer != CUT_META) {
+		t->events++;
+		t->pending++;
+		__atomic_add_fetch(ev->layer == CUT_NVTX ? &hook_nvtx_events : &hook_rt_events, 1,
+		                   __ATOMIC_RELAXED);
+	}
 	if (sym && sym->handle)
 		hook_symbol_record(t, ev->ts + ev->dur, sym);
 	if (t->out.len >= FLUSH_AT)

@@ -35,6 +35,9 @@ check_trace() {
 		n=$(grep -c "^$want\$" "$tmp/ev")
 		[ "$n" -eq "$k" ] || bad "$what: $n events (not $k): $want"
 	done
+	n=$((2 * N + 7))
+	tail -1 "$t" | grep -q "\"nvtx\":$n[,}]" ||
+		bad "$what: the trailer does not count $n nvtx events: $(tail -1 "$t" | cut -c1-200)"
 	# A range ended on another thread keeps the thread that started it.
 	grep '"name":"registered-step"' "$t" | sed 's/.*"tid":\([0-9]*\),.*"end_tid":\([0-9]*\)}.*/\1 \2/' |
 		awk '$1 == $2 || $2 == "" { bad = 1 } END { exit bad }' || bad "$what: end_tid equals tid"

@@ -29,6 +29,10 @@ for mode in linked dlopen; do
 		"cudaLaunchKernel $((T * L))" "cudaMalloc $T" "cudaMemcpy $((2 * T))" \
 		"cudaStreamSynchronize $T" >"$tmp/want"
 	diff "$tmp/want" "$tmp/got" >/dev/null || bad "$mode: runtime calls per function: $(diff "$tmp/want" "$tmp/got" | tr '\n' ' ')"
+	# The trailer counts them as runtime events.
+	n=$(grep -c '"layer":"runtime"' "$t")
+	tail -1 "$t" | grep -q "\"layers\":{\"api\":[0-9]*,\"runtime\":$n[,}]" ||
+		bad "$mode: the trailer does not count $n runtime events: $(tail -1 "$t" | cut -c1-200)"
 	# No ret where the function returns no cudaError_t.
 	grep '"name":"cudaCreateChannelDesc"\|"name":"cudaGetErrorString"' "$t" | grep -q '"ret"' &&
 		bad "$mode: a ret on a function that returns none"
