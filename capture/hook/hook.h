@@ -56,6 +56,10 @@ void hook_resolve_fork(int phase);
 /* The next definition of name after this library (the real dlsym's RTLD_NEXT). */
 void *hook_next(const char *name);
 
+/* nvtx.c: the NVTX ranges still open, as events with "unended": true ending at now, appended to
+ * out (whole lines); returns how many. Once, at the end. */
+uint64_t hook_nvtx_unended(struct cut_buf *out, int64_t now);
+
 /* rt.c: the runtime layer. dlsym(handle, name) for a cuda* or __cuda* name: the wrapper when
  * name is wrapped and handle finds the runtime's function, else what the real dlsym says. */
 void *hook_rt_dlsym(void *handle, const char *name);

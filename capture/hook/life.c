@@ -194,8 +194,12 @@ finish(void)
 				calls[i][v] += t->calls[i][v];
 	}
 	pthread_mutex_unlock(&hook_w.threads_lock);
+	struct cut_buf unended = {0};
+	events += hook_nvtx_unended(&unended, hook_now());
 	if (hook_w.root || events || lost) {
 		hook_ensure_header(tid);
+		if (unended.len && hook_output_ok())
+			hook_write_lines(unended.s, unended.len);
 		struct cut_buf a = {0}, line = {0};
 		int64_t now = hook_now();
 		if (lost) {
@@ -249,6 +253,7 @@ finish(void)
 		buf_free(&a);
 		buf_free(&line);
 	}
+	buf_free(&unended);
 	hook_guard = guard;
 }
 

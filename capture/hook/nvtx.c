@@ -142,9 +142,32 @@ struct range {
 	uint64_t id, next_id; /* start/end: ours, and the chained tool's */
 };
 
-/* Pushed ranges of this thread, all domains, innermost last. */
-static __thread struct range *stack;
-static __thread int nstack, capstack;
+/* A thread's pushed ranges, all domains, innermost last; registered for good, so that the end
+ * writes those still open, even of threads gone (its lock: the owner against the end). */
+struct stack {
+	struct range *r;
+	int n, cap;
+	pthread_mutex_t lock;
+	struct stack *next;
+};
+static __thread struct stack *my_stack;
+static struct stack *stacks;
+
+static struct stack *
+own_stack(void)
+{
+	if (my_stack)
+		return my_stack;
+	struct stack *s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_lock(&lock);
+	s->next = stacks;
+	stacks = s;
+	pthread_mutex_unlock(&lock);
+	return my_stack = s;
+}
 
 /* Started ranges, not yet ended (any thread ends them). */
 static struct range *open_ranges;
@@ -222,27 +245,24 @@ category_name(struct domain *d, uint32_t id)
 	return s;
 }
 
-/* Writes one event of layer nvtx (cat range, startend or mark; dur < 0: an instant). */
+/* The event of range r (cat range, startend or mark; dur < 0: an instant), its args in a. */
 static void
-emit(const char *cat, const struct range *r, int64_t dur, int64_t end_tid)
+range_event(struct cut_event *ev, struct cut_buf *a, const char *cat, const struct range *r,
+            int64_t dur, int64_t end_tid, bool unended)
 {
-	struct hook_thread *t = hook_enter();
-	if (!t)
-		return;
-	hook_guard = 1;
-	struct cut_buf a = {0};
-	buf_addc(&a, '{');
+	buf_reset(a);
+	buf_addc(a, '{');
 	if (r->dom != &default_domain && r->dom->name)
-		buf_addkv_str(&a, "domain", r->dom->name);
+		buf_addkv_str(a, "domain", r->dom->name);
 	if (r->category) {
-		buf_addkv_int(&a, "category", r->category);
+		buf_addkv_int(a, "category", r->category);
 		const char *cn = category_name(r->dom, r->category);
 		if (cn)
-			buf_addkv_str(&a, "category_name", cn);
+			buf_addkv_str(a, "category_name", cn);
 	}
 	if (r->color_type == COLOR_ARGB) {
-		buf_addkey(&a, "color");
-		buf_addhex(&a, r->color);
+		buf_addkey(a, "color");
+		buf_addhex(a, r->color);
 	}
 	if (r->payload_type >= PAY_U64 && r->payload_type <= PAY_FLOAT) {
 		union {
@@ -253,35 +273,51 @@ emit(const char *cat, const struct range *r, int64_t dur, int64_t end_tid)
 			int32_t i32;
 			float f;
 		} p = {.u64 = r->payload};
-		buf_addkey(&a, "payload");
+		buf_addkey(a, "payload");
 		switch (r->payload_type) {
-		case PAY_U64: buf_addf(&a, "%llu", (unsigned long long)p.u64); break;
-		case PAY_I64: buf_addi64(&a, p.i64); break;
-		case PAY_DOUBLE: buf_addf(&a, "%.17g", p.d); break;
-		case PAY_U32: buf_addi64(&a, p.u32); break;
-		case PAY_I32: buf_addi64(&a, p.i32); break;
-		default: buf_addf(&a, "%.9g", (double)p.f); break;
+		case PAY_U64: buf_addf(a, "%llu", (unsigned long long)p.u64); break;
+		case PAY_I64: buf_addi64(a, p.i64); break;
+		case PAY_DOUBLE: buf_addf(a, "%.17g", p.d); break;
+		case PAY_U32: buf_addi64(a, p.u32); break;
+		case PAY_I32: buf_addi64(a, p.i32); break;
+		default: buf_addf(a, "%.9g", (double)p.f); break;
 		}
 	}
 	if (strcmp(cat, "range") == 0)
-		buf_addkv_int(&a, "depth", r->depth);
+		buf_addkv_int(a, "depth", r->depth);
 	if (end_tid && end_tid != r->tid)
-		buf_addkv_int(&a, "end_tid", end_tid);
-	if (a.len == 1)
-		buf_reset(&a);
+		buf_addkv_int(a, "end_tid", end_tid);
+	if (unended) {
+		buf_addkey(a, "unended");
+		buf_adds(a, "true");
+	}
+	if (a->len == 1)
+		buf_reset(a);
 	else
-		buf_addc(&a, '}');
+		buf_addc(a, '}');
+	cut_event_init(ev);
+	ev->ts = r->ts;
+	ev->dur = dur;
+	ev->pid = hook_w.pid_ns;
+	ev->tid = r->tid;
+	ev->layer = CUT_NVTX;
+	ev->name = r->name;
+	ev->cat = cat;
+	ev->args = a->len ? a->s : NULL;
+	ev->has = dur >= 0 ? CUT_HAS_DUR : 0;
+}
+
+/* Writes the event of range r to the calling thread's buffer. */
+static void
+emit(const char *cat, const struct range *r, int64_t dur, int64_t end_tid)
+{
+	struct hook_thread *t = hook_enter();
+	if (!t)
+		return;
+	hook_guard = 1;
+	struct cut_buf a = {0};
 	struct cut_event ev;
-	cut_event_init(&ev);
-	ev.ts = r->ts;
-	ev.dur = dur;
-	ev.pid = hook_w.pid_ns;
-	ev.tid = r->tid;
-	ev.layer = CUT_NVTX;
-	ev.name = r->name;
-	ev.cat = cat;
-	ev.args = a.len ? a.s : NULL;
-	ev.has = dur >= 0 ? CUT_HAS_DUR : 0;
+	range_event(&ev, &a, cat, r, dur, end_tid, false);
 	hook_record_line(t, &ev, NULL);
 	buf_free(&a);
 	hook_guard = 0;
@@ -319,40 +355,88 @@ my_tid(void)
 static int
 push(struct domain *d, const struct attrs *a, char *name)
 {
-	if (nstack == capstack) {
-		int cap = capstack ? 2 * capstack : 16;
-		struct range *s = realloc(stack, (size_t)cap * sizeof(*s));
-		if (!s) {
+	struct stack *s = own_stack();
+	if (!s) {
+		free(name);
+		return -1;
+	}
+	pthread_mutex_lock(&s->lock);
+	if (s->n == s->cap) {
+		int cap = s->cap ? 2 * s->cap : 16;
+		struct range *v = realloc(s->r, (size_t)cap * sizeof(*v));
+		if (!v) {
+			pthread_mutex_unlock(&s->lock);
 			free(name);
 			return -1;
 		}
-		stack = s;
-		capstack = cap;
+		s->r = v;
+		s->cap = cap;
 	}
-	struct range *r = &stack[nstack];
+	struct range *r = &s->r[s->n];
 	fill(r, d, a, name);
 	r->tid = my_tid();
-	for (int i = 0; i < nstack; i++)
-		r->depth += stack[i].dom == d;
-	nstack++;
-	return r->depth;
+	for (int i = 0; i < s->n; i++)
+		r->depth += s->r[i].dom == d;
+	s->n++;
+	int depth = r->depth;
+	pthread_mutex_unlock(&s->lock);
+	return depth;
 }
 
 static int
 pop(struct domain *d)
 {
 	int64_t now = hook_now();
-	for (int i = nstack - 1; i >= 0; i--) {
-		if (stack[i].dom != d)
+	struct stack *s = my_stack;
+	if (!s)
+		return -1;
+	pthread_mutex_lock(&s->lock);
+	for (int i = s->n - 1; i >= 0; i--) {
+		if (s->r[i].dom != d)
 			continue;
-		struct range r = stack[i];
-		memmove(&stack[i], &stack[i + 1], (size_t)(nstack - i - 1) * sizeof(*stack));
-		nstack--;
+		struct range r = s->r[i];
+		memmove(&s->r[i], &s->r[i + 1], (size_t)(s->n - i - 1) * sizeof(*s->r));
+		s->n--;
+		pthread_mutex_unlock(&s->lock);
 		emit("range", &r, now - r.ts, 0);
 		free(r.name);
 		return r.depth;
 	}
+	pthread_mutex_unlock(&s->lock);
 	return -1; /* a pop with nothing pushed: NVTX says -1 */
+}
+
+uint64_t
+hook_nvtx_unended(struct cut_buf *out, int64_t now)
+{
+	uint64_t n = 0;
+	struct cut_buf a = {0};
+	struct cut_event ev;
+	pthread_mutex_lock(&lock);
+	struct stack *list = stacks;
+	struct range *o = open_ranges;
+	size_t no = nopen;
+	open_ranges = NULL;
+	nopen = capopen = 0;
+	pthread_mutex_unlock(&lock);
+	for (struct stack *s = list; s; s = s->next) {
+		pthread_mutex_lock(&s->lock);
+		for (int i = 0; i < s->n; i++, n++) {
+			range_event(&ev, &a, "range", &s->r[i], now - s->r[i].ts, 0, true);
+			cut_event_format(out, &ev);
+			buf_addc(out, '\n');
+		}
+		pthread_mutex_unlock(&s->lock);
+	}
+	for (size_t i = 0; i < no; i++, n++) {
+		range_event(&ev, &a, "startend", &o[i], now - o[i].ts, 0, true);
+		cut_event_format(out, &ev);
+		buf_addc(out, '\n');
+	}
+	free(o);
+	buf_free(&a);
+	__atomic_add_fetch(&hook_nvtx_events, n, __ATOMIC_RELAXED);
+	return n;
 }
 
 static uint64_t
@@ -591,7 +675,7 @@ n_domain_mark_ex(const void *d, const struct attrs *a)
 	struct attrs c;
 	if (next_fn[MOD_CORE2][CORE2_DomainMarkEx])
 		NEXT(MOD_CORE2, CORE2_DomainMarkEx, void (*)(const void *, const struct attrs *))
-		(NEXT_DOM(d), for_next(a, &c));
+	(NEXT_DOM(d), for_next(a, &c));
 }
 static uint64_t
 n_domain_start_ex(const void *d, const struct attrs *a)
@@ -610,7 +694,7 @@ n_domain_end(const void *d, uint64_t id)
 	uint64_t nid = end(id);
 	if (next_fn[MOD_CORE2][CORE2_DomainRangeEnd])
 		NEXT(MOD_CORE2, CORE2_DomainRangeEnd, void (*)(const void *, uint64_t))
-		(NEXT_DOM(d), nid);
+	(NEXT_DOM(d), nid);
 }
 static int
 n_domain_push_ex(const void *d, const struct attrs *a)
@@ -619,7 +703,7 @@ n_domain_push_ex(const void *d, const struct attrs *a)
 	if (next_fn[MOD_CORE2][CORE2_DomainRangePushEx])
 		NEXT(MOD_CORE2, CORE2_DomainRangePushEx,
 		     int (*)(const void *, const struct attrs *))
-		(NEXT_DOM(d), for_next(a, &c));
+	(NEXT_DOM(d), for_next(a, &c));
 	return push(dom_of(d), a, message(a));
 }
 static int
@@ -637,7 +721,7 @@ n_domain_name_category_a(const void *d, uint32_t id, const char *name)
 	if (next_fn[MOD_CORE2][CORE2_DomainNameCategoryA])
 		NEXT(MOD_CORE2, CORE2_DomainNameCategoryA,
 		     void (*)(const void *, uint32_t, const char *))
-		(NEXT_DOM(d), id, name);
+	(NEXT_DOM(d), id, name);
 }
 static void
 n_domain_name_category_w(const void *d, uint32_t id, const wchar_t *name)
@@ -646,7 +730,7 @@ n_domain_name_category_w(const void *d, uint32_t id, const wchar_t *name)
 	if (next_fn[MOD_CORE2][CORE2_DomainNameCategoryW])
 		NEXT(MOD_CORE2, CORE2_DomainNameCategoryW,
 		     void (*)(const void *, uint32_t, const wchar_t *))
-		(NEXT_DOM(d), id, name);
+	(NEXT_DOM(d), id, name);
 }
 static const void *
 register_string(char *s, const void *next_handle)

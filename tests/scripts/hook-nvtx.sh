@@ -61,6 +61,17 @@ out=$(env -u NVTX_INJECTION64_PATH cuthook -o "$t" -- "$fx/nvtxprog" $N 2>&1) ||
 	bad "cuthook nvtxprog: exit $?: $out"
 check_trace "$t" alone
 
+# Ranges still open at exit: written at the end, "unended", ending then.
+t=$tmp/open.jsonl
+cuthook -o "$t" -- "$fx/nvtxprog" $N open >/dev/null 2>&1 || bad "cuthook nvtxprog open: exit $?"
+nvtx "$t" | grep -c '^left-open	range	{"depth":0,"unended":true}$' | grep -qx 1 ||
+	bad "open: no unended pushed range"
+nvtx "$t" | grep -c '^left-started	startend	{"unended":true}$' | grep -qx 1 ||
+	bad "open: no unended started range"
+n=$((2 * N + 9))
+tail -1 "$t" | grep -q "\"nvtx\":$n[,}]" || bad "open: the trailer does not count $n nvtx events"
+cutmerge "$t" >/dev/null || bad "open: cutmerge failed"
+
 # The second tool alone, then chained behind cuthook: it sees the same calls either way,
 # always with its own handles and ids.
 printf '%s\n' "nvtxRangePushA $((N + 2))" "nvtxRangePushEx $N" "nvtxRangePop $((2 * N + 2))" \
