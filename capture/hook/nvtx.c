@@ -877,6 +877,22 @@ static const struct {
 
 int InitializeInjectionNvtx2(get_export_table_t get);
 
+const char *
+hook_nvtx_off_reason(void)
+{
+	const char *path = getenv("NVTX_INJECTION64_PATH");
+	Dl_info self;
+	if (!path || !*path)
+		return "off: NVTX_INJECTION64_PATH is not set (cuthook sets it)";
+	char *a = realpath(path, NULL), *b = NULL;
+	if (dladdr((void *)InitializeInjectionNvtx2, &self) && self.dli_fname)
+		b = realpath(self.dli_fname, NULL);
+	bool same = a && b && strcmp(a, b) == 0;
+	free(a);
+	free(b);
+	return same ? NULL : "off: NVTX_INJECTION64_PATH names another tool (cuthook chains to it)";
+}
+
 /* The chained tool's init, once: the one CUT_NVTX_NEXT names, unless that is this library. */
 static int (*next_init)(get_export_table_t);
 static pthread_once_t next_once = PTHREAD_ONCE_INIT;

@@ -60,6 +60,13 @@ t=$tmp/t.jsonl
 out=$(env -u NVTX_INJECTION64_PATH cuthook -o "$t" -- "$fx/nvtxprog" $N 2>&1) ||
 	bad "cuthook nvtxprog: exit $?: $out"
 check_trace "$t" alone
+head -1 "$t" | grep -q '"nvtx":"on"' || bad "header: nvtx layer not on: $(head -1 "$t" | cut -c1-300)"
+# Preloaded without cuthook, nothing names the library as the NVTX tool: the header says so.
+CUTHOOK_OUTPUT=$tmp/pre.jsonl LD_PRELOAD="$B/lib/libcuthook.so" env -u NVTX_INJECTION64_PATH \
+	"$fx/nvtxprog" $N || bad "preloaded nvtxprog failed"
+head -1 "$tmp/pre.jsonl" | grep -q '"nvtx":"off: NVTX_INJECTION64_PATH is not set' ||
+	bad "header: nvtx layer not said off"
+[ "$(grep -c '"layer":"nvtx"' "$tmp/pre.jsonl")" -eq 0 ] || bad "nvtx events without the tool"
 
 # Ranges still open at exit: written at the end, "unended", ending then.
 t=$tmp/open.jsonl
