@@ -893,12 +893,41 @@ hook_nvtx_off_reason(void)
 	return same ? NULL : "off: NVTX_INJECTION64_PATH names another tool (cuthook chains to it)";
 }
 
+/* Around fork: the child keeps the forking thread's ranges alone (the others' threads are
+ * gone), and locks no thread of its own can release. */
+static void
+fork_prepare(void)
+{
+	pthread_mutex_lock(&lock);
+	if (my_stack)
+		pthread_mutex_lock(&my_stack->lock);
+}
+static void
+fork_parent(void)
+{
+	if (my_stack)
+		pthread_mutex_unlock(&my_stack->lock);
+	pthread_mutex_unlock(&lock);
+}
+static void
+fork_child(void)
+{
+	pthread_mutex_init(&lock, NULL);
+	stacks = my_stack;
+	if (my_stack) {
+		pthread_mutex_init(&my_stack->lock, NULL);
+		my_stack->next = NULL;
+	}
+	nopen = 0; /* started ranges are the parent's to end */
+}
+
 /* The chained tool's init, once: the one CUT_NVTX_NEXT names, unless that is this library. */
 static int (*next_init)(get_export_table_t);
 static pthread_once_t next_once = PTHREAD_ONCE_INIT;
 static void
 load_next(void)
 {
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	const char *path = getenv("CUT_NVTX_NEXT");
 	if (!path || !*path)
 		return;

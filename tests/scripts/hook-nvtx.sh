@@ -79,6 +79,17 @@ n=$((2 * N + 9))
 tail -1 "$t" | grep -q "\"nvtx\":$n[,}]" || bad "open: the trailer does not count $n nvtx events"
 cutmerge "$t" >/dev/null || bad "open: cutmerge failed"
 
+# Across fork: each process ends the range pushed before the fork, and its own inside it.
+t=$tmp/fork.jsonl
+cuthook -o "$t" -- "$fx/nvtxprog" 1 fork >/dev/null 2>&1 || bad "cuthook nvtxprog fork: exit $?"
+for name in around-fork side; do
+	d=0
+	[ $name = side ] && d=1
+	n=$(grep "\"layer\":\"nvtx\",\"name\":\"$name\",\"cat\":\"range\",\"args\":{\"depth\":$d}" "$t" |
+		sed 's/.*"pid":\([0-9]*\),.*/\1/' | sort -u | wc -l)
+	[ "$n" -eq 2 ] || bad "fork: range $name at depth $d in $n processes, not 2"
+done
+
 # The second tool alone, then chained behind cuthook: it sees the same calls either way,
 # always with its own handles and ids.
 printf '%s\n' "nvtxRangePushA $((N + 2))" "nvtxRangePushEx $N" "nvtxRangePop $((2 * N + 2))" \
