@@ -917,6 +917,10 @@ fork_child(void)
 	if (my_stack) {
 		pthread_mutex_init(&my_stack->lock, NULL);
 		my_stack->next = NULL;
+		/* This thread is another task now (life.c's handler, run before, renamed it). */
+		int64_t tid = hook_self ? hook_self->tid : (int64_t)gettid();
+		for (int i = 0; i < my_stack->n; i++)
+			my_stack->r[i].tid = tid;
 	}
 	nopen = 0; /* started ranges are the parent's to end */
 }

@@ -89,6 +89,10 @@ for name in around-fork side; do
 		sed 's/.*"pid":\([0-9]*\),.*/\1/' | sort -u | wc -l)
 	[ "$n" -eq 2 ] || bad "fork: range $name at depth $d in $n processes, not 2"
 done
+# Both sides' ranges are on their own main thread (the child's inherited range too).
+grep -E '"name":"(around-fork|side)"' "$t" | grep -v '"pid":\([0-9]*\),"tid":\1,' | grep -q . &&
+	bad "fork: a range on a thread of another process: $(grep -E '"name":"(around-fork|side)"' "$t" | head -4)"
+
 
 # The second tool alone, then chained behind cuthook: it sees the same calls either way,
 # always with its own handles and ids.
