@@ -176,22 +176,38 @@ static uint64_t next_range_id = 1;
 
 /* ---- helpers ---- */
 
+/* A wide-character message as UTF-8, whatever the program's locale (wchar_t is UCS-4 here);
+ * what is no character becomes U+FFFD. */
 static char *
 wide(const wchar_t *w)
 {
 	if (!w)
 		return NULL;
-	mbstate_t st;
-	memset(&st, 0, sizeof(st));
-	const wchar_t *p = w;
-	size_t n = wcsrtombs(NULL, &p, 0, &st);
-	if (n == (size_t)-1)
-		return strdup("(unnamed)");
-	char *s = malloc(n + 1);
-	p = w;
-	memset(&st, 0, sizeof(st));
-	if (s)
-		wcsrtombs(s, &p, n + 1, &st);
+	size_t n = wcslen(w);
+	char *s = malloc(4 * n + 1), *p = s;
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t c = (uint32_t)w[i];
+		if (c > 0x10ffff || (c >= 0xd800 && c < 0xe000))
+			c = 0xfffd;
+		if (c < 0x80) {
+			*p++ = (char)c;
+		} else if (c < 0x800) {
+			*p++ = (char)(0xc0 | c >> 6);
+			*p++ = (char)(0x80 | (c & 0x3f));
+		} else if (c < 0x10000) {
+			*p++ = (char)(0xe0 | c >> 12);
+			*p++ = (char)(0x80 | (c >> 6 & 0x3f));
+			*p++ = (char)(0x80 | (c & 0x3f));
+		} else {
+			*p++ = (char)(0xf0 | c >> 18);
+			*p++ = (char)(0x80 | (c >> 12 & 0x3f));
+			*p++ = (char)(0x80 | (c >> 6 & 0x3f));
+			*p++ = (char)(0x80 | (c & 0x3f));
+		}
+	}
+	*p = 0;
 	return s;
 }
 

@@ -18,7 +18,7 @@ check_trace() {
 	t=$1 what=$2
 	nvtx "$t" | cut -f1,2 | sort | uniq -c | awk '{ print $2, $3, $1 }' >"$tmp/got"
 	printf '%s\n' "checkpoint mark 1" "dom-push range 1" "inner range $N" "lifetime startend 1" \
-		"outer range $N" "registered-step startend 2" "worker range 2" >"$tmp/want"
+		"outer range $N" "registered-step startend 2" "wide-é range 1" "worker range 2" >"$tmp/want"
 	diff "$tmp/want" "$tmp/got" >/dev/null ||
 		bad "$what: nvtx events: $(diff "$tmp/want" "$tmp/got" | tr '\n' ' ')"
 	nvtx "$t" >"$tmp/ev"
@@ -35,7 +35,7 @@ check_trace() {
 		n=$(grep -c "^$want\$" "$tmp/ev")
 		[ "$n" -eq "$k" ] || bad "$what: $n events (not $k): $want"
 	done
-	n=$((2 * N + 7))
+	n=$((2 * N + 8))
 	tail -1 "$t" | grep -q "\"nvtx\":$n[,}]" ||
 		bad "$what: the trailer does not count $n nvtx events: $(tail -1 "$t" | cut -c1-200)"
 	# A range ended on another thread keeps the thread that started it.
@@ -75,7 +75,7 @@ nvtx "$t" | grep -c '^left-open	range	{"depth":0,"unended":true}$' | grep -qx 1 
 	bad "open: no unended pushed range"
 nvtx "$t" | grep -c '^left-started	startend	{"unended":true}$' | grep -qx 1 ||
 	bad "open: no unended started range"
-n=$((2 * N + 9))
+n=$((2 * N + 10))
 tail -1 "$t" | grep -q "\"nvtx\":$n[,}]" || bad "open: the trailer does not count $n nvtx events"
 cutmerge "$t" >/dev/null || bad "open: cutmerge failed"
 
@@ -96,7 +96,7 @@ grep -E '"name":"(around-fork|side)"' "$t" | grep -v '"pid":\([0-9]*\),"tid":\1,
 
 # The second tool alone, then chained behind cuthook: it sees the same calls either way,
 # always with its own handles and ids.
-printf '%s\n' "nvtxRangePushA $((N + 2))" "nvtxRangePushEx $N" "nvtxRangePop $((2 * N + 2))" \
+printf '%s\n' "nvtxRangePushA $((N + 2))" "nvtxRangePushEx $N" "nvtxRangePop $((2 * N + 3))" \
 	"nvtxMarkA 1" "nvtxRangeStartA 1" "nvtxRangeEnd 1" "nvtxDomainCreateA 1" \
 	"nvtxDomainRegisterStringA 1" "nvtxDomainRangeStartEx 2" "nvtxDomainRangeEnd 2" \
 	"nvtxDomainRangePushEx 1" "nvtxDomainRangePop 1" "foreign 0" >"$tmp/tool-want"
