@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cut.h"
+#include "deflate.h"
 #include "event.h"
 #include "meta.h"
 #include "parse.h"
@@ -140,8 +141,15 @@ sorted_header(struct cut_buf *b, const struct cut_event *ev)
 }
 
 static int
-write_all(int fd, const struct cut_buf *b)
+write_all(int fd, const struct cut_buf *b, enum cut_compress kind)
 {
+	static struct cut_buf z; /* a piece compressed: one gzip member or zstd frame */
+	if (kind != CUT_PLAIN) {
+		buf_reset(&z);
+		if (b->len && cut_compress_piece(kind, b->s, b->len, &z) < 0)
+			return -1;
+		b = &z;
+	}
 	for (size_t off = 0; off < b->len;) {
 		ssize_t n = write(fd, b->s + off, b->len - off);
 		if (n < 0 && errno == EINTR)
@@ -175,6 +183,7 @@ sort_trace(const char *path)
 	struct cut_buf head = {0}, b = {0};
 	char tmp[PATH_MAX] = "";
 	int fd = -1, rc = -1;
+	enum cut_compress kind = cut_compress_of(path); /* compressed as it is sorted */
 	if (!r || !so)
 		goto done;
 	struct cut_event ev;
@@ -200,7 +209,7 @@ sort_trace(const char *path)
 	}
 	snprintf(tmp, sizeof(tmp), "%s.sortXXXXXX", path);
 	if ((fd = mkstemp(tmp)) < 0 || fchmod(fd, st.st_mode & 07777) < 0 ||
-	    write_all(fd, &head) < 0)
+	    write_all(fd, &head, kind) < 0)
 		goto done;
 	uint64_t line;
 	buf_reset(&b);
@@ -217,12 +226,12 @@ sort_trace(const char *path)
 			buf_addc(&b, '\n');
 		}
 		if (b.len >= 1 << 20) {
-			if (write_all(fd, &b) < 0)
+			if (write_all(fd, &b, kind) < 0)
 				goto done;
 			buf_reset(&b);
 		}
 	}
-	if (rc < 0 || write_all(fd, &b) < 0 || fsync(fd) < 0 || close(fd) < 0) {
+	if (rc < 0 || write_all(fd, &b, kind) < 0 || fsync(fd) < 0 || close(fd) < 0) {
 		fd = -1;
 		goto done;
 	}
@@ -314,6 +323,8 @@ main(int argc, char *argv[])
 	const char *file = "cuthook.jsonl", *layers = NULL;
 	bool all_starts = false;
 	int c;
+
+	cut_std_args(argc, argv, usage);
 	while ((c = getopt(argc, argv, "+Sl:o:")) != -1) {
 		switch (c) {
 		case 'S': all_starts = true; break;
@@ -333,11 +344,20 @@ main(int argc, char *argv[])
 	char *out = absolute(file);
 	if (!lib || !out)
 		err(CUT_EXIT_FATAL, "out of memory");
-	/* One file for the whole capture, truncated now; with %p each process makes its own. */
+	/* Longest once each %p is a pid (at most 7 digits: pid_max is 2^22). */
+	size_t longest = strlen(out);
+	for (const char *p = out; (p = strstr(p, "%p")); p += 2)
+		longest += 5;
+	if (longest >= PATH_MAX)
+		errx(CUT_EXIT_FATAL, "%s: file name too long", cut_esc(file));
+	/* One file for the whole capture, truncated now, never through a symbolic link; with %p
+	 * each process makes its own. */
 	if (!strstr(out, "%p")) {
-		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+		if (fd < 0 && errno == ELOOP)
+			errx(CUT_EXIT_FATAL, "%s: a symbolic link: not followed", cut_esc(file));
 		if (fd < 0)
-			err(CUT_EXIT_FATAL, "%s", file);
+			err(CUT_EXIT_FATAL, "%s", cut_esc(file));
 		close(fd);
 	}
 
@@ -366,6 +386,13 @@ main(int argc, char *argv[])
 	 * process waits, as a shell would, leaving the terminal's signals to the command and
 	 * passing on those sent to it alone. */
 	time_t start = time(NULL);
+	struct timespec now;
+	char start_ns[32];
+	clock_gettime(CLOCK_REALTIME, &now);
+	snprintf(start_ns, sizeof(start_ns), "%lld",
+	         (long long)now.tv_sec * 1000000000 + now.tv_nsec);
+	if (setenv("CUTHOOK_START", start_ns, 1) < 0)
+		err(CUT_EXIT_FATAL, "setenv");
 	int ready[2];
 	if (pipe2(ready, O_CLOEXEC) < 0)
 		err(CUT_EXIT_FATAL, "pipe");
