@@ -206,6 +206,8 @@ write_header(uint64_t ts, pid_t root, char **cmd)
 	free(ver);
 	if (layers_libcuda())
 		buf_addkv_str(&b, "libcuda", layers_libcuda());
+	if (layers_libcudart())
+		buf_addkv_str(&b, "libcudart", layers_libcudart());
 	buf_addkey(&b, "clock");
 	uint64_t mono = clock_ns(CLOCK_MONOTONIC), real = clock_ns(CLOCK_REALTIME);
 	buf_addc(&b, '{');

@@ -104,6 +104,9 @@ build_header_locked(int64_t tid)
 		const char *gpu_off = hook_gpu_off_reason();
 		buf_adds(&a, ",\"gpu\":");
 		buf_addjstr(&a, gpu_off ? gpu_off : "on", strlen(gpu_off ? gpu_off : "on"));
+		const char *nvtx_off = hook_nvtx_off_reason();
+		buf_adds(&a, ",\"runtime\":\"on\",\"nvtx\":");
+		buf_addjstr(&a, nvtx_off ? nvtx_off : "on", strlen(nvtx_off ? nvtx_off : "on"));
 		static const char *const off[] = {"ioctl", "kernel", "irq", "sched"};
 		for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++) {
 			buf_adds(&a, ",\"");
