@@ -45,8 +45,11 @@ $(B)/fixtures/all/cuargs: tests/fixtures/cuargs.c capture/api/api.def capture/ap
 $(B)/bench/readbench: tests/bench/readbench.c $(LIBCUT)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
+$(B)/bench/collide: tests/bench/collide.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $<
 .PHONY: bench-programs
-bench-programs: all $(B)/bench/readbench
+bench-programs: all $(B)/bench/readbench $(B)/bench/collide
 
 # Fuzzing (libFuzzer, clang): `make fuzz FUZZ_TIME=600` grows the corpus in tests/fuzz/corpus;
 # `make fuzz-smoke` (run by check) runs each harness briefly on a copy of it.
