@@ -283,16 +283,12 @@ main(int argc, char *argv[])
 	parse_args(argc, argv);
 	if (geteuid() != 0)
 		errx(CUT_EXIT_FATAL, "must be run as root (BPF programs and uprobes need it)");
+	/* Every argument is checked before -o is touched: a mistyped one leaves the last
+	 * trace as it was. */
+	if (env.lo.pid && target_check(env.lo.pid) < 0)
+		return CUT_EXIT_FATAL;
 	libbpf_set_print(libbpf_print);
 	signal(SIGPIPE, SIG_IGN);
-	if (env.out_path) {
-		out_fd = open(env.out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-		if (out_fd < 0)
-			err(CUT_EXIT_FATAL, "%s", env.out_path);
-		D.out_name = env.out_path;
-	}
-	out_open(out_fd);
-	out_compress(env.out_path);
 
 	/* Feature probes: which devices, library, driver API and kernel functions, and what
 	 * the kernel allows; a layer that cannot work is off and says why. */
@@ -310,6 +306,22 @@ main(int argc, char *argv[])
 		                     : "");
 		goto cleanup;
 	}
+
+	/* The output: never through a symbolic link, 0644 whatever the umask allows more. */
+	if (env.out_path) {
+		out_fd =
+		    open(env.out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+		if (out_fd < 0) {
+			if (errno == ELOOP)
+				warnx("%s: a symbolic link: not followed", env.out_path);
+			else
+				warn("%s", env.out_path);
+			goto cleanup;
+		}
+		D.out_name = env.out_path;
+	}
+	out_open(out_fd);
+	out_compress(env.out_path);
 
 	/* The command waits, stopped before exec, until every probe is in place. */
 	uint64_t start = clock_ns(CLOCK_MONOTONIC);
@@ -349,7 +361,8 @@ cleanup:
 	decode_free();
 	names_free();
 	out_free(); /* when the capture stopped before close_trace */
-	if (env.out_path && out_fd >= 0 && close(out_fd) != 0 && status != CUT_EXIT_FATAL) {
+	if (env.out_path && out_fd > STDOUT_FILENO && close(out_fd) != 0 &&
+	    status != CUT_EXIT_FATAL) {
 		warn("%s", env.out_path);
 		status = CUT_EXIT_FATAL;
 	}

@@ -10,6 +10,7 @@
 #define CC_STRLEN 4096 /* longest string read from the traced process, NUL included */
 #define CC_PATHLEN 64
 #define CC_CMDLEN 256
+#define CC_ENVLEN 16384 /* bytes of a new program's environment read at exec */
 #define CC_COMMLEN 16
 #define CC_MAX_DEVS 16  /* device numbers whose ioctls are traced */
 #define CC_MAX_KFUNCS 8 /* kernel functions of the kernel layer */
@@ -135,6 +136,7 @@ enum {
 	CC_EV_TASK,
 	CC_EV_KFUNC,
 	CC_EV_UNFINISHED, /* struct cc_api of a call in flight when its thread ended */
+	CC_EV_ENV,        /* struct cc_env: after an exec's task record */
 };
 
 struct cc_hdr {
@@ -223,6 +225,15 @@ struct cc_task {
 	__u32 cmdlen;
 	char comm[CC_COMMLEN];
 	char cmd[CC_CMDLEN]; /* exec: the argument strings, NUL-separated */
+};
+
+/* The environment of a new program (its first CC_ENVLEN bytes), for its rank in a job: read
+ * at exec, while it is there (a short process is gone before /proc could be read). */
+struct cc_env {
+	struct cc_hdr h;
+	__u32 len;
+	__u32 pad;
+	char env[CC_ENVLEN]; /* NUL-separated NAME=value strings */
 };
 
 struct cc_kfunc {

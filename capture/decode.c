@@ -38,6 +38,8 @@ static struct {
 	struct cut_buf line, args;
 	struct decode_counts counts;
 	uint64_t last_ts;
+	int64_t self;   /* cutcapture's pid: its own records carry no rank */
+	char host[256]; /* with the rank of a process that has one */
 } R;
 
 void
@@ -47,6 +49,9 @@ decode_init(const char *const *funcs, size_t nfuncs, const char *const *kfuncs, 
 	R.nfuncs = nfuncs;
 	R.kfuncs = kfuncs;
 	R.nkfuncs = nkfuncs;
+	R.self = getpid();
+	if (gethostname(R.host, sizeof(R.host) - 1) < 0)
+		snprintf(R.host, sizeof(R.host), "localhost");
 	R.desc = calloc(nfuncs ? nfuncs : 1, sizeof(*R.desc));
 	R.cat = calloc(nfuncs ? nfuncs : 1, sizeof(*R.cat));
 	if (!R.desc || !R.cat)
@@ -151,6 +156,15 @@ args_end(struct cut_buf *b)
 static void
 emit(struct cut_event *ev)
 {
+	/* Host and rank on every record of a process whose environment names a rank. */
+	const struct cut_rank *rk = ev->pid > 0 && ev->pid != R.self
+	                                ? names_rank((uint32_t)ev->pid, (uint64_t)ev->ts)
+	                                : NULL;
+	if (rk) {
+		ev->host = R.host;
+		ev->rank = rk->rank;
+		ev->has |= CUT_HAS_RANK;
+	}
 	buf_reset(&R.line);
 	cut_event_format(&R.line, ev);
 	buf_addc(&R.line, '\n');
@@ -374,6 +388,14 @@ write_task(const struct cc_task *r)
 		arg_str(&R.args, "cmdline", cmd, n);
 	}
 	arg_int(&R.args, "ppid", r->ppid);
+	const struct cut_rank *rk = names_rank(r->h.pid, r->h.ts);
+	if (rk) {
+		arg_int(&R.args, "rank", rk->rank);
+		if (rk->local_rank >= 0)
+			arg_int(&R.args, "local_rank", rk->local_rank);
+		if (rk->world_size >= 0)
+			arg_int(&R.args, "world_size", rk->world_size);
+	}
 	ev.args = args_end(&R.args);
 	emit(&ev);
 }

@@ -54,11 +54,22 @@ drain_ring(void *ctx, void *data, size_t size)
 	const struct cc_hdr *h = data;
 	if (size < sizeof(*h) || h->size > size || h->size < sizeof(*h))
 		return 0;
+	if (h->kind == CC_EV_ENV) { /* read now; no record of its own */
+		const struct cc_env *v = data;
+		if (h->size >= sizeof(*v))
+			names_env_block(h->pid, v->env, v->len < CC_ENVLEN ? v->len : CC_ENVLEN);
+		return 0;
+	}
 	struct cc_hdr *rec = copy_rec(data, h->size);
 	if (rec->kind == CC_EV_TASK) {
 		const struct cc_task *t = (const struct cc_task *)rec;
 		if (t->what == CC_TASK_THREAD || t->what == CC_TASK_EXIT)
 			names_thread_note(t->h.pid, t->h.tid, t->comm);
+		/* Its environment while it is there to read: a rank comes with an exec. */
+		if (t->what == CC_TASK_EXEC)
+			names_env_exec(t->h.pid, t->h.ts);
+		else if (t->what == CC_TASK_FORK)
+			names_env_fork(t->h.pid, t->ppid);
 	} else if (rec->tid && !names_thread_known(rec->tid)) {
 		names_thread_note(rec->pid, rec->tid, NULL);
 	}
@@ -89,6 +100,7 @@ drain_process(uint64_t ts, uint32_t pid, uint32_t ppid, const char *comm, const 
 	t.h.pid = t.h.tid = pid;
 	t.what = EV_PROC;
 	t.ppid = ppid;
+	names_env_exec(pid, ts);
 	snprintf(t.comm, sizeof(t.comm), "%s", comm);
 	size_t n = strlen(cmdline);
 	t.cmdlen = n < CC_CMDLEN ? (uint32_t)n : CC_CMDLEN;
@@ -319,8 +331,13 @@ drain_run(struct drain *d, struct target *t)
 			poll(NULL, 0, 50);
 		}
 		uint64_t now = now_ns();
-		if (target_step(t, d->skel, now, d->untraced))
+		if (target_step(t, d->skel, now, d->untraced)) {
+			/* A write that failed while the command ran is said as such, whether or
+			 * not the command ended in the same round. */
+			if (!d->untraced && out_error())
+				stop_tracing(d, t, out_error());
 			break;
+		}
 		if (d->untraced)
 			continue;
 		if (now - d->last_count >= 5 * SCAN_NS) {

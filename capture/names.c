@@ -1,10 +1,13 @@
 /* names.c: the names cutcapture's records refer to by number: handles (from the calls that
- * name them, per process) and threads (their name and process). */
+ * name them, per process), threads (their name and process) and processes (their rank in a
+ * distributed job, from their environment). */
 #include <err.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <linux/types.h>
 
@@ -112,8 +115,123 @@ set_str(char **dst, const char *s, size_t n)
 static struct {
 	struct table handles;  /* (pid, handle) -> name */
 	struct table threads;  /* (tid, 0) -> comm; aux pid; flag: thread record written */
+	struct table labels;   /* (pid, 0) -> struct label (in s) */
 	struct cut_name found; /* what get returned last */
 } N;
+
+/* A process's rank: cur from `since` on (its last exec), prev before. */
+struct label {
+	uint64_t since;
+	struct cut_rank cur, prev;
+};
+
+static const struct cut_rank no_rank = {-1, -1, -1};
+
+/* The rank named by the environment of process pid, now. */
+static struct cut_rank
+read_rank(uint32_t pid)
+{
+	struct cut_rank r = no_rank;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%u/environ", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return r;
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap + 1);
+	ssize_t k;
+	while (buf && (k = read(fd, buf + n, cap - n)) > 0) {
+		n += (size_t)k;
+		if (n == cap) {
+			char *more = cap < (1 << 24) ? realloc(buf, 2 * cap + 1) : NULL;
+			if (!more)
+				break;
+			buf = more;
+			cap *= 2;
+		}
+	}
+	close(fd);
+	if (buf) {
+		buf[n] = 0;
+		struct cut_env_block b = {buf, n};
+		cut_rank_read(&r, cut_env_block_get, &b);
+		free(buf);
+	}
+	return r;
+}
+
+static struct label *
+label_of(uint32_t pid, bool *isnew)
+{
+	struct entry *e = table_put(&N.labels, pid, 0);
+	*isnew = !e->s;
+	if (!e->s) {
+		struct label *l = calloc(1, sizeof(*l));
+		if (!l)
+			err(CUT_EXIT_FATAL, "calloc");
+		l->cur = l->prev = no_rank;
+		e->s = (char *)l;
+	}
+	return (struct label *)e->s;
+}
+
+void
+names_env_exec(uint32_t pid, uint64_t ts)
+{
+	bool isnew;
+	struct label *l = label_of(pid, &isnew);
+	if (!isnew) {
+		l->prev = l->cur;
+		l->since = ts;
+	}
+	l->cur = read_rank(pid);
+	if (isnew)
+		l->prev = l->cur;
+}
+
+void
+names_env_block(uint32_t pid, const char *env, size_t len)
+{
+	bool isnew;
+	struct label *l = label_of(pid, &isnew);
+	struct cut_rank r;
+	struct cut_env_block b = {env, len};
+	/* A variable cut off at the end of the block is not taken */
+	while (b.len > 0 && env[b.len - 1] != 0)
+		b.len--;
+	cut_rank_read(&r, cut_env_block_get, &b);
+	l->cur = r;
+	if (isnew)
+		l->prev = r;
+}
+
+void
+names_env_fork(uint32_t pid, uint32_t ppid)
+{
+	/* The child's environment is its parent's until it execs (reading the child's own
+	 * would race with that exec). */
+	bool isnew;
+	struct label *p = label_of(ppid, &isnew);
+	if (isnew)
+		p->cur = p->prev = read_rank(ppid);
+	struct cut_rank r = p->cur;
+	struct label *l = label_of(pid, &isnew);
+	l->cur = l->prev = r;
+	l->since = 0;
+}
+
+const struct cut_rank *
+names_rank(uint32_t pid, uint64_t ts)
+{
+	if (!pid)
+		return NULL;
+	bool isnew;
+	struct label *l = label_of(pid, &isnew);
+	if (isnew) /* never noted: its environment as it is now, if it is still there */
+		l->cur = l->prev = read_rank(pid);
+	const struct cut_rank *r = ts >= l->since ? &l->cur : &l->prev;
+	return r->rank >= 0 ? r : NULL;
+}
 
 static const struct cut_name *
 handle_get(struct cut_names *n, uint32_t pid, uint64_t h, bool ok)
@@ -214,6 +332,7 @@ names_thread_first(uint32_t pid, uint32_t tid)
 void
 names_free(void)
 {
+	table_free(&N.labels);
 	table_free(&N.handles);
 	table_free(&N.threads);
 	memset(&N, 0, sizeof(N));

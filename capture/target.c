@@ -189,12 +189,41 @@ target_spawn(struct target *t, char **argv, bool stdout_is_trace)
 }
 
 int
-target_attach(struct target *t, pid_t pid)
+target_check(pid_t pid)
 {
-	if (kill(pid, 0) < 0 && errno == ESRCH) {
+	char state = 0, path[64];
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	char *s = read_file(path, NULL), *paren = s ? strrchr(s, ')') : NULL;
+	if (paren && paren[1] == ' ')
+		state = paren[2];
+	free(s);
+	if ((kill(pid, 0) < 0 && errno == ESRCH) || !paren) {
 		warnx("-p %d: no such process", pid);
 		return -1;
 	}
+	if (state == 'Z' || state == 'X') {
+		warnx("-p %d: a zombie (it has exited; its parent has not reaped it): nothing to "
+		      "trace",
+		      pid);
+		return -1;
+	}
+	/* Its tree would hold cutcapture, which would trace itself and never see it end. */
+	for (pid_t p = getpid(); p > 0; p = proc_ppid(p, NULL, 0))
+		if (p == pid) {
+			warnx("-p %d: %s", pid,
+			      p == getpid()
+			          ? "cutcapture itself"
+			          : "an ancestor of cutcapture (its tree holds cutcapture)");
+			return -1;
+		}
+	return 0;
+}
+
+int
+target_attach(struct target *t, pid_t pid)
+{
+	if (target_check(pid) < 0)
+		return -1;
 	t->pid = pid;
 	t->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	/* Its command line, for the header. */

@@ -34,7 +34,10 @@ void target_catch_signals(void);
 /* Forks the command, which waits before exec until target_start; its standard output goes to
  * standard error when stdout_is_trace. Exits with status 2 when it cannot fork. */
 void target_spawn(struct target *t, char **argv, bool stdout_is_trace);
-/* For -p: returns 0, or -1 (saying so) when pid does not exist. */
+/* Whether -p pid can be traced: returns 0, or -1 (saying why) when it does not exist, is a
+ * zombie, or is cutcapture or one of its ancestors. */
+int target_check(pid_t pid);
+/* For -p: returns 0, or -1 (saying so) when target_check fails. */
 int target_attach(struct target *t, pid_t pid);
 /* Has the BPF side follow the command, or the -p process and every descendant it has now
  * (queuing a process record for each, at ts); later ones come through the fork tracepoint.

@@ -59,7 +59,22 @@ proc_exec(struct bpf_raw_tracepoint_args *ctx)
 		len = CC_CMDLEN;
 	if (bpf_probe_read_user(e->cmd, len & (CC_CMDLEN * 2 - 1) & 0x1ff, (void *)start) == 0)
 		e->cmdlen = len;
+	__u64 ts = e->h.ts;
 	submit(e);
+	/* Its environment, for its rank (an auxiliary record: the loader reads /proc without). */
+	struct cc_env *v = bpf_ringbuf_reserve(&events, sizeof(*v), 0);
+	if (!v)
+		return 0;
+	fill_hdr(&v->h, CC_EV_ENV, sizeof(*v), ts, 0, id >> 32, (__u32)id);
+	start = BPF_CORE_READ(task, mm, env_start);
+	len = BPF_CORE_READ(task, mm, env_end) - start;
+	if (len > CC_ENVLEN)
+		len = CC_ENVLEN;
+	v->len = 0;
+	if (bpf_probe_read_user(v->env, len & (CC_ENVLEN * 2 - 1) & (CC_ENVLEN * 2 - 1),
+	                        (void *)start) == 0)
+		v->len = len;
+	submit(v);
 	return 0;
 }
 

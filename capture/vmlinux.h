@@ -51,6 +51,8 @@ struct files_struct {
 struct mm_struct {
 	unsigned long arg_start;
 	unsigned long arg_end;
+	unsigned long env_start;
+	unsigned long env_end;
 };
 
 struct signal_struct {

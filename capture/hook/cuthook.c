@@ -344,11 +344,20 @@ main(int argc, char *argv[])
 	char *out = absolute(file);
 	if (!lib || !out)
 		err(CUT_EXIT_FATAL, "out of memory");
-	/* One file for the whole capture, truncated now; with %p each process makes its own. */
+	/* Longest once each %p is a pid (at most 7 digits: pid_max is 2^22). */
+	size_t longest = strlen(out);
+	for (const char *p = out; (p = strstr(p, "%p")); p += 2)
+		longest += 5;
+	if (longest >= PATH_MAX)
+		errx(CUT_EXIT_FATAL, "%s: file name too long", cut_esc(file));
+	/* One file for the whole capture, truncated now, never through a symbolic link; with %p
+	 * each process makes its own. */
 	if (!strstr(out, "%p")) {
-		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+		if (fd < 0 && errno == ELOOP)
+			errx(CUT_EXIT_FATAL, "%s: a symbolic link: not followed", cut_esc(file));
 		if (fd < 0)
-			err(CUT_EXIT_FATAL, "%s", file);
+			err(CUT_EXIT_FATAL, "%s", cut_esc(file));
 		close(fd);
 	}
 
@@ -371,6 +380,13 @@ main(int argc, char *argv[])
 	 * process waits, as a shell would, leaving the terminal's signals to the command and
 	 * passing on those sent to it alone. */
 	time_t start = time(NULL);
+	struct timespec now;
+	char start_ns[32];
+	clock_gettime(CLOCK_REALTIME, &now);
+	snprintf(start_ns, sizeof(start_ns), "%lld",
+	         (long long)now.tv_sec * 1000000000 + now.tv_nsec);
+	if (setenv("CUTHOOK_START", start_ns, 1) < 0)
+		err(CUT_EXIT_FATAL, "setenv");
 	int ready[2];
 	if (pipe2(ready, O_CLOEXEC) < 0)
 		err(CUT_EXIT_FATAL, "pipe");

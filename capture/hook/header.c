@@ -22,6 +22,7 @@ hook_meta(struct cut_buf *b, int64_t ts, int64_t tid, const char *name, const ch
 	ev.layer = CUT_META;
 	ev.name = name;
 	ev.args = args;
+	hook_label(&ev);
 	cut_event_format(b, &ev);
 	buf_addc(b, '\n');
 }
@@ -125,6 +126,12 @@ build_header_locked(int64_t tid)
 		buf_addjstr(&a, s.s ? s.s : "", s.len);
 		buf_addkey(&a, "ppid");
 		buf_addi64(&a, getppid());
+		if (hook_w.rank.rank >= 0)
+			buf_addkv_int(&a, "rank", hook_w.rank.rank);
+		if (hook_w.rank.local_rank >= 0)
+			buf_addkv_int(&a, "local_rank", hook_w.rank.local_rank);
+		if (hook_w.rank.world_size >= 0)
+			buf_addkv_int(&a, "world_size", hook_w.rank.world_size);
 		buf_addc(&a, '}');
 		hook_meta(line, hook_w.start_ns, tid, "process", a.s);
 		buf_free(&a);

@@ -60,6 +60,9 @@ void *hook_next(const char *name);
 struct hook_thread;
 extern HOOK_TLS struct hook_thread *hook_self;
 extern HOOK_TLS int hook_guard; /* set while libcuthook's own code runs on this thread */
+/* hook_guard's value while libcuthook asks the driver a question (a handle's name): calls the
+ * driver makes then are its own, not a signal handler's. */
+#define HOOK_GUARD_ASK 2
 extern int hook_recording;
 /* The calling thread's writer, starting libcuthook or the thread's state when needed; NULL
  * when the call is not to be recorded. */

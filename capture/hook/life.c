@@ -2,7 +2,9 @@
  * thread's state from its first call to its end, fork (the child is a process of its own),
  * fatal signals, _exit, and the end, which writes every buffer and the trailer. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -10,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <linux/membarrier.h>
 #include <unistd.h>
 
@@ -85,12 +88,89 @@ hook_thread_new(void)
 	return t;
 }
 
-/* ---- start ---- */
+/* ---- signals ----
+ * Nothing is installed before the program starts, so it finds every disposition as it would
+ * without cuthook (Python, for one, installs its SIGINT handler only over SIG_DFL). At the
+ * first recorded call, the signals below that the program left at SIG_DFL get on_fatal, which
+ * writes the buffered lines and lets the default action happen. It stays out of sight:
+ * sigaction(2) and signal(3) report SIG_DFL where it is, and a disposition the program sets
+ * replaces it. */
+
+/* glibc's own name of sigaction, which the wrapper below calls. */
+extern int __sigaction(int, const struct sigaction *, struct sigaction *);
+
+/* The trailer and lost record are formatted here: reserved at start, so that an end reached
+ * from a signal handler that interrupted malloc does not need it. */
+static struct cut_buf end_args, end_line;
 
 static void on_fatal(int sig);
+static int fatal_ours[NSIG]; /* 1 where on_fatal is installed and the program set nothing */
+static struct sigaction fatal_old[NSIG]; /* what it replaced, which the program is shown */
+
+static void
+install_fatal(void)
+{
+	static int done;
+	if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+		return;
+	static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
+	                            SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++) {
+		struct sigaction old, sa;
+		if (__sigaction(fatal[i], NULL, &old) < 0 || old.sa_handler != SIG_DFL ||
+		    (old.sa_flags & SA_SIGINFO))
+			continue;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_fatal;
+		sa.sa_flags = SA_RESETHAND;
+		sigemptyset(&sa.sa_mask);
+		fatal_old[fatal[i]] = old;
+		__atomic_store_n(&fatal_ours[fatal[i]], 1, __ATOMIC_RELAXED);
+		__sigaction(fatal[i], &sa, NULL);
+	}
+}
+
+HOOK_EXPORT int
+sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	int r = __sigaction(sig, act, old);
+	if (r == 0 && sig > 0 && sig < NSIG &&
+	    __atomic_load_n(&fatal_ours[sig], __ATOMIC_RELAXED)) {
+		if (old && old->sa_handler == on_fatal)
+			*old = fatal_old[sig];
+		if (act)
+			__atomic_store_n(&fatal_ours[sig], 0, __ATOMIC_RELAXED);
+	}
+	return r;
+}
+
+HOOK_EXPORT sighandler_t
+signal(int sig, sighandler_t handler)
+{
+	static sighandler_t (*real)(int, sighandler_t);
+	if (!real && !(real = (sighandler_t(*)(int, sighandler_t))hook_next("signal"))) {
+		errno = ENOSYS;
+		return SIG_ERR;
+	}
+	sighandler_t old = real(sig, handler);
+	if (old != SIG_ERR && sig > 0 && sig < NSIG &&
+	    __atomic_exchange_n(&fatal_ours[sig], 0, __ATOMIC_RELAXED) && old == on_fatal)
+		old = SIG_DFL;
+	return old;
+}
+
+/* ---- start ---- */
+
 static void fork_prepare(void);
 static void fork_parent(void);
 static void fork_child(void);
+
+static const char *
+env_get(const char *name, void *arg)
+{
+	(void)arg;
+	return getenv(name);
+}
 
 static void
 init(void)
@@ -105,6 +185,11 @@ init(void)
 	hook_w.pid_ns = hook_ns_id("/proc/self/status", hook_w.pid);
 	const char *root = getenv("CUTHOOK_ROOT");
 	hook_w.root = !root || atol(root) == (long)hook_w.pid;
+	if (cut_rank_read(&hook_w.rank, env_get, NULL)) {
+		struct utsname u;
+		if (uname(&u) == 0)
+			hook_w.host = strdup(u.nodename);
+	}
 	const char *out = getenv("CUTHOOK_OUTPUT");
 	hook_w.path = strdup(out && *out ? out : DEFAULT_OUTPUT);
 	hook_resolve_init();
@@ -114,26 +199,15 @@ init(void)
 	for (int i = 0; i < HOOK_NAPI; i++)
 		hook_w.cats[i] = cut_api_category(hook_names[i]);
 	hook_id_fragments();
-	if (hook_w.path)
-		hook_open_output();
+	buf_try_room(&end_args, 1 << 15);
+	buf_try_room(&end_line, 1 << 16);
+	if (hook_w.path && !strstr(hook_w.path, "%p"))
+		hook_open_output(); /* %p: at the first line, so processes with none leave no file
+		                     */
 	hook_w.membarrier =
 	    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
-	if (hook_w.fd >= 0 && pthread_key_create(&hook_w.key, thread_gone) == 0) {
+	if (hook_w.path && pthread_key_create(&hook_w.key, thread_gone) == 0) {
 		pthread_atfork(fork_prepare, fork_parent, fork_child);
-		/* Flush on fatal signals the program leaves at their default action. */
-		static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
-		                            SIGTERM, SIGINT, SIGHUP, SIGQUIT};
-		for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++) {
-			struct sigaction old, sa;
-			if (sigaction(fatal[i], NULL, &old) < 0 || old.sa_handler != SIG_DFL ||
-			    (old.sa_flags & SA_SIGINFO))
-				continue;
-			memset(&sa, 0, sizeof(sa));
-			sa.sa_handler = on_fatal;
-			sa.sa_flags = SA_RESETHAND;
-			sigemptyset(&sa.sa_mask);
-			sigaction(fatal[i], &sa, NULL);
-		}
 		hook_w.inited = true;
 		__atomic_store_n(&hook_recording, 1, __ATOMIC_RELEASE);
 	}
@@ -149,8 +223,15 @@ hook_start(void)
 struct hook_thread *
 hook_enter_slow(void)
 {
-	if (hook_guard)
+	if (hook_guard) {
+		/* A call while libcuthook's own code runs on this thread comes from a signal
+		 * handler that interrupted it (libcuthook's own questions to the driver set
+		 * HOOK_GUARD_ASK): its buffer is not in a state to take a line. Counted lost. */
+		if (hook_guard != HOOK_GUARD_ASK &&
+		    __atomic_load_n(&hook_recording, __ATOMIC_RELAXED))
+			__atomic_add_fetch(&hook_w.lost_nested, 1, __ATOMIC_RELAXED);
 		return NULL;
+	}
 	pthread_once(&hook_w.once, init);
 	if (!__atomic_load_n(&hook_recording, __ATOMIC_ACQUIRE))
 		return NULL;
@@ -158,34 +239,67 @@ hook_enter_slow(void)
 		return hook_self;
 	hook_guard = 1;
 	struct hook_thread *t = getpid() == hook_w.pid ? hook_thread_new() : NULL;
+	if (t)
+		install_fatal();
 	hook_guard = 0;
 	return t;
 }
 
 /* ---- the end ---- */
 
-/* Writes every thread's buffer, then the lost record and the trailer. A process that is not the
- * one cuthook started and recorded nothing writes nothing at all. */
+/*
+ * Writes every thread's buffer, then the lost record and the trailer. A process that is not the
+ * one cuthook started and recorded nothing writes nothing at all.
+ *
+ * Reached from libcuthook's own code on this thread (exit() or _exit() called by a signal
+ * handler that interrupted a recorded call), its locks may be held and its own buffer be half
+ * written: then no lock is taken, this thread's buffer is counted lost instead of written, and
+ * another thread is waited for a bounded time (it may wait for a lock this one holds).
+ */
 static void
-finish(void)
+finish(bool at_exec)
 {
 	if (!hook_w.inited || getpid() != hook_w.pid)
 		return;
-	/* First, while every writer still takes lines: the work still to complete. */
-	hook_gpu_stop();
+	/* First, while every writer still takes lines: the work still to complete (not from a
+	 * signal handler that interrupted the library: it may hold the layer's lock). */
+	if (!hook_guard)
+		hook_gpu_stop();
 	if (!stop_owners())
 		return;
 	int guard = hook_guard;
+	bool nested = guard != 0;
 	hook_guard = 1;
 	__atomic_store_n(&hook_recording, 0, __ATOMIC_RELEASE);
 	static uint64_t calls[HOOK_NAPI][HOOK_NVIA];
 	memset(calls, 0, sizeof(calls));
-	uint64_t events = 0, lost = 0, from_clock = 0;
+	uint64_t events = 0, lost = 0, lost_nested = 0, from_clock = 0;
 	int64_t tid = hook_self ? hook_self->tid : (int64_t)syscall(SYS_gettid);
-	pthread_mutex_lock(&hook_w.threads_lock);
-	for (struct hook_thread *t = hook_w.threads; t; t = t->next) {
-		wait_idle(t, INT_MAX);
-		hook_flush(t);
+	if (!nested)
+		pthread_mutex_lock(&hook_w.threads_lock);
+	if (nested && !hook_w.header_done &&
+	    __atomic_load_n(&hook_w.header_ready, __ATOMIC_ACQUIRE) && hook_output_ok()) {
+		hook_write_lines(hook_w.header.s, hook_w.header.len);
+		hook_w.header_done = 1;
+	}
+	for (struct hook_thread *t = __atomic_load_n(&hook_w.threads, __ATOMIC_ACQUIRE); t;
+	     t = t->next) {
+		if (t == hook_self ? nested : !wait_idle(t, nested ? 100000 : INT_MAX)) {
+			t->lost += t->pending;
+			t->events -= t->pending;
+			t->out.len = 0;
+			t->pending = 0;
+		} else if (nested) {
+			if (t->out.len &&
+			    (!hook_output_ok() || hook_write_lines(t->out.s, t->out.len) < 0)) {
+				t->lost += t->pending;
+				t->events -= t->pending;
+			}
+			t->out.len = 0;
+			t->pending = 0;
+		} else {
+			hook_flush(t);
+		}
 		events += t->events;
 		lost += t->lost;
 		from_clock += t->tsc.from_clock;
@@ -193,50 +307,65 @@ finish(void)
 			for (int v = 0; v < HOOK_NVIA; v++)
 				calls[i][v] += t->calls[i][v];
 	}
-	pthread_mutex_unlock(&hook_w.threads_lock);
-	if (hook_w.root || events || lost) {
-		hook_ensure_header(tid);
-		struct cut_buf a = {0}, line = {0};
+	if (!nested)
+		pthread_mutex_unlock(&hook_w.threads_lock);
+	lost_nested = __atomic_load_n(&hook_w.lost_nested, __ATOMIC_RELAXED);
+	/* The root's new image after exec writes for it: no empty header and trailer per image. */
+	if ((hook_w.root && !at_exec) || events || lost || lost_nested) {
+		if (!nested)
+			hook_ensure_header(tid);
+		struct cut_buf *a = &end_args, *line = &end_line;
+		buf_reset(a);
+		buf_reset(line);
 		int64_t now = hook_now();
 		if (lost) {
-			buf_adds(&a, "{\"count\":");
-			buf_addi64(&a, (int64_t)lost);
-			buf_adds(&a, ",\"reason\":\"output not writable or events after the end\"");
-			buf_adds(&a, ",\"layer\":\"api\"}");
-			hook_meta(&line, now, tid, "lost", a.s);
-			buf_reset(&a);
+			buf_adds(a, "{\"count\":");
+			buf_addi64(a, (int64_t)lost);
+			buf_adds(a, ",\"reason\":\"output not writable or events after the end\"");
+			buf_adds(a, ",\"layer\":\"api\"}");
+			hook_meta(line, now, tid, "lost", a->s);
+			buf_reset(a);
 		}
-		buf_adds(&a, "{\"events\":");
-		buf_addi64(&a, (int64_t)events);
-		buf_adds(&a, ",\"lost\":");
-		buf_addi64(&a, (int64_t)lost);
+		if (lost_nested) {
+			buf_adds(a, "{\"count\":");
+			buf_addi64(a, (int64_t)lost_nested);
+			buf_adds(a, ",\"reason\":\"calls from signal handlers that interrupted "
+			            "cuthook's own code\",\"layer\":\"api\"}");
+			hook_meta(line, now, tid, "lost", a->s);
+			buf_reset(a);
+		}
+		buf_adds(a, "{\"events\":");
+		buf_addi64(a, (int64_t)events);
+		buf_adds(a, ",\"lost\":");
+		buf_addi64(a, (int64_t)(lost + lost_nested));
 		uint64_t gpu = hook_gpu_events();
-		buf_adds(&a, ",\"layers\":{\"api\":");
-		buf_addi64(&a, (int64_t)(events - gpu));
+		buf_adds(a, ",\"layers\":{\"api\":");
+		buf_addi64(a, (int64_t)(events - gpu));
 		if (!hook_gpu_off_reason() || gpu) {
-			buf_adds(&a, ",\"gpu\":");
-			buf_addi64(&a, (int64_t)gpu);
+			buf_adds(a, ",\"gpu\":");
+			buf_addi64(a, (int64_t)gpu);
 		}
 		/* How durations were measured (clock.c): ends read from the TSC or the clock. */
-		buf_adds(&a, "},\"durations\":{\"tsc\":");
-		buf_addi64(&a, (int64_t)(events - from_clock));
-		buf_adds(&a, ",\"clock\":");
-		buf_addi64(&a, (int64_t)from_clock);
+		buf_adds(a, "},\"durations\":{\"tsc\":");
+		buf_addi64(a, (int64_t)(events - from_clock));
+		buf_adds(a, ",\"clock\":");
+		buf_addi64(a, (int64_t)from_clock);
 		uint64_t hz = hook_tsc_hz();
 		if (hz) {
-			buf_adds(&a, ",\"tsc_hz\":");
-			buf_addi64(&a, (int64_t)hz);
+			buf_adds(a, ",\"tsc_hz\":");
+			buf_addi64(a, (int64_t)hz);
 		}
-		buf_addc(&a, '}');
-		hook_gpu_trailer(&a);
-		buf_adds(&a, ",\"coverage\":");
-		hook_audit(&a, (const uint64_t(*)[HOOK_NVIA])calls);
-		buf_addc(&a, '}');
-		hook_meta(&line, now, tid, "trailer", a.s);
+		buf_addc(a, '}');
+		hook_gpu_trailer(a);
+		/* The coverage audit takes a lock this thread may hold when nested. */
+		if (!nested) {
+			buf_adds(a, ",\"coverage\":");
+			hook_audit(a, (const uint64_t(*)[HOOK_NVIA])calls);
+		}
+		buf_addc(a, '}');
+		hook_meta(line, now, tid, "trailer", a->s);
 		if (hook_output_ok())
-			hook_write_lines(line.s, line.len);
-		buf_free(&a);
-		buf_free(&line);
+			hook_write_lines(line->s, line->len);
 	}
 	hook_guard = guard;
 }
@@ -245,7 +374,7 @@ finish(void)
 __attribute__((destructor)) static void
 hook_stop(void)
 {
-	finish();
+	finish(false);
 }
 
 /* os._exit and friends skip the destructors. A vfork child shares our memory but has its own
@@ -253,7 +382,7 @@ hook_stop(void)
 __attribute__((noreturn)) static void
 exit_now(const char *name, int status)
 {
-	finish();
+	finish(false);
 	void (*real)(int) = (void (*)(int))hook_next(name);
 	if (real)
 		real(status);
@@ -273,13 +402,141 @@ _Exit(int status)
 	exit_now("_Exit", status);
 }
 
+/* ---- exec ----
+ * A new program replaces this one: what this image recorded is written now, with its
+ * trailer. The new image, preloaded too, starts with its own header under the same pid, in the
+ * same file (hook_open_output keeps what this capture wrote). When exec fails, recording starts
+ * again as it would in a new image: a header, then events, then a trailer of their own. A vfork
+ * child shares this memory but not the pid: finish() and the restart leave it alone. */
+
+static void
+exec_failed(void)
+{
+	if (!hook_w.inited || getpid() != hook_w.pid ||
+	    !__atomic_load_n(&hook_w.finished, __ATOMIC_ACQUIRE))
+		return;
+	for (struct hook_thread *t = __atomic_load_n(&hook_w.threads, __ATOMIC_ACQUIRE); t;
+	     t = t->next) {
+		t->events = t->pending = t->lost = 0;
+		t->tsc.from_clock = 0;
+		memset(t->calls, 0, sizeof(t->calls));
+		t->need_thread_record = true;
+	}
+	__atomic_store_n(&hook_w.lost_nested, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&hook_w.header_done, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&hook_w.finished, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&hook_recording, 1, __ATOMIC_RELEASE);
+}
+
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*execv_fn)(const char *, char *const[]);
+
+/* Calls real (looked up once) with what this image recorded written out first. */
+#define EXEC_AROUND(type, name, call)                                                              \
+	do {                                                                                       \
+		static type real;                                                                  \
+		if (!real && !(real = (type)hook_next(name))) {                                    \
+			errno = ENOSYS;                                                            \
+			return -1;                                                                 \
+		}                                                                                  \
+		int e_ = errno;                                                                    \
+		finish(true);                                                                      \
+		errno = e_;                                                                        \
+		int r_ = call;                                                                     \
+		e_ = errno;                                                                        \
+		exec_failed();                                                                     \
+		errno = e_;                                                                        \
+		return r_;                                                                         \
+	} while (0)
+
+HOOK_EXPORT int
+execve(const char *path, char *const argv[], char *const envp[])
+{
+	EXEC_AROUND(execve_fn, "execve", real(path, argv, envp));
+}
+
+HOOK_EXPORT int
+execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	EXEC_AROUND(execve_fn, "execvpe", real(file, argv, envp));
+}
+
+HOOK_EXPORT int
+execv(const char *path, char *const argv[])
+{
+	EXEC_AROUND(execv_fn, "execv", real(path, argv));
+}
+
+HOOK_EXPORT int
+execvp(const char *file, char *const argv[])
+{
+	EXEC_AROUND(execv_fn, "execvp", real(file, argv));
+}
+
+HOOK_EXPORT int
+fexecve(int fd, char *const argv[], char *const envp[])
+{
+	typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+	EXEC_AROUND(fexecve_fn, "fexecve", real(fd, argv, envp));
+}
+
+HOOK_EXPORT int
+execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
+{
+	typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
+	EXEC_AROUND(execveat_fn, "execveat", real(dirfd, path, argv, envp, flags));
+}
+
+/* execl, execlp, execle: their arguments as an array (ap left open after the NULL that ends
+ * them), then the wrappers above. */
+#define EXEC_LIST(first, ap, argv)                                                                 \
+	size_t n_ = 1;                                                                             \
+	va_start(ap, first);                                                                       \
+	while (va_arg(ap, char *))                                                                 \
+		n_++;                                                                              \
+	va_end(ap);                                                                                \
+	char *argv[n_ + 1];                                                                        \
+	va_start(ap, first);                                                                       \
+	argv[0] = (char *)first;                                                                   \
+	for (size_t i_ = 1; i_ <= n_; i_++)                                                        \
+	argv[i_] = va_arg(ap, char *)
+
+HOOK_EXPORT int
+execl(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	EXEC_LIST(arg, ap, argv);
+	va_end(ap);
+	return execv(path, argv);
+}
+
+HOOK_EXPORT int
+execlp(const char *file, const char *arg, ...)
+{
+	va_list ap;
+	EXEC_LIST(arg, ap, argv);
+	va_end(ap);
+	return execvp(file, argv);
+}
+
+HOOK_EXPORT int
+execle(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	EXEC_LIST(arg, ap, argv);
+	char *const *envp = va_arg(ap, char *const *);
+	va_end(ap);
+	return execve(path, argv, envp);
+}
+
 /* Writes what is buffered (no trailer: formatting it is not async-signal-safe), then lets the
  * signal take its default action. */
 static void
 on_fatal(int sig)
 {
 	int saved = errno;
-	if (hook_w.inited && getpid() == hook_w.pid && hook_w.fd >= 0 && stop_owners()) {
+	__atomic_store_n(&fatal_ours[sig], 0, __ATOMIC_RELAXED); /* SA_RESETHAND */
+	if (hook_w.inited && getpid() == hook_w.pid && stop_owners() && hook_output_ok()) {
 		/* The header was formatted with the first event; only writing is left. */
 		if (!hook_w.header_done &&
 		    __atomic_load_n(&hook_w.header_ready, __ATOMIC_ACQUIRE)) {
@@ -337,6 +594,7 @@ fork_child(void)
 	hook_w.root = false;
 	hook_w.header_done = 0;
 	hook_w.header_ready = 0;
+	hook_w.lost_nested = 0;
 	buf_reset(&hook_w.header);
 	if (hook_w.membarrier)
 		hook_w.membarrier =
@@ -355,11 +613,10 @@ fork_child(void)
 		    hook_ns_id("/proc/thread-self/status", (int64_t)syscall(SYS_gettid));
 		hook_self->need_thread_record = true;
 	}
-	if (strstr(hook_w.path, "%p")) {
+	if (strstr(hook_w.path, "%p")) { /* opened at the child's first line */
 		if (hook_w.fd >= 0)
 			close(hook_w.fd);
 		hook_w.fd = -1;
-		hook_open_output();
 	}
 	pthread_mutex_unlock(&hook_w.header_lock);
 	pthread_mutex_unlock(&hook_w.threads_lock);

@@ -126,7 +126,11 @@ get(struct cut_names *names, uint32_t pid, uint64_t h, bool ok)
 		CUresult (*ask)(const char **, void *) =
 		    (CUresult(*)(const char **, void *))hook_real_slow(askers[i]);
 		const char *s = NULL;
-		if (ask && ask(&s, (void *)(uintptr_t)h) == HOOK_CUDA_SUCCESS && s && *s) {
+		int guard = hook_guard;
+		hook_guard = HOOK_GUARD_ASK;
+		CUresult r = ask ? ask(&s, (void *)(uintptr_t)h) : HOOK_CUDA_ERROR_NOT_INITIALIZED;
+		hook_guard = guard;
+		if (r == HOOK_CUDA_SUCCESS && s && *s) {
 			n = hook_name_set(h, s, strlen(s));
 			if (n)
 				hn->asked = (struct hook_symbol){

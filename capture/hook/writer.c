@@ -63,12 +63,51 @@ hook_ns_id(const char *status, int64_t fallback)
 
 /* ---- output ---- */
 
+/* The time (CLOCK_REALTIME ns) before which a %p file of this pid is stale: the capture's
+ * start (CUTHOOK_START, from the launcher), else this process's start (which exec keeps),
+ * from /proc/self/stat and the boot clock. 0 when unknown. */
+static int64_t
+stale_before(void)
+{
+	const char *env = getenv("CUTHOOK_START");
+	if (env && *env)
+		return atoll(env);
+	char buf[1024];
+	if (hook_read_file("/proc/self/stat", buf, sizeof(buf)) <= 0)
+		return 0;
+	const char *p = strrchr(buf, ')');
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (!p)
+		return 0;
+	int64_t ticks = atoll(p + 1);
+	long hz = sysconf(_SC_CLK_TCK);
+	struct timespec boot, real;
+	clock_gettime(CLOCK_BOOTTIME, &boot);
+	clock_gettime(CLOCK_REALTIME, &real);
+	int64_t since_boot = (int64_t)boot.tv_sec * 1000000000 + boot.tv_nsec;
+	int64_t started = hz > 0 ? ticks * (1000000000 / hz) : since_boot;
+	/* the tick rounds the start down: a file written in that tick before it is not stale */
+	return (int64_t)real.tv_sec * 1000000000 + real.tv_nsec - (since_boot - started) +
+	       (hz > 0 ? 1000000000 / hz : 0);
+}
+
+/*
+ * Opens the output, never through a symbolic link (O_NOFOLLOW), created 0644. With "%p" the
+ * file is this process's: created fresh (O_EXCL); one that is there already is kept and appended
+ * to when this capture wrote it (an earlier image of this pid, before exec, or an earlier process
+ * that had this pid), and truncated when it is older (a stale file of an earlier run). A path
+ * that would be too long once "%p" is replaced is not opened. Async-signal-safe.
+ */
 void
 hook_open_output(void)
 {
-	char path[4096];
+	char path[PATH_MAX + 32];
 	size_t n = 0;
-	for (const char *s = hook_w.path; *s && n < sizeof(path) - 24; s++) {
+	bool per_pid = false;
+	for (const char *s = hook_w.path; *s; s++) {
+		if (n >= PATH_MAX)
+			return; /* ENAMETOOLONG: never a shorter name than the one asked for */
 		if (s[0] == '%' && s[1] == 'p') {
 			char pid[24], *q = pid + sizeof(pid);
 			*--q = '\0';
@@ -80,11 +119,25 @@ hook_open_output(void)
 			memcpy(path + n, q, l);
 			n += l;
 			s++;
+			per_pid = true;
 		} else
 			path[n++] = *s;
 	}
+	if (n >= PATH_MAX)
+		return;
 	path[n] = '\0';
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+	int flags = O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW;
+	int fd = open(path, flags | O_CREAT | (per_pid ? O_EXCL : 0), 0644);
+	if (fd < 0 && per_pid && errno == EEXIST && (fd = open(path, flags)) >= 0) {
+		struct stat st;
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+		    ((int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec <
+		         stale_before() &&
+		     ftruncate(fd, 0) < 0)) {
+			close(fd);
+			fd = -1;
+		}
+	}
 	if (fd < 0)
 		return;
 	/* Out of the way of the program's own low descriptors. */
@@ -146,8 +199,10 @@ hook_flush(struct hook_thread *t)
 	if (!t->out.len)
 		return;
 	hook_ensure_header(t->tid);
-	if (!hook_output_ok() || hook_write_lines(t->out.s, t->out.len) < 0)
+	if (!hook_output_ok() || hook_write_lines(t->out.s, t->out.len) < 0) {
 		t->lost += t->pending;
+		t->events -= t->pending;
+	}
 	buf_reset(&t->out);
 	t->pending = 0;
 }
@@ -174,6 +229,17 @@ api_event(struct cut_event *ev, int64_t ts, int64_t dur, int64_t pid, int64_t ti
 	ev->ret = ret;
 	ev->args = args;
 	ev->has = CUT_HAS_DUR | CUT_HAS_RET;
+	hook_label(ev);
+}
+
+void
+hook_label(struct cut_event *ev)
+{
+	ev->host = hook_w.host;
+	if (hook_w.rank.rank >= 0) {
+		ev->rank = hook_w.rank.rank;
+		ev->has |= CUT_HAS_RANK;
+	}
 }
 
 /* Copies the part of line from the start of `from` to the end of `to` (both must be there, in
@@ -233,7 +299,7 @@ fast_line(struct hook_thread *t, enum hook_id id, int64_t ts, int64_t dur, int64
           const char *args, size_t alen)
 {
 	struct cut_buf *b = &t->out;
-	if (!buf_try_room(b, 128 + 2 * FRAG_MAX + alen))
+	if (!buf_try_room(b, 128 + THREAD_FRAG_MAX + FRAG_MAX + alen))
 		return false;
 	char *p = b->s + b->len;
 	memcpy(p, "{\"ts\":", 6);
@@ -257,7 +323,7 @@ fast_line(struct hook_thread *t, enum hook_id id, int64_t ts, int64_t dur, int64
 		p = buf_put_i64(p, ts);
 	memcpy(p, ",\"dur\":", 7);
 	p = put_small(p + 7, dur);
-	memcpy(p, t->frag, FRAG_MAX);
+	memcpy(p, t->frag, THREAD_FRAG_MAX);
 	p += t->frag_len;
 	memcpy(p, hook_w.frag[id], FRAG_MAX);
 	p = put_small(p + hook_w.frag_len[id], ret);
@@ -282,7 +348,10 @@ thread_fragment(struct hook_thread *t)
 	t->fast = false;
 	api_event(&ev, 0, 0, hook_w.pid_ns, t->tid, (enum hook_id)0, 0, NULL);
 	cut_event_format(&b, &ev);
-	size_t n = cut_out(b.s, ",\"pid\":", ",\"name\":", t->frag, sizeof(t->frag));
+	const char *from = hook_w.host             ? ",\"host\":"
+	                   : hook_w.rank.rank >= 0 ? ",\"rank\":"
+	                                           : ",\"pid\":";
+	size_t n = cut_out(b.s, from, ",\"name\":", t->frag, sizeof(t->frag));
 	if (n > 0 && hook_w.frag_len[0]) {
 		t->frag_len = (unsigned char)n;
 		static const char args[] = "{\"bytes\":1,\"dir\":\"HtoD\"}";

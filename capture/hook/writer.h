@@ -8,10 +8,12 @@
 #include <sys/types.h>
 
 #include "hook.h"
+#include "rank.h"
 
 #define FLUSH_AT (56 * 1024) /* bytes of whole lines a thread keeps before writing */
 #define DEFAULT_OUTPUT "cuthook.jsonl"
-#define FRAG_MAX 96 /* longest fragment of an API event line, see fast_line() */
+#define FRAG_MAX 96         /* longest fragment of an API event line, see fast_line() */
+#define THREAD_FRAG_MAX 192 /* longest thread fragment: host and rank make it longer */
 
 struct hook_thread {
 	int busy;    /* set while the owner appends to or writes out its buffer: own_begin() */
@@ -20,8 +22,8 @@ struct hook_thread {
 	int64_t tid;
 	bool fast; /* frag is good: API events take the fast path */
 	unsigned char frag_len;
-	char frag[FRAG_MAX]; /* ,"pid":P,"tid":T,"layer":"api","name": */
-	int64_t ts_hi;       /* the last ts / 10^6, and its digits: see fast_line() */
+	char frag[THREAD_FRAG_MAX]; /* [,"host":H,"rank":R],"pid":P,"tid":T,"layer":"api","name": */
+	int64_t ts_hi;              /* the last ts / 10^6, and its digits: see fast_line() */
 	unsigned char ts_hi_len;
 	char ts_hi_str[24];
 	struct cut_buf out;  /* whole lines not yet written */
@@ -56,7 +58,10 @@ struct hook_writer {
 	int header_ready; /* header holds this process's header and process record */
 	int header_done;  /* and they were written */
 	struct cut_buf header;
-	bool membarrier; /* MEMBARRIER_CMD_PRIVATE_EXPEDITED works: see own_begin() */
+	bool membarrier;      /* MEMBARRIER_CMD_PRIVATE_EXPEDITED works: see own_begin() */
+	uint64_t lost_nested; /* calls from signal handlers that interrupted libcuthook's code */
+	struct cut_rank rank; /* from the launcher's variables (rank.h): -1 where none */
+	const char *host;     /* on every record when the rank is known, else NULL */
 };
 
 extern struct hook_writer hook_w;
@@ -103,6 +108,9 @@ bool hook_output_ok(void);
 int hook_write_lines(const char *s, size_t n);
 /* Writes a thread's buffer out. Caller owns t. */
 void hook_flush(struct hook_thread *t);
+struct cut_event;
+/* Puts this process's host and rank, when known, on ev. */
+void hook_label(struct cut_event *ev);
 /* Cuts the per-function fragments of API event lines out of cut_event_format's own output. */
 void hook_id_fragments(void);
 
