@@ -44,7 +44,8 @@ usage(void)
 {
 	fprintf(stderr,
 	        "usage: cutcapture [-qv] [-b MiB] [-f pattern] [-k function] [-l layers]\n"
-	        "                  [-o file] [--libcuda path] [--sched-min ns] [--single-probes]\n"
+	        "                  [-o file] [--libcuda path] [--libcudart path] [--sched-min ns]\n"
+	        "                  [--single-probes]\n"
 	        "                  -p pid | [--] command [arg ...]\n");
 	exit(CUT_EXIT_FATAL);
 }
@@ -67,6 +68,7 @@ libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 
 enum {
 	OPT_LIBCUDA = 256,
+	OPT_LIBCUDART,
 	OPT_SCHED_MIN,
 	OPT_SINGLE,
 	OPT_IOCTL_DEV,
@@ -80,6 +82,7 @@ parse_args(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 	    {"libcuda", required_argument, NULL, OPT_LIBCUDA},
+	    {"libcudart", required_argument, NULL, OPT_LIBCUDART},
 	    {"sched-min", required_argument, NULL, OPT_SCHED_MIN},
 	    {"single-probes", no_argument, NULL, OPT_SINGLE},
 	    {"ioctl-dev", required_argument, NULL, OPT_IOCTL_DEV},
@@ -126,6 +129,7 @@ parse_args(int argc, char *argv[])
 		case 'q': env.quiet = true; break;
 		case 'v': env.verbose = true; break;
 		case OPT_LIBCUDA: lo->libcuda = optarg; break;
+		case OPT_LIBCUDART: lo->libcudart = optarg; break;
 		case OPT_SCHED_MIN:
 			lo->sched_min = strtoull(optarg, &end, 10);
 			if (*end)
@@ -151,6 +155,8 @@ parse_args(int argc, char *argv[])
 	}
 	if ((optind < argc) == (lo->pid != 0))
 		usage();
+	if (lo->libcudart) /* naming the runtime asks for its layer */
+		lo->layers |= CC_L_RUNTIME;
 	env.cmd = optind < argc ? argv + optind : NULL;
 	lo->patterns = env.patterns;
 }

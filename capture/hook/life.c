@@ -310,10 +310,16 @@ finish(bool at_exec)
 	if (!nested)
 		pthread_mutex_unlock(&hook_w.threads_lock);
 	lost_nested = __atomic_load_n(&hook_w.lost_nested, __ATOMIC_RELAXED);
+	/* NVTX ranges still open end here (not from a signal handler: it formats). */
+	struct cut_buf unended = {0};
+	if (!nested)
+		events += hook_nvtx_unended(&unended, hook_now());
 	/* The root's new image after exec writes for it: no empty header and trailer per image. */
 	if ((hook_w.root && !at_exec) || events || lost || lost_nested) {
 		if (!nested)
 			hook_ensure_header(tid);
+		if (unended.len && hook_output_ok())
+			hook_write_lines(unended.s, unended.len);
 		struct cut_buf *a = &end_args, *line = &end_line;
 		buf_reset(a);
 		buf_reset(line);
@@ -339,15 +345,26 @@ finish(bool at_exec)
 		buf_adds(a, ",\"lost\":");
 		buf_addi64(a, (int64_t)(lost + lost_nested));
 		uint64_t gpu = hook_gpu_events();
+		uint64_t rt = __atomic_load_n(&hook_rt_events, __ATOMIC_RELAXED);
+		uint64_t nvtx = __atomic_load_n(&hook_nvtx_events, __ATOMIC_RELAXED);
 		buf_adds(a, ",\"layers\":{\"api\":");
-		buf_addi64(a, (int64_t)(events - gpu));
+		buf_addi64(a, (int64_t)(events - gpu - rt - nvtx));
+		if (rt) {
+			buf_adds(a, ",\"runtime\":");
+			buf_addi64(a, (int64_t)rt);
+		}
+		if (nvtx) {
+			buf_adds(a, ",\"nvtx\":");
+			buf_addi64(a, (int64_t)nvtx);
+		}
 		if (!hook_gpu_off_reason() || gpu) {
 			buf_adds(a, ",\"gpu\":");
 			buf_addi64(a, (int64_t)gpu);
 		}
 		/* How durations were measured (clock.c): ends read from the TSC or the clock. */
+		/* NVTX ranges are no calls: their ends are clock reads, not counted here. */
 		buf_adds(a, "},\"durations\":{\"tsc\":");
-		buf_addi64(a, (int64_t)(events - from_clock));
+		buf_addi64(a, (int64_t)(events - nvtx - from_clock));
 		buf_adds(a, ",\"clock\":");
 		buf_addi64(a, (int64_t)from_clock);
 		uint64_t hz = hook_tsc_hz();
@@ -367,6 +384,7 @@ finish(bool at_exec)
 		if (hook_output_ok())
 			hook_write_lines(line->s, line->len);
 	}
+	buf_free(&unended);
 	hook_guard = guard;
 }
 
