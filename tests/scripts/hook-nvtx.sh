@@ -68,6 +68,12 @@ head -1 "$tmp/pre.jsonl" | grep -q '"nvtx":"off: NVTX_INJECTION64_PATH is not se
 	bad "header: nvtx layer not said off"
 [ "$(grep -c '"layer":"nvtx"' "$tmp/pre.jsonl")" -eq 0 ] || bad "nvtx events without the tool"
 
+# In a distributed job every NVTX record carries the rank, as API calls do (open ones too).
+RANK=3 WORLD_SIZE=4 cuthook -o "$tmp/rank.jsonl" -- "$fx/nvtxprog" $N open >/dev/null 2>&1 ||
+	bad "cuthook nvtxprog (RANK=3): exit $?"
+[ "$(grep '"layer":"nvtx"' "$tmp/rank.jsonl" | grep -vc '"rank":3,')" -eq 0 ] &&
+	grep -q '"layer":"nvtx"' "$tmp/rank.jsonl" || bad "RANK=3: NVTX records without the rank"
+
 # Ranges still open at exit: written at the end, "unended", ending then.
 t=$tmp/open.jsonl
 cuthook -o "$t" -- "$fx/nvtxprog" $N open >/dev/null 2>&1 || bad "cuthook nvtxprog open: exit $?"
