@@ -20,6 +20,7 @@
 #include "event.h"
 #include "gpu.h"
 #include "hook.h"
+#include "meta.h"
 #include "writer.h"
 
 /* Sets hook_w.finished and makes every thread see it. Returns false when it was set already. */
@@ -318,35 +319,32 @@ finish(bool at_exec)
 		buf_reset(a);
 		buf_reset(line);
 		int64_t now = hook_now();
+		struct cut_meta m;
 		if (lost) {
-			buf_adds(a, "{\"count\":");
-			buf_addi64(a, (int64_t)lost);
-			buf_adds(a, ",\"reason\":\"output not writable or events after the end\"");
-			buf_adds(a, ",\"layer\":\"api\"}");
-			hook_meta(line, now, tid, "lost", a->s);
-			buf_reset(a);
+			cut_meta_init(&m, CUT_META_LOST);
+			m.lost.count = (int64_t)lost;
+			m.lost.reason = "output not writable or events after the end";
+			m.lost.layer = "api";
+			hook_meta_record(line, now, tid, &m);
 		}
 		if (lost_nested) {
-			buf_adds(a, "{\"count\":");
-			buf_addi64(a, (int64_t)lost_nested);
-			buf_adds(a, ",\"reason\":\"calls from signal handlers that interrupted "
-			            "cuthook's own code\",\"layer\":\"api\"}");
-			hook_meta(line, now, tid, "lost", a->s);
-			buf_reset(a);
+			cut_meta_init(&m, CUT_META_LOST);
+			m.lost.count = (int64_t)lost_nested;
+			m.lost.reason =
+			    "calls from signal handlers that interrupted cuthook's own code";
+			m.lost.layer = "api";
+			hook_meta_record(line, now, tid, &m);
 		}
-		buf_adds(a, "{\"events\":");
-		buf_addi64(a, (int64_t)events);
-		buf_adds(a, ",\"lost\":");
-		buf_addi64(a, (int64_t)(lost + lost_nested));
+		cut_meta_init(&m, CUT_META_TRAILER);
+		m.trailer.events = (int64_t)events;
+		m.trailer.lost = (int64_t)(lost + lost_nested);
 		uint64_t gpu = hook_gpu_events();
-		buf_adds(a, ",\"layers\":{\"api\":");
-		buf_addi64(a, (int64_t)(events - gpu));
-		if (!hook_gpu_off_reason() || gpu) {
-			buf_adds(a, ",\"gpu\":");
-			buf_addi64(a, (int64_t)gpu);
-		}
-		/* How durations were measured (clock.c): ends read from the TSC or the clock. */
-		buf_adds(a, "},\"durations\":{\"tsc\":");
+		m.trailer.layers[CUT_API] = (int64_t)(events - gpu);
+		if (!hook_gpu_off_reason() || gpu)
+			m.trailer.layers[CUT_GPU] = (int64_t)gpu;
+		/* libcuthook's own members. How durations were measured (clock.c): ends read from
+		 * the TSC or the clock. */
+		buf_adds(a, "\"durations\":{\"tsc\":");
 		buf_addi64(a, (int64_t)(events - from_clock));
 		buf_adds(a, ",\"clock\":");
 		buf_addi64(a, (int64_t)from_clock);
@@ -362,8 +360,8 @@ finish(bool at_exec)
 			buf_adds(a, ",\"coverage\":");
 			hook_audit(a, (const uint64_t(*)[HOOK_NVIA])calls);
 		}
-		buf_addc(a, '}');
-		hook_meta(line, now, tid, "trailer", a->s);
+		m.trailer.more = a->s;
+		hook_meta_record(line, now, tid, &m);
 		if (hook_output_ok())
 			hook_write_lines(line->s, line->len);
 	}
