@@ -736,6 +736,8 @@ main(int argc, char *argv[])
 	};
 	int ch, status = CUT_EXIT_OK;
 
+	cut_std_args(argc, argv, usage);
+
 	g.threshold = 1000000;
 	while ((ch = getopt_long(argc, argv, "jt:", longopts, NULL)) != -1) {
 		switch (ch) {

@@ -317,6 +317,8 @@ main(int argc, char *argv[])
 	int ch, status = CUT_EXIT_OK;
 	char *end;
 
+	cut_std_args(argc, argv, usage);
+
 	while ((ch = getopt_long(argc, argv, "jcn:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'j': fmt = JSON; break;

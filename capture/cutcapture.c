@@ -273,6 +273,8 @@ main(int argc, char *argv[])
 	struct drain D = {.out_name = "standard output"};
 	struct cutcapture_bpf *skel = NULL;
 
+	cut_std_args(argc, argv, usage);
+
 	parse_args(argc, argv);
 	if (geteuid() != 0)
 		errx(CUT_EXIT_FATAL, "must be run as root (BPF programs and uprobes need it)");
@@ -314,6 +316,7 @@ main(int argc, char *argv[])
 		D.out_name = env.out_path;
 	}
 	out_open(out_fd);
+	out_compress(env.out_path);
 
 	/* The command waits, stopped before exec, until every probe is in place. */
 	uint64_t start = clock_ns(CLOCK_MONOTONIC);

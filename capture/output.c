@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cut.h"
+#include "deflate.h"
 #include "event.h"
 #include "output.h"
 
@@ -19,11 +20,21 @@ static struct {
 	int fd;
 	char *buf;
 	size_t len;
-	int error;     /* errno of the first failed write, 0 while none */
-	int64_t base;  /* offset of the first byte in the file; -1 when not seekable */
-	uint64_t sent; /* bytes the file took */
-	uint64_t good; /* of which up to the end of the last whole line */
+	int error;              /* errno of the first failed write, 0 while none */
+	int64_t base;           /* offset of the first byte in the file; -1 when not seekable */
+	uint64_t sent;          /* bytes the file took */
+	uint64_t good;          /* of which up to the end of the last whole line */
+	enum cut_compress kind; /* each piece a gzip member or zstd frame */
+	struct cut_buf z;
 } W = {.fd = -1};
+
+void
+out_compress(const char *name)
+{
+	W.kind = cut_compress_of(name);
+	if (W.kind != CUT_PLAIN)
+		W.base = -1; /* a compressed file is not cut back: its whole pieces read */
+}
 
 void
 out_open(int fd)
@@ -39,9 +50,16 @@ out_open(int fd)
 static void
 write_buf(void)
 {
-	size_t off = 0;
-	while (off < W.len && !W.error) {
-		ssize_t n = write(W.fd, W.buf + off, W.len - off);
+	size_t off = 0, len = W.len;
+	const char *p = W.buf;
+	if (W.kind != CUT_PLAIN) {
+		buf_reset(&W.z);
+		if (cut_compress_piece(W.kind, W.buf, W.len, &W.z) < 0)
+			W.error = ENOMEM;
+		p = W.z.s, len = W.z.len;
+	}
+	while (off < len && !W.error) {
+		ssize_t n = write(W.fd, p + off, len - off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
@@ -52,7 +70,7 @@ write_buf(void)
 	}
 	W.sent += off;
 	/* Lines are whole in the buffer: the last newline the file took ends a whole line. */
-	for (size_t i = off; i > 0; i--)
+	for (size_t i = off; i > 0 && W.kind == CUT_PLAIN; i--)
 		if (W.buf[i - 1] == '\n') {
 			W.good = W.sent - off + i;
 			break;
@@ -108,12 +126,14 @@ out_close(bool *cut)
 		*cut = true;
 	free(W.buf);
 	W.buf = NULL;
+	buf_free(&W.z);
 	return e;
 }
 
 void
 out_free(void)
 {
+	buf_free(&W.z);
 	free(W.buf);
 	W.buf = NULL;
 }

@@ -8,6 +8,9 @@
 
 /* Writes to fd (which stays open). Exits with status 2 when memory runs out. */
 void out_open(int fd);
+/* Compresses the output as name's suffix asks (".gz", ".zst": cut_compress_of), a gzip member
+ * or zstd frame for each piece written; call after out_open. */
+void out_compress(const char *name);
 /* Appends len bytes of whole lines. Nothing is written once a write has failed. */
 void out_add(const char *s, size_t len);
 /* Writes out what is buffered. Returns 0, or the errno of the first write that failed: from

@@ -10,18 +10,23 @@
 #include <jansson.h>
 
 #include "args.h"
+#include "calls.h"
 #include "cut.h"
 #include "event.h"
+#include "heap.h"
+#include "idmap.h"
 #include "ioctl.h"
 #include "meta.h"
 #include "reader.h"
 #include "strace.h"
 #include "strtab.h"
+#include "text.h"
 
 static void
 usage(void)
 {
 	fprintf(stderr, "usage: cutioctl [-cjs] [file ...]\n"
+	                "       cutioctl -m [-j] [file ...]\n"
 	                "       cutioctl -l\n");
 	exit(CUT_EXIT_FATAL);
 }
@@ -31,8 +36,39 @@ struct row {
 	int64_t calls, errors, total;
 };
 
+/* The API -> ioctl map: a driver or runtime call still open, gathering the ioctls made
+ * inside it and inside the calls it holds. */
+struct call {
+	int64_t dur, ioctl_ns;
+	uint64_t up;        /* key of the call around it, or 0 */
+	size_t fn;          /* index in g.fns */
+	struct cut_buf seq; /* the ioctls' names, each ended by '\n' */
+};
+
+/* A distinct (function, ioctl sequence), and a function's totals. */
+struct seqrow {
+	size_t fn;
+	int64_t calls, total, ioctl_ns;
+};
+
+struct fnrow {
+	int64_t calls, total, nseq;
+	enum cut_layer layer;
+};
+
 static struct {
-	bool summary, json, strace;
+	bool summary, json, strace, map;
+	/* the map: calls open by key, their ends, sequences and functions seen */
+	struct cut_calls *calls;
+	struct cut_idmap *open;
+	struct call *call;
+	size_t ncall;
+	struct cut_heap ends;
+	uint64_t nextkey;
+	struct cut_strtab *fns, *seqs;
+	struct fnrow *fnrows;
+	struct seqrow *seqrows;
+	size_t nfnrow, nseqrow;
 	struct cut_strtab *names;
 	struct row *rows;
 	size_t cap;
@@ -152,6 +188,273 @@ read_driver(const struct cut_event *ev)
 	cut_meta_release(&m);
 }
 
+/* Makes room for index i in an array of n elements of size bytes, zeroing the new ones. */
+static void *
+grow(void *v, size_t *n, size_t i, size_t size)
+{
+	if (i < *n)
+		return v;
+	size_t cap = *n ? *n : 64;
+	while (cap <= i)
+		cap *= 2;
+	char *p = realloc(v, cap * size);
+	if (!p)
+		err(CUT_EXIT_FATAL, "map");
+	memset(p + *n * size, 0, (cap - *n) * size);
+	*n = cap;
+	return p;
+}
+
+/* A call ended: its sequence of ioctls is counted for its function. */
+static void
+map_end(uint64_t key)
+{
+	size_t i = idmap_del(g.open, (int64_t)key);
+	if (i == IDMAP_NONE)
+		return;
+	struct call *c = &g.call[i];
+	buf_reset(&g.args);
+	buf_addf(&g.args, "%zu\t", c->fn);
+	if (c->seq.len)
+		buf_add(&g.args, c->seq.s, c->seq.len);
+	size_t nseq = strtab_len(g.seqs), s = strtab_intern(g.seqs, g.args.s);
+	g.seqrows = grow(g.seqrows, &g.nseqrow, s, sizeof(*g.seqrows));
+	struct seqrow *r = &g.seqrows[s];
+	struct fnrow *f = &g.fnrows[c->fn];
+	if (s == nseq) {
+		r->fn = c->fn;
+		f->nseq++;
+	}
+	r->calls++;
+	r->total += c->dur;
+	r->ioctl_ns += c->ioctl_ns;
+	f->calls++;
+	f->total += c->dur;
+	buf_reset(&c->seq);
+}
+
+/* Ends the calls that ended at or before ts: no event from ts on is inside them. */
+static void
+map_flush(int64_t ts)
+{
+	struct cut_heap_key *k;
+	while ((k = heap_top(&g.ends)) && k->ts <= ts) {
+		uint64_t key = k->seq;
+		heap_pop(&g.ends, NULL);
+		map_end(key);
+	}
+}
+
+static void
+map_event(const struct cut_event *ev, const struct cut_ioctl_info *in)
+{
+	if (ev->layer == CUT_META)
+		return;
+	map_flush(ev->ts);
+	if ((ev->layer == CUT_API || ev->layer == CUT_RUNTIME) && (ev->has & CUT_HAS_DUR)) {
+		struct cut_span *p = cut_calls_parent(g.calls, ev);
+		uint64_t up = p ? p->user[0] : 0;
+		struct cut_span *s = cut_calls_open(g.calls, ev);
+		if (!s)
+			return;
+		uint64_t key = ++g.nextkey;
+		s->user[0] = key;
+		buf_reset(&g.args);
+		buf_addf(&g.args, "%s\t%s", cut_layer_name(ev->layer), ev->name);
+		size_t nfn = strtab_len(g.fns), fn = strtab_intern(g.fns, g.args.s);
+		g.fnrows = grow(g.fnrows, &g.nfnrow, fn, sizeof(*g.fnrows));
+		if (fn == nfn)
+			g.fnrows[fn].layer = ev->layer;
+		size_t i = idmap_put(g.open, (int64_t)key, NULL);
+		g.call = grow(g.call, &g.ncall, i, sizeof(*g.call));
+		struct call *c = &g.call[i];
+		c->dur = ev->dur;
+		c->ioctl_ns = 0;
+		c->up = up;
+		c->fn = fn;
+		buf_reset(&c->seq);
+		struct cut_heap_key end = {cut_event_end(ev), key};
+		heap_push(&g.ends, &end);
+		return;
+	}
+	if (ev->layer != CUT_IOCTL)
+		return;
+	struct cut_span *p = cut_calls_parent(g.calls, ev);
+	if (!p)
+		return;
+	char label[512];
+	if (in)
+		ioctl_info_label(in, label, sizeof(label));
+	else /* open, close, mmap; escaped here, as a newline would split the sequence */
+		snprintf(label, sizeof(label), "%s", cut_esc(ev->name));
+	/* the ioctl belongs to its call and to every call around that one */
+	for (uint64_t k = p->user[0]; k;) {
+		size_t i = idmap_get(g.open, (int64_t)k);
+		if (i == IDMAP_NONE)
+			break;
+		struct call *c = &g.call[i];
+		buf_adds(&c->seq, label);
+		buf_addc(&c->seq, '\n');
+		if (ev->has & CUT_HAS_DUR)
+			c->ioctl_ns += ev->dur;
+		k = c->up;
+	}
+}
+
+static size_t *fnrank;
+
+static int
+fn_by_time(const void *a, const void *b)
+{
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	const struct fnrow *x = &g.fnrows[i], *y = &g.fnrows[j];
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	if (x->calls != y->calls)
+		return x->calls < y->calls ? 1 : -1;
+	return strcmp(strtab_key(g.fns, i), strtab_key(g.fns, j));
+}
+
+static int
+seq_by_calls(const void *a, const void *b)
+{
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	const struct seqrow *x = &g.seqrows[i], *y = &g.seqrows[j];
+	if (x->fn != y->fn)
+		return fnrank[x->fn] < fnrank[y->fn] ? -1 : 1;
+	if (x->calls != y->calls)
+		return x->calls < y->calls ? 1 : -1;
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	return strcmp(strtab_key(g.seqs, i), strtab_key(g.seqs, j));
+}
+
+/* The name of function fn, after its layer's name and a tab. */
+static const char *
+fn_name(size_t fn)
+{
+	return strchr(strtab_key(g.fns, fn), '\t') + 1;
+}
+
+/* Writes a sequence (names ended by '\n', escaped when they came from the trace) on one
+ * line, repeats counted: "A, B x3, C"; or "-". */
+static void
+print_seq(const char *s)
+{
+	if (!*s) {
+		fputs("-", stdout);
+		return;
+	}
+	const char *sep = "";
+	while (*s) {
+		const char *e = strchr(s, '\n');
+		size_t n = (size_t)(e - s), times = 1;
+		while (strncmp(e + 1, s, n) == 0 && e[1 + n] == '\n') {
+			times++;
+			e += n + 1;
+		}
+		printf("%s%.*s", sep, (int)n, s);
+		if (times > 1)
+			printf(" x%zu", times);
+		sep = ", ";
+		s = e + 1;
+	}
+}
+
+static void
+json_seq(struct cut_buf *b, const char *s)
+{
+	buf_addc(b, '[');
+	for (const char *sep = ""; *s; sep = ",") {
+		const char *e = strchr(s, '\n');
+		buf_adds(b, sep);
+		buf_addjstr(b, s, (size_t)(e - s));
+		s = e + 1;
+	}
+	buf_addc(b, ']');
+}
+
+static void
+print_map(void)
+{
+	map_flush(INT64_MAX);
+	size_t nf = strtab_len(g.fns), ns = strtab_len(g.seqs);
+	size_t *forder = calloc(nf + 1, sizeof(*forder)), *sorder = calloc(ns + 1, sizeof(*sorder));
+	fnrank = calloc(nf + 1, sizeof(*fnrank));
+	if (!forder || !sorder || !fnrank)
+		err(CUT_EXIT_FATAL, "map");
+	for (size_t i = 0; i < nf; i++)
+		forder[i] = i;
+	qsort(forder, nf, sizeof(*forder), fn_by_time);
+	for (size_t k = 0; k < nf; k++)
+		fnrank[forder[k]] = k;
+	for (size_t i = 0; i < ns; i++)
+		sorder[i] = i;
+	qsort(sorder, ns, sizeof(*sorder), seq_by_calls);
+	if (g.json) {
+		struct cut_buf *b = &g.out;
+		buf_addf(b, "{\"tables\":\"%s\",", ioctl_tables_version());
+		if (g.driver[0]) {
+			buf_adds(b, "\"driver\":");
+			buf_addjstr(b, g.driver, strlen(g.driver));
+			buf_addc(b, ',');
+		}
+		buf_adds(b, "\"functions\":[");
+		size_t fn = SIZE_MAX;
+		for (size_t k = 0; k < ns; k++) {
+			const struct seqrow *r = &g.seqrows[sorder[k]];
+			if (r->fn != fn) {
+				const struct fnrow *f = &g.fnrows[r->fn];
+				buf_adds(b, fn == SIZE_MAX ? "\n{\"name\":" : "]},\n{\"name\":");
+				buf_addjstr(b, fn_name(r->fn), strlen(fn_name(r->fn)));
+				buf_addf(b,
+				         ",\"layer\":\"%s\",\"calls\":%lld,\"total_ns\":%lld,"
+				         "\"sequences\":[",
+				         cut_layer_name(f->layer), (long long)f->calls,
+				         (long long)f->total);
+				fn = r->fn;
+			} else {
+				buf_addc(b, ',');
+			}
+			buf_addf(
+			    b, "\n {\"calls\":%lld,\"total_ns\":%lld,\"ioctl_ns\":%lld,\"ioctls\":",
+			    (long long)r->calls, (long long)r->total, (long long)r->ioctl_ns);
+			json_seq(b, strchr(strtab_key(g.seqs, sorder[k]), '\t') + 1);
+			buf_addc(b, '}');
+			if (b->len >= 1 << 16)
+				cut_write_buf(b);
+		}
+		buf_adds(b, fn == SIZE_MAX ? "]}\n" : "]}]}\n");
+	} else {
+		printf("API -> ioctl map; NVIDIA ioctl names from open-gpu-kernel-modules %s",
+		       ioctl_tables_version());
+		if (g.driver[0])
+			printf("; the trace's driver is %s", cut_esc(g.driver));
+		printf("\n");
+		size_t fn = SIZE_MAX;
+		for (size_t k = 0; k < ns; k++) {
+			const struct seqrow *r = &g.seqrows[sorder[k]];
+			if (r->fn != fn) {
+				const struct fnrow *f = &g.fnrows[r->fn];
+				printf("\n%s (%s): %lld call%s, %.6f s, %lld sequence%s\n"
+				       "    calls     seconds  ioctl secs ioctls\n",
+				       cut_esc(fn_name(r->fn)), cut_layer_label(f->layer),
+				       (long long)f->calls, f->calls == 1 ? "" : "s",
+				       (double)f->total / 1e9, (long long)f->nseq,
+				       f->nseq == 1 ? "" : "s");
+				fn = r->fn;
+			}
+			printf("%9lld %11.6f %11.6f ", (long long)r->calls, (double)r->total / 1e9,
+			       (double)r->ioctl_ns / 1e9);
+			print_seq(strchr(strtab_key(g.seqs, sorder[k]), '\t') + 1);
+			putchar('\n');
+		}
+	}
+	free(forder);
+	free(sorder);
+	free(fnrank);
+}
+
 static void
 handle(struct cut_event *ev)
 {
@@ -159,6 +462,10 @@ handle(struct cut_event *ev)
 	if (ev->layer == CUT_META && !g.driver[0])
 		read_driver(ev);
 	bool decoded = ev->layer == CUT_IOCTL && ioctl_decode_args(ev->args, &in) == 0;
+	if (g.map) {
+		map_event(ev, decoded ? &in : NULL);
+		return;
+	}
 	if (g.summary) {
 		if (decoded)
 			count(ev, &in);
@@ -338,19 +645,20 @@ int
 main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
-	    {"summary", no_argument, NULL, 'c'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"strace", no_argument, NULL, 's'},
-	    {"list", no_argument, NULL, 'l'},
-	    {NULL, 0, NULL, 0},
+	    {"summary", no_argument, NULL, 'c'}, {"json", no_argument, NULL, 'j'},
+	    {"strace", no_argument, NULL, 's'},  {"list", no_argument, NULL, 'l'},
+	    {"map", no_argument, NULL, 'm'},     {NULL, 0, NULL, 0},
 	};
 	int ch, status = CUT_EXIT_OK;
 	bool list = false;
 
-	while ((ch = getopt_long(argc, argv, "cjsl", longopts, NULL)) != -1) {
+	cut_std_args(argc, argv, usage);
+
+	while ((ch = getopt_long(argc, argv, "cjlms", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c': g.summary = true; break;
-		case 'j': g.summary = g.json = true; break;
+		case 'j': g.json = true; break;
+		case 'm': g.map = true; break;
 		case 's': g.strace = true; break;
 		case 'l': list = true; break;
 		default: usage();
@@ -358,14 +666,25 @@ main(int argc, char *argv[])
 	}
 	argc -= optind;
 	argv += optind;
+	if (g.json && !g.map)
+		g.summary = true;
+	if (g.map && g.summary)
+		usage();
 	if (list) {
-		if (argc || g.summary || g.strace)
+		if (argc || g.summary || g.strace || g.map)
 			usage();
 		list_tables();
 		return cut_finish_output(CUT_EXIT_OK);
 	}
 
 	g.names = strtab_new();
+	if (g.map) {
+		g.calls = cut_calls_new(1u << CUT_API | 1u << CUT_RUNTIME);
+		g.open = idmap_new();
+		g.fns = strtab_new();
+		g.seqs = strtab_new();
+		heap_init(&g.ends, sizeof(struct cut_heap_key));
+	}
 	if (g.strace) {
 		for (int i = 0; i < (argc ? argc : 1); i++)
 			if (read_strace(argc ? argv[i] : NULL))
@@ -373,13 +692,27 @@ main(int argc, char *argv[])
 	} else {
 		status = cut_read_all(argc, argv, read_event, NULL);
 	}
-	if (g.summary)
+	if (g.map)
+		print_map();
+	else if (g.summary)
 		print_summary();
 	else if (g.strace && !g.header_done)
 		header(0, false);
 	cut_write_buf(&g.out);
 	strtab_free(g.names);
 	free(g.rows);
+	if (g.map) {
+		for (size_t i = 0; i < g.ncall; i++)
+			buf_free(&g.call[i].seq);
+		free(g.call);
+		free(g.fnrows);
+		free(g.seqrows);
+		strtab_free(g.fns);
+		strtab_free(g.seqs);
+		idmap_free(g.open);
+		cut_calls_free(g.calls);
+		heap_free(&g.ends);
+	}
 	buf_free(&g.args);
 	buf_free(&g.out);
 	return cut_finish_output(status);

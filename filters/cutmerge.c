@@ -632,6 +632,8 @@ main(int argc, char *argv[])
 	char *end;
 	static char *stdin_only[] = {"-"};
 
+	cut_std_args(argc, argv, usage);
+
 	g.align = true;
 	g.maxheld = 1000000;
 	g.maxbytes = (size_t)256 << 20;

@@ -497,6 +497,8 @@ main(int argc, char *argv[])
 	int ch, rc = 0, status = CUT_EXIT_OK;
 	char *e;
 
+	cut_std_args(argc, argv, usage);
+
 	while ((ch = getopt_long(argc, argv, "m:w:o:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'm':

@@ -809,6 +809,8 @@ main(int argc, char *argv[])
 	int ch, which = -1, status = CUT_EXIT_OK;
 	char tbuf[256], *e;
 
+	cut_std_args(argc, argv, usage);
+
 	while ((ch = getopt(argc, argv, "aSc:T:o:s:t:")) != -1) {
 		switch (ch) {
 		case 'a': every_thread = true; break;

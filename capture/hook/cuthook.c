@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cut.h"
+#include "deflate.h"
 #include "event.h"
 #include "meta.h"
 #include "parse.h"
@@ -140,8 +141,15 @@ sorted_header(struct cut_buf *b, const struct cut_event *ev)
 }
 
 static int
-write_all(int fd, const struct cut_buf *b)
+write_all(int fd, const struct cut_buf *b, enum cut_compress kind)
 {
+	static struct cut_buf z; /* a piece compressed: one gzip member or zstd frame */
+	if (kind != CUT_PLAIN) {
+		buf_reset(&z);
+		if (b->len && cut_compress_piece(kind, b->s, b->len, &z) < 0)
+			return -1;
+		b = &z;
+	}
 	for (size_t off = 0; off < b->len;) {
 		ssize_t n = write(fd, b->s + off, b->len - off);
 		if (n < 0 && errno == EINTR)
@@ -175,6 +183,7 @@ sort_trace(const char *path)
 	struct cut_buf head = {0}, b = {0};
 	char tmp[PATH_MAX] = "";
 	int fd = -1, rc = -1;
+	enum cut_compress kind = cut_compress_of(path); /* compressed as it is sorted */
 	if (!r || !so)
 		goto done;
 	struct cut_event ev;
@@ -200,7 +209,7 @@ sort_trace(const char *path)
 	}
 	snprintf(tmp, sizeof(tmp), "%s.sortXXXXXX", path);
 	if ((fd = mkstemp(tmp)) < 0 || fchmod(fd, st.st_mode & 07777) < 0 ||
-	    write_all(fd, &head) < 0)
+	    write_all(fd, &head, kind) < 0)
 		goto done;
 	uint64_t line;
 	buf_reset(&b);
@@ -217,12 +226,12 @@ sort_trace(const char *path)
 			buf_addc(&b, '\n');
 		}
 		if (b.len >= 1 << 20) {
-			if (write_all(fd, &b) < 0)
+			if (write_all(fd, &b, kind) < 0)
 				goto done;
 			buf_reset(&b);
 		}
 	}
-	if (rc < 0 || write_all(fd, &b) < 0 || fsync(fd) < 0 || close(fd) < 0) {
+	if (rc < 0 || write_all(fd, &b, kind) < 0 || fsync(fd) < 0 || close(fd) < 0) {
 		fd = -1;
 		goto done;
 	}
@@ -314,6 +323,8 @@ main(int argc, char *argv[])
 	const char *file = "cuthook.jsonl", *layers = NULL;
 	bool all_starts = false;
 	int c;
+
+	cut_std_args(argc, argv, usage);
 	while ((c = getopt(argc, argv, "+Sl:o:")) != -1) {
 		switch (c) {
 		case 'S': all_starts = true; break;

@@ -160,6 +160,7 @@ gpu_api_resolve(void)
 	if (!a.device_get_uuid)
 		a.device_get_uuid = real(HOOK_ID_cuDeviceGetUuid);
 	a.device_get_bus = real(HOOK_ID_cuDeviceGetPCIBusId);
+	a.launch_host_func = real(HOOK_ID_cuLaunchHostFunc);
 	if (!a.ctx_get_current || !a.ctx_set_current || !a.ctx_get_device || !a.event_create ||
 	    !a.event_record || !a.event_query || !a.event_sync || !a.event_elapsed ||
 	    !a.stream_create || !a.stream_is_capturing)

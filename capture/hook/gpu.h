@@ -174,6 +174,7 @@ struct gpu_api {
 	CUresult (*device_get_name)(char *, int, int);
 	CUresult (*device_get_uuid)(unsigned char *, int);
 	CUresult (*device_get_bus)(char *, int, int);
+	CUresult (*launch_host_func)(void *, void (*)(void *), void *);
 };
 extern struct gpu_api gpu_api;
 /* Resolves gpu_api; false when the driver lacks an entry point the layer needs. */

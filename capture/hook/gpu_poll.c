@@ -4,6 +4,7 @@
  * keeps each context's clock anchored, and writes the gpu events and device records. Its own
  * driver calls are never events: it calls the real entry points, and is marked as
  * libcuthook's own. */
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +19,7 @@
 #define CU_STREAM_NON_BLOCKING 1
 #define CU_STREAM_CAPTURE_MODE_RELAXED 2
 #define ANCHOR_EVERY_NS 50000000 /* a new anchor this often while work completes */
-#define ANCHOR_TRIES 5           /* the narrowest of so many brackets is kept */
+#define ANCHOR_TRIES 11          /* the median of so many is kept */
 #define BUSY_SLEEP_NS 100000     /* between rounds while work is outstanding */
 #define IDLE_SLEEP_NS 2000000    /* and while none is */
 #define ERR_SAMPLES 4096         /* error bounds kept for the median */
@@ -30,6 +31,7 @@ static struct {
 	void *current;              /* the context current on this thread */
 	struct gpu_stream **active; /* streams with queued work */
 	unsigned nactive, capactive;
+	int64_t busy_sleep; /* ns between rounds while work is outstanding */
 	int64_t errs[ERR_SAMPLES];
 	unsigned nerrs;
 } P;
@@ -68,58 +70,93 @@ elapsed_ns(gpu_event_t a, gpu_event_t b, bool *ok)
 
 /* ---- anchors ---- */
 
-/* Records an event on the context's idle private stream, as many times as it takes to find a
- * narrow bracket (gpu_map.c says why its host time is when the record returned). Returns the
- * event (the others go back to the pool), its host time in *host, the bracket in *err; NULL
- * when none could be taken. */
+/* Records an event on the context's idle private stream ANCHOR_TRIES times, each between two
+ * clock reads, and keeps the one whose delay from its record's return to the GPU running it
+ * is the median (gpu_map.c says why its host time is when the record returned; an unusual
+ * delay would shift every time mapped through it). Returns the event (the others go back to the
+ * pool), its host time in *host, the bound on it in *err (from the return to the host seeing it
+ * done); NULL when none could be taken. */
 static gpu_event_t
 bracket(struct gpu_ctx *c, int64_t *host, int64_t *err)
 {
-	gpu_event_t best = NULL, ev[ANCHOR_TRIES] = {NULL};
-	int64_t best_w = INT64_MAX;
-	for (int i = 0; i < ANCHOR_TRIES; i++) {
-		if (gpu_api.event_create(&ev[i], 0) != 0) {
-			ev[i] = NULL;
+	gpu_event_t ev[ANCHOR_TRIES] = {NULL};
+	int64_t handed[ANCHOR_TRIES], seen[ANCHOR_TRIES];
+	int n = 0;
+	for (; n < ANCHOR_TRIES; n++) {
+		if (gpu_api.event_create(&ev[n], 0) != 0) {
+			ev[n] = NULL;
 			break;
 		}
-		if (gpu_api.event_record(ev[i], c->priv) != 0)
+		if (gpu_api.event_record(ev[n], c->priv) != 0)
 			break;
-		int64_t handed = now_ns();
-		if (gpu_api.event_sync(ev[i]) != 0)
+		handed[n] = now_ns();
+		if (gpu_api.event_sync(ev[n]) != 0)
 			break;
-		int64_t seen = now_ns();
-		if (seen - handed < best_w) {
-			best_w = seen - handed;
-			best = ev[i];
-			*host = handed;
-			*err = seen - handed;
-		}
-		if (best_w < 4000)
-			break;
+		seen[n] = now_ns();
 	}
-	for (int i = 0; i < ANCHOR_TRIES && ev[i]; i++)
-		if (ev[i] != best) {
-			pthread_mutex_lock(&gpu_sh.lock);
-			if (c->npool < c->cap)
-				c->pool[c->npool++] = ev[i];
-			pthread_mutex_unlock(&gpu_sh.lock);
+	/* The try of median pick-up delay: the delay a launch's work meets too. (Taking the
+	 * soonest picked up instead chose tries whose record returned late, and shifted every
+	 * idle stream's work by microseconds on the H100.) */
+	int best = -1, ok_n = 0, idx[ANCHOR_TRIES];
+	double score[ANCHOR_TRIES];
+	for (int i = 0; i < n; i++) {
+		bool ok = true;
+		double rel = i ? elapsed_ns(ev[0], ev[i], &ok) : 0;
+		if (!ok)
+			continue;
+		score[ok_n] = (double)(handed[i] - handed[0]) - rel;
+		idx[ok_n++] = i;
+	}
+	for (int i = 1; i < ok_n; i++) /* insertion sort by score: a dozen at most */
+		for (int j = i; j > 0 && score[j] < score[j - 1]; j--) {
+			double t = score[j];
+			score[j] = score[j - 1];
+			score[j - 1] = t;
+			int k = idx[j];
+			idx[j] = idx[j - 1];
+			idx[j - 1] = k;
 		}
-	return best;
+	if (ok_n)
+		best = idx[ok_n / 2];
+	if (best >= 0) {
+		*host = handed[best];
+		*err = seen[best] - handed[best];
+	}
+	pthread_mutex_lock(&gpu_sh.lock);
+	for (int i = 0; i < ANCHOR_TRIES && ev[i]; i++)
+		if (i != best && c->npool < c->cap)
+			c->pool[c->npool++] = ev[i];
+	pthread_mutex_unlock(&gpu_sh.lock);
+	return best >= 0 ? ev[best] : NULL;
 }
 
-/* The GPU time between back-to-back stream operations: the shortest of a few pairs recorded
- * at once on the private stream (a pair further apart waited for the host; about 1.2 us on an
- * H100). */
+/* Holds the private stream until the calibration's events are all queued behind it. */
+static void
+hold_stream(void *gate)
+{
+	while (!__atomic_load_n((int *)gate, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+/* The GPU time between back-to-back stream operations: the median over a few events queued
+ * behind a host function that holds the private stream, so that the GPU runs them one after
+ * the other (about 1.2 us on an H100). Without cuLaunchHostFunc, the shortest of a few pairs
+ * recorded at once. */
 static int64_t
 calibrate_gap(struct gpu_ctx *c)
 {
 	enum { N = 9 };
 	gpu_event_t ev[N];
+	static int gate;
+	__atomic_store_n(&gate, 0, __ATOMIC_RELEASE);
+	bool held =
+	    gpu_api.launch_host_func && gpu_api.launch_host_func(c->priv, hold_stream, &gate) == 0;
 	int n = 0;
 	for (; n < N; n++)
 		if (gpu_api.event_create(&ev[n], 0) != 0 ||
 		    gpu_api.event_record(ev[n], c->priv) != 0)
 			break;
+	__atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
 	int64_t d[N];
 	int nd = 0;
 	if (n == N && gpu_api.event_sync(ev[N - 1]) == 0)
@@ -134,7 +171,11 @@ calibrate_gap(struct gpu_ctx *c)
 		if (c->npool < c->cap)
 			c->pool[c->npool++] = ev[i];
 	pthread_mutex_unlock(&gpu_sh.lock);
-	int64_t g = nd ? d[0] : 0;
+	if (!nd)
+		return 0;
+	if (held)
+		return gpu_median(d, nd);
+	int64_t g = d[0];
 	for (int i = 1; i < nd; i++)
 		if (d[i] < g)
 			g = d[i];
@@ -448,6 +489,8 @@ poll_main(void *arg)
 	sigset_t all;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	const char *e = getenv("CUTHOOK_GPU_POLL_US");
+	P.busy_sleep = e && atol(e) > 0 ? atol(e) * 1000 : BUSY_SLEEP_NS;
 	P.t = hook_thread_new();
 	if (P.t)
 		P.t->need_thread_record = false;
@@ -467,7 +510,7 @@ poll_main(void *arg)
 		if (stopping && (left == 0 || give_up))
 			break;
 		if (left || stopping)
-			nap(BUSY_SLEEP_NS);
+			nap(P.busy_sleep);
 		else {
 			pthread_mutex_lock(&gpu_sh.lock);
 			if (!gpu_sh.in_head && !gpu_sh.stopping) {

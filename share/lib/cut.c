@@ -1,6 +1,10 @@
-/* cut.c: the checked output every tool ends with. */
+/* cut.c: the checked output every tool ends with, and the options every tool answers. */
 #include <err.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "cut.h"
 
@@ -18,4 +22,36 @@ cut_finish_output(int status)
 	if (fflush(stdout) != 0 || ferror(stdout))
 		err(CUT_EXIT_FATAL, "write error on standard output");
 	return status;
+}
+
+static bool help_asked;
+
+/* The tool's usage function exits with status 2: asked for, the usage is a success. */
+static void
+help_exit(void)
+{
+	if (help_asked)
+		_exit(fflush(stdout) == 0 && !ferror(stdout) ? CUT_EXIT_OK : CUT_EXIT_FATAL);
+}
+
+void
+cut_std_args(int argc, char *argv[], void (*usage)(void))
+{
+	if (argc < 2)
+		return;
+	if (strcmp(argv[1], "--version") == 0) {
+		const char *name = strrchr(argv[0], '/');
+		printf("%s %s\n", name ? name + 1 : argv[0], CUT_VERSION);
+		exit(cut_finish_output(CUT_EXIT_OK));
+	}
+	if (strcmp(argv[1], "--help") == 0) {
+		fflush(stdout);
+		fflush(stderr);
+		if (dup2(STDOUT_FILENO, STDERR_FILENO) < 0)
+			err(CUT_EXIT_FATAL, "--help");
+		help_asked = true;
+		atexit(help_exit);
+		usage();
+		exit(CUT_EXIT_OK); /* a usage function that returns */
+	}
 }

@@ -21,4 +21,12 @@ void cut_write_buf(struct cut_buf *b);
  * failure; otherwise returns status. */
 int cut_finish_output(int status);
 
+/*
+ * The options every tool answers, looked for as its first argument only (so that a command
+ * a capture tool runs keeps its own): --help prints the tool's usage (its usage function,
+ * which prints to standard error and exits with status 2) on standard output instead, and
+ * exits with status 0; --version prints "tool version" and exits 0. Call it first in main.
+ */
+void cut_std_args(int argc, char *argv[], void (*usage)(void));
+
 #endif

@@ -1,5 +1,7 @@
 /* parse.c: one line into an event: the fast path for exactly the layout cut_event_format
  * writes, jansson for everything else, and the older formats through legacy.c. */
+#include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -335,7 +337,18 @@ parse_fast(char *line, size_t len, struct cut_event *ev)
 
 /* ---- jansson path ---- */
 
+/* A number jansson cannot hold (an integer past int64, a real past double), kept as its
+ * text: the line goes to jansson with a marker string in its place, put back as the number
+ * when args and unknown members are written out. */
+struct bignum {
+	const char *s; /* in the line */
+	size_t n;
+};
+
 struct cut_parser {
+	struct bignum *big;
+	size_t nbig, capbig;
+	char *bigline; /* the line with markers */
 	json_t *root;
 	char *args;  /* json_dumps of args */
 	char *extra; /* json_dumps of unknown members, braces removed */
@@ -363,6 +376,7 @@ parser_release(struct cut_parser *p)
 	free(p->args);
 	free(p->extra);
 	p->args = p->extra = NULL;
+	p->nbig = 0;
 }
 
 void
@@ -371,12 +385,15 @@ cut_parser_free(struct cut_parser *p)
 	if (!p)
 		return;
 	parser_release(p);
+	free(p->big);
+	free(p->bigline);
 	legacy_free(p->legacy);
 	free(p);
 }
 
 static int fail(char *why, size_t whylen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+static char *unmark_big(const struct cut_parser *p, char *s);
 
 static int
 fail(char *why, size_t whylen, const char *fmt, ...)
@@ -395,6 +412,8 @@ get_int(json_t *o, const char *key, int64_t *v, bool *present, char *why, size_t
 	*present = j != NULL;
 	if (!j)
 		return 0;
+	if (json_is_string(j) && json_string_value(j)[0] == '\1') /* a number mark_big took */
+		return fail(why, whylen, "\"%s\" is out of range (64-bit integers)", key);
 	if (!json_is_integer(j))
 		return fail(why, whylen, "\"%s\" is not an integer", key);
 	*v = json_integer_value(j);
@@ -442,7 +461,7 @@ collect_extra(struct cut_parser *p, json_t *o)
 	}
 	if (!extra)
 		return 0;
-	char *s = json_dumps(extra, JSON_COMPACT);
+	char *s = unmark_big(p, json_dumps(extra, JSON_COMPACT));
 	json_decref(extra);
 	if (!s)
 		return -1;
@@ -504,7 +523,7 @@ from_json(struct cut_parser *p, json_t *o, struct cut_event *ev, char *why, size
 	if (args) {
 		if (!json_is_object(args))
 			return fail(why, wl, "\"args\" is not an object");
-		if (!(p->args = json_dumps(args, JSON_COMPACT)))
+		if (!(p->args = unmark_big(p, json_dumps(args, JSON_COMPACT))))
 			return fail(why, wl, "out of memory");
 		ev->args = p->args;
 	}
@@ -512,6 +531,119 @@ from_json(struct cut_parser *p, json_t *o, struct cut_event *ev, char *why, size
 		return fail(why, wl, "out of memory");
 	ev->extra = p->extra;
 	return CUT_PARSE_EVENT;
+}
+
+/* The marker of a big number, followed by its index: a JSON string no line holds (lines
+ * with \u0001 never come here). */
+#define BIG_MARK "\\u0001"
+
+/* Whether the number at s (n bytes) is one jansson refuses: an integer past int64, or a
+ * real past the range of double. */
+static bool
+too_big(const char *s, size_t n)
+{
+	char tmp[512];
+	if (n >= sizeof(tmp))
+		return true;
+	memcpy(tmp, s, n);
+	tmp[n] = '\0';
+	errno = 0;
+	if (strcspn(tmp, ".eE") == n) {
+		(void)strtoll(tmp, NULL, 10);
+		return errno == ERANGE;
+	}
+	double d = strtod(tmp, NULL);
+	return errno == ERANGE && isinf(d);
+}
+
+/* A copy of line with each number jansson refuses replaced by a marker string, and the
+ * numbers noted. Returns the copy's length, or 0 when there is no such number or the line
+ * holds a \u0001 of its own. */
+static size_t
+mark_big(struct cut_parser *p, const char *line, size_t len)
+{
+	p->nbig = 0;
+	for (size_t i = 0; i + 6 <= len; i++)
+		if (line[i] == '\\' && (line[i + 1] == 'u' || line[i + 1] == 'U') &&
+		    strncasecmp(line + i + 2, "0001", 4) == 0)
+			return 0;
+	/* a marker (at most 16 bytes here) replaces a number of at least 5 */
+	char *c = realloc(p->bigline, len * 4 + 64);
+	if (!c)
+		return 0;
+	p->bigline = c;
+	size_t o = 0;
+	for (size_t i = 0; i < len;) {
+		if (line[i] == '"') { /* a string: to its closing quote */
+			size_t j = i + 1;
+			for (; j < len && line[j] != '"'; j++)
+				if (line[j] == '\\')
+					j++;
+			j = j < len ? j + 1 : len;
+			memcpy(c + o, line + i, j - i);
+			o += j - i;
+			i = j;
+			continue;
+		}
+		if (line[i] != '-' && !(line[i] >= '0' && line[i] <= '9')) {
+			c[o++] = line[i++];
+			continue;
+		}
+		size_t j = i + 1;
+		while (j < len && strchr("0123456789+-.eE", line[j]))
+			j++;
+		if (too_big(line + i, j - i)) {
+			if (p->nbig == p->capbig) {
+				size_t cap = p->capbig ? 2 * p->capbig : 8;
+				struct bignum *b = realloc(p->big, cap * sizeof(*b));
+				if (!b)
+					return 0;
+				p->big = b;
+				p->capbig = cap;
+			}
+			p->big[p->nbig] = (struct bignum){line + i, j - i};
+			o += (size_t)sprintf(c + o, "\"" BIG_MARK "%zu\"", p->nbig++);
+		} else {
+			memcpy(c + o, line + i, j - i);
+			o += j - i;
+		}
+		i = j;
+	}
+	c[o] = '\0';
+	return p->nbig ? o : 0;
+}
+
+/* Puts the numbers back in place of their markers in s (json_dumps output, which writes
+ * the marker as \u0001 followed by the number's index). Returns the new string, or NULL
+ * when memory runs out; frees s. */
+static char *
+unmark_big(const struct cut_parser *p, char *s)
+{
+	if (!s || !p->nbig || !strstr(s, "\\u0001"))
+		return s;
+	size_t n = strlen(s), extra = 0;
+	for (size_t k = 0; k < p->nbig; k++)
+		extra += p->big[k].n;
+	char *out = malloc(n + extra + 1), *o = out;
+	if (!out) {
+		free(s);
+		return NULL;
+	}
+	for (const char *q = s; *q;) {
+		size_t k;
+		char *end;
+		if (q[0] == '"' && strncmp(q + 1, "\\u0001", 6) == 0 &&
+		    (k = strtoul(q + 7, &end, 10), *end == '"') && end > q + 7 && k < p->nbig) {
+			memcpy(o, p->big[k].s, p->big[k].n);
+			o += p->big[k].n;
+			q = end + 1;
+		} else {
+			*o++ = *q++;
+		}
+	}
+	*o = '\0';
+	free(s);
+	return out;
 }
 
 static int
@@ -522,6 +654,13 @@ parse_jansson(struct cut_parser *p, const char *line, size_t len, struct cut_eve
 	if (memchr(line, '\0', len))
 		return fail(why, wl, "NUL byte in line");
 	p->root = json_loadb(line, len, 0, &jerr);
+	if (!p->root && (strstr(jerr.text, "too big") || strstr(jerr.text, "overflow"))) {
+		/* numbers kept exactly where they are only carried (args, unknown members) */
+		json_error_t again;
+		size_t n = mark_big(p, line, len);
+		if (n)
+			p->root = json_loadb(p->bigline, n, 0, &again);
+	}
 	if (!p->root)
 		return fail(why, wl, "invalid JSON: %s", jerr.text);
 	if (!json_is_object(p->root))

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cut.h"
+#include "inflate.h"
 #include "parse.h"
 #include "reader.h"
 #include "text.h"
@@ -18,10 +19,14 @@ struct cut_reader {
 	char *path;
 	bool strict, quiet, eof, stopped, failed;
 	bool skipping; /* dropping the rest of a line longer than CUT_LINE_MAX */
+	bool partial;  /* the last line returned had no newline */
 	char *buf;
 	size_t cap, start, end, scan; /* unread data is buf[start, end); no '\n' in [start, scan) */
 	uint64_t line, event_line, errors, bytes;
 	struct cut_parser *parser;
+	struct cut_inflate *in; /* plain, gzip or zstd */
+	char lost[160];         /* why the input broke off ("": a read error, lost_errno) */
+	int lost_errno;
 	char why[256];
 };
 
@@ -44,7 +49,9 @@ cut_reader_open(const char *path, unsigned flags)
 	r->cap = 1 << 20;
 	r->buf = malloc(r->cap);
 	r->parser = cut_parser_new();
-	if (r->fd < 0 || !r->path || !r->buf || !r->parser) {
+	if (r->fd >= 0)
+		r->in = cut_inflate_new(r->fd);
+	if (r->fd < 0 || !r->path || !r->buf || !r->parser || !r->in) {
 		int e = r->fd < 0 ? errno : ENOMEM;
 		cut_reader_close(r);
 		errno = e;
@@ -88,6 +95,22 @@ make_room(struct cut_reader *r)
 	}
 }
 
+/* The end of the input: a read or decompression error that broke it off is said now, after
+ * the lines before it were read, with the line it broke off in. */
+static bool
+at_end(struct cut_reader *r)
+{
+	if (r->failed && !r->stopped) {
+		uint64_t line = r->line + (r->partial ? 0 : 1);
+		if (r->lost[0])
+			warnx("%s:%llu: %s", r->path, (unsigned long long)line, r->lost);
+		else
+			warnx("%s: read: %s", r->path, strerror(r->lost_errno));
+		r->stopped = true;
+	}
+	return false;
+}
+
 /* Next line without its newline; false at end of input. A last line without a newline
  * still counts. */
 static bool
@@ -106,7 +129,7 @@ next_line(struct cut_reader *r, char **line, size_t *len)
 			r->line++;
 			r->skipping = false;
 			r->start = r->scan = r->end;
-			return false;
+			return at_end(r);
 		}
 		if (nl || (r->eof && r->end > r->start)) {
 			size_t stop = nl ? (size_t)(nl - r->buf) : r->end;
@@ -114,20 +137,20 @@ next_line(struct cut_reader *r, char **line, size_t *len)
 			*len = stop - r->start;
 			r->start = r->scan = nl ? stop + 1 : stop;
 			r->line++;
+			r->partial = !nl;
 			return true;
 		}
 		r->scan = r->end;
 		if (r->eof)
-			return false;
+			return at_end(r);
 		make_room(r);
-		ssize_t n;
-		do
-			n = read(r->fd, r->buf + r->end, r->cap - r->end);
-		while (n < 0 && errno == EINTR);
+		ssize_t n = cut_inflate_read(r->in, r->buf + r->end, r->cap - r->end, r->lost,
+		                             sizeof(r->lost));
 		if (n < 0) {
-			warn("%s: read", r->path);
-			r->stopped = r->failed = true;
-			return false;
+			/* the rest is lost; the lines before the break are still read */
+			r->lost_errno = errno;
+			r->failed = r->eof = true;
+			continue;
 		}
 		if (n == 0)
 			r->eof = true;
@@ -149,8 +172,8 @@ report(struct cut_reader *r, uint64_t line, const char *why)
 int
 cut_reader_next(struct cut_reader *r, struct cut_event *ev)
 {
-	char *line;
-	size_t len;
+	char *line = NULL;
+	size_t len = 0;
 	while (!r->stopped && next_line(r, &line, &len)) {
 		int rc =
 		    cut_parse(r->parser, line, len, ev, CUT_PARSE_AUTO, r->why, sizeof(r->why));
@@ -225,6 +248,7 @@ cut_reader_close(struct cut_reader *r)
 	if (r->fd > STDIN_FILENO)
 		close(r->fd);
 	cut_parser_free(r->parser);
+	cut_inflate_free(r->in);
 	free(r->buf);
 	free(r->path);
 	free(r);

@@ -11,13 +11,13 @@ need_root() {
 }
 
 . /etc/os-release
-pkgs="libjansson-dev check gnuplot-nox clang llvm libelf-dev zlib1g-dev pkg-config make gcc python3 jq protobuf-compiler"
+pkgs="libjansson-dev check gnuplot-nox clang llvm libelf-dev zlib1g-dev libzstd-dev pkg-config make gcc python3 jq protobuf-compiler"
 bpfpkgs="libbpf-dev bpftool"
 
 # --if-missing: do nothing when everything is there (used by make demo / make check).
 missing() {
 	m=
-	for pc in jansson check libbpf; do
+	for pc in jansson check libbpf zlib libzstd; do
 		$PKG_CONFIG --exists "$pc" 2>/dev/null || m="$m $pc"
 	done
 	if $PKG_CONFIG --exists libbpf 2>/dev/null; then

@@ -31,6 +31,8 @@ if len(gpu) != want: bad(f"{len(gpu)} gpu events, want {want}")
 g = trailer.get("gpu", {})
 if g.get("timed") != want or g.get("untimed") != 0 or g.get("capture_skips") != 3:
     bad(f"trailer gpu {g}: want timed {want}, untimed 0, capture_skips 3")
+# The stand-in's stream operations take 1216 ns (a multiple of 32: the events read it exactly).
+if g.get("gap_ns") != 1216: bad(f"calibrated gap {g.get('gap_ns')} ns, want 1216")
 if trailer["layers"].get("gpu") != want or trailer["events"] != len(ev) - sum(1 for e in ev if e["layer"] == "meta"):
     bad(f"trailer counts {trailer['layers']} events {trailer['events']}")
 if meta["header"]["args"]["layers"].get("gpu") != "on": bad("header: gpu not on")

@@ -291,6 +291,12 @@ START_TEST(test_bad_lines)
 	     "\"x\"}",
 	     "\"ts\" + \"dur\" overflows"},
 	    {"{\"ts\":99999999999999999999,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"x\"}",
+	     "\"ts\" is out of range (64-bit integers)"},
+	    {"{\"ts\":1,\"pid\":1,\"tid\":-99999999999999999999,\"layer\":\"api\",\"name\":\"x\"}",
+	     "\"tid\" is out of range (64-bit integers)"},
+	    /* a line with a \u0001 of its own keeps jansson's refusal */
+	    {"{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"\\u0001\",\"args\":{\"a\":"
+	     "99999999999999999999}}",
 	     "invalid JSON: too big integer"},
 	    {"{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"gpuz\",\"name\":\"x\"}",
 	     "unknown layer \"gpuz\""},
@@ -326,6 +332,50 @@ START_TEST(test_bad_lines)
 	ck_assert_int_eq(cut_parse(p, nul, sizeof(nul) - 1, &ev, CUT_PARSE_AUTO, why, 256),
 	                 CUT_PARSE_ERROR);
 	ck_assert_str_eq(why, "NUL byte in line");
+	cut_parser_free(p);
+}
+END_TEST
+
+/* Numbers jansson cannot hold, inside args and unknown members, are kept as written, in any
+ * layout; random ones written out and read back. */
+START_TEST(test_big_numbers)
+{
+	struct cut_parser *p = cut_parser_new();
+	struct cut_event ev;
+	char why[256], want[512], num[3][80];
+	for (int i = 0; i < 500; i++) {
+		for (int k = 0; k < 3; k++) {
+			int n = 19 + (int)rnd(40), o = 0;
+			if (rnd(2))
+				num[k][o++] = '-';
+			num[k][o++] = (char)('1' + rnd(9));
+			for (int d = 1; d < n; d++)
+				num[k][o++] = (char)('0' + rnd(10));
+			num[k][o] = '\0';
+			if (n == 19 &&
+			    strcmp(num[k] + (num[k][0] == '-'), "9223372036854775807") < 0)
+				strcpy(num[k] + (num[k][0] == '-'),
+				       "9999999999999999999"); /* past int64 */
+		}
+		if (i % 7 == 0)
+			strcpy(num[2], rnd(2) ? "1.5e400" : "-2E+999");
+		const char *sp = i % 2 ? " " : "";
+		snprintf(want, sizeof(want),
+		         "{\"ts\":%s%d,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"x\","
+		         "\"args\":{\"a\":%s%s,"
+		         "\"s\":\"1234567890123456789012\",\"b\":[%s,{\"c\":%s}]},\"zz\":%s}",
+		         sp, i, sp, num[0], num[1], num[2], num[0]);
+		int rc = parse_str(p, want, &ev, why);
+		ck_assert_msg(rc == CUT_PARSE_EVENT, "%s: %s", want, why);
+		char args[400], extra[100];
+		snprintf(args, sizeof(args),
+		         "{\"a\":%s,\"s\":\"1234567890123456789012\",\"b\":[%s,{\"c\":%s}]}",
+		         num[0], num[1], num[2]);
+		snprintf(extra, sizeof(extra), "\"zz\":%s", num[0]);
+		ck_assert_str_eq(ev.args, args);
+		ck_assert_str_eq(ev.extra, extra);
+		ck_assert_int_eq(ev.ts, i);
+	}
 	cut_parser_free(p);
 }
 END_TEST
@@ -490,6 +540,7 @@ main(void)
 	tcase_add_test(tc, test_differential_mutated);
 	tcase_add_test(tc, test_bad_lines);
 	tcase_add_test(tc, test_lenient_layouts);
+	tcase_add_test(tc, test_big_numbers);
 	tcase_add_test(tc, test_writer_escapes);
 	tcase_add_test(tc, test_reader_lines);
 	suite_add_tcase(s, tc);
