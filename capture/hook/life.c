@@ -166,6 +166,8 @@ static void fork_prepare(void);
 static void fork_parent(void);
 static void fork_child(void);
 
+static void exec_resolve(void);
+
 static const char *
 env_get(const char *name, void *arg)
 {
@@ -194,6 +196,7 @@ init(void)
 	const char *out = getenv("CUTHOOK_OUTPUT");
 	hook_w.path = strdup(out && *out ? out : DEFAULT_OUTPUT);
 	hook_resolve_init();
+	exec_resolve();
 	hook_decode_init();
 	hook_gpu_init();
 	hook_clock_init();
@@ -429,13 +432,31 @@ exec_failed(void)
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*execv_fn)(const char *, char *const[]);
 
-/* Calls real (looked up once) with what this image recorded written out first. */
-#define EXEC_AROUND(type, name, call)                                                              \
+/* The real exec functions, looked up at start: a vfork child (Python's subprocess) had better
+ * not be the first to call dlsym. */
+enum { X_EXECVE, X_EXECVPE, X_EXECV, X_EXECVP, X_FEXECVE, X_EXECVEAT, X_N };
+static const char *const exec_names[X_N] = {"execve", "execvpe", "execv",
+                                            "execvp", "fexecve", "execveat"};
+static void *exec_real[X_N];
+
+static void
+exec_resolve(void)
+{
+	for (int i = 0; i < X_N; i++)
+		if (!__atomic_load_n(&exec_real[i], __ATOMIC_ACQUIRE))
+			__atomic_store_n(&exec_real[i], hook_next(exec_names[i]), __ATOMIC_RELEASE);
+}
+
+/* Calls the real function x, what this image recorded written out first. */
+#define EXEC_AROUND(type, x, call)                                                                 \
 	do {                                                                                       \
-		static type real;                                                                  \
-		if (!real && !(real = (type)hook_next(name))) {                                    \
-			errno = ENOSYS;                                                            \
-			return -1;                                                                 \
+		type real = (type)__atomic_load_n(&exec_real[x], __ATOMIC_ACQUIRE);                \
+		if (!real) {                                                                       \
+			exec_resolve();                                                            \
+			if (!(real = (type)exec_real[x])) {                                        \
+				errno = ENOSYS;                                                    \
+				return -1;                                                         \
+			}                                                                          \
 		}                                                                                  \
 		int e_ = errno;                                                                    \
 		finish(true);                                                                      \
@@ -450,39 +471,39 @@ typedef int (*execv_fn)(const char *, char *const[]);
 HOOK_EXPORT int
 execve(const char *path, char *const argv[], char *const envp[])
 {
-	EXEC_AROUND(execve_fn, "execve", real(path, argv, envp));
+	EXEC_AROUND(execve_fn, X_EXECVE, real(path, argv, envp));
 }
 
 HOOK_EXPORT int
 execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	EXEC_AROUND(execve_fn, "execvpe", real(file, argv, envp));
+	EXEC_AROUND(execve_fn, X_EXECVPE, real(file, argv, envp));
 }
 
 HOOK_EXPORT int
 execv(const char *path, char *const argv[])
 {
-	EXEC_AROUND(execv_fn, "execv", real(path, argv));
+	EXEC_AROUND(execv_fn, X_EXECV, real(path, argv));
 }
 
 HOOK_EXPORT int
 execvp(const char *file, char *const argv[])
 {
-	EXEC_AROUND(execv_fn, "execvp", real(file, argv));
+	EXEC_AROUND(execv_fn, X_EXECVP, real(file, argv));
 }
 
 HOOK_EXPORT int
 fexecve(int fd, char *const argv[], char *const envp[])
 {
 	typedef int (*fexecve_fn)(int, char *const[], char *const[]);
-	EXEC_AROUND(fexecve_fn, "fexecve", real(fd, argv, envp));
+	EXEC_AROUND(fexecve_fn, X_FEXECVE, real(fd, argv, envp));
 }
 
 HOOK_EXPORT int
 execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
 {
 	typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
-	EXEC_AROUND(execveat_fn, "execveat", real(dirfd, path, argv, envp, flags));
+	EXEC_AROUND(execveat_fn, X_EXECVEAT, real(dirfd, path, argv, envp, flags));
 }
 
 /* execl, execlp, execle: their arguments as an array (ap left open after the NULL that ends
