@@ -56,6 +56,17 @@ fi
 cutcapture -q -l api --libcuda "$fx/libcuda.so.1" -o "$t/cap.jsonl" -- sh -c "$launch" "$fx/cuprog" ||
 	bad "cutcapture: exit status $?"
 labelled "$t/cap.jsonl" cutcapture
+# -p: a rank found running is read from /proc (cuprog sleeps 1.5 s in cuStreamSynchronize;
+# the calls after it are traced).
+RANK=7 LOCAL_RANK=3 WORLD_SIZE=8 "$fx/cuprog" link 1500000 >/dev/null &
+r=$!
+sleep 0.5
+cutcapture -q -l api --libcuda "$fx/libcuda.so.1" -o "$t/p.jsonl" -p $r || bad "cutcapture -p: exit status $?"
+wait $r
+jq -e -s --arg host "$host" --argjson pid $r '
+  ([.[] | select(.name == "process" and .pid == $pid)][0].args | [.rank, .local_rank, .world_size]) == [7, 3, 8] and
+  ([.[] | select(.layer == "api")] | length > 0 and all(.[]; .host == $host and .rank == 7))' "$t/p.jsonl" >/dev/null ||
+	bad "cutcapture -p: labels: $(grep -v '"header"' "$t/p.jsonl" | head -3)"
 cutmerge "$t/cap.jsonl" "$t"/h/t.*.jsonl >"$t/all.jsonl" || bad "cutmerge of both: exit status $?"
 jq -e -s --arg host "$host" '[.[] | select(.layer == "api")] | length > 0 and all(.[]; .host == $host and (.rank == 0 or .rank == 1))' \
 	"$t/all.jsonl" >/dev/null || bad "cutmerge of both: an api event lost its labels"
