@@ -4,7 +4,8 @@
 # MPI's variables; under cuthook (a file per process, then cutmerge) and under cutcapture
 # (root, BPF; skipped without), every record of each rank from its exec on carries host and
 # its rank, its process record says rank, local_rank and world_size, the launcher's records
-# (and a rank's before its exec) carry neither, and cutmerge of both captures keeps every label.
+# (and a rank's before its exec) carry neither, and cutmerge of both captures keeps every label;
+# cutcapture -p reads a rank found running from /proc.
 top=${CUT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 B=${CUT_BUILD:-$top/build}
 PATH=$B/bin:$PATH
