@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* api.bpf.h: the api layer: entry and return of driver API functions (uprobes), one
- * record per finished call; what is read of a call is capture/api's description (cc_fdesc).
+/* api.bpf.h: the api and runtime layers: entry and return of driver and runtime API functions
+ * (uprobes), one record per finished call; what is read of a call is capture/api's description (cc_fdesc).
  * Part of cutcapture.bpf.c, which includes it after the maps and helpers every layer uses. */
 
 /* A driver API record with a string, built here, then copied to the ring at its length. */
@@ -15,9 +15,10 @@ struct {
 	__type(value, struct api_scratch);
 } scratch SEC(".maps");
 
-SEC("uprobe.multi")
-int
-api_entry(struct pt_regs *ctx)
+/* Entry of a call, probed: the runtime layer's programs are the same (cookies after the
+ * driver's), so a runtime call and the driver calls inside it share the thread's frames. */
+static __always_inline int
+call_entry(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	if (!is_traced(id >> 32))
@@ -94,9 +95,8 @@ api_fill(struct cc_api *e, const struct cc_frame *f, __u32 fid, __u64 now, __u64
 	}
 }
 
-SEC("uretprobe.multi")
-int
-api_return(struct pt_regs *ctx)
+static __always_inline int
+call_return(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
@@ -167,4 +167,32 @@ pop:
 	t->depth = i;
 	t->api_oldest = i > 0 ? t->f[0].ts : 0;
 	return 0;
+}
+
+SEC("uprobe.multi")
+int
+api_entry(struct pt_regs *ctx)
+{
+	return call_entry(ctx);
+}
+
+SEC("uretprobe.multi")
+int
+api_return(struct pt_regs *ctx)
+{
+	return call_return(ctx);
+}
+
+SEC("uprobe.multi")
+int
+rt_entry(struct pt_regs *ctx)
+{
+	return call_entry(ctx);
+}
+
+SEC("uretprobe.multi")
+int
+rt_return(struct pt_regs *ctx)
+{
+	return call_return(ctx);
 }

@@ -45,7 +45,8 @@ usage(void)
 {
 	fprintf(stderr,
 	        "usage: cutcapture [-qv] [-b MiB] [-f pattern] [-k function] [-l layers]\n"
-	        "                  [-o file] [--libcuda path] [--sched-min ns] [--single-probes]\n"
+	        "                  [-o file] [--libcuda path] [--libcudart path] [--sched-min ns]\n"
+	        "                  [--single-probes]\n"
 	        "                  -p pid | [--] command [arg ...]\n");
 	exit(CUT_EXIT_FATAL);
 }
@@ -68,6 +69,7 @@ libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 
 enum {
 	OPT_LIBCUDA = 256,
+	OPT_LIBCUDART,
 	OPT_SCHED_MIN,
 	OPT_SINGLE,
 	OPT_IOCTL_DEV,
@@ -81,6 +83,7 @@ parse_args(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 	    {"libcuda", required_argument, NULL, OPT_LIBCUDA},
+	    {"libcudart", required_argument, NULL, OPT_LIBCUDART},
 	    {"sched-min", required_argument, NULL, OPT_SCHED_MIN},
 	    {"single-probes", no_argument, NULL, OPT_SINGLE},
 	    {"ioctl-dev", required_argument, NULL, OPT_IOCTL_DEV},
@@ -127,6 +130,7 @@ parse_args(int argc, char *argv[])
 		case 'q': env.quiet = true; break;
 		case 'v': env.verbose = true; break;
 		case OPT_LIBCUDA: lo->libcuda = optarg; break;
+		case OPT_LIBCUDART: lo->libcudart = optarg; break;
 		case OPT_SCHED_MIN:
 			lo->sched_min = strtoull(optarg, &end, 10);
 			if (*end)
@@ -152,6 +156,8 @@ parse_args(int argc, char *argv[])
 	}
 	if ((optind < argc) == (lo->pid != 0))
 		usage();
+	if (lo->libcudart) /* naming the runtime asks for its layer */
+		lo->layers |= CC_L_RUNTIME;
 	env.cmd = optind < argc ? argv + optind : NULL;
 	lo->patterns = env.patterns;
 }

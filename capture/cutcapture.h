@@ -3,7 +3,7 @@
 #ifndef CUTCAPTURE_H
 #define CUTCAPTURE_H
 
-#define CC_MAX_FUNCS 1024 /* driver API functions one capture can probe (power of two) */
+#define CC_MAX_FUNCS 2048 /* driver and runtime API functions one capture probes (power of two) */
 #define CC_DEPTH 8        /* nested driver API calls remembered per thread (power of two) */
 #define CC_NEXTRA 11      /* argument words kept beyond the six passed in registers */
 #define CC_NARGS (6 + CC_NEXTRA)
@@ -22,6 +22,7 @@ enum {
 	CC_L_IRQ = 1 << 2,
 	CC_L_SCHED = 1 << 3,
 	CC_L_KERNEL = 1 << 4,
+	CC_L_RUNTIME = 1 << 5,
 };
 
 /* How a driver API probe gets its argument words beyond the registers (cc_fdesc.extra). */

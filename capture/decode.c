@@ -33,6 +33,7 @@ static struct {
 	size_t nfuncs;
 	struct cut_api_desc *desc; /* by cookie */
 	const char **cat;          /* category, by cookie */
+	const char **as;           /* the name its events carry, by cookie (rt.def's "as") */
 	const char *const *kfuncs;
 	size_t nkfuncs;
 	struct cut_buf line, args;
@@ -54,12 +55,17 @@ decode_init(const char *const *funcs, size_t nfuncs, const char *const *kfuncs, 
 		snprintf(R.host, sizeof(R.host), "localhost");
 	R.desc = calloc(nfuncs ? nfuncs : 1, sizeof(*R.desc));
 	R.cat = calloc(nfuncs ? nfuncs : 1, sizeof(*R.cat));
-	if (!R.desc || !R.cat)
+	R.as = calloc(nfuncs ? nfuncs : 1, sizeof(*R.as));
+	if (!R.desc || !R.cat || !R.as)
 		err(CUT_EXIT_FATAL, "calloc");
 	for (size_t i = 0; i < nfuncs; i++) {
 		if (cut_api_describe(&R.desc[i], funcs[i]) < 0)
 			warnx("%s: its line in args.def asks more than its calls carry", funcs[i]);
-		R.cat[i] = cut_api_category(funcs[i]);
+		/* nvcc's __cudaLaunchKernel is recorded as the cudaLaunchKernel it jumps to. */
+		R.as[i] = funcs[i];
+		if (R.desc[i].runtime && !R.desc[i].silent && strncmp(funcs[i], "__cuda", 6) == 0)
+			R.as[i] = funcs[i] + 2;
+		R.cat[i] = cut_api_category(R.as[i]);
 	}
 }
 
@@ -246,19 +252,22 @@ write_api(const struct cc_api *r)
 		if (c.slen >= CUT_API_STRLEN)
 			c.slen = CUT_API_STRLEN - 1;
 	}
+	const struct cut_api_desc *d = r->fid < R.nfuncs ? &R.desc[r->fid] : NULL;
 	struct cut_event ev;
-	span_event(&ev, &r->h, CUT_API, true, true);
-	ev.name = name;
-	ev.cat = r->fid < R.nfuncs ? R.cat[r->fid] : cut_api_category(name);
+	span_event(&ev, &r->h, d && d->runtime ? CUT_RUNTIME : CUT_API, !(d && d->noret), true);
+	ev.name = d ? R.as[r->fid] : name;
+	ev.cat = d ? R.cat[r->fid] : cut_api_category(name);
 	ev.ret = r->ret;
 	struct cut_api_sym sym = {0};
 	buf_reset(&R.args);
-	if (r->fid < R.nfuncs && R.desc[r->fid].decodes)
-		cut_api_args(&R.desc[r->fid], &c, r->h.pid, names_handles(), &R.args, &sym);
+	if (d && d->decodes)
+		cut_api_args(d, &c, r->h.pid, names_handles(), &R.args, &sym);
 	ev.args = R.args.len ? R.args.s : NULL;
-	emit(&ev);
+	/* A silent call (__cudaRegisterFunction) is no event: it names a kernel's host stub. */
+	if (!(d && d->silent))
+		emit(&ev);
 	if (sym.handle)
-		symbol_record(r, name, &sym);
+		symbol_record(r, ev.name, &sym);
 }
 
 static void
@@ -471,6 +480,7 @@ decode_free(void)
 {
 	free(R.desc);
 	free(R.cat);
+	free(R.as);
 	buf_free(&R.line);
 	buf_free(&R.args);
 	memset(&R, 0, sizeof(R));

@@ -42,6 +42,8 @@ static const struct layer layers[] = {
      "raw tracepoints sched_switch/sched_wakeup", NULL, open_sched, attach_pair, layer_detach_links},
     {"kernel", CC_L_KERNEL, CUT_KERNEL, CC_C_LOST_KERNEL, {"kprobe_entry", "kprobe_return"}, NULL,
      kernel_probe, kernel_open, kernel_attach, kernel_detach},
+    {"runtime", CC_L_RUNTIME, CUT_RUNTIME, CC_C_LOST_API, {"rt_entry", "rt_return"}, NULL,
+     rt_probe, rt_open, rt_attach, rt_detach},
 };
 /* clang-format on */
 #define NLAYERS (sizeof(layers) / sizeof(layers[0]))
@@ -286,6 +288,8 @@ layers_detach_api_tree(struct cutcapture_bpf *skel)
 {
 	if (on & CC_L_API)
 		api_detach(&layers[0]);
+	if (on & CC_L_RUNTIME)
+		rt_detach(&layers[NLAYERS - 1]);
 	detach_tree(skel);
 }
 

@@ -22,6 +22,7 @@ struct cutcapture_bpf;
 struct layer_opts {
 	unsigned layers;             /* CC_L_* bits asked for (-l) */
 	const char *libcuda;         /* --libcuda, or NULL to find it */
+	const char *libcudart;       /* --libcudart, or NULL to find it (runtime layer) */
 	pid_t pid;                   /* -p: the process whose libcuda is probed; 0 */
 	const char *const *patterns; /* -f: the driver API functions probed (fnmatch) */
 	int npatterns;
@@ -67,12 +68,14 @@ void layers_free(void);
 
 /* The layer a BPF counter (CC_C_*) of records lost belongs to. */
 const char *layers_counter_name(unsigned counter);
-/* The driver API functions probed, by cookie: for decode_init. */
+/* The driver API functions probed, then the runtime's, by cookie: for decode_init. */
 const char *const *layers_api_functions(size_t *n);
 /* The kernel layer's functions, by index. */
 const char *const *layers_kernel_functions(size_t *n);
 /* The libcuda probed (as found), or NULL. */
 const char *layers_libcuda(void);
+/* The libcudart probed (runtime layer, as found), or NULL. */
+const char *layers_libcudart(void);
 /* The header's "layers" (meta.h): "on" or "off: why" for each layer cutcapture has, by enum
  * cut_layer (static strings); and its "probes" member (how the api layer attached). */
 void layers_header(const char *out[CUT_NLAYERS]);

@@ -49,6 +49,10 @@ void api_open(const struct layer *l, struct cutcapture_bpf *skel);
 int api_attach(const struct layer *l, struct cutcapture_bpf *skel);
 void api_detach(const struct layer *l);
 void api_free(void);
+void rt_probe(const struct layer *l);
+void rt_open(const struct layer *l, struct cutcapture_bpf *skel);
+int rt_attach(const struct layer *l, struct cutcapture_bpf *skel);
+void rt_detach(const struct layer *l);
 
 /* layers_kernel.c */
 void kernel_probe(const struct layer *l);

@@ -30,13 +30,13 @@ readable(const char *path)
  * process when given), the ld.so cache and the default directories. RPATH/RUNPATH of the
  * program are not read: --libcuda covers them. */
 static char *
-find_libcuda(const char *ld_library_path)
+find_lib(const char *ld_library_path, const char *soname)
 {
 	char path[PATH_MAX];
 	if (ld_library_path) {
 		char *dirs = strdup(ld_library_path), *save = NULL;
 		for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-			snprintf(path, sizeof(path), "%s/libcuda.so.1", *d ? d : ".");
+			snprintf(path, sizeof(path), "%s/%s", *d ? d : ".", soname);
 			if (readable(path)) {
 				free(dirs);
 				return strdup(path);
@@ -46,6 +46,8 @@ find_libcuda(const char *ld_library_path)
 	}
 	static const char *const ldconfig[] = {"/sbin/ldconfig -p 2>/dev/null",
 	                                       "ldconfig -p 2>/dev/null"};
+	char want[64];
+	snprintf(want, sizeof(want), "%s (", soname);
 	for (size_t i = 0; i < 2; i++) {
 		FILE *p = popen(ldconfig[i], "r");
 		char line[PATH_MAX + 64], *found = NULL;
@@ -53,8 +55,7 @@ find_libcuda(const char *ld_library_path)
 			continue;
 		while (fgets(line, sizeof(line), p)) {
 			char *arrow = strstr(line, " => ");
-			if (found || !arrow || !strstr(line, "libcuda.so.1 (") ||
-			    !strstr(line, "x86-64"))
+			if (found || !arrow || !strstr(line, want) || !strstr(line, "x86-64"))
 				continue;
 			arrow[strcspn(arrow, "\n")] = 0;
 			if (readable(arrow + 4))
@@ -70,7 +71,7 @@ find_libcuda(const char *ld_library_path)
 	    "/lib64", "/usr/lib64", "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
 	    "/lib",   "/usr/lib"};
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(path, sizeof(path), "%s/libcuda.so.1", dirs[i]);
+		snprintf(path, sizeof(path), "%s/%s", dirs[i], soname);
 		if (readable(path))
 			return strdup(path);
 	}
@@ -79,7 +80,7 @@ find_libcuda(const char *ld_library_path)
 
 /* The libcuda a running process has mapped, or NULL. */
 static char *
-mapped_libcuda(pid_t pid)
+mapped_lib(pid_t pid, const char *base)
 {
 	char path[64], line[PATH_MAX + 128], *found = NULL;
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
@@ -88,7 +89,7 @@ mapped_libcuda(pid_t pid)
 		return NULL;
 	while (!found && fgets(line, sizeof(line), f)) {
 		char *p = strchr(line, '/');
-		if (!p || !strstr(p, "/libcuda.so"))
+		if (!p || !strstr(p, base))
 			continue;
 		p[strcspn(p, "\n")] = 0;
 		if (readable(p)) {
@@ -142,9 +143,10 @@ func_by_name(const void *a, const void *b)
 }
 
 static bool
-wanted(const char *name, const char *const *patterns, int npatterns)
+wanted(const char *name, bool runtime, const char *const *patterns, int npatterns)
 {
-	if (strncmp(name, "cu", 2) != 0)
+	if (runtime ? strncmp(name, "cuda", 4) != 0 && strncmp(name, "__cuda", 6) != 0
+	            : strncmp(name, "cu", 2) != 0)
 		return false;
 	if (!npatterns)
 		return true;
@@ -155,8 +157,8 @@ wanted(const char *name, const char *const *patterns, int npatterns)
 }
 
 int
-libcuda_functions(const char *path, const char *const *patterns, int npatterns, char ***names,
-                  unsigned long **offsets, char *why, size_t whylen)
+libcuda_functions(const char *path, bool runtime, const char *const *patterns, int npatterns,
+                  char ***names, unsigned long **offsets, char *why, size_t whylen)
 {
 	struct func *v = NULL;
 	size_t n = 0, cap = 0;
@@ -187,7 +189,7 @@ libcuda_functions(const char *path, const char *const *patterns, int npatterns, 
 			const char *name = elf_strptr(elf, sh.sh_link, s.st_name);
 			Elf_Scn *text = elf_getscn(elf, s.st_shndx);
 			GElf_Shdr tsh;
-			if (!name || !wanted(name, patterns, npatterns) || !text ||
+			if (!name || !wanted(name, runtime, patterns, npatterns) || !text ||
 			    !gelf_getshdr(text, &tsh))
 				continue;
 			if (n == cap) {
@@ -226,20 +228,33 @@ libcuda_functions(const char *path, const char *const *patterns, int npatterns, 
 	}
 	free(v);
 	if (!k)
-		snprintf(why, whylen, "%s exports no matching cu* function", path);
+		snprintf(why, whylen, "%s exports no matching %s function", path,
+		         runtime ? "cuda*" : "cu*");
 	return k ? (int)k : -1;
+}
+
+static char *
+find_for(pid_t pid, const char *base, const char *soname)
+{
+	if (!pid)
+		return find_lib(getenv("LD_LIBRARY_PATH"), soname);
+	char *path = mapped_lib(pid, base);
+	if (!path) {
+		char *llp = proc_getenv(pid, "LD_LIBRARY_PATH");
+		path = find_lib(llp, soname);
+		free(llp);
+	}
+	return path;
 }
 
 char *
 libcuda_find(pid_t pid)
 {
-	if (!pid)
-		return find_libcuda(getenv("LD_LIBRARY_PATH"));
-	char *path = mapped_libcuda(pid);
-	if (!path) {
-		char *llp = proc_getenv(pid, "LD_LIBRARY_PATH");
-		path = find_libcuda(llp);
-		free(llp);
-	}
-	return path;
+	return find_for(pid, "/libcuda.so", "libcuda.so.1");
+}
+
+char *
+libcudart_find(pid_t pid)
+{
+	return find_for(pid, "/libcudart.so", "libcudart.so.13");
 }

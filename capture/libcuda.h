@@ -3,6 +3,7 @@
 #ifndef CUT_CAPTURE_LIBCUDA_H
 #define CUT_CAPTURE_LIBCUDA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -11,15 +12,17 @@
  * the default directories give. RPATH/RUNPATH of the program are not read (--libcuda covers
  * them). Returns a path to free, or NULL. */
 char *libcuda_find(pid_t pid);
+/* libcudart.so.13 likewise (the runtime layer). */
+char *libcudart_find(pid_t pid);
 /*
- * The exported cu* functions of the library at path (defined STT_FUNC in .dynsym) that match
- * one of the fnmatch(3) patterns (all when there are none), one name per address (an alias
- * would fire twice), sorted by name, at most CC_MAX_FUNCS, with their file offsets. The
- * offsets are given to libbpf rather than the names: its resolution of a name list failed
- * with ENOENT on libcuda 580 (H200 machine), and the offsets are what the kernel takes
+ * The exported cu* functions (runtime: cuda* and __cuda*) of the library at path (defined STT_FUNC
+ * in .dynsym) that match one of the fnmatch(3) patterns (all when there are none), one name per
+ * address (an alias would fire twice), sorted by name, at most CC_MAX_FUNCS, with their file
+ * offsets. The offsets are given to libbpf rather than the names: its resolution of a name list
+ * failed with ENOENT on libcuda 580 (H200 machine), and the offsets are what the kernel takes
  * anyway. Returns the count, or -1 with a message in why.
  */
-int libcuda_functions(const char *path, const char *const *patterns, int npatterns, char ***names,
-                      unsigned long **offsets, char *why, size_t whylen);
+int libcuda_functions(const char *path, bool runtime, const char *const *patterns, int npatterns,
+                      char ***names, unsigned long **offsets, char *why, size_t whylen);
 
 #endif

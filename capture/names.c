@@ -234,9 +234,9 @@ names_rank(uint32_t pid, uint64_t ts)
 }
 
 static const struct cut_name *
-handle_get(struct cut_names *n, uint32_t pid, uint64_t h, bool ok)
+handle_get(struct cut_names *n, uint32_t pid, uint64_t h, bool ok, enum cut_name_of of)
 {
-	(void)n, (void)ok;
+	(void)n, (void)ok, (void)of;
 	struct entry *e = table_get(&N.handles, pid, h);
 	if (!e || !e->s)
 		return NULL;

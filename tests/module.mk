@@ -41,6 +41,36 @@ $(B)/fixtures/all/cuargs: tests/fixtures/cuargs.c capture/api/api.def capture/ap
 	$(CC) -std=gnu11 $(WARNFLAGS) -O1 -g -Icapture/api -o $@ $< -L$(B)/fixtures/all \
 		-l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN'
 
+# The stand-in libcudart (versioned libcudart.so.13, loads the stand-in libcuda with dlopen)
+# and rtprog, which drives it (tests/scripts/hook-runtime.sh).
+RT_FIXTURES := $(B)/fixtures/libcudart.so.13 $(B)/fixtures/rtprog
+CHECKS += $(RT_FIXTURES)
+$(B)/fixtures/libcudart.so.13: tests/fixtures/fakecudart.c tests/fixtures/fakecudart.h \
+		tests/fixtures/fakecudart.map tests/fixtures/fakecuda.h
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(WARNFLAGS) -O1 -g -fPIC -shared -fvisibility=hidden \
+		-Wl,-soname,libcudart.so.13 -Wl,--version-script=tests/fixtures/fakecudart.map \
+		-Wl,-rpath,'$$ORIGIN' -o $@ $< -ldl -pthread
+$(B)/fixtures/rtprog: tests/fixtures/rtprog.c tests/fixtures/fakecudart.h \
+		$(B)/fixtures/libcudart.so.13
+	$(CC) -std=gnu11 $(WARNFLAGS) -O1 -g -o $@ $< -L$(B)/fixtures -l:libcudart.so.13 \
+		-Wl,-rpath,'$$ORIGIN' -ldl -pthread
+
+# nvtxprog, annotated with the vendored NVTX3 headers (tests/fixtures/nvtx3, NVIDIA/NVTX,
+# Apache-2.0 with LLVM exception), and nvtxtool, a second injection library to chain to
+# (tests/scripts/hook-nvtx.sh).
+NVTX_FIXTURES := $(B)/fixtures/nvtxprog $(B)/fixtures/libnvtxtool.so
+CHECKS += $(NVTX_FIXTURES)
+$(B)/fixtures/nvtxprog: tests/fixtures/nvtxprog.c tests/fixtures/fakecudart.h \
+		$(wildcard tests/fixtures/nvtx3/*.h tests/fixtures/nvtx3/nvtxDetail/*.h) \
+		$(B)/fixtures/libcudart.so.13
+	$(CC) -std=gnu11 -O1 -g -Itests/fixtures -o $@ $< -L$(B)/fixtures -l:libcudart.so.13 \
+		-Wl,-rpath,'$$ORIGIN' -ldl -pthread
+$(B)/fixtures/libnvtxtool.so: tests/fixtures/nvtxtool.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(WARNFLAGS) -O1 -g -Itests/fixtures -fPIC -shared -fvisibility=hidden \
+		-o $@ $<
+
 # Benchmark helpers (built by `make bench-programs`, not by check).
 $(B)/bench/readbench: tests/bench/readbench.c $(LIBCUT)
 	@mkdir -p $(@D)

@@ -1,5 +1,5 @@
-/* args.c: the args object of a driver API call (cut-events(5)), from its words and its
- * description; the same code for cutcapture and libcuthook. */
+/* args.c: the args object of a driver or runtime API call (cut-events(5)), from its words and
+ * its description; the same code for cutcapture and libcuthook. */
 #include <string.h>
 
 #include "args.h"
@@ -9,6 +9,9 @@
 /* The directions of copies as JSON strings. */
 static const char dir_json[][7] = {"\"any\"", "\"HtoD\"", "\"DtoH\"", "\"DtoD\"", "\"HtoH\""};
 static const unsigned char dir_len[] = {5, 6, 6, 6, 6};
+/* cudaMemcpyKind (HostToHost, HostToDevice, DeviceToHost, DeviceToDevice, Default) as a
+ * direction. */
+static const unsigned char kind_dir[] = {HTOH, HTOD, DTOH, DTOD, ANY};
 
 /* Argument word i, cut to its parameter's type. */
 static inline uint64_t
@@ -158,7 +161,9 @@ member(const struct cut_api_desc *d, const struct cut_call *c, int fi, uint32_t 
 			put_str(b, key, c->str, c->slen);
 		break;
 	case 'k':
-		if ((nm = names->get(names, pid, v, ok)))
+	case 'f':
+		if ((nm = names->get(names, pid, v, ok,
+		                     f->fmt == 'f' ? CUT_NAME_HOSTFN : CUT_NAME_HANDLE)))
 			put_name(b, key, nm);
 		break;
 	case 'o':
@@ -167,7 +172,13 @@ member(const struct cut_api_desc *d, const struct cut_call *c, int fi, uint32_t 
 		break;
 	case 'O':
 		if (ok && v)
-			put_int(b, key, (int32_t)out_of(d, c, i));
+			put_int(b, key,
+			        f->n == 8 ? (int64_t)out_of(d, c, i) : (int32_t)out_of(d, c, i));
+		break;
+	case '3': put_dim3(b, key, (uint32_t)v, v >> 32, (uint32_t)arg(d, c, i + 1)); break;
+	case 'K':
+		if (v < sizeof(kind_dir))
+			put_json(b, key, dir_json[kind_dir[v]], dir_len[kind_dir[v]]);
 		break;
 	case 'P':
 		v = ok && v ? out_of(d, c, i) : arg(d, c, i + 1);
@@ -210,7 +221,8 @@ symbol(const struct cut_api_desc *d, const struct cut_call *c, const struct cut_
 		name = c->str;
 		len = c->slen;
 	} else {
-		const struct cut_name *nm = names->get(names, pid, arg(d, c, f->n), false);
+		const struct cut_name *nm =
+		    names->get(names, pid, arg(d, c, f->n), false, CUT_NAME_HANDLE);
 		if (nm) {
 			name = nm->raw;
 			len = strlen(nm->raw);

@@ -1,10 +1,11 @@
-/* args.h: the one description of a driver API call that both capture paths decode with.
- * args.def says, one line per function, which arguments become members of the args object
- * (cut-events(5)) and how; api.def says the type of every parameter and which are streams and
- * events. From them cut_api_describe derives what must be read when the call returns (out
- * values, a string, words of a struct or of the stack), which the BPF side does from its
- * cc_fdesc (cutcapture) and libcuthook's wrapper does in the process (cut_api_read); then both
- * hand the same words to cut_api_args. HACKING.md says how to add an argument. */
+/* args.h: the one description of a driver or runtime API call that both capture paths decode
+ * with. args.def (driver) and rtargs.def (runtime) say, one line per function, which arguments
+ * become members of the args object (cut-events(5)) and how; api.def and rt.def say the type of
+ * every parameter and which are streams and events. From them cut_api_describe derives what must be
+ * read when the call returns (out values, a string, words of a struct or of the stack), which the
+ * BPF side does from its cc_fdesc (cutcapture) and libcuthook's wrapper does in the process
+ * (cut_api_read); then both hand the same words to cut_api_args. HACKING.md says how to add an
+ * argument. */
 #ifndef CUT_API_ARGS_H
 #define CUT_API_ARGS_H
 
@@ -50,11 +51,15 @@ struct cut_api_reads {
 
 struct cut_api_row; /* a line of args.def */
 
-/* A driver API function, described for decoding (once per function, then read-only). */
+/* A driver or runtime API function, described for decoding (once per function, then
+ * read-only). */
 struct cut_api_desc {
 	const char *name;
-	const struct cut_api_row *row;     /* NULL when args.def has no line for it */
-	unsigned char nparams;             /* api.def's; 0 when the function is not in it */
+	const struct cut_api_row *row; /* NULL when args.def has no line for it */
+	unsigned char nparams;         /* argument words, from api.def or rt.def; 0: in neither */
+	bool runtime;                  /* a function of rt.def (the runtime layer) */
+	bool noret;                    /* returns no cudaError_t: its events have no ret */
+	bool silent;                   /* no event of its own: it only names a handle, quietly */
 	unsigned char norm[CUT_API_NARGS]; /* how each argument word is cut to its type */
 	signed char stream, event;         /* argument of the default stream and event; -1: none */
 	bool stream_out, event_out;        /* that argument points to it (set by the call) */
@@ -83,12 +88,21 @@ struct cut_name {
 	size_t json_len;
 };
 
+/* What a handle whose name get() looks up is. */
+enum cut_name_of {
+	CUT_NAME_HANDLE, /* a driver handle: CUfunction, CUkernel... */
+	CUT_NAME_HOSTFN, /* a kernel's host stub, as cudaLaunchKernel takes it */
+};
+
 /* The handle names a capture has seen: implemented by cutcapture (capture/names.c, per process)
  * and by libcuthook (hook/names.c, lock-free). get returns the name of handle h of process pid
  * (valid at least until the next get), or NULL when none is known; ok says whether the call
- * being decoded succeeded (libcuthook asks the driver about a handle a successful call used). */
+ * being decoded succeeded (libcuthook asks the driver or the runtime about a handle a
+ * successful call used). A name given quietly (cut_api_desc.silent) is announced by the first
+ * get that returns it: the implementation then has a symbol record due. */
 struct cut_names {
-	const struct cut_name *(*get)(struct cut_names *n, uint32_t pid, uint64_t h, bool ok);
+	const struct cut_name *(*get)(struct cut_names *n, uint32_t pid, uint64_t h, bool ok,
+	                              enum cut_name_of of);
 };
 
 /* A handle a call named, for a symbol record (cut-events(5)). */
@@ -101,7 +115,8 @@ struct cut_api_sym {
 
 /*
  * Describes function name (its _ptds/_ptsz variant uses its base's line): its line of args.def
- * and api.def's parameters and roles, and what must be read of its calls. Returns 0, or -1 when
+ * or rtargs.def and api.def's or rt.def's parameters and roles, and what must be read of its
+ * calls. Returns 0, or -1 when
  * the line asks for more than its calls carry (a parameter it does not have, more out values
  * or strings than are read): *d then describes it as undecoded. A function with a parameter
  * that is not one integer word (a float, a struct by value) is not decoded: the BPF side's
@@ -124,7 +139,7 @@ void cut_api_read(const struct cut_api_desc *d, struct cut_call *c, const uint64
 void cut_api_args(const struct cut_api_desc *d, const struct cut_call *c, uint32_t pid,
                   struct cut_names *names, struct cut_buf *b, struct cut_api_sym *sym);
 
-/* For tests: the lines of args.def, sorted by name. */
+/* For tests: the lines of args.def, then those of rtargs.def, each table sorted by name. */
 size_t cut_api_rows(void);
 const char *cut_api_row_name(size_t i);
 

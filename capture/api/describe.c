@@ -1,6 +1,7 @@
-/* describe.c: a driver API function described for decoding (cut_api_describe): its line of
- * args.def, its parameters' types and roles from api.def, and what must be read of its calls;
- * and that reading done in the process, as libcuthook does it (cut_api_read). */
+/* describe.c: a driver or runtime API function described for decoding (cut_api_describe): its
+ * line of args.def or rtargs.def, its parameters' types and roles from api.def or rt.def, and
+ * what must be read of its calls; and that reading done in the process, as libcuthook does it
+ * (cut_api_read). */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,9 +16,18 @@
 static const struct cut_api_row rows[] = {
 #define ARGS(fn, ...) {#fn, {__VA_ARGS__}},
 #include "args.def"
+#define ARGS(fn, ...) {#fn, {__VA_ARGS__}},
+#include "rtargs.def"
 };
 #pragma GCC diagnostic pop
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
+/* The driver's lines first, then the runtime's: two sorted tables in one array. */
+enum {
+#define ARGS(fn, ...) RT_ROW_##fn,
+#include "rtargs.def"
+	NRT_ROWS
+};
+#define NDRV_ROWS (NROWS - NRT_ROWS)
 
 /* The words of each struct READS copies, in the order args.def's formats expect them. */
 #define W2(f) (offsetof(struct hook_memcpy2d, f) / 8)
@@ -36,14 +46,23 @@ static const struct {
 };
 _Static_assert(offsetof(struct hook_launch_config, hStream) == 4 * 8, "CUlaunchConfig.hStream");
 
-/* api.def: every function's parameter types (as the wrappers declare them) and roles. */
+/* api.def and rt.def: every function's parameter types (as the wrappers declare them), roles and
+ * returns; two sorted tables in one array, the driver's first. */
 static const struct {
-	const char *name, *params, *roles;
+	const char *name, *params, *roles, *ret;
 } api[] = {
-#define HOOK_API(fn, params, args, pack, roles, proto) {#fn, #params, roles},
+#define HOOK_API(fn, params, args, pack, roles, proto) {#fn, #params, roles, "ERR"},
 #include "api.def"
+#define HOOK_RT(fn, as, ret, params, args, pack, roles, proto) {#fn, #params, roles, #ret},
+#include "rt.def"
 };
 #define NAPI (sizeof(api) / sizeof(api[0]))
+enum {
+#define HOOK_RT(fn, as, ret, params, args, pack, roles, proto) RT_API_##fn,
+#include "rt.def"
+	NRT_API
+};
+#define NDRV_API (NAPI - NRT_API)
 
 static int
 row_cmp(const void *key, const void *elem)
@@ -57,9 +76,17 @@ api_cmp(const void *key, const void *elem)
 	return strcmp(key, *(const char *const *)elem);
 }
 
-/* Reads api.def's parameter list "(uint32_t a0, void *a1)": the count, how to cut each word,
- * and whether every parameter is one integer word (else the BPF side's registers are not the
- * parameters in order). */
+/* The line of function name: in the driver's table, else in the runtime's. */
+static const struct cut_api_row *
+find_row(const char *name)
+{
+	const struct cut_api_row *r = bsearch(name, rows, NDRV_ROWS, sizeof(rows[0]), row_cmp);
+	return r ? r : bsearch(name, rows + NDRV_ROWS, NRT_ROWS, sizeof(rows[0]), row_cmp);
+}
+
+/* Reads api.def's parameter list "(uint32_t a0, void *a1)": the count of argument words, how to
+ * cut each, and whether every parameter is integer words (else the BPF side's registers are
+ * not the parameters in order). A dim3 by value is two words: x | y << 32, then z. */
 static int
 parse_params(const char *s, unsigned char *how, bool *words)
 {
@@ -70,7 +97,12 @@ parse_params(const char *s, unsigned char *how, bool *words)
 	for (const char *p = s + 1; *p && *p != ')'; n++) {
 		size_t len = strcspn(p, ",)");
 		unsigned char h = N_AS_IS;
-		if (strncmp(p, "uint8_t ", 8) == 0)
+		if (strncmp(p, "struct hook_dim3 ", 17) == 0) {
+			if (n < CUT_API_NARGS)
+				how[n] = N_AS_IS;
+			n++;
+			h = N_U32;
+		} else if (strncmp(p, "uint8_t ", 8) == 0)
 			h = N_U8;
 		else if (strncmp(p, "uint16_t ", 9) == 0)
 			h = N_U16;
@@ -125,11 +157,14 @@ last_arg(const struct cut_api_field *f)
 	case 'x':
 	case 'b':
 	case 'k':
+	case 'f':
+	case 'K':
 	case 's':
 	case 'S':
 	case 'o':
 	case 'O': return f->idx;
-	case 'B': return f->idx + 1;
+	case 'B':
+	case '3': return f->idx + 1;
 	case 'g':
 	case 'P': return f->idx + 2;
 	case '@': {
@@ -174,7 +209,11 @@ describe_row(struct cut_api_desc *d)
 			last = l;
 		switch (f->fmt) {
 		case 'o': e = add_out(rd, f->idx, f->n ? f->n : 8); break;
-		case 'O': e = add_out(rd, f->idx, 4); break;
+		case 'O':
+			if (f->n && f->n != 4 && f->n != 8)
+				return -1;
+			e = add_out(rd, f->idx, f->n ? f->n : 4);
+			break;
 		case 'P': e = add_out(rd, f->idx, 8); break;
 		case 's': e = add_str(rd, f->idx, CUT_STR_ARG); break;
 		case 'S': e = add_str(rd, f->idx, CUT_STR_OUT); break;
@@ -201,7 +240,10 @@ describe_row(struct cut_api_desc *d)
 		case 'b':
 		case 'B':
 		case 'g':
-		case 'k': break;
+		case 'k':
+		case 'f':
+		case 'K':
+		case '3': break;
 		default: return -1;
 		}
 		if (e < 0)
@@ -263,17 +305,25 @@ cut_api_describe(struct cut_api_desc *d, const char *name)
 		base[n - 5] = 0;
 	bool words = false;
 	const char *roles = NULL;
-	const void *a = bsearch(name, api, NAPI, sizeof(api[0]), api_cmp);
+	const void *a = bsearch(name, api, NDRV_API, sizeof(api[0]), api_cmp);
+	if (!a && (a = bsearch(name, api + NDRV_API, NRT_API, sizeof(api[0]), api_cmp)))
+		d->runtime = true;
 	if (a) {
 		const __typeof__(api[0]) *e = a;
 		d->nparams = (unsigned char)parse_params(e->params, d->norm, &words);
 		roles = e->roles;
+		d->noret = strcmp(e->ret, "ERR") != 0;
+		d->silent = strcmp(e->ret, "VOID") == 0;
 	}
-	d->row = bsearch(base, rows, NROWS, sizeof(rows[0]), row_cmp);
+	d->row = find_row(base);
 	if (d->row && (!words || describe_row(d) < 0)) {
+		bool runtime = d->runtime, noret = d->noret, silent = d->silent;
 		memset(d, 0, sizeof(*d));
 		d->name = name;
 		d->stream = d->event = -1;
+		d->runtime = runtime;
+		d->noret = noret;
+		d->silent = silent;
 		return -1;
 	}
 	if (roles && words) {

@@ -375,6 +375,12 @@ main(int argc, char *argv[])
 	    (layers && setenv("CUTHOOK_LAYERS", layers, 1) < 0) ||
 	    (all_starts && setenv("CUTHOOK_GPU_STARTS", "all", 1) < 0))
 		err(CUT_EXIT_FATAL, "setenv");
+	/* The library is the NVTX tool too; one named already is chained to, not replaced. */
+	const char *nvtx = getenv("NVTX_INJECTION64_PATH");
+	if (nvtx && *nvtx && strcmp(nvtx, lib) != 0 && setenv("CUT_NVTX_NEXT", nvtx, 1) < 0)
+		err(CUT_EXIT_FATAL, "setenv");
+	if (setenv("NVTX_INJECTION64_PATH", lib, 1) < 0)
+		err(CUT_EXIT_FATAL, "setenv");
 
 	/* The command runs in a child, so that the trace can be sorted once it is done; this
 	 * process waits, as a shell would, leaving the terminal's signals to the command and

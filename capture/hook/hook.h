@@ -56,6 +56,14 @@ void hook_resolve_fork(int phase);
 /* The next definition of name after this library (the real dlsym's RTLD_NEXT). */
 void *hook_next(const char *name);
 
+/* nvtx.c: the NVTX ranges still open, as events with "unended": true ending at now, appended to
+ * out (whole lines); returns how many. Once, at the end. */
+uint64_t hook_nvtx_unended(struct cut_buf *out, int64_t now);
+
+/* rt.c: the runtime layer. dlsym(handle, name) for a cuda* or __cuda* name: the wrapper when
+ * name is wrapped and handle finds the runtime's function, else what the real dlsym says. */
+void *hook_rt_dlsym(void *handle, const char *name);
+
 /* writer.c (the per-thread writer) and life.c (start, threads, fork, signals, the end) */
 struct hook_thread;
 extern HOOK_TLS struct hook_thread *hook_self;
@@ -181,6 +189,13 @@ void hook_names_begin(struct hook_names *hn);
 /* Names handle h (len bytes of raw, copied; "" marks a handle known to have none). Returns the
  * kept name, or NULL when out of room. */
 const struct cut_name *hook_name_set(uint64_t h, const char *raw, size_t len);
+/* The key a kernel's host stub h is named under (user addresses stay below bit 63, so a stub
+ * never takes a driver handle's name). */
+static inline uint64_t
+hook_hostfn_key(uint64_t h)
+{
+	return h | UINT64_C(1) << 63;
+}
 /* Around fork, as hook_resolve_fork. */
 void hook_names_fork(int phase);
 /* The name of handle h: NULL when never seen, raw "" when known to have none. */

@@ -314,10 +314,16 @@ finish(bool at_exec)
 	if (!nested)
 		pthread_mutex_unlock(&hook_w.threads_lock);
 	lost_nested = __atomic_load_n(&hook_w.lost_nested, __ATOMIC_RELAXED);
+	/* NVTX ranges still open end here (not from a signal handler: it formats). */
+	struct cut_buf unended = {0};
+	if (!nested)
+		events += hook_nvtx_unended(&unended, hook_now());
 	/* The root's new image after exec writes for it: no empty header and trailer per image. */
 	if ((hook_w.root && !at_exec) || events || lost || lost_nested) {
 		if (!nested)
 			hook_ensure_header(tid);
+		if (unended.len && hook_output_ok())
+			hook_write_lines(unended.s, unended.len);
 		struct cut_buf *a = &end_args, *line = &end_line;
 		buf_reset(a);
 		buf_reset(line);
@@ -342,13 +348,20 @@ finish(bool at_exec)
 		m.trailer.events = (int64_t)events;
 		m.trailer.lost = (int64_t)(lost + lost_nested);
 		uint64_t gpu = hook_gpu_events();
-		m.trailer.layers[CUT_API] = (int64_t)(events - gpu);
+		uint64_t rt = __atomic_load_n(&hook_rt_events, __ATOMIC_RELAXED);
+		uint64_t nvtx = __atomic_load_n(&hook_nvtx_events, __ATOMIC_RELAXED);
+		m.trailer.layers[CUT_API] = (int64_t)(events - gpu - rt - nvtx);
+		if (rt)
+			m.trailer.layers[CUT_RUNTIME] = (int64_t)rt;
+		if (nvtx)
+			m.trailer.layers[CUT_NVTX] = (int64_t)nvtx;
 		if (!hook_gpu_off_reason() || gpu)
 			m.trailer.layers[CUT_GPU] = (int64_t)gpu;
 		/* libcuthook's own members. How durations were measured (clock.c): ends read from
-		 * the TSC or the clock. */
+		 * the TSC or the clock. NVTX ranges are no calls: their ends are clock reads, not
+		 * counted here. */
 		buf_adds(a, "\"durations\":{\"tsc\":");
-		buf_addi64(a, (int64_t)(events - from_clock));
+		buf_addi64(a, (int64_t)(events - nvtx - from_clock));
 		buf_adds(a, ",\"clock\":");
 		buf_addi64(a, (int64_t)from_clock);
 		uint64_t hz = hook_tsc_hz();
@@ -368,6 +381,7 @@ finish(bool at_exec)
 		if (hook_output_ok())
 			hook_write_lines(line->s, line->len);
 	}
+	buf_free(&unended);
 	hook_guard = guard;
 }
 

@@ -108,15 +108,20 @@ hook_names_fork(int phase)
 		pthread_mutex_unlock(&names_lock);
 }
 
-/* The name of a function or kernel handle; asks the driver (cuFuncGetName, then cuKernelGetName
+/* The name of a function or kernel handle, or of a kernel's host stub (named only by
+ * __cudaRegisterFunction); asks the driver (cuFuncGetName, then cuKernelGetName
  * for a CUkernel passed as a function) once about a handle no call named, when the call that
  * used it succeeded (only a handle the driver accepted is worth asking about). */
 static const struct cut_name *
-get(struct cut_names *names, uint32_t pid, uint64_t h, bool ok)
+get(struct cut_names *names, uint32_t pid, uint64_t h, bool ok, enum cut_name_of of)
 {
 	struct hook_names *hn = (struct hook_names *)names;
-	const struct cut_name *n = name_of(h);
 	(void)pid;
+	if (of == CUT_NAME_HOSTFN) {
+		const struct cut_name *n = name_of(hook_hostfn_key(h));
+		return n && *n->raw ? n : NULL;
+	}
+	const struct cut_name *n = name_of(h);
 	if (n)
 		return *n->raw ? n : NULL;
 	if (!ok || !h)

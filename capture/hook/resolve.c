@@ -214,7 +214,8 @@ dlsym_cu(void *handle, const char *name, int id)
 
 /*
  * cudart loads libcuda with dlopen and looks cuGetProcAddress up with dlsym(handle, ...), which
- * symbol interposition never sees; so dlsym hands out wrappers for driver functions. Other
+ * symbol interposition never sees; so dlsym hands out wrappers for driver functions (and
+ * for runtime functions, rt.c). Other
  * lookups, and RTLD_NEXT ones (whose meaning depends on the caller), go straight to the real
  * dlsym as a tail call, so it sees the caller's return address (tests/scripts/hook-resolve.sh
  * checks it).
@@ -228,6 +229,9 @@ dlsym(void *handle, const char *name)
 			return NULL;
 	}
 	int id;
+	if (handle != RTLD_NEXT && !hook_guard &&
+	    (strncmp(name, "cuda", 4) == 0 || strncmp(name, "__cuda", 6) == 0))
+		return hook_rt_dlsym(handle, name);
 	if (name[0] == 'c' && name[1] == 'u' && handle != RTLD_NEXT && !hook_guard &&
 	    (id = hook_lookup(name)) >= 0)
 		return dlsym_cu(handle, name, id);

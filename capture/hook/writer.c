@@ -16,6 +16,7 @@
 #include "writer.h"
 
 HOOK_TLS struct hook_thread *hook_self;
+uint64_t hook_rt_events, hook_nvtx_events;
 HOOK_TLS int hook_guard;
 int hook_recording;
 
@@ -438,4 +439,32 @@ hook_record(struct hook_thread *t, enum hook_id id, enum hook_via via, int64_t t
 		own_end(t);
 	}
 	hook_guard = 0;
+}
+
+bool
+hook_record_line(struct hook_thread *t, const struct cut_event *ev, const struct hook_symbol *sym)
+{
+	hook_prepare_header(t->tid);
+	if (!own_begin(t)) {
+		t->lost++;
+		return false;
+	}
+	if (t->need_thread_record) {
+		thread_fragment(t);
+		hook_thread_record(t, ev->ts);
+	}
+	cut_event_format(&t->out, ev);
+	buf_addc(&t->out, '\n');
+	if (ev->layer != CUT_META) {
+		t->events++;
+		t->pending++;
+		__atomic_add_fetch(ev->layer == CUT_NVTX ? &hook_nvtx_events : &hook_rt_events, 1,
+		                   __ATOMIC_RELAXED);
+	}
+	if (sym && sym->handle)
+		hook_symbol_record(t, ev->ts + ev->dur, sym);
+	if (t->out.len >= FLUSH_AT)
+		hook_flush(t);
+	own_end(t);
+	return true;
 }

@@ -12,5 +12,14 @@ $(B)/gen/api_categories.h: share/data/api-categories.tsv share/scripts/gen-categ
 	share/scripts/gen-categories.sh $< >$@.tmp && mv $@.tmp $@
 $(B)/obj/share/lib/classify.o: $(B)/gen/api_categories.h
 
+# The runtime's rows (cuda*), after the line that says so, come from a rule table.
+.PHONY: categories
+categories:
+	sed '/^# CUDA runtime:/,$$d' share/data/api-categories.tsv >share/data/api-categories.tsv.tmp
+	sed -n '/^# CUDA runtime:/,/^[^#]/p' share/data/api-categories.tsv | grep '^#' \
+		>>share/data/api-categories.tsv.tmp
+	share/scripts/gen-rt-categories.sh >>share/data/api-categories.tsv.tmp
+	mv share/data/api-categories.tsv.tmp share/data/api-categories.tsv
+
 MAN5 += share/man/cut-events.5
 DATA += share/data/api-categories.tsv

@@ -1,4 +1,5 @@
-/* test_api_args.c: the driver API argument decoder both capture paths share (capture/api),
+/* test_api_args.c: the driver and runtime API argument decoder both capture paths share
+ * (capture/api),
  * fed synthetic call words, as the BPF side delivers them (raw registers) and as libcuthook
  * reads them in the process (cut_api_read): expected args objects, failed calls, out values,
  * strings, launch configurations and 2D/3D copies read from their structs, _ptsz variants,
@@ -14,12 +15,16 @@
 #define W(p) ((uint64_t)(uintptr_t)(p))
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Names known to the test: handle 0xf0000 is "vecAdd", 0xe0001 the kernel "gemm". */
+/* Names known to the test: handle 0xf0000 is "vecAdd", 0xe0001 the kernel "gemm"; host stub
+ * 0x401000 is "_Z4axpyPf" (only as a host function). */
 static const struct cut_name *
-test_get(struct cut_names *n, uint32_t pid, uint64_t h, bool ok)
+test_get(struct cut_names *n, uint32_t pid, uint64_t h, bool ok, enum cut_name_of of)
 {
-	static const struct cut_name vec = {"vecAdd", NULL, 0}, gemm = {"gemm", "\"gemm\"", 6};
+	static const struct cut_name vec = {"vecAdd", NULL, 0}, gemm = {"gemm", "\"gemm\"", 6},
+	                             axpy = {"_Z4axpyPf", NULL, 0};
 	(void)n, (void)pid, (void)ok;
+	if (of == CUT_NAME_HOSTFN)
+		return h == 0x401000 ? &axpy : NULL;
 	return h == 0xf0000 ? &vec : h == 0xe0001 ? &gemm : NULL;
 }
 static struct cut_names names = {test_get};
@@ -68,6 +73,12 @@ check_read(const char *fn, const uint64_t *a, size_t n, int32_t ret, const char 
 	buf_free(&b);
 }
 
+static bool
+runtime_name(const char *name)
+{
+	return strncmp(name, "cuda", 4) == 0 || strncmp(name, "__cuda", 6) == 0;
+}
+
 START_TEST(test_rows_describe)
 {
 	/* Every line describes (within what a call carries), in strcmp order. */
@@ -76,9 +87,11 @@ START_TEST(test_rows_describe)
 		const char *name = cut_api_row_name(i);
 		ck_assert_msg(cut_api_describe(&d, name) == 0, "%s asks too much", name);
 		ck_assert_msg(d.row && d.decodes, "%s", name);
-		if (i)
+		/* Two tables, the driver's then the runtime's, each sorted. */
+		if (i && runtime_name(cut_api_row_name(i - 1)) == runtime_name(name))
 			ck_assert_msg(strcmp(cut_api_row_name(i - 1), name) < 0, "%s not sorted",
 			              name);
+		ck_assert_msg(d.runtime == runtime_name(name), "%s", name);
 	}
 	/* The functions both old tables decoded (121), 13 of them now through the stream and
 	 * event defaults alone. */
@@ -366,6 +379,115 @@ START_TEST(test_roles)
 }
 END_TEST
 
+/* The runtime's words: a dim3 by value is two (x | y << 32, then z), the rest on the stack. */
+START_TEST(test_runtime_launches)
+{
+	/* cudaLaunchKernel(func, dim3 grid, dim3 block, args, size_t shmem, stream) as the BPF
+	 * side sees it: z with junk above it (its register's high half), shmem and stream from
+	 * the stack. */
+	uint64_t a[] = {0x401000,
+	                2ull << 32 | 64,
+	                0xdead000000000003,
+	                1ull << 32 | 256,
+	                0xbeef000000000001,
+	                0x5a00,
+	                4096,
+	                0x5};
+	check_raw(
+	    "cudaLaunchKernel", a, N(a), 0, NULL, NULL,
+	    "{\"func\":\"0x401000\",\"kernel\":\"_Z4axpyPf\",\"grid\":[64,2,3],\"block\":[256,"
+	    "1,1],\"shmem\":4096,\"stream\":\"0x5\"}");
+	struct cut_api_desc d = desc("cudaLaunchKernel_ptsz");
+	ck_assert(d.runtime && !d.noret && !d.silent);
+	ck_assert_uint_eq(d.nparams, 8);
+	ck_assert_uint_eq(d.rd.extra, CUT_EXTRA_STACK);
+	ck_assert_uint_eq(d.rd.nextra, 2);
+	/* A host function is not a driver handle, nor the reverse. */
+	a[0] = 0xf0000;
+	check_raw("cudaLaunchKernel", a, N(a), 0, NULL, NULL,
+	          "{\"func\":\"0xf0000\",\"grid\":[64,2,3],\"block\":[256,1,1],\"shmem\":4096,"
+	          "\"stream\":\"0x5\"}");
+	/* cudaLaunchKernelExC: cudaLaunchConfig_t lays out as CUlaunchConfig. */
+	struct hook_launch_config cf = {8, 4, 2, 128, 2, 1, 2048, (void *)0x9, NULL, 0};
+	uint64_t b[] = {W(&cf), 0x401000, 0};
+	check_read("cudaLaunchKernelExC_ptsz", b, N(b), 0,
+	           "{\"func\":\"0x401000\",\"kernel\":\"_Z4axpyPf\",\"grid\":[8,4,2],\"block\":["
+	           "128,2,1],\"shmem\":2048,\"stream\":\"0x9\"}",
+	           NULL);
+	/* nvcc's __cudaLaunchKernel is recorded as cudaLaunchKernel (rt.def), with its line. */
+	d = desc("__cudaLaunchKernel");
+	ck_assert(d.runtime && !d.row);
+}
+END_TEST
+
+START_TEST(test_runtime_copies)
+{
+	/* The direction from cudaMemcpyKind: 1 HtoD ... 4 default; an unknown one: none. */
+	uint64_t a[] = {0x7000000000, 0x5a0000001000, 4096, 1, 0x5};
+	check_raw("cudaMemcpyAsync", a, N(a), 0, NULL, NULL,
+	          "{\"bytes\":4096,\"dir\":\"HtoD\",\"dst\":\"0x7000000000\",\"src\":"
+	          "\"0x5a0000001000\",\"stream\":\"0x5\"}");
+	a[3] = 0xffffffff00000004;
+	check_raw("cudaMemcpy", a, 4, 0, NULL, NULL,
+	          "{\"bytes\":4096,\"dir\":\"any\",\"dst\":\"0x7000000000\",\"src\":"
+	          "\"0x5a0000001000\"}");
+	a[3] = 9;
+	check_raw("cudaMemcpy_ptds", a, 4, 0, NULL, NULL,
+	          "{\"bytes\":4096,\"dst\":\"0x7000000000\",\"src\":\"0x5a0000001000\"}");
+	/* 2D: width times height; the kind and the stream on the stack. */
+	uint64_t b[] = {0x7000000000, 512, 0x5a00, 256, 100, 3, 2, 0x7};
+	check_raw(
+	    "cudaMemcpy2DAsync_ptsz", b, N(b), 0, NULL, NULL,
+	    "{\"bytes\":300,\"dir\":\"DtoH\",\"dst\":\"0x7000000000\",\"src\":\"0x5a00\",\"stream\""
+	    ":\"0x7\"}");
+	uint64_t c[] = {0x7000000000, 0xffffffff000000ab, 1000};
+	check_raw("cudaMemset", c, N(c), 0, NULL, NULL,
+	          "{\"bytes\":1000,\"dst\":\"0x7000000000\",\"value\":171}");
+	uint64_t p[] = {0x7100000000, 1, 0x7000000000, 0, 64};
+	check_raw("cudaMemcpyPeer", p, N(p), 0, NULL, NULL,
+	          "{\"bytes\":64,\"dir\":\"DtoD\",\"dst\":\"0x7100000000\",\"src\":"
+	          "\"0x7000000000\"}");
+}
+END_TEST
+
+START_TEST(test_runtime_outs)
+{
+	/* 8-byte decimal out values. */
+	size_t free_b = 5ull << 32, total = 80ull << 30;
+	uint64_t a[] = {W(&free_b), W(&total)};
+	check_read("cudaMemGetInfo", a, 2, 0, "{\"free\":21474836480,\"total\":85899345920}", NULL);
+	check_read("cudaMemGetInfo", a, 2, 2, "", NULL);
+	void *dptr = (void *)0x7000000000;
+	uint64_t b[] = {W(&dptr), 1 << 20, 0x3};
+	check_read("cudaMallocAsync_ptsz", b, N(b), 0,
+	           "{\"bytes\":1048576,\"dptr\":\"0x7000000000\",\"stream\":\"0x3\"}", NULL);
+	void *stream = (void *)0x5100;
+	uint64_t c[] = {W(&stream), 1, (uint64_t)-2};
+	check_read("cudaStreamCreateWithPriority", c, N(c), 0,
+	           "{\"stream\":\"0x5100\",\"priority\":-2}", NULL);
+	/* Functions that return no cudaError_t. */
+	ck_assert(desc("cudaGetErrorString").noret);
+	ck_assert(desc("cudaCreateChannelDesc").noret);
+	ck_assert(!desc("cudaMalloc").noret);
+}
+END_TEST
+
+START_TEST(test_runtime_register)
+{
+	/* __cudaRegisterFunction names the stub after the kernel, and is no event itself. */
+	struct cut_api_desc d = desc("__cudaRegisterFunction");
+	ck_assert(d.runtime && d.silent && d.noret);
+	uint64_t a[] = {0x5a00, 0x401000, W("_Z4axpyPf"), W("_Z4axpyPf"), (uint64_t)-1, 0, 0, 0,
+	                0,      0};
+	struct cut_api_sym sym;
+	check_read("__cudaRegisterFunction", a, N(a), 0, "{\"name\":\"_Z4axpyPf\"}", &sym);
+	ck_assert_uint_eq(sym.handle, 0x401000);
+	ck_assert_uint_eq(sym.len, 9);
+	ck_assert_str_eq(sym.kind, "function");
+	ck_assert_uint_eq(d.rd.str, 4);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -380,6 +502,10 @@ main(void)
 	tcase_add_test(tc, test_names_and_symbols);
 	tcase_add_test(tc, test_proc_address);
 	tcase_add_test(tc, test_roles);
+	tcase_add_test(tc, test_runtime_launches);
+	tcase_add_test(tc, test_runtime_copies);
+	tcase_add_test(tc, test_runtime_outs);
+	tcase_add_test(tc, test_runtime_register);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

@@ -1,0 +1,287 @@
+/* rt.c: the runtime layer of libcuthook: a wrapper for every function of rt.def (libcudart's
+ * cuda* API), exported with the version node libcudart.so.13 (hook.map), so that references
+ * bound to that version (PyTorch's libraries') reach it as unversioned ones do; dlsym hands it
+ * out too. Each call is an event of layer runtime, decoded by capture/api as cutcapture's
+ * uprobes are; the driver calls it makes are recorded inside it as usual. */
+#include <dlfcn.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "classify.h"
+#include "event.h"
+#include "hook.h"
+#include "writer.h"
+
+enum rt_id {
+#define HOOK_RT(fn, as, ret, params, args, pack, roles, proto) RT_ID_##fn,
+#include "api/rt.def"
+	RT_N
+};
+
+static const char *const rt_names[RT_N] = {
+#define HOOK_RT(fn, as, ret, params, args, pack, roles, proto) [RT_ID_##fn] = #fn,
+#include "api/rt.def"
+};
+/* The name calls are recorded as (nvcc's __cudaLaunchKernel is cudaLaunchKernel). */
+static const char *const rt_as[RT_N] = {
+#define HOOK_RT(fn, as, ret, params, args, pack, roles, proto) [RT_ID_##fn] = #as,
+#include "api/rt.def"
+};
+
+/* By-value parameters and results, ABI-equivalent to the runtime's (see rt.def). */
+struct hook_dim3 {
+	uint32_t x, y, z;
+};
+#define HOOK_RTBLOB(n)                                                                             \
+	struct hook_rtblob##n {                                                                    \
+		uint64_t w[(n) / 8];                                                               \
+	};
+#define HOOK_RBLOB(n)                                                                              \
+	struct hook_rblob##n {                                                                     \
+		unsigned char b[n];                                                                \
+	};
+#define HOOK_RT(fn, as, ret, params, args, pack, roles, proto)
+#include "api/rt.def"
+
+#define HOOK_P(x) ((uint64_t)(uintptr_t)(x))
+#define HOOK_U(x) ((uint64_t)(x))
+#define HOOK_I(x) ((uint64_t)(int64_t)(x))
+#define HOOK_L(x) ((uint64_t)(x))
+#define HOOK_F(x) rt_fbits(x)
+#define HOOK_B(x) ((uint64_t)(uintptr_t) & (x))
+#define HOOK_D3XY(v) ((uint64_t)(v).x | (uint64_t)(v).y << 32)
+#define HOOK_D3Z(v) ((uint64_t)(v).z)
+#define HOOK_EXPAND(...) __VA_ARGS__
+
+static inline uint64_t
+rt_fbits(double d)
+{
+	uint64_t v;
+	memcpy(&v, &d, sizeof(v));
+	return v;
+}
+
+/* The return types, and what a wrapper returns when there is no runtime to call. */
+#define RT_T_ERR int
+#define RT_T_PTR const void *
+#define RT_T_VOID void
+#define RT_T_RBLOB20 struct hook_rblob20
+#define RT_FAIL_ERR 3 /* cudaErrorInitializationError */
+#define RT_FAIL_PTR NULL
+#define RT_FAIL_VOID
+#define RT_FAIL_RBLOB20 ((struct hook_rblob20){{0}})
+#define RT_RET_ERR(r) ((int64_t)(r))
+#define RT_RET_PTR(r) 0
+#define RT_RET_RBLOB20(r) 0
+
+static void *rt_real[RT_N];
+static void *rt_real_slow(enum rt_id id);
+static void rt_record(struct hook_thread *t, enum rt_id id, int64_t t0, uint64_t end, int64_t r,
+                      const uint64_t *a);
+static void rt_register(const uint64_t *a);
+
+#define RT_REAL(fn, ret, params)                                                                   \
+	typedef RT_T_##ret(*real_t) params;                                                        \
+	real_t real = (real_t)__atomic_load_n(&rt_real[RT_ID_##fn], __ATOMIC_ACQUIRE);             \
+	if (__builtin_expect(!real, 0) && !(real = (real_t)rt_real_slow(RT_ID_##fn)))              \
+		return RT_FAIL_##ret;
+
+/* A function with a result. */
+#define RT_BODY(fn, ret, params, args, pack)                                                       \
+	{                                                                                          \
+		RT_REAL(fn, ret, params)                                                           \
+		struct hook_thread *t_ = hook_enter();                                             \
+		if (!t_)                                                                           \
+			return real args;                                                          \
+		int64_t t0_ = hook_now();                                                          \
+		RT_T_##ret r_ = real args;                                                         \
+		uint64_t end_ = hook_end();                                                        \
+		uint64_t a_[] = {HOOK_EXPAND pack};                                                \
+		rt_record(t_, RT_ID_##fn, t0_, end_, RT_RET_##ret(r_), a_);                        \
+		return r_;                                                                         \
+	}
+/* The only void one, __cudaRegisterFunction: no event, it names a kernel's host stub. */
+#define RT_BODY_VOID(fn, params, args, pack)                                                       \
+	{                                                                                          \
+		RT_REAL(fn, VOID, params)                                                          \
+		real args;                                                                         \
+		uint64_t a_[] = {HOOK_EXPAND pack};                                                \
+		rt_register(a_);                                                                   \
+	}
+#define RT_PICK_ERR RT_BODY
+#define RT_PICK_PTR RT_BODY
+#define RT_PICK_RBLOB20 RT_BODY
+#define RT_PICK_VOID(fn, ret, params, args, pack) RT_BODY_VOID(fn, params, args, pack)
+
+#define HOOK_RT(fn, as, ret, params, args, pack, roles, proto)                                     \
+	HOOK_EXPORT RT_T_##ret fn params RT_PICK_##ret(fn, ret, params, args, pack)
+#include "api/rt.def"
+
+static void *const rt_exports[RT_N] = {
+#define HOOK_RT(fn, as, ret, params, args, pack, roles, proto) [RT_ID_##fn] = (void *)fn,
+#include "api/rt.def"
+};
+
+/* ---- where the real functions are ---- */
+
+static int
+cmp_name(const void *key, const void *elem)
+{
+	return strcmp(key, *(const char *const *)elem);
+}
+
+static int
+rt_lookup(const char *name)
+{
+	const char *const *p = bsearch(name, rt_names, RT_N, sizeof(rt_names[0]), cmp_name);
+	return p ? (int)(p - rt_names) : -1;
+}
+
+/* The first libcudart mapped, by file name: loaded with RTLD_LOCAL (a dependency of a library
+ * Python imported), it is in no scope RTLD_NEXT searches. */
+static int
+find_cudart(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	const char *base = strrchr(info->dlpi_name, '/');
+	base = base ? base + 1 : info->dlpi_name;
+	if (strncmp(base, "libcudart.so", 12) != 0)
+		return 0;
+	*(const char **)data = info->dlpi_name;
+	return 1;
+}
+
+/* Makes p the real entry point of id unless another one is known; whether id's wrapper calls p. */
+static bool
+adopt(enum rt_id id, void *p)
+{
+	void *none = NULL;
+	if (__atomic_compare_exchange_n(&rt_real[id], &none, p, false, __ATOMIC_RELEASE,
+	                                __ATOMIC_ACQUIRE))
+		return true;
+	return none == p;
+}
+
+static void *
+rt_real_slow(enum rt_id id)
+{
+	void *p = __atomic_load_n(&rt_real[id], __ATOMIC_ACQUIRE);
+	if (p)
+		return p;
+	int guard = hook_guard;
+	hook_guard = 1; /* dlsym below goes straight to the real one */
+	p = hook_next(rt_names[id]);
+	if (!p || p == rt_exports[id]) {
+		const char *path = NULL;
+		p = NULL;
+		dl_iterate_phdr(find_cudart, &path);
+		void *h = path ? dlopen(path, RTLD_LAZY | RTLD_NOLOAD) : NULL;
+		if (h) {
+			p = dlsym(h, rt_names[id]);
+			dlclose(h);
+		}
+	}
+	hook_guard = guard;
+	if (!p || p == rt_exports[id] || !adopt(id, p))
+		return NULL;
+	return p;
+}
+
+void *
+hook_rt_dlsym(void *handle, const char *name)
+{
+	int id = rt_lookup(name);
+	int guard = hook_guard;
+	hook_guard = 1;
+	void *p = dlsym(handle, name);
+	hook_guard = guard;
+	if (id < 0 || !p)
+		return p;
+	if (p == rt_exports[id])
+		return rt_real_slow((enum rt_id)id) ? p : NULL;
+	return adopt((enum rt_id)id, p) ? rt_exports[id] : p;
+}
+
+/* ---- recording ---- */
+
+static struct cut_api_desc descs[RT_N];
+static const char *cats[RT_N];
+static pthread_once_t descs_once = PTHREAD_ONCE_INIT;
+
+static void
+describe(void)
+{
+	for (int i = 0; i < RT_N; i++) {
+		cut_api_describe(&descs[i], rt_names[i]);
+		cats[i] = cut_api_category(rt_as[i]);
+	}
+}
+
+static void
+rt_record(struct hook_thread *t, enum rt_id id, int64_t t0, uint64_t end, int64_t r,
+          const uint64_t *a)
+{
+	hook_guard = 1;
+	int64_t t1 = hook_end_time(&t->tsc, end);
+	pthread_once(&descs_once, describe);
+	const struct cut_api_desc *d = &descs[id];
+	struct hook_symbol sym = {0};
+	struct cut_event ev;
+	cut_event_init(&ev);
+	ev.ts = t0;
+	ev.dur = t1 > t0 ? t1 - t0 : 0;
+	ev.pid = hook_w.pid_ns;
+	ev.tid = t->tid;
+	ev.layer = CUT_RUNTIME;
+	ev.name = rt_as[id];
+	ev.cat = cats[id];
+	ev.has = CUT_HAS_DUR;
+	if (!d->noret) {
+		ev.ret = r;
+		ev.has |= CUT_HAS_RET;
+	}
+	if (d->decodes) {
+		struct cut_call c;
+		struct cut_api_sym s;
+		struct hook_names hn;
+		buf_reset(&t->args);
+		cut_api_read(d, &c, a, d->nparams, (int32_t)r);
+		hook_names_begin(&hn);
+		cut_api_args(d, &c, 0, &hn.names, &t->args, &s);
+		if (t->args.len)
+			ev.args = t->args.s;
+		if (s.handle) {
+			const struct cut_name *n = hook_name_set(s.handle, s.name, s.len);
+			if (n)
+				sym = (struct hook_symbol){s.handle, n->raw, s.kind, rt_as[id]};
+		}
+	}
+	hook_record_line(t, &ev, &sym);
+	hook_guard = 0;
+}
+
+/* __cudaRegisterFunction(handle, hostFun, deviceFun, deviceName, ...): the host stub's name,
+ * for the launches that name it; a symbol record when recording. */
+static void
+rt_register(const uint64_t *a)
+{
+	const char *name = (const char *)(uintptr_t)a[3];
+	if (!a[1] || !name || !*name)
+		return;
+	int guard = hook_guard;
+	hook_guard = 1;
+	const struct cut_name *n = hook_name_set(hook_hostfn_key(a[1]), name, strlen(name));
+	hook_guard = guard;
+	struct hook_thread *t = n ? hook_enter() : NULL;
+	if (!t)
+		return;
+	hook_guard = 1;
+	struct hook_symbol sym = {a[1], n->raw, "function", "__cudaRegisterFunction"};
+	hook_prepare_header(t->tid);
+	if (own_begin(t)) {
+		hook_symbol_record(t, hook_now(), &sym);
+		own_end(t);
+	}
+	hook_guard = 0;
+}

@@ -1,0 +1,46 @@
+#!/bin/sh
+# cutcapture's runtime layer: uprobes on the stand-in libcudart's cuda* functions (rt.def's),
+# for rtprog's three threads: exact counts per function, and the same events as cuthook's,
+# name, result and args object byte for byte, with the same symbol records from
+# __cudaRegisterFunction (both runs without address randomisation, so pointers agree); once
+# merged, driver calls inside the runtime calls that made them. Needs root with BPF.
+. "$(dirname "$0")/lib/capture-setup.sh"
+need_bpf
+[ -x "$fx/rtprog" ] && [ -f "$fx/libcudart.so.13" ] || fail "build $fx/rtprog first (make test-programs)"
+command -v setarch >/dev/null || { echo "needs setarch"; exit 77; }
+T=3 L=4
+norand="setarch $(uname -m) -R"
+
+$cap -q -l api,runtime --libcuda "$fx/libcuda.so.1" --libcudart "$fx/libcudart.so.13" \
+	-o "$t/cap.jsonl" -- $norand "$fx/rtprog" $T $L 2>"$t/cap.err" ||
+	fail "cutcapture: exit $?: $(cat "$t/cap.err")"
+[ -s "$t/cap.err" ] && fail "cutcapture said: $(cat "$t/cap.err")"
+valid "$t/cap.jsonl"
+"$B/bin/cuthook" -l api -o "$t/hook.jsonl" -- $norand "$fx/rtprog" $T $L 2>"$t/hook.err" ||
+	fail "cuthook: exit $?: $(cat "$t/hook.err")"
+[ "$(head -1 "$t/cap.jsonl" | jq -r .args.layers.runtime)" = on ] || fail "runtime layer not on"
+
+# calls TRACE: "name<TAB>ret-and-args" per runtime event, sorted (threads interleave); the
+# threads' stack buffers are "stack" (libcuthook in the process moves the threads' stacks).
+calls() {
+	sed -n 's/^{"ts":[0-9]*,"dur":[0-9]*,"pid":[0-9]*,"tid":[0-9]*,"layer":"runtime","name":"\([A-Za-z0-9_]*\)","cat":"[a-z]*"\(.*\)}$/\1	\2/p' "$1" |
+		sed 's/"0x7fff[0-9a-f]\{8\}"/"stack"/g' | sort
+}
+calls "$t/cap.jsonl" >"$t/cap.calls"
+calls "$t/hook.jsonl" >"$t/hook.calls"
+cut -f1 "$t/cap.calls" | uniq -c | awk '{ print $2, $1 }' >"$t/got"
+printf '%s\n' "cudaCreateChannelDesc 1" "cudaFree $T" "cudaGetErrorString 1" \
+	"cudaLaunchKernel $((T * L))" "cudaMalloc $T" "cudaMemcpy $((2 * T))" \
+	"cudaStreamSynchronize $T" >"$t/want"
+diff "$t/want" "$t/got" >/dev/null || fail "runtime calls per function: $(diff "$t/want" "$t/got" | tr '\n' ' ')"
+[ "$(grep -c '"kernel":"_Z4axpyfPfS_"' "$t/cap.calls")" -eq $((T * L / 2)) ] ||
+	fail "launches not named after __cudaRegisterFunction"
+diff "$t/cap.calls" "$t/hook.calls" >"$t/diff" || fail "the two paths differ (< cutcapture, > cuthook):
+$(head -20 "$t/diff")"
+syms() { grep '"name":"symbol"' "$1" | grep '__cudaRegisterFunction' | sed 's/.*"args"://' | sort; }
+[ "$(syms "$t/cap.jsonl" | wc -l)" -eq 2 ] || fail "not 2 symbol records from __cudaRegisterFunction"
+[ "$(syms "$t/cap.jsonl")" = "$(syms "$t/hook.jsonl")" ] || fail "the symbol records differ"
+cutmerge "$t/cap.jsonl" >"$t/m.jsonl" || fail "cutmerge failed"
+n=$(grep '"layer":"api","name":"cuLaunchKernel"' "$t/m.jsonl" | grep -c '"pname":"cudaLaunchKernel"')
+[ "$n" -eq $((T * L)) ] || fail "$n cuLaunchKernel inside cudaLaunchKernel, not $((T * L))"
+exit 0

@@ -1,0 +1,101 @@
+#!/bin/sh
+# libcuthook as the NVTX injection tool (cuthook sets NVTX_INJECTION64_PATH): nvtxprog's
+# pushed and popped ranges, domain ranges started and ended on another thread, registered
+# strings, a mark, named categories, payloads and thread names, exactly; nesting
+# NVTX -> runtime -> driver once merged; chained to a second tool already named in
+# NVTX_INJECTION64_PATH, which sees every call with its own handles; the trace read cleanly by
+# every filter.
+. "$(dirname "$0")/lib/hook-setup.sh"
+[ -f "$fx/nvtxprog" ] && [ -f "$fx/libnvtxtool.so" ] || { echo "build $B/fixtures/nvtxprog first"; exit 1; }
+N=3
+
+# nvtx TRACE: "name<TAB>cat<TAB>args" per nvtx event.
+nvtx() {
+	sed -n 's/^{"ts":[0-9]*,\("dur":[0-9]*,\)\{0,1\}"pid":[0-9]*,"tid":[0-9]*,"layer":"nvtx","name":"\([^"]*\)","cat":"\([a-z]*\)"\(,"args":\(.*\)\)\{0,1\}}$/\2	\3	\5/p' "$1"
+}
+
+check_trace() {
+	t=$1 what=$2
+	nvtx "$t" | cut -f1,2 | sort | uniq -c | awk '{ print $2, $3, $1 }' >"$tmp/got"
+	printf '%s\n' "checkpoint mark 1" "dom-push range 1" "inner range $N" "lifetime startend 1" \
+		"outer range $N" "registered-step startend 2" "worker range 2" >"$tmp/want"
+	diff "$tmp/want" "$tmp/got" >/dev/null ||
+		bad "$what: nvtx events: $(diff "$tmp/want" "$tmp/got" | tr '\n' ' ')"
+	nvtx "$t" >"$tmp/ev"
+	for want in \
+		"inner	range	{\"category\":7,\"category_name\":\"io\",\"color\":\"0xff00ff00\",\"payload\":42,\"depth\":1}	$N" \
+		"outer	range	{\"depth\":0}	$N" \
+		"worker	range	{\"depth\":0}	2" \
+		"dom-push	range	{\"domain\":\"cutdom\",\"payload\":2.5,\"depth\":0}	1" \
+		"registered-step	startend	{\"domain\":\"cutdom\",\"category\":3,\"category_name\":\"phase\",\"end_tid\":[0-9]*}	2" \
+		"lifetime	startend		1" \
+		"checkpoint	mark		1"; do
+		k=${want##*	}
+		want=${want%	*}
+		n=$(grep -c "^$want\$" "$tmp/ev")
+		[ "$n" -eq "$k" ] || bad "$what: $n events (not $k): $want"
+	done
+	n=$((2 * N + 7))
+	tail -1 "$t" | grep -q "\"nvtx\":$n[,}]" ||
+		bad "$what: the trailer does not count $n nvtx events: $(tail -1 "$t" | cut -c1-200)"
+	# A range ended on another thread keeps the thread that started it.
+	grep '"name":"registered-step"' "$t" | sed 's/.*"tid":\([0-9]*\),.*"end_tid":\([0-9]*\)}.*/\1 \2/' |
+		awk '$1 == $2 || $2 == "" { bad = 1 } END { exit bad }' || bad "$what: end_tid equals tid"
+	for name in main-thread nvtx-worker; do
+		n=$(grep '"layer":"meta","name":"thread"' "$t" | grep -c "\"name\":\"$name\"}")
+		[ "$n" -eq 1 ] || bad "$what: $n thread records named $name"
+	done
+	# Nesting, once merged: NVTX range -> runtime call -> driver call.
+	cutmerge "$t" >"$tmp/m.jsonl" || bad "$what: cutmerge failed"
+	for pair in inner:outer:$N cudaLaunchKernel:inner:$N cuLaunchKernel:cudaLaunchKernel:$N; do
+		child=${pair%%:*} rest=${pair#*:}
+		parent=${rest%%:*} k=${rest#*:}
+		n=$(grep "\"name\":\"$child\"" "$tmp/m.jsonl" | grep -c "\"pname\":\"$parent\"")
+		[ "$n" -eq "$k" ] || bad "$what: $n $child inside $parent, not $k"
+	done
+}
+
+# cuthook alone.
+t=$tmp/t.jsonl
+out=$(env -u NVTX_INJECTION64_PATH cuthook -o "$t" -- "$fx/nvtxprog" $N 2>&1) ||
+	bad "cuthook nvtxprog: exit $?: $out"
+check_trace "$t" alone
+
+# Ranges still open at exit: written at the end, "unended", ending then.
+t=$tmp/open.jsonl
+cuthook -o "$t" -- "$fx/nvtxprog" $N open >/dev/null 2>&1 || bad "cuthook nvtxprog open: exit $?"
+nvtx "$t" | grep -c '^left-open	range	{"depth":0,"unended":true}$' | grep -qx 1 ||
+	bad "open: no unended pushed range"
+nvtx "$t" | grep -c '^left-started	startend	{"unended":true}$' | grep -qx 1 ||
+	bad "open: no unended started range"
+n=$((2 * N + 9))
+tail -1 "$t" | grep -q "\"nvtx\":$n[,}]" || bad "open: the trailer does not count $n nvtx events"
+cutmerge "$t" >/dev/null || bad "open: cutmerge failed"
+
+# The second tool alone, then chained behind cuthook: it sees the same calls either way,
+# always with its own handles and ids.
+printf '%s\n' "nvtxRangePushA $((N + 2))" "nvtxRangePushEx $N" "nvtxRangePop $((2 * N + 2))" \
+	"nvtxMarkA 1" "nvtxRangeStartA 1" "nvtxRangeEnd 1" "nvtxDomainCreateA 1" \
+	"nvtxDomainRegisterStringA 1" "nvtxDomainRangeStartEx 2" "nvtxDomainRangeEnd 2" \
+	"nvtxDomainRangePushEx 1" "nvtxDomainRangePop 1" "foreign 0" >"$tmp/tool-want"
+NVTX_INJECTION64_PATH=$fx/libnvtxtool.so NVTXTOOL_OUT=$tmp/tool-alone "$fx/nvtxprog" $N ||
+	bad "nvtxprog with nvtxtool failed"
+diff "$tmp/tool-want" "$tmp/tool-alone" >/dev/null || bad "nvtxtool alone: $(diff "$tmp/tool-want" "$tmp/tool-alone" | tr '\n' ' ')"
+t=$tmp/chained.jsonl
+out=$(NVTX_INJECTION64_PATH=$fx/libnvtxtool.so NVTXTOOL_OUT=$tmp/tool-chained \
+	cuthook -o "$t" -- "$fx/nvtxprog" $N 2>&1) || bad "cuthook nvtxprog, chained: exit $?: $out"
+diff "$tmp/tool-want" "$tmp/tool-chained" >/dev/null ||
+	bad "nvtxtool chained: $(diff "$tmp/tool-want" "$tmp/tool-chained" | tr '\n' ' ')"
+check_trace "$t" chained
+
+# Every filter reads the trace cleanly (exit 0, nothing on stderr).
+for cmd in "cutmerge" "cutstat" "cutstat -j" "cutgaps" "cutgaps -j" "cutchrome" "cutperfetto" \
+	"cutplot -T dumb"; do
+	tool=${cmd%% *}
+	command -v "$tool" >/dev/null || continue
+	[ "$tool" = cutplot ] && ! command -v gnuplot >/dev/null && continue
+	(cd "$tmp" && $cmd "$t" >"$tmp/out" 2>"$tmp/err")
+	rc=$?
+	[ $rc -eq 0 ] && [ ! -s "$tmp/err" ] || bad "$cmd: exit $rc: $(head -3 "$tmp/err")"
+done
+exit $fail

@@ -1,0 +1,71 @@
+#!/bin/sh
+# cuthook's runtime layer on the stand-in libcudart (tests/fixtures/fakecudart.c): rtprog's
+# calls through references versioned @libcudart.so.13 and through dlopen(RTLD_LOCAL) + dlsym,
+# from three threads: exact counts per function, decoded arguments, launches named by
+# __cudaRegisterFunction, results of every return type intact, and, after cutmerge, each driver
+# call the runtime made inside the runtime call that made it.
+. "$(dirname "$0")/lib/hook-setup.sh"
+[ -f "$fx/rtprog" ] && [ -f "$fx/libcudart.so.13" ] || { echo "build $B/fixtures/rtprog first"; exit 1; }
+T=3 L=4
+
+# The program's references are versioned, as PyTorch's are: interposing them is the point.
+readelf --dyn-syms -W "$fx/rtprog" | grep -q ' UND cudaMalloc@libcudart.so.13' ||
+	bad "rtprog does not refer to cudaMalloc@libcudart.so.13"
+
+# layer TRACE LAYER: "name<TAB>args" per event of LAYER.
+layer() {
+	sed -n 's/^{"ts":[0-9]*,"dur":[0-9]*,"pid":[0-9]*,"tid":[0-9]*,"layer":"'"$2"'","name":"\([A-Za-z0-9_]*\)".*"cat":"[a-z]*"\(,"ret":0\)\{0,1\}\(,"args":\(.*\)\)\{0,1\}}$/\1	\4/p' "$1"
+}
+
+for mode in linked dlopen; do
+	flag=
+	[ $mode = dlopen ] && flag=-d
+	t=$tmp/$mode.jsonl
+	out=$(CUTHOOK_OUTPUT=$t LD_PRELOAD="$B/lib/libcuthook.so" "$fx/rtprog" $flag $T $L 2>&1)
+	rc=$?
+	[ $rc -eq 0 ] && [ -z "$out" ] || bad "$mode: rtprog under libcuthook: exit $rc: $out"
+	layer "$t" runtime | cut -f1 | sort | uniq -c | awk '{ print $2, $1 }' >"$tmp/got"
+	printf '%s\n' "cudaCreateChannelDesc 1" "cudaFree $T" "cudaGetErrorString 1" \
+		"cudaLaunchKernel $((T * L))" "cudaMalloc $T" "cudaMemcpy $((2 * T))" \
+		"cudaStreamSynchronize $T" >"$tmp/want"
+	diff "$tmp/want" "$tmp/got" >/dev/null || bad "$mode: runtime calls per function: $(diff "$tmp/want" "$tmp/got" | tr '\n' ' ')"
+	# The trailer counts them as runtime events.
+	n=$(grep -c '"layer":"runtime"' "$t")
+	tail -1 "$t" | grep -q "\"layers\":{\"api\":[0-9]*,\"runtime\":$n[,}]" ||
+		bad "$mode: the trailer does not count $n runtime events: $(tail -1 "$t" | cut -c1-200)"
+	# No ret where the function returns no cudaError_t.
+	grep '"name":"cudaCreateChannelDesc"\|"name":"cudaGetErrorString"' "$t" | grep -q '"ret"' &&
+		bad "$mode: a ret on a function that returns none"
+	layer "$t" runtime >"$tmp/args"
+	x='0x[0-9a-f]*'
+	for want in \
+		"cudaMalloc	{\"bytes\":256,\"dptr\":\"0x70000[0-9a-f]*\"}	$T" \
+		"cudaMemcpy	{\"bytes\":256,\"dir\":\"HtoD\",\"dst\":\"$x\",\"src\":\"$x\"}	$T" \
+		"cudaMemcpy	{\"bytes\":256,\"dir\":\"DtoH\",\"dst\":\"$x\",\"src\":\"$x\"}	$T" \
+		"cudaLaunchKernel	{\"func\":\"$x\",\"kernel\":\"_Z4axpyfPfS_\",\"grid\":\[64,2,1\],\"block\":\[256,1,1\],\"shmem\":128,\"stream\":\"0x5\"}	$((T * L / 2))" \
+		"cudaLaunchKernel	{\"func\":\"$x\",\"kernel\":\"_Z5scalePf\",\"grid\":\[64,2,1\],\"block\":\[256,1,1\],\"shmem\":128,\"stream\":\"0x5\"}	$((T * L / 2))" \
+		"cudaStreamSynchronize	{\"stream\":\"0x0\"}	$T" \
+		"cudaFree	{\"dptr\":\"0x70000[0-9a-f]*\"}	$T"; do
+		k=${want##*	}
+		want=${want%	*}
+		n=$(grep -c "^$want\$" "$tmp/args")
+		[ "$n" -eq "$k" ] || bad "$mode: $n calls (not $k) with: $want"
+	done
+	n=$(grep '"name":"symbol"' "$t" | grep -c '"kind":"function","via":"__cudaRegisterFunction"')
+	[ "$n" -eq 2 ] || bad "$mode: $n symbol records from __cudaRegisterFunction, not 2"
+	grep -q '__cudaRegisterFunction"' "$t" | grep -v symbol && bad "$mode: __cudaRegisterFunction is an event"
+	# Driver calls inside runtime calls, once merged: each has its runtime call as parent.
+	cutmerge "$t" >"$tmp/m.jsonl" || bad "$mode: cutmerge failed"
+	for pair in cuMemAlloc_v2:cudaMalloc:$T cuLaunchKernel:cudaLaunchKernel:$((T * L)) \
+		cuMemcpyHtoD_v2:cudaMemcpy:$T cuMemcpyDtoH_v2:cudaMemcpy:$T \
+		cuStreamSynchronize:cudaStreamSynchronize:$T cuMemFree_v2:cudaFree:$T; do
+		api=${pair%%:*} rest=${pair#*:}
+		rt=${rest%%:*} k=${rest#*:}
+		n=$(grep "\"layer\":\"api\",\"name\":\"$api\"" "$tmp/m.jsonl" | grep -c "\"pname\":\"$rt\"")
+		[ "$n" -eq "$k" ] || bad "$mode: $n $api calls inside $rt, not $k"
+	done
+	# Runtime calls are outermost here: no parent.
+	n=$(grep '"layer":"runtime"' "$tmp/m.jsonl" | grep -c '"parent"')
+	[ "$n" -eq 0 ] || bad "$mode: $n runtime calls with a parent"
+done
+exit $fail
