@@ -423,6 +423,7 @@ hook_nvtx_unended(struct cut_buf *out, int64_t now)
 		pthread_mutex_lock(&s->lock);
 		for (int i = 0; i < s->n; i++, n++) {
 			range_event(&ev, &a, "range", &s->r[i], now - s->r[i].ts, 0, true);
+			hook_label(&ev);
 			cut_event_format(out, &ev);
 			buf_addc(out, '\n');
 		}
@@ -430,6 +431,7 @@ hook_nvtx_unended(struct cut_buf *out, int64_t now)
 	}
 	for (size_t i = 0; i < no; i++, n++) {
 		range_event(&ev, &a, "startend", &o[i], now - o[i].ts, 0, true);
+		hook_label(&ev);
 		cut_event_format(out, &ev);
 		buf_addc(out, '\n');
 	}

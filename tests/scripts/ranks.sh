@@ -49,6 +49,20 @@ for f in "$t"/h/t.*.jsonl; do
 	jq -e -s 'all(.[]; has("rank") and has("host"))' "$f" >/dev/null || bad "cuthook: $f: a record without host and rank"
 done
 
+# Every layer the hook writes is labelled: the runtime (rtprog on the stand-in libcudart), NVTX
+# ranges, those still open at exit included (nvtxprog), the gpu layer (cuprog above).
+if [ -x "$fx/rtprog" ] && [ -x "$fx/nvtxprog" ]; then
+	RANK=5 cuthook -o "$t/rt.jsonl" -- "$fx/rtprog" 2 2 >/dev/null 2>&1 || bad "cuthook rtprog: exit status $?"
+	RANK=6 env -u NVTX_INJECTION64_PATH cuthook -o "$t/nvtx.jsonl" -- "$fx/nvtxprog" 2 open >/dev/null 2>&1 ||
+		bad "cuthook nvtxprog: exit status $?"
+	for f in "rt 5 runtime" "nvtx 6 nvtx"; do
+		set -- $f
+		jq -e -s --arg host "$host" --argjson r "$2" --arg l "$3" '
+		  any(.[]; .layer == $l) and all(.[]; .host == $host and .rank == $r)' "$t/$1.jsonl" >/dev/null ||
+			bad "cuthook $1: no $3 record, or one without host and rank: $(grep -v '"rank"' "$t/$1.jsonl" | head -2 | cut -c1-200)"
+	done
+fi
+
 # cutcapture: one trace of the whole tree; then merged with the hook's.
 if [ "$(id -u)" -ne 0 ] || ! cutcapture -q -l sched -o /dev/null -- true 2>/dev/null; then
 	echo "no root or no BPF: cutcapture's part not run"
