@@ -203,6 +203,7 @@ write_header(uint64_t ts, pid_t root, char **cmd)
 	if (ver)
 		h->driver_flavour = strstr(ver, "Open Kernel") ? "open" : "proprietary";
 	h->libcuda = layers_libcuda();
+	h->libcudart = layers_libcudart();
 	h->monotonic_ns = (int64_t)clock_ns(CLOCK_MONOTONIC);
 	h->realtime_ns = (int64_t)clock_ns(CLOCK_REALTIME);
 	h->sorted = 1;

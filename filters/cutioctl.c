@@ -501,7 +501,8 @@ read_strace(const char *path)
 			if (len && line[len - 1] == '\n')
 				len--;
 			if (strace_feed(s, line, (size_t)len, lineno, why, sizeof(why)) < 0) {
-				warnx("%s:%llu: %s", name, (unsigned long long)lineno, why);
+				warnx("%s:%llu: %s", cut_esc(name), (unsigned long long)lineno,
+				      cut_esc(why));
 				bad++;
 			}
 		} else {
@@ -511,8 +512,8 @@ read_strace(const char *path)
 		}
 		while (strace_next(s, &ev, &ul) > 0) {
 			if (ul) {
-				warnx("%s:%llu: ioctl never resumed: kept without its result", name,
-				      (unsigned long long)ul);
+				warnx("%s:%llu: ioctl never resumed: kept without its result",
+				      cut_esc(name), (unsigned long long)ul);
 				bad++;
 			}
 			handle(&ev);
@@ -522,8 +523,8 @@ read_strace(const char *path)
 	}
 	struct cut_strace_counts n = strace_counts(s);
 	if (n.other)
-		warnx("%s: left out %llu ioctls on files that are not NVIDIA devices", name,
-		      (unsigned long long)n.other);
+		warnx("%s: left out %llu ioctls on files that are not NVIDIA devices",
+		      cut_esc(name), (unsigned long long)n.other);
 	free(line);
 	strace_free(s);
 	if (f != stdin)
@@ -588,7 +589,7 @@ print_summary(void)
 	}
 	printf("NVIDIA ioctl names from open-gpu-kernel-modules %s", ioctl_tables_version());
 	if (g.driver[0])
-		printf("; the trace's driver is %s", g.driver);
+		printf("; the trace's driver is %s", cut_esc(g.driver));
 	printf("\n%% time     seconds  usecs/call     calls    errors ioctl\n"
 	       "------ ----------- ----------- --------- --------- ----------------\n");
 	for (size_t k = 0; k < n; k++) {
@@ -601,7 +602,7 @@ print_summary(void)
 			printf("%9lld ", (long long)r->errors);
 		else
 			printf("%9s ", "");
-		printf("%s\n", strtab_key(g.names, order[k]));
+		printf("%s\n", cut_esc(strtab_key(g.names, order[k])));
 	}
 	printf("------ ----------- ----------- --------- --------- ----------------\n"
 	       "100.00 %11.6f %11lld %9lld ",

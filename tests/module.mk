@@ -75,8 +75,11 @@ $(B)/fixtures/libnvtxtool.so: tests/fixtures/nvtxtool.c
 $(B)/bench/readbench: tests/bench/readbench.c $(LIBCUT)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
+$(B)/bench/collide: tests/bench/collide.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $<
 .PHONY: bench-programs
-bench-programs: all $(B)/bench/readbench
+bench-programs: all $(B)/bench/readbench $(B)/bench/collide
 
 # Fuzzing (libFuzzer, clang): `make fuzz FUZZ_TIME=600` grows the corpus in tests/fuzz/corpus;
 # `make fuzz-smoke` (run by check) runs each harness briefly on a copy of it.

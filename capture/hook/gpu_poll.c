@@ -183,7 +183,7 @@ calibrate_gap(struct gpu_ctx *c)
 }
 
 static void
-device_record(struct gpu_ctx *c)
+device_record(struct gpu_ctx *c, int64_t ts)
 {
 	char name[256] = "", bus[64] = "", path[128], info[1024];
 	unsigned char u[16];
@@ -217,15 +217,16 @@ device_record(struct gpu_ctx *c)
 	}
 	buf_addc(&a, '}');
 	if (own_begin(P.t)) {
-		hook_meta(&P.t->out, now_ns(), P.t->tid, "device", a.s);
+		hook_meta(&P.t->out, ts, P.t->tid, "device", a.s);
 		own_end(P.t);
 	}
 	buf_free(&a);
 }
 
-/* A context's first use on this thread: its private stream, the gap, the first anchor. */
+/* A context's first use on this thread: its private stream, the gap, the first anchor, and
+ * its device record, dated first. */
 static bool
-setup_ctx(struct gpu_ctx *c)
+setup_ctx(struct gpu_ctx *c, int64_t first)
 {
 	if (c->ready)
 		return true;
@@ -245,7 +246,7 @@ setup_ctx(struct gpu_ctx *c)
 	if (!gpu_sh.gap)
 		gpu_sh.gap = gap;
 	if (c->device >= 0)
-		device_record(c);
+		device_record(c, first);
 	c->ready = true;
 	return true;
 broken:
@@ -369,7 +370,9 @@ complete(struct gpu_sub *s)
 {
 	struct gpu_ctx *c = s->gc;
 	struct gpu_stream *st = s->st;
-	bool ok = setup_ctx(c) && make_current(c->ctx);
+	/* The device record goes before the context's first work (its submission): readers
+	 * then know the device by the time they meet its work. */
+	bool ok = setup_ctx(c, s->t0 - 1) && make_current(c->ctx);
 	int64_t end = 0, start = 0, b1 = 0, b2 = 0;
 	if (ok) {
 		reanchor(c);

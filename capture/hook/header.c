@@ -105,6 +105,9 @@ build_header_locked(int64_t tid)
 	h->layers[CUT_API] = "on";
 	const char *gpu_off = hook_gpu_off_reason();
 	h->layers[CUT_GPU] = gpu_off ? gpu_off : "on";
+	h->layers[CUT_RUNTIME] = "on";
+	const char *nvtx_off = hook_nvtx_off_reason();
+	h->layers[CUT_NVTX] = nvtx_off ? nvtx_off : "on";
 	static const enum cut_layer kernel_side[] = {CUT_IOCTL, CUT_KERNEL, CUT_IRQ, CUT_SCHED};
 	for (size_t i = 0; i < sizeof(kernel_side) / sizeof(kernel_side[0]); i++)
 		h->layers[kernel_side[i]] = "off: cuthook records no kernel-side layer";

@@ -54,6 +54,9 @@ char *buf_put_i64(char *p, int64_t v);
 /* Writes v as a JSON string of lowercase hexadecimal, "0x1f", at p (at most 20 bytes);
  * returns the end. */
 char *buf_put_hex(char *p, uint64_t v);
+/* Writes the n bytes of s at p as buf_addjstr does (at most 6 * n + 2 bytes); returns the
+ * end. */
+char *buf_put_jstr(char *p, const char *s, size_t n);
 /* "00", "01", ... "99": two decimal digits at 2 * n. */
 extern const char buf_digits[201];
 /* Empties the buffer, keeping its memory. */

@@ -55,59 +55,63 @@ cut_event_category(const struct cut_event *ev)
 
 /* ---- writer ---- */
 
-static void
-add_int_field(struct cut_buf *b, const char *key, size_t keylen, int64_t v)
+/* A member's key, a constant: a fixed-size copy. */
+#define PUT_KEY(p, k) (memcpy(p, k, sizeof(k) - 1), (p) + sizeof(k) - 1)
+
+static inline size_t
+len_or_0(const char *s)
 {
-	buf_add(b, key, keylen);
-	buf_addi64(b, v);
+	return s ? strlen(s) : 0;
 }
 
-static void
-add_str_field(struct cut_buf *b, const char *key, size_t keylen, const char *v)
-{
-	buf_add(b, key, keylen);
-	buf_addjstr(b, v, strlen(v));
-}
-
-#define KEY(s) s, sizeof(s) - 1
-
+/* One pass: room for the longest form once (numbers 20 bytes, strings escaped at worst 6
+ * bytes a byte, args and extra as they are), then every member written in place. */
 void
 cut_event_format(struct cut_buf *b, const struct cut_event *ev)
 {
-	add_int_field(b, KEY("{\"ts\":"), ev->ts);
+	const char *name = ev->name ? ev->name : "";
+	size_t nname = strlen(name), nhost = len_or_0(ev->host), ncat = len_or_0(ev->cat),
+	       npname = len_or_0(ev->pname), nargs = len_or_0(ev->args),
+	       nextra = len_or_0(ev->extra);
+	char *p = buf_room(b, 512 + 6 * (nname + nhost + ncat + npname) + nargs + nextra);
+	p = buf_put_i64(PUT_KEY(p, "{\"ts\":"), ev->ts);
 	if (ev->has & CUT_HAS_DUR)
-		add_int_field(b, KEY(",\"dur\":"), ev->dur);
+		p = buf_put_i64(PUT_KEY(p, ",\"dur\":"), ev->dur);
 	if (ev->host)
-		add_str_field(b, KEY(",\"host\":"), ev->host);
+		p = buf_put_jstr(PUT_KEY(p, ",\"host\":"), ev->host, nhost);
 	if (ev->has & CUT_HAS_RANK)
-		add_int_field(b, KEY(",\"rank\":"), ev->rank);
-	add_int_field(b, KEY(",\"pid\":"), ev->pid);
-	add_int_field(b, KEY(",\"tid\":"), ev->tid);
-	add_str_field(b, KEY(",\"layer\":"), layer_name(ev->layer));
-	add_str_field(b, KEY(",\"name\":"), ev->name ? ev->name : "");
+		p = buf_put_i64(PUT_KEY(p, ",\"rank\":"), ev->rank);
+	p = buf_put_i64(PUT_KEY(p, ",\"pid\":"), ev->pid);
+	p = buf_put_i64(PUT_KEY(p, ",\"tid\":"), ev->tid);
+	const char *layer = layer_name(ev->layer);
+	p = buf_put_jstr(PUT_KEY(p, ",\"layer\":"), layer, strlen(layer));
+	p = buf_put_jstr(PUT_KEY(p, ",\"name\":"), name, nname);
 	if (ev->cat)
-		add_str_field(b, KEY(",\"cat\":"), ev->cat);
+		p = buf_put_jstr(PUT_KEY(p, ",\"cat\":"), ev->cat, ncat);
 	if (ev->has & CUT_HAS_RET)
-		add_int_field(b, KEY(",\"ret\":"), ev->ret);
+		p = buf_put_i64(PUT_KEY(p, ",\"ret\":"), ev->ret);
 	if (ev->has & CUT_HAS_ID)
-		add_int_field(b, KEY(",\"id\":"), ev->id);
+		p = buf_put_i64(PUT_KEY(p, ",\"id\":"), ev->id);
 	if (ev->has & CUT_HAS_PARENT)
-		add_int_field(b, KEY(",\"parent\":"), ev->parent);
+		p = buf_put_i64(PUT_KEY(p, ",\"parent\":"), ev->parent);
 	if (ev->pname)
-		add_str_field(b, KEY(",\"pname\":"), ev->pname);
+		p = buf_put_jstr(PUT_KEY(p, ",\"pname\":"), ev->pname, npname);
 	if (ev->has & CUT_HAS_NIOCTL) {
-		add_int_field(b, KEY(",\"nioctl\":"), ev->nioctl);
-		add_int_field(b, KEY(",\"ioctl_ns\":"), ev->ioctl_ns);
+		p = buf_put_i64(PUT_KEY(p, ",\"nioctl\":"), ev->nioctl);
+		p = buf_put_i64(PUT_KEY(p, ",\"ioctl_ns\":"), ev->ioctl_ns);
 	}
 	if (ev->args) {
-		buf_add(b, KEY(",\"args\":"));
-		buf_adds(b, ev->args);
+		p = PUT_KEY(p, ",\"args\":");
+		memcpy(p, ev->args, nargs);
+		p += nargs;
 	}
-	if (ev->extra && *ev->extra) {
-		buf_addc(b, ',');
-		buf_adds(b, ev->extra);
+	if (nextra) {
+		*p++ = ',';
+		memcpy(p, ev->extra, nextra);
+		p += nextra;
 	}
-	buf_addc(b, '}');
+	*p++ = '}';
+	buf_commit(b, p);
 }
 
 int

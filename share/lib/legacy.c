@@ -4,9 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "legacy.h"
 
+/* A begin waiting for its end. Every one is on the list of begins in order (the oldest is
+ * flushed first) and in the index by thread and name; one with an op_id also in the index by
+ * op_id. An index is a table of chains, newest first, so that an end finds the latest begin
+ * it matches at the head of its chain whatever the number waiting. */
 struct pending {
 	bool has_key; /* op_id pairs begin and end exactly; without it, name and thread do */
 	int64_t key;
@@ -15,18 +20,119 @@ struct pending {
 	char *name;
 	char *args;
 	uint64_t line;
+	struct pending *older, *newer; /* the list of begins */
+	struct pending *link[2][2];    /* [index][0: newer, 1: older] in its chain */
+	size_t bucket[2];              /* its chain in each index */
 };
 
+enum { BY_NAME, BY_KEY };
+
 struct legacy {
-	struct pending *v;
-	size_t n, cap;
-	struct pending out; /* strings of the event returned last, freed on the next call */
+	struct pending *oldest, *newest;
+	size_t n;
+	struct pending **chain[2]; /* the two indices: heads of the chains */
+	size_t nchains;            /* a power of two, at least n */
+	uint64_t seed;             /* the hash's: begins are input, their chains must stay short */
+	struct pending out;        /* strings of the event returned last, freed on the next call */
 };
 
 struct legacy *
 legacy_new(void)
 {
-	return calloc(1, sizeof(struct legacy));
+	struct legacy *lg = calloc(1, sizeof(struct legacy));
+	if (lg && getrandom(&lg->seed, sizeof(lg->seed), GRND_NONBLOCK) != sizeof(lg->seed))
+		lg->seed = (uint64_t)(uintptr_t)lg * 0x9e3779b97f4a7c15ULL;
+	return lg;
+}
+
+static uint64_t
+mix(uint64_t h)
+{
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebULL;
+	return h ^ (h >> 31);
+}
+
+/* The chain of pd in index ix (by thread and name, or by op_id). */
+static size_t
+chain_of(const struct legacy *lg, const struct pending *pd, int ix)
+{
+	uint64_t h = lg->seed;
+	if (ix == BY_KEY)
+		h = mix(h ^ (uint64_t)pd->key);
+	else {
+		h = mix(h ^ (uint64_t)pd->pid) ^ mix((uint64_t)pd->tid + 0x9e3779b97f4a7c15ULL);
+		for (const unsigned char *c = (const unsigned char *)pd->name; *c; c++)
+			h = (h ^ *c) * 0x100000001b3ULL;
+		h = mix(h);
+	}
+	return (size_t)h & (lg->nchains - 1);
+}
+
+static void
+chain_add(struct legacy *lg, struct pending *pd, int ix)
+{
+	size_t b = pd->bucket[ix] = chain_of(lg, pd, ix);
+	pd->link[ix][0] = NULL;
+	pd->link[ix][1] = lg->chain[ix][b];
+	if (lg->chain[ix][b])
+		lg->chain[ix][b]->link[ix][0] = pd;
+	lg->chain[ix][b] = pd;
+}
+
+static void
+chain_remove(struct legacy *lg, struct pending *pd, int ix)
+{
+	struct pending *newer = pd->link[ix][0], *older = pd->link[ix][1];
+	if (newer)
+		newer->link[ix][1] = older;
+	else
+		lg->chain[ix][pd->bucket[ix]] = older;
+	if (older)
+		older->link[ix][0] = newer;
+}
+
+/* Doubles the indices when they hold as many begins as chains. Returns -1 when memory runs
+ * out. */
+static int
+grow_chains(struct legacy *lg)
+{
+	size_t n = lg->nchains ? lg->nchains * 2 : 64;
+	struct pending **a = calloc(n, sizeof(*a)), **b = calloc(n, sizeof(*b));
+	if (!a || !b)
+		return free(a), free(b), -1;
+	free(lg->chain[BY_NAME]);
+	free(lg->chain[BY_KEY]);
+	lg->chain[BY_NAME] = a;
+	lg->chain[BY_KEY] = b;
+	lg->nchains = n;
+	/* oldest first, each at the head of its chain: the chains stay newest first */
+	for (struct pending *pd = lg->oldest; pd; pd = pd->newer) {
+		chain_add(lg, pd, BY_NAME);
+		if (pd->has_key)
+			chain_add(lg, pd, BY_KEY);
+	}
+	return 0;
+}
+
+/* Takes pd off the list and the indices; the caller frees it. */
+static void
+unlink_pending(struct legacy *lg, struct pending *pd)
+{
+	if (pd->older)
+		pd->older->newer = pd->newer;
+	else
+		lg->oldest = pd->newer;
+	if (pd->newer)
+		pd->newer->older = pd->older;
+	else
+		lg->newest = pd->older;
+	chain_remove(lg, pd, BY_NAME);
+	if (pd->has_key)
+		chain_remove(lg, pd, BY_KEY);
+	lg->n--;
 }
 
 static void
@@ -42,10 +148,14 @@ legacy_free(struct legacy *lg)
 {
 	if (!lg)
 		return;
-	for (size_t i = 0; i < lg->n; i++)
-		pending_free(&lg->v[i]);
+	for (struct pending *pd = lg->oldest, *next; pd; pd = next) {
+		next = pd->newer;
+		pending_free(pd);
+		free(pd);
+	}
 	pending_free(&lg->out);
-	free(lg->v);
+	free(lg->chain[BY_NAME]);
+	free(lg->chain[BY_KEY]);
 	free(lg);
 }
 
@@ -190,10 +300,15 @@ import_end(struct legacy *lg, json_t *o, struct pending *e, struct cut_event *ev
 	int hasdur = duration_ns(o, &dur);
 	if (hasdur < 0)
 		return pending_free(e), lfail(why, wl, "legacy \"duration_us\" is not usable");
-	size_t i = lg->n;
-	while (i > 0 && !matches(&lg->v[i - 1], e))
-		i--;
-	if (i == 0) {
+	/* the latest begin it matches: the first match along its chain */
+	struct pending *m = NULL;
+	if (lg->n) {
+		int ix = e->has_key ? BY_KEY : BY_NAME;
+		m = lg->chain[ix][chain_of(lg, e, ix)];
+		while (m && !matches(m, e))
+			m = m->link[ix][1];
+	}
+	if (!m) {
 		/* No begin: keep what the end alone tells. */
 		if (hasdur) {
 			e->ts = e->ts >= dur ? e->ts - dur : 0;
@@ -209,9 +324,9 @@ import_end(struct legacy *lg, json_t *o, struct pending *e, struct cut_event *ev
 		take_ret(o, ev);
 		return CUT_PARSE_EVENT;
 	}
-	struct pending b = lg->v[i - 1];
-	memmove(&lg->v[i - 1], &lg->v[i], (lg->n - i) * sizeof(*lg->v));
-	lg->n--;
+	unlink_pending(lg, m);
+	struct pending b = *m;
+	free(m);
 	if (!hasdur) {
 		if (e->ts < b.ts) {
 			pending_free(&b);
@@ -245,15 +360,21 @@ legacy_import(struct legacy *lg, json_t *o, uint64_t line, struct cut_event *ev,
 		return CUT_PARSE_ERROR;
 	}
 	if (strcmp(phase, "B") == 0) {
-		if (lg->n == lg->cap) {
-			size_t cap = lg->cap ? lg->cap * 2 : 16;
-			struct pending *v = realloc(lg->v, cap * sizeof(*v));
-			if (!v)
-				return pending_free(&pd), lfail(why, wl, "out of memory");
-			lg->v = v;
-			lg->cap = cap;
-		}
-		lg->v[lg->n++] = pd;
+		struct pending *b = malloc(sizeof(*b));
+		if (!b || (lg->n + 1 > lg->nchains && grow_chains(lg) < 0))
+			return free(b), pending_free(&pd), lfail(why, wl, "out of memory");
+		*b = pd;
+		b->newer = NULL;
+		b->older = lg->newest;
+		if (lg->newest)
+			lg->newest->newer = b;
+		else
+			lg->oldest = b;
+		lg->newest = b;
+		chain_add(lg, b, BY_NAME);
+		if (b->has_key)
+			chain_add(lg, b, BY_KEY);
+		lg->n++;
 		return CUT_PARSE_NONE;
 	}
 	if (strcmp(phase, "E") == 0)
@@ -281,9 +402,10 @@ legacy_flush(struct legacy *lg, struct cut_event *ev, uint64_t *line)
 {
 	if (lg->n == 0)
 		return CUT_PARSE_NONE;
-	struct pending b = lg->v[0];
-	memmove(&lg->v[0], &lg->v[1], (lg->n - 1) * sizeof(*lg->v));
-	lg->n--;
+	struct pending *o = lg->oldest;
+	unlink_pending(lg, o);
+	struct pending b = *o;
+	free(o);
 	*line = b.line;
 	emit(lg, &b, ev);
 	return CUT_PARSE_EVENT;

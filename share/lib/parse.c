@@ -55,6 +55,24 @@ lit(const char **p, const char *e, const char *s, size_t n)
 
 #define LIT(s) lit(&p, e, s, sizeof(s) - 1)
 
+/* Whether the 8 bytes of w (little-endian) are all ASCII digits. */
+static inline bool
+eight_digits(uint64_t w)
+{
+	return (((w & 0xF0F0F0F0F0F0F0F0ull) |
+	         (((w + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) ==
+	        0x3333333333333333ull);
+}
+
+/* The value of 8 ASCII digits, the first in the lowest byte. */
+static inline uint32_t
+parse_eight(uint64_t w)
+{
+	w = (w & 0x0F0F0F0F0F0F0F0Full) * 2561 >> 8;
+	w = (w & 0x00FF00FF00FF00FFull) * 6553601 >> 16;
+	return (uint32_t)((w & 0x0000FFFF0000FFFFull) * 42949672960001ull >> 32);
+}
+
 /* A JSON integer of at most 18 digits (longer ones go to jansson, which knows the limits
  * of int64). Unsigned arithmetic: a 19th digit cannot overflow before it is refused. */
 static bool
@@ -64,8 +82,13 @@ fast_int(const char **pp, const char *e, int64_t *v)
 	bool neg = p < e && *p == '-';
 	p += neg;
 	const char *d = p, *lim = e - p > 19 ? p + 19 : e;
-	uint64_t n = 0;
+	uint64_t n = 0, w;
 	unsigned digit;
+	/* eight digits a step (Lemire's SWAR conversion): times are 13 to 19 digits long */
+	while (lim - p >= 8 && (memcpy(&w, p, 8), eight_digits(w))) {
+		n = n * 100000000u + parse_eight(w);
+		p += 8;
+	}
 	while (p < lim && (digit = (unsigned char)*p - '0') < 10) {
 		n = n * 10 + digit;
 		p++;

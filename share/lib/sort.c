@@ -1,12 +1,14 @@
-/* sort.c: an external merge sort of events by (ts, order added). Lines are kept in their
- * canonical form in one arena; a full arena is sorted and written out as a run; the runs are
- * merged at the end through a heap, and when there are too many of them, merged into one
- * first, so that the open files stay few. */
+/* sort.c: an external merge sort of events by (ts, order added). Events are kept in one arena
+ * as records (their numbers, then their strings), given back without parsing; a full arena is
+ * sorted and written out as a run of canonical lines; the runs are merged at the end through a
+ * heap, and when there are too many of them, merged into one first, so that the open files
+ * stay few. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -15,12 +17,27 @@
 #include "sort.h"
 
 #define MAX_RUNS 64 /* runs open at once; more are merged into one first */
+/* The arena is reserved once (address space only), its memory and room for one more record
+ * past it (a record is at most its line, and lines at most 64 MiB): no copy as it fills, as
+ * realloc made. (Huge pages were tried: with the kernel's direct compaction they cost more
+ * than they saved, now and then twice the time.) */
+#define ARENA_SLACK ((size_t)80 << 20)
 
 struct entry {
 	int64_t ts;
 	uint64_t seq;
 	uint64_t line;
-	size_t off; /* of the line in the arena; its length: up to the next '\n' */
+	size_t off; /* of the event's record in the arena */
+};
+
+/* An event in the arena: its numbers, then its strings, each ended by a NUL, the whole
+ * padded to 8 bytes. */
+enum { REC_HOST, REC_NAME, REC_CAT, REC_PNAME, REC_ARGS, REC_EXTRA, REC_NSTR };
+struct rec {
+	int64_t ts, dur, rank, pid, tid, ret, id, parent, nioctl, ioctl_ns;
+	uint32_t len[REC_NSTR]; /* string length + 1; 0 for a string absent (NULL) */
+	uint32_t has;
+	uint32_t layer;
 };
 
 /* A run on disk: "line\tcanonical event\n" lines in order, read back through a buffer. */
@@ -41,7 +58,8 @@ struct head {
 
 struct cut_sorter {
 	size_t mem;
-	struct cut_buf arena; /* canonical lines, each ending in '\n' */
+	struct cut_buf arena; /* records (struct rec) */
+	struct cut_buf line;  /* a record written out as a canonical line, for a run */
 	struct entry *e;
 	size_t n, cap;
 	uint64_t seq;
@@ -115,11 +133,24 @@ put_line(FILE *f, uint64_t line, const char *text, size_t len)
 	           : 0;
 }
 
-static size_t
-line_len(const struct cut_sorter *s, const struct entry *e)
+/* The event of the record at off; its strings point into the arena. */
+static void
+rec_event(const struct cut_sorter *s, size_t off, struct cut_event *ev)
 {
-	const char *p = s->arena.s + e->off;
-	return (size_t)((const char *)memchr(p, '\n', s->arena.len - e->off) - p);
+	const struct rec *r = (const struct rec *)(s->arena.s + off);
+	const char *p = (const char *)(r + 1);
+	const char *str[REC_NSTR];
+	for (int i = 0; i < REC_NSTR; i++) {
+		str[i] = r->len[i] ? p : NULL;
+		p += r->len[i];
+	}
+	ev->ts = r->ts, ev->dur = r->dur, ev->rank = r->rank, ev->pid = r->pid, ev->tid = r->tid;
+	ev->ret = r->ret, ev->id = r->id, ev->parent = r->parent, ev->nioctl = r->nioctl;
+	ev->ioctl_ns = r->ioctl_ns;
+	ev->layer = (enum cut_layer)r->layer;
+	ev->has = r->has;
+	ev->host = str[REC_HOST], ev->name = str[REC_NAME], ev->cat = str[REC_CAT];
+	ev->pname = str[REC_PNAME], ev->args = str[REC_ARGS], ev->extra = str[REC_EXTRA];
 }
 
 /* Reads the next line of run r into h; false at its end. */
@@ -236,12 +267,16 @@ spill(struct cut_sorter *s)
 	FILE *f = temp_file();
 	if (!f)
 		return -1;
-	for (size_t i = 0; i < s->n; i++)
-		if (put_line(f, s->e[i].line, s->arena.s + s->e[i].off, line_len(s, &s->e[i])) <
-		    0) {
+	for (size_t i = 0; i < s->n; i++) {
+		struct cut_event ev;
+		rec_event(s, s->e[i].off, &ev);
+		buf_reset(&s->line);
+		cut_event_format(&s->line, &ev);
+		if (put_line(f, s->e[i].line, s->line.s, s->line.len) < 0) {
 			fclose(f);
 			return -1;
 		}
+	}
 	if (fflush(f)) {
 		fclose(f);
 		return -1;
@@ -268,9 +303,40 @@ cut_sorter_add(struct cut_sorter *s, const struct cut_event *ev, uint64_t line)
 		s->e = e;
 		s->cap = cap;
 	}
+	const char *str[REC_NSTR] = {ev->host, ev->name, ev->cat, ev->pname, ev->args, ev->extra};
+	struct rec r = {ev->ts,     ev->dur,      ev->rank,       ev->pid,
+	                ev->tid,    ev->ret,      ev->id,         ev->parent,
+	                ev->nioctl, ev->ioctl_ns, .has = ev->has, .layer = (uint32_t)ev->layer};
+	size_t size = sizeof(r);
+	for (int i = 0; i < REC_NSTR; i++) {
+		size_t n = str[i] ? strlen(str[i]) + 1 : 0;
+		if (n > UINT32_MAX)
+			return errno = E2BIG, -1;
+		r.len[i] = (uint32_t)n;
+		size += n;
+	}
+	size = (size + 7) & ~(size_t)7;
+	if (!s->arena.s) {
+		size_t cap = s->mem + ARENA_SLACK;
+		void *a = mmap(NULL, cap, PROT_READ | PROT_WRITE,
+		               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (a == MAP_FAILED)
+			return errno = ENOMEM, -1;
+		s->arena = (struct cut_buf){.s = a, .cap = cap};
+	}
+	if (s->arena.len + size + 1 > s->arena.cap && s->n && spill(s) < 0)
+		return -1;
+	if (s->arena.len + size + 1 > s->arena.cap)
+		return errno = E2BIG, -1;
 	size_t off = s->arena.len;
-	cut_event_format(&s->arena, ev);
-	buf_addc(&s->arena, '\n');
+	char *p = s->arena.s + off;
+	memcpy(p, &r, sizeof(r));
+	char *q = p + sizeof(r);
+	for (int i = 0; i < REC_NSTR; i++) {
+		memcpy(q, str[i], r.len[i]);
+		q += r.len[i];
+	}
+	s->arena.len += size;
 	s->e[s->n++] = (struct entry){ev->ts, s->seq++, line, off};
 	if (s->arena.len + s->n * sizeof(struct entry) >= s->mem)
 		return spill(s);
@@ -296,37 +362,25 @@ cut_sorter_next(struct cut_sorter *s, struct cut_event *ev, uint64_t *line)
 {
 	if (!s->finished && finish(s) < 0)
 		return -1;
-	char *text;
-	size_t len;
-	uint64_t at;
-	if (s->nruns == 0) {
+	if (s->nruns == 0) { /* all in memory: the records as they are */
 		if (s->next == s->n)
 			return 0;
 		struct entry *e = &s->e[s->next++];
-		len = line_len(s, e);
-		if (s->curcap < len + 1) {
-			char *c = realloc(s->cur, len + 1);
-			if (!c)
-				return -1;
-			s->cur = c;
-			s->curcap = len + 1;
-		}
-		memcpy(s->cur, s->arena.s + e->off, len);
-		s->cur[len] = 0;
-		text = s->cur;
-		at = e->line;
-	} else {
-		struct head h;
-		if (!merge_next(s, &h)) {
-			for (unsigned r = 0; r < s->nruns; r++)
-				if (ferror(s->runs[r].f))
-					return errno = EIO, -1;
-			return 0;
-		}
-		text = h.text;
-		len = h.len;
-		at = h.line;
+		rec_event(s, e->off, ev);
+		if (line)
+			*line = e->line;
+		return 1;
 	}
+	struct head h;
+	if (!merge_next(s, &h)) {
+		for (unsigned r = 0; r < s->nruns; r++)
+			if (ferror(s->runs[r].f))
+				return errno = EIO, -1;
+		return 0;
+	}
+	char *text = h.text;
+	size_t len = h.len;
+	uint64_t at = h.line;
 	char why[128];
 	if (cut_parse(s->parser, text, len, ev, CUT_PARSE_AUTO, why, sizeof(why)) !=
 	    CUT_PARSE_EVENT)
@@ -362,7 +416,9 @@ cut_sorter_free(struct cut_sorter *s)
 	close_runs(s, 0);
 	heap_free(&s->heap);
 	cut_parser_free(s->parser);
-	buf_free(&s->arena);
+	if (s->arena.s)
+		munmap(s->arena.s, s->arena.cap);
+	buf_free(&s->line);
 	free(s->e);
 	free(s->cur);
 	free(s);

@@ -12,7 +12,7 @@
 
 struct cut_sorter;
 
-/* Default memory of a sorter, in bytes of held lines (CUT_SORT_MEMORY in the environment, in
+/* Default memory of a sorter, in bytes of held events (CUT_SORT_MEMORY in the environment, in
  * MiB, overrides it for every sorter of a tool). */
 #define CUT_SORT_MEMORY (256u << 20)
 
@@ -21,7 +21,7 @@ struct cut_sorter;
 size_t cut_sort_memory(void);
 
 /*
- * A new sorter holding at most mem bytes of lines (and 40 bytes of bookkeeping each) before it
+ * A new sorter holding at most mem bytes of events (each its strings and 120 bytes) before it
  * writes a sorted run to a temporary file in $TMPDIR (else /tmp), unlinked at once so that
  * nothing is left behind whatever happens; 0 means cut_sort_memory(). Returns NULL when memory
  * runs out.

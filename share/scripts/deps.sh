@@ -11,7 +11,7 @@ need_root() {
 }
 
 . /etc/os-release
-pkgs="libjansson-dev check gnuplot-nox clang llvm libelf-dev zlib1g-dev libzstd-dev pkg-config make gcc python3 jq protobuf-compiler"
+pkgs="libjansson-dev check gnuplot-nox clang llvm libelf-dev zlib1g-dev libzstd-dev zstd pkg-config make gcc python3 jq protobuf-compiler"
 bpfpkgs="libbpf-dev bpftool"
 
 # --if-missing: do nothing when everything is there (used by make demo / make check).
@@ -23,7 +23,7 @@ missing() {
 	if $PKG_CONFIG --exists libbpf 2>/dev/null; then
 		case $($PKG_CONFIG --modversion libbpf) in 0.* | 1.0.* | 1.1.*) m="$m libbpf>=1.2" ;; esac
 	fi
-	for t in clang gnuplot protoc; do
+	for t in clang gnuplot protoc zstd; do
 		command -v "$t" >/dev/null 2>&1 || m="$m $t"
 	done
 	command -v bpftool >/dev/null 2>&1 || [ -x /usr/sbin/bpftool ] || m="$m bpftool"

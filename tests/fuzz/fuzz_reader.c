@@ -1,7 +1,9 @@
 /* fuzz_reader: libFuzzer harness for the event reader. Each input is a trace; every line is
  * parsed by the fast path, by jansson alone and by the automatic mix, which must agree, and
  * every event read must survive a write/read round trip. The whole input also goes through
- * cut_reader (via a memfd) to exercise its line framing. Any disagreement aborts. */
+ * cut_reader (via a memfd) to exercise its line framing (and, for input that starts with the
+ * magic number of gzip or zstd, its decompression). Any disagreement aborts. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,7 +142,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cut_parser_free(pf);
 	cut_parser_free(pj);
 	cut_parser_free(pa);
-	if (count_with_reader(data, size) != events)
+	/* input that starts like gzip or zstd data is read decompressed by cut_reader (what it
+	 * reads then is fuzz_inflate's part): only that it does not crash is checked here */
+	bool compressed = (size >= 2 && data[0] == 0x1f && data[1] == 0x8b) ||
+	                  (size >= 4 && memcmp(data, "\x28\xb5\x2f\xfd", 4) == 0);
+	long n = count_with_reader(data, size);
+	if (!compressed && n != events)
 		disagree("cut_reader and line-by-line parsing count different events", "", 0);
 	return 0;
 }
