@@ -333,7 +333,8 @@ cut_sorter_add(struct cut_sorter *s, const struct cut_event *ev, uint64_t line)
 	memcpy(p, &r, sizeof(r));
 	char *q = p + sizeof(r);
 	for (int i = 0; i < REC_NSTR; i++) {
-		memcpy(q, str[i], r.len[i]);
+		if (r.len[i]) /* str[i] may be NULL when empty */
+			memcpy(q, str[i], r.len[i]);
 		q += r.len[i];
 	}
 	s->arena.len += size;
