@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "calls.h"
 #include "cut.h"
 #include "event.h"
@@ -31,6 +32,9 @@
 #define DFLOOR 0.5 /* the bottom of their log count axis: half a call */
 #define IDLE CUT_NLAYERS
 #define TMAX ((int64_t)1 << 61)
+/* GPU work has a row per process and stream: its "tid" is below every thread's and name's. */
+#define GPU_ROW(stream) (-16 - (int64_t)((uint64_t)(stream) & ((UINT64_C(1) << 48) - 1)))
+#define GPU_STREAM(tid) ((uint64_t)(-16 - (tid)))
 
 /* Colour classes: the API categories, then the layers but api and meta (in their order),
  * then gap lengths. The categories and layers are named by share/lib (init_classes). */
@@ -235,6 +239,12 @@ add_event(const struct cut_event *ev)
 	tmin = ts < tmin ? ts : tmin;
 	tmax = end > tmax ? end : tmax;
 	bool irq = ev->layer == CUT_IRQ;
+	if (ev->layer == CUT_GPU) { /* a row per process and stream, as the device ran it */
+		int64_t stream = 0;
+		cut_args_int(ev->args, "stream", &stream);
+		add_span(row_get(ev->pid, GPU_ROW(stream), CUT_GPU), class_of(ev), ts, end);
+		return;
+	}
 	add_span(row_get(irq ? 0 : ev->pid, irq ? 0 : ev->tid, ev->layer), class_of(ev), ts, end);
 	if (ev->layer != CUT_API || !(ev->has & CUT_HAS_DUR))
 		return;
@@ -415,6 +425,10 @@ row_label(const struct row *r, char *label, size_t n)
 	clean(who, c, sizeof(c));
 	if (r->layer == CUT_IRQ)
 		snprintf(label, n, "interrupts");
+	else if (r->layer == CUT_GPU && r->tid <= -16)
+		snprintf(label, n, "%s %lld GPU stream 0x%llx",
+		         p && p->comm ? clean(p->comm, c, sizeof(c)) : "pid", (long long)r->pid,
+		         (unsigned long long)GPU_STREAM(r->tid));
 	else if (r->layer == IDLE)
 		snprintf(label, n, "%s %lld (%.0f%%%% idle)", c, (long long)r->tid,
 		         100.0 * (double)r->idle / (double)(r->last - r->first));
@@ -678,6 +692,73 @@ plot_categories(FILE *sc, const double frame[4])
 	        dumb ? "0" : "0.35", dumb ? 2 : 1);
 }
 
+/* GPU utilisation over time, per process: the share of each time column its GPU work took
+ * (the rows keep time per bin, not intervals: work on several streams at once adds up, capped
+ * at 100 %; cutstat gives the exact union). */
+static void
+plot_gpu(FILE *sc, const double frame[4])
+{
+	bool dumb = strcmp(term, "dumb") == 0;
+	chart(sc, "GPU utilisation (layer gpu)", NULL, height_or(dumb ? 24 : 480), frame);
+	int64_t pids[64];
+	size_t np = 0;
+	for (size_t i = 0; i < nrows; i++) {
+		const struct row *r = rows[i];
+		if (r->layer != CUT_GPU || !r->t)
+			continue;
+		size_t k = 0;
+		while (k < np && pids[k] != r->pid)
+			k++;
+		if (k == np && np < 64)
+			pids[np++] = r->pid;
+	}
+	if (!np) {
+		no_data(sc, "no GPU work in the trace (the gpu layer was off)");
+		return;
+	}
+	const char *uname;
+	int64_t span = tmax > tmin ? tmax - tmin : 1;
+	double unit = time_unit(span, &uname);
+	int64_t lo = (tmin - origin) / width, hi = (tmax - 1 - origin) / width + 1;
+	int cols = dumb ? (wid ? wid : 120) - 12 : 600;
+	cols = cols > hi - lo ? (int)(hi - lo) : cols < 10 ? 10 : cols;
+	double per = (double)(hi - lo) / cols; /* bins per column */
+	fprintf(sc, "$gpu << EOD\n");
+	for (size_t k = 0; k < np; k++) {
+		for (int col = 0; col < cols; col++) {
+			double busy = 0;
+			int64_t b0 = lo + (int64_t)(col * per),
+			        b1 = lo + (int64_t)((col + 1) * per);
+			if (b1 <= b0)
+				b1 = b0 + 1;
+			for (size_t i = 0; i < nrows; i++) {
+				const struct row *r = rows[i];
+				if (r->layer != CUT_GPU || !r->t || r->pid != pids[k])
+					continue;
+				for (int64_t b = b0; b < b1 && b < NBINS; b++)
+					for (int c = 0; c < NCLASS; c++)
+						busy += r->t[b * NCLASS + c];
+			}
+			double u = 100 * busy / ((double)(b1 - b0) * (double)width);
+			fprintf(sc, "%g %g\n", (double)(origin + b0 * width - tmin) / unit,
+			        u > 100 ? 100 : u);
+		}
+		fprintf(sc, "\n\n");
+	}
+	fprintf(sc,
+	        "EOD\nset xlabel \"time (%s)\"\nset ylabel \"%% busy\"\nset yrange [0:105]\n"
+	        "set key outside right top\nplot ",
+	        uname);
+	for (size_t k = 0; k < np; k++) {
+		const struct row *p = row_find(pids[k], 0, -2);
+		char c[64];
+		fprintf(sc, "%s$gpu index %zu using 1:2 with %s title \"%s %lld\"", k ? ", " : "",
+		        k, dumb ? "lines" : "steps",
+		        p && p->comm ? clean(p->comm, c, sizeof(c)) : "pid", (long long)pids[k]);
+	}
+	fprintf(sc, "\n");
+}
+
 /* How long driver API calls take: a histogram on a log time scale, stacked by category. The
  * counts are on a log scale too, so that the few slow calls that take the time show next to
  * thousands of fast ones; a bar is as high as its calls, and split between its categories in
@@ -803,7 +884,8 @@ read_event(struct cut_reader *r, struct cut_event *ev, void *arg)
 int
 main(int argc, char *argv[])
 {
-	static const char *const charts[] = {"timeline", "categories", "durations", "gaps", "all"};
+	static const char *const charts[] = {"timeline", "categories", "durations",
+	                                     "gaps",     "all",        "gpu"};
 	const char *chartname = "timeline", *outfile = NULL, *ext;
 	bool script_only = false;
 	int ch, which = -1, status = CUT_EXIT_OK;
@@ -832,11 +914,12 @@ main(int argc, char *argv[])
 	}
 	argc -= optind;
 	argv += optind;
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 6; i++)
 		if (strcmp(chartname, charts[i]) == 0)
 			which = i;
 	if (which < 0)
-		errx(CUT_EXIT_FATAL, "-c: no chart %s (timeline, categories, durations, gaps, all)",
+		errx(CUT_EXIT_FATAL,
+		     "-c: no chart %s (timeline, categories, durations, gaps, gpu, all)",
 		     chartname);
 	if (!term)
 		term = outfile && (ext = strrchr(outfile, '.')) &&
@@ -895,6 +978,8 @@ main(int argc, char *argv[])
 			plot_durations(sc, NULL);
 		if (which == 3 || which == 4)
 			plot_timeline(sc, true, NULL);
+		if (which == 5 || (which == 4 && strcmp(term, "dumb") == 0))
+			plot_gpu(sc, NULL);
 	}
 	if (fclose(sc))
 		err(CUT_EXIT_FATAL, "out of memory");

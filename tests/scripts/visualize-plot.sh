@@ -22,7 +22,7 @@ series_timeline='memory launch sync transfer query ioctl kernel irq off-CPU GPU'
 series_categories='memory launch sync transfer query'
 series_durations='memory launch sync transfer'
 series_gaps='gap < 100 us'
-labels_timeline='python 77 api|python 77 ioctl|python 77 kernel|python 77 sched|python 77 gpu|worker 78 api|worker 78 ioctl|tid 79 api|interrupts'
+labels_timeline='python 77 api|python 77 ioctl|python 77 kernel|python 77 sched|python 77 GPU stream 0x0|python 77 GPU stream 0x1|worker 78 api|worker 78 ioctl|tid 79 api|interrupts'
 labels_gaps='python 77 (|worker 78 ('
 for chart in timeline categories durations gaps; do
 	eval "series=\$series_$chart"
@@ -81,15 +81,15 @@ grep -q 'not drawn' "$tmp/sl-a.txt" && bad "sleepers -a: says threads are left o
 on_border "$tmp/sl-a.txt" && bad "sleepers -a: a row on the border"
 grep -q '30 lines are too few for the 35 rows of the timeline chart; drawing 43' "$tmp/err" ||
 	bad "sleepers -a: no word on the height: $(cat "$tmp/err")"
-# One row, and the nine rows of the hand-built trace, at several sizes.
+# One row, and the ten rows of the hand-built trace (GPU work: a row per stream), at several sizes.
 grep -v '"layer":"ioctl"' $layers | grep -e '"tid":78' -e '"layer":"meta"' >"$tmp/one.jsonl"
 for s in 60 130 130,12 200,40; do
 	cutplot -T dumb -s $s -c timeline "$tmp/one.jsonl" >"$tmp/one.txt" 2>/dev/null
 	grep -q '^ *worker 78 api |' "$tmp/one.txt" && ! on_border "$tmp/one.txt" ||
 		bad "one row, -s $s: not on a line of its own"
 	cutplot -T dumb -s $s -c timeline $layers >"$tmp/rows.txt" 2>/dev/null
-	[ "$(grep -cE '^ *[[:alnum:]][[:alnum:] ]* \|' "$tmp/rows.txt")" -eq 9 ] &&
-		! on_border "$tmp/rows.txt" || bad "nine rows, -s $s: not a line each"
+	[ "$(grep -cE '^ *[[:alnum:]][[:alnum:] ]* \|' "$tmp/rows.txt")" -eq 10 ] &&
+		! on_border "$tmp/rows.txt" || bad "ten rows, -s $s: not a line each"
 done
 
 # A dozen categories: the labels of the category chart do not run into each other (on the
@@ -164,7 +164,7 @@ for t in 'timeline: ' 'host idle gaps' 'driver API time by category' 'driver API
 	grep -q "$t" "$tmp/all.svg" || bad "all svg: no $t"
 done
 cutplot -c all -T dumb samples/demo.jsonl >"$tmp/all.txt" || bad "all dumb: exit $?"
-[ "$(grep -c 'samples/demo.jsonl' "$tmp/all.txt")" -eq 4 ] || bad "all dumb: not 4 charts"
+[ "$(grep -c 'samples/demo.jsonl' "$tmp/all.txt")" -eq 5 ] || bad "all dumb: not 5 charts (the GPU one too)"
 
 # Bad input: the good lines are drawn, the bad one reported, exit 1.
 head -c 3000 $layers >"$tmp/trunc.jsonl"
