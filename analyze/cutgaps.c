@@ -1,6 +1,7 @@
 /* cutgaps: idle periods of a trace and what the host was doing in them: per thread, the gaps
- * between driver API calls; per stream and per process, the time with no submitted work
- * outstanding as far as the host-side events show. */
+ * between driver API calls; per stream and per process, the time the GPU had no work: measured
+ * from the gpu layer's intervals where the trace has it, else the time with no submitted work
+ * outstanding as far as the host-side events show (an upper bound). */
 #include <err.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -37,6 +38,10 @@ static const char *const kind_names[NKINDS] = {"thread", "stream", "process"};
 
 #define NONE INT64_MIN
 #define ALL_STREAMS UINT64_MAX
+/* Streams measured by the gpu layer are kept apart from the host-side estimate: their handles
+ * carry this bit, and ALL_MEASURED is their process's all. */
+#define MEASURED (UINT64_C(1) << 62)
+#define ALL_MEASURED (UINT64_MAX - 1)
 #define NBUCKETS 8 /* <1us, 1-10us, ... 100ms-1s, >=1s */
 
 struct thread {
@@ -98,7 +103,8 @@ static struct {
 	struct {
 		int64_t pid, stream, ts;
 	} * events; /* cuEventRecord: event -> stream, time */
-	int64_t hist[NKINDS][NBUCKETS], histns[NKINDS][NBUCKETS];
+	int64_t hist[2][NKINDS][NBUCKETS], histns[2][NKINDS][NBUCKETS]; /* [measured] */
+	bool measured; /* the trace has gpu work: the device part comes from it */
 	int64_t first, last, last_ts, untimed;
 	uint64_t unsorted;
 } g;
@@ -191,14 +197,28 @@ gap_init(struct gap *gp, enum kind kind, int64_t pid, int64_t tid, int64_t start
 	gp->reason = 0;
 }
 
+static bool
+is_measured(uint64_t handle)
+{
+	return handle != ALL_STREAMS && (handle & MEASURED);
+}
+
+/* Whether a stream or gap of the device part is to be shown: the measured ones when the
+ * trace has them, else the estimated ones. */
+static bool
+shown(uint64_t handle)
+{
+	return is_measured(handle) == g.measured;
+}
+
 /* Counts a gap; keeps it for the listing when it reaches the threshold. */
 static void
 record(struct gap *gp)
 {
 	int64_t len = gp->end - gp->start, known = 0;
-	int b = bucket(len);
-	g.hist[gp->kind][b]++;
-	g.histns[gp->kind][b] += len;
+	int b = bucket(len), m = is_measured(gp->stream);
+	g.hist[m][gp->kind][b]++;
+	g.histns[m][gp->kind][b] += len;
 	for (int s = 0; s < NSTATES; s++) {
 		if (gp->st[s] > len)
 			gp->st[s] = len;
@@ -277,7 +297,8 @@ busy_again(struct stream *s, enum kind kind, int64_t ts, struct thread *t, size_
 static void
 submit(int64_t pid, uint64_t handle, int64_t ts, struct thread *t, size_t name)
 {
-	struct stream *s = stream(pid, handle), *p = stream(pid, ALL_STREAMS);
+	struct stream *s = stream(pid, handle),
+	              *p = stream(pid, is_measured(handle) ? ALL_MEASURED : ALL_STREAMS);
 	if (s->busy_since == NONE) {
 		busy_again(s, K_STREAM, ts, t, name);
 		if (p->nbusy++ == 0)
@@ -296,10 +317,12 @@ complete_at(int64_t at, int64_t cover, int64_t pid, uint64_t handle, int64_t tid
 static void
 apply(const struct completion *c)
 {
-	struct stream *p = stream(c->pid, ALL_STREAMS);
+	bool m = is_measured(c->stream);
+	struct stream *p = stream(c->pid, m ? ALL_MEASURED : ALL_STREAMS);
 	for (size_t i = 0; i < g.nstr; i++) {
 		struct stream *s = &g.str[i];
-		if (s->pid != c->pid || s->handle == ALL_STREAMS ||
+		if (s->pid != c->pid || s->handle == ALL_STREAMS || s->handle == ALL_MEASURED ||
+		    is_measured(s->handle) != m ||
 		    (c->stream != ALL_STREAMS && s->handle != c->stream))
 			continue;
 		if (s->busy_since == NONE || s->last_submit >= c->cover)
@@ -448,6 +471,19 @@ api_call(const struct cut_event *ev, struct thread *t)
 	device_call(ev, t, name);
 }
 
+/* A piece of GPU work, timed on the device: its stream is busy from its start to its end, as
+ * the device measured (the work's name stands before and after the gaps it bounds). */
+static void
+gpu_work(const struct cut_event *ev)
+{
+	struct thread *t = thread(ev->pid, ev->tid);
+	size_t name = strtab_intern(g.names, ev->name);
+	uint64_t handle = (arg_handle(ev->args, "stream") & (MEASURED - 1)) | MEASURED;
+	g.measured = true;
+	submit(ev->pid, handle, ev->ts, t, name);
+	complete_at(cut_event_end(ev), ev->ts + 1, ev->pid, handle, ev->tid, name);
+}
+
 static void
 event(const struct cut_event *ev)
 {
@@ -461,6 +497,10 @@ event(const struct cut_event *ev)
 	complete_until(ev->ts);
 	if (ev->tid <= 0)
 		return;
+	if (ev->layer == CUT_GPU && (ev->has & CUT_HAS_DUR)) {
+		gpu_work(ev);
+		return;
+	}
 	if (ev->layer == CUT_API && !(ev->has & CUT_HAS_DUR)) {
 		g.untimed++;
 		return;
@@ -523,7 +563,7 @@ where(const struct gap *gp, char *buf, size_t n)
 	if (gp->kind == K_THREAD)
 		snprintf(buf, n, "%lld", (long long)gp->tid);
 	else if (gp->kind == K_STREAM)
-		snprintf(buf, n, "0x%llx", (unsigned long long)gp->stream);
+		snprintf(buf, n, "0x%llx", (unsigned long long)(gp->stream & ~MEASURED));
 	else
 		snprintf(buf, n, "all");
 	return buf;
@@ -556,20 +596,29 @@ print_text(int64_t traced)
 		       pct(t->idle, t->last - t->first), (long long)t->gaps);
 	}
 
-	printf("\nDevice: per stream and per process (all), time with no submitted work "
-	       "outstanding (first submission to last completion)\n"
-	       "%8s %18s %14s %14s %14s %7s %7s %9s\n",
-	       "pid", "stream", "window", "busy", "idle", "idle%", "gaps", "%traced");
+	if (g.measured)
+		printf("\nDevice: per stream and per process (all), time with no work running, "
+		       "measured on the GPU (layer gpu; first work's start to last work's end)\n");
+	else
+		printf(
+		    "\nDevice: per stream and per process (all), time with no submitted work "
+		    "outstanding, estimated from the host's calls (an upper bound: no gpu layer; "
+		    "first submission to last completion)\n");
+	printf("%8s %18s %14s %14s %14s %7s %7s %9s\n", "pid", "stream", "window", "busy", "idle",
+	       "idle%", "gaps", "%traced");
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < g.nstr; i++) {
 			const struct stream *s = &g.str[i];
-			if ((s->handle == ALL_STREAMS) != pass || s->first == NONE)
+			bool all = s->handle == ALL_STREAMS || s->handle == ALL_MEASURED;
+			if (all != pass || s->first == NONE ||
+			    !shown(s->handle == ALL_MEASURED ? MEASURED : s->handle))
 				continue;
 			char c[32];
 			if (pass)
 				snprintf(w, sizeof(w), "all");
 			else
-				snprintf(w, sizeof(w), "0x%llx", (unsigned long long)s->handle);
+				snprintf(w, sizeof(w), "0x%llx",
+				         (unsigned long long)(s->handle & ~MEASURED));
 			printf("%8lld %18s %14s %14s %14s %6.1f%% %7lld", (long long)s->pid, w,
 			       cut_format_duration((double)(s->busy + s->idle), a, sizeof(a)),
 			       cut_format_duration((double)s->busy, b, sizeof(b)),
@@ -588,6 +637,8 @@ print_text(int64_t traced)
 		qsort(g.gaps, g.ngaps, sizeof(*g.gaps), by_start);
 	for (size_t i = 0; i < g.ngaps; i++) {
 		const struct gap *gp = &g.gaps[i];
+		if (gp->kind != K_THREAD && !shown(gp->stream))
+			continue;
 		printf("%-7s %7lld %8lld %12s %16lld %16lld %12s  %-8s %s (%lld) -> %s (%lld):",
 		       kind_names[gp->kind], (long long)gp->pid, (long long)gp->after_tid,
 		       gp->kind == K_THREAD ? "-" : where(gp, w, sizeof(w)), (long long)gp->start,
@@ -608,8 +659,11 @@ print_text(int64_t traced)
 	for (int k = 0; k < NBUCKETS; k++) {
 		printf("%-10s", bucket_names[k]);
 		for (int kind = 0; kind < NKINDS; kind++)
-			printf(" %9lld %14s", (long long)g.hist[kind][k],
-			       cut_format_duration((double)g.histns[kind][k], a, sizeof(a)));
+			printf(" %9lld %14s",
+			       (long long)g.hist[kind == K_THREAD ? 0 : g.measured][kind][k],
+			       cut_format_duration(
+			           (double)g.histns[kind == K_THREAD ? 0 : g.measured][kind][k], a,
+			           sizeof(a)));
 		putchar('\n');
 	}
 }
@@ -642,23 +696,27 @@ print_json(int64_t traced)
 		set_int(o, "gaps", t->gaps);
 		json_array_append_new(threads, o);
 	}
+	json_object_set_new(root, "device_gaps",
+	                    json_string(g.measured ? "measured" : "estimated"));
 	for (size_t i = 0; i < g.nstr; i++) {
 		const struct stream *s = &g.str[i];
-		if (s->first == NONE)
+		bool all = s->handle == ALL_STREAMS || s->handle == ALL_MEASURED;
+		if (s->first == NONE || !shown(s->handle == ALL_MEASURED ? MEASURED : s->handle))
 			continue;
 		json_t *o = json_object();
 		set_int(o, "pid", s->pid);
-		if (s->handle == ALL_STREAMS)
+		if (all)
 			json_object_set_new(o, "stream", json_string("all"));
 		else {
-			snprintf(w, sizeof(w), "0x%llx", (unsigned long long)s->handle);
+			snprintf(w, sizeof(w), "0x%llx",
+			         (unsigned long long)(s->handle & ~MEASURED));
 			json_object_set_new(o, "stream", json_string(w));
 		}
 		set_int(o, "window_ns", s->busy + s->idle);
 		set_int(o, "busy_ns", s->busy);
 		set_int(o, "idle_ns", s->idle);
 		set_int(o, "gaps", s->gaps);
-		if (s->handle == ALL_STREAMS)
+		if (all)
 			set_int(o, "idle_traced_ns", traced - s->busy);
 		json_array_append_new(streams, o);
 	}
@@ -666,6 +724,8 @@ print_json(int64_t traced)
 		qsort(g.gaps, g.ngaps, sizeof(*g.gaps), by_start);
 	for (size_t i = 0; i < g.ngaps; i++) {
 		const struct gap *gp = &g.gaps[i];
+		if (gp->kind != K_THREAD && !shown(gp->stream))
+			continue;
 		json_t *o = json_pack("{s:s}", "kind", kind_names[gp->kind]);
 		set_int(o, "pid", gp->pid);
 		if (gp->kind == K_THREAD)
@@ -692,8 +752,9 @@ print_json(int64_t traced)
 		json_t *o = json_pack("{s:s}", "length", bucket_names[k]);
 		for (int kind = 0; kind < NKINDS; kind++) {
 			json_t *c = json_object();
-			set_int(c, "gaps", g.hist[kind][k]);
-			set_int(c, "total_ns", g.histns[kind][k]);
+			int m = kind == K_THREAD ? 0 : g.measured;
+			set_int(c, "gaps", g.hist[m][kind][k]);
+			set_int(c, "total_ns", g.histns[m][kind][k]);
 			json_object_set_new(o, kind_names[kind], c);
 		}
 		json_array_append_new(hist, o);

@@ -10,11 +10,19 @@
 
 #include "cut.h"
 #include "event.h"
+#include "gpustats.h"
 #include "reader.h"
 #include "stats.h"
+#include "text.h"
 #include "units.h"
 
 enum format { TEXT, JSON, CSV };
+
+/* Both accumulators, for the reader's callback. */
+struct acc {
+	struct cut_stats *st;
+	struct cut_gpu_stats *gpu;
+};
 
 static void
 usage(void)
@@ -38,11 +46,71 @@ top_fn_in(const struct cut_stats *st, enum cut_category c)
 	return NULL;
 }
 
-/* One sentence naming what dominates the driver API time. */
+/* The share of the traced time the busiest GPU worked, and that GPU. */
+static double
+gpu_busy_share(const struct cut_stats *st, const struct cut_gpu_stats *g,
+               const struct cut_gpu_busy **which)
+{
+	int64_t traced = st->first < 0 ? 0 : st->last - st->first;
+	const struct cut_gpu_busy *best = NULL;
+	for (size_t i = 0; i < g->ndevices; i++)
+		if (!best || g->devices[i].busy > best->busy)
+			best = &g->devices[i];
+	*which = best;
+	return best ? pct(best->busy, traced) : 0;
+}
+
+/* The verdict where the gpu layer says how busy the GPU was: GPU-bound, launch-bound (the
+ * GPU waits for the host's launches), sync-bound (the host waits in sync calls for a GPU that
+ * is mostly idle: waiting on something else), or idle. Returns 0 when there is no gpu layer. */
+static int
+gpu_verdict(const struct cut_stats *st, const struct cut_gpu_stats *g, char *out, size_t n)
+{
+	const struct cut_gpu_busy *dev;
+	if (!g->count)
+		return 0;
+	double busy = gpu_busy_share(st, g, &dev);
+	const char *top = g->nnames ? cut_esc(g->names[0].name) : "?";
+	double top_share = g->nnames ? pct(g->names[0].total, g->total) : 0;
+	double launch = pct(st->cat_total[CUT_CAT_LAUNCH], st->api_total);
+	double sync = pct(st->cat_total[CUT_CAT_SYNC], st->api_total);
+	char t[32];
+	if (busy >= 80)
+		return snprintf(
+		    out, n,
+		    "GPU-bound: the busiest GPU worked %.0f%% of the traced time; %.0f%% "
+		    "of the GPU time is %s",
+		    busy, top_share, top);
+	if (busy < 10 && launch < 50 && sync < 50)
+		return snprintf(out, n,
+		                "idle: the GPU worked only %.0f%% of the traced time; the host "
+		                "spent most of it outside the driver",
+		                busy);
+	if (sync >= launch)
+		return snprintf(out, n,
+		                "sync-bound: the GPU worked only %.0f%% of the traced time while "
+		                "%.0f%% of the driver API time was spent waiting in sync calls",
+		                busy, sync);
+	int len = snprintf(out, n,
+	                   "launch-bound: the GPU worked only %.0f%% of the traced time, waiting "
+	                   "for launches (%.0f%% of the driver API time",
+	                   busy, launch);
+	if (len > 0 && (size_t)len < n && g->lat_count)
+		len += snprintf(out + len, n - (size_t)len, "; median launch latency %s",
+		                cut_format_duration(g->lat_med, t, sizeof(t)));
+	if (len > 0 && (size_t)len < n)
+		len += snprintf(out + len, n - (size_t)len, ")");
+	return len;
+}
+
+/* One sentence naming what dominates: from the GPU's own timeline when the trace has it,
+ * else from the driver API time. */
 static void
-verdict(const struct cut_stats *st, char *out, size_t n)
+verdict(const struct cut_stats *st, const struct cut_gpu_stats *g, char *out, size_t n)
 {
 	char t[32];
+	if (gpu_verdict(st, g, out, n) > 0)
+		return;
 	if (st->api_total == 0) {
 		snprintf(out, n, "no timed driver API calls in the trace");
 		return;
@@ -141,7 +209,7 @@ print_api_tables(const struct cut_stats *st, int64_t traced)
 }
 
 static void
-print_other_sections(const struct cut_stats *st, int64_t traced)
+print_other_sections(const struct cut_stats *st, const struct cut_gpu_stats *g, int64_t traced)
 {
 	char a[32];
 	int any = 0;
@@ -171,13 +239,75 @@ print_other_sections(const struct cut_stats *st, int64_t traced)
 			       cut_format_duration((double)st->layer_total[l], a, sizeof(a)),
 			       pct(st->layer_total[l], traced));
 
-	char v[512];
-	verdict(st, v, sizeof(v));
+	char v[1024];
+	verdict(st, g, v, sizeof(v));
 	printf("\nVerdict: %s\n", v);
 }
 
 static void
-print_text(const struct cut_stats *st)
+print_busy(const char *what, const struct cut_gpu_busy *b, size_t n, int64_t traced)
+{
+	char a[32];
+	printf("%-44s %9s %14s %8s\n", what, "work", "busy", "%traced");
+	for (size_t i = 0; i < n; i++)
+		printf("%-44s %9lld %14s %7.1f%%\n", cut_esc(b[i].key), (long long)b[i].work,
+		       cut_format_duration((double)b[i].busy, a, sizeof(a)),
+		       pct(b[i].busy, traced));
+}
+
+/* The gpu layer's tables (nsys stats' cuda_gpu_kern_sum and cuda_gpu_mem_time_sum). */
+static void
+print_gpu(const struct cut_gpu_stats *g, int64_t traced)
+{
+	char a[32], b[32], c[32], d[32], e[32];
+	if (!g->count) {
+		printf("\nGPU work: none in the trace (the gpu layer was off or not recorded)\n");
+		return;
+	}
+	printf("\nGPU work (timed on the device: layer gpu)\n%8s %14s %9s %12s %12s %11s %12s "
+	       "%12s %-7s %s\n",
+	       "Time(%)", "Total(ns)", "Instances", "Avg(ns)", "Med(ns)", "Min(ns)", "Max(ns)",
+	       "StdDev(ns)", "Kind", "Name");
+	for (size_t i = 0; i < g->nnames; i++) {
+		const struct cut_gpu_name *nm = &g->names[i];
+		printf("%7.1f%% %14lld %9lld %12.1f %12.1f %11lld %12lld %12.1f %-7s %s\n",
+		       pct(nm->total, g->total), (long long)nm->total, (long long)nm->count,
+		       (double)nm->total / (double)nm->count, nm->med, (long long)nm->min,
+		       (long long)nm->max, nm->stddev, nm->cat, cut_esc(nm->name));
+	}
+	int any = 0;
+	for (size_t i = 0; i < g->nnames; i++)
+		any |= g->names[i].bytes > 0;
+	if (any) {
+		printf("\nGPU copies and memsets (bandwidth = bytes / time on the device)\n%-12s "
+		       "%9s %16s %14s %10s\n",
+		       "name", "count", "bytes", "time", "GB/s");
+		for (size_t i = 0; i < g->nnames; i++) {
+			const struct cut_gpu_name *nm = &g->names[i];
+			if (nm->bytes > 0)
+				printf("%-12s %9lld %16lld %14s %10.2f\n", cut_esc(nm->name),
+				       (long long)nm->count, (long long)nm->bytes,
+				       cut_format_duration((double)nm->total, a, sizeof(a)),
+				       nm->total ? (double)nm->bytes / (double)nm->total : 0.0);
+		}
+	}
+	printf("\nGPU busy (time covered by at least one piece of work)\n");
+	print_busy("device", g->devices, g->ndevices, traced);
+	print_busy("stream", g->streams, g->nstreams, traced);
+	print_busy("process", g->procs, g->nprocs, traced);
+	if (g->lat_count)
+		printf("\nLaunch latency (submitting call's start to the work's start): %lld, min "
+		       "%s, median %s, p90 %s, p99 %s, max %s\n",
+		       (long long)g->lat_count,
+		       cut_format_duration((double)g->lat_min, a, sizeof(a)),
+		       cut_format_duration(g->lat_med, b, sizeof(b)),
+		       cut_format_duration(g->lat_p90, c, sizeof(c)),
+		       cut_format_duration(g->lat_p99, d, sizeof(d)),
+		       cut_format_duration((double)g->lat_max, e, sizeof(e)));
+}
+
+static void
+print_text(const struct cut_stats *st, const struct cut_gpu_stats *g)
 {
 	char a[32];
 	int64_t traced = st->first < 0 ? 0 : st->last - st->first;
@@ -197,7 +327,8 @@ print_text(const struct cut_stats *st)
 		printf("\nno timed driver API calls\n");
 	else
 		print_api_tables(st, traced);
-	print_other_sections(st, traced);
+	print_gpu(g, traced);
+	print_other_sections(st, g, traced);
 }
 
 static void
@@ -206,8 +337,63 @@ set_int(json_t *o, const char *k, int64_t v)
 	json_object_set_new(o, k, json_integer(v));
 }
 
+static json_t *
+busy_json(const struct cut_gpu_busy *b, size_t n, int64_t traced)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < n; i++) {
+		json_t *o = json_pack("{s:s}", "key", b[i].key);
+		set_int(o, "work", b[i].work);
+		set_int(o, "busy_ns", b[i].busy);
+		json_object_set_new(o, "busy_pct", json_real(pct(b[i].busy, traced)));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+static json_t *
+gpu_json(const struct cut_gpu_stats *g, int64_t traced)
+{
+	json_t *o = json_object(), *names = json_array();
+	set_int(o, "work", g->count);
+	set_int(o, "total_ns", g->total);
+	for (size_t i = 0; i < g->nnames; i++) {
+		const struct cut_gpu_name *nm = &g->names[i];
+		json_t *x = json_pack("{s:s,s:s}", "name", nm->name, "kind", nm->cat);
+		set_int(x, "instances", nm->count);
+		set_int(x, "total_ns", nm->total);
+		json_object_set_new(x, "avg_ns", json_real((double)nm->total / (double)nm->count));
+		json_object_set_new(x, "med_ns", json_real(nm->med));
+		set_int(x, "min_ns", nm->min);
+		set_int(x, "max_ns", nm->max);
+		json_object_set_new(x, "stddev_ns", json_real(nm->stddev));
+		if (nm->bytes > 0) {
+			set_int(x, "bytes", nm->bytes);
+			json_object_set_new(
+			    x, "gb_per_s",
+			    json_real(nm->total ? (double)nm->bytes / (double)nm->total : 0.0));
+		}
+		json_array_append_new(names, x);
+	}
+	json_object_set_new(o, "names", names);
+	json_object_set_new(o, "devices", busy_json(g->devices, g->ndevices, traced));
+	json_object_set_new(o, "streams", busy_json(g->streams, g->nstreams, traced));
+	json_object_set_new(o, "processes", busy_json(g->procs, g->nprocs, traced));
+	if (g->lat_count) {
+		json_t *l = json_object();
+		set_int(l, "count", g->lat_count);
+		set_int(l, "min_ns", g->lat_min);
+		json_object_set_new(l, "med_ns", json_real(g->lat_med));
+		json_object_set_new(l, "p90_ns", json_real(g->lat_p90));
+		json_object_set_new(l, "p99_ns", json_real(g->lat_p99));
+		set_int(l, "max_ns", g->lat_max);
+		json_object_set_new(o, "launch_latency", l);
+	}
+	return o;
+}
+
 static void
-print_json(const struct cut_stats *st)
+print_json(const struct cut_stats *st, const struct cut_gpu_stats *g)
 {
 	json_t *root = json_object(), *cats = json_array(), *fns = json_array(),
 	       *slow = json_array(), *xfers = json_array(), *layers = json_array();
@@ -266,8 +452,10 @@ print_json(const struct cut_stats *st)
 		set_int(o, "total_ns", st->layer_total[l]);
 		json_array_append_new(layers, o);
 	}
-	char v[512];
-	verdict(st, v, sizeof(v));
+	char v[1024];
+	verdict(st, g, v, sizeof(v));
+	if (g->count)
+		json_object_set_new(root, "gpu", gpu_json(g, traced));
 	json_object_set_new(root, "categories", cats);
 	json_object_set_new(root, "functions", fns);
 	json_object_set_new(root, "slowest", slow);
@@ -278,6 +466,25 @@ print_json(const struct cut_stats *st)
 		err(CUT_EXIT_FATAL, "write error on standard output");
 	putchar('\n');
 	json_decref(root);
+}
+
+/* The GPU table as a second CSV table after a blank line, as nsys stats writes one file per
+ * report. */
+static void
+print_gpu_csv(const struct cut_gpu_stats *g)
+{
+	if (!g->count)
+		return;
+	printf("\ngpu_name,kind,instances,total_ns,avg_ns,med_ns,min_ns,max_ns,stddev_ns,time_pct,"
+	       "bytes\n");
+	for (size_t i = 0; i < g->nnames; i++) {
+		const struct cut_gpu_name *nm = &g->names[i];
+		printf("%s,%s,%lld,%lld,%.1f,%.1f,%lld,%lld,%.1f,%.2f,%lld\n", cut_csv(nm->name),
+		       nm->cat, (long long)nm->count, (long long)nm->total,
+		       (double)nm->total / (double)nm->count, nm->med, (long long)nm->min,
+		       (long long)nm->max, nm->stddev, pct(nm->total, g->total),
+		       (long long)nm->bytes);
+	}
 }
 
 static void
@@ -298,10 +505,13 @@ print_csv(const struct cut_stats *st)
 }
 
 static void
-add_event(struct cut_reader *r, struct cut_event *ev, void *st)
+add_event(struct cut_reader *r, struct cut_event *ev, void *arg)
 {
+	struct acc *a = arg;
 	(void)r;
-	stats_add(st, ev);
+	stats_add(a->st, ev);
+	if (ev->layer == CUT_GPU || ev->layer == CUT_META)
+		gpustats_add(a->gpu, ev);
 }
 
 int
@@ -336,14 +546,18 @@ main(int argc, char *argv[])
 	argv += optind;
 
 	struct cut_stats *st = stats_new(ntop);
-	status = cut_read_all(argc, argv, add_event, st);
+	struct acc a = {st, gpustats_new()};
+	status = cut_read_all(argc, argv, add_event, &a);
 	stats_finish(st);
+	gpustats_finish(a.gpu);
 	if (fmt == JSON)
-		print_json(st);
-	else if (fmt == CSV)
+		print_json(st, a.gpu);
+	else if (fmt == CSV) {
 		print_csv(st);
-	else
-		print_text(st);
+		print_gpu_csv(a.gpu);
+	} else
+		print_text(st, a.gpu);
 	stats_free(st);
+	gpustats_free(a.gpu);
 	return cut_finish_output(status);
 }

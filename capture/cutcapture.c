@@ -23,6 +23,7 @@
 #include "cut.h"
 #include "event.h"
 #include "layers.h"
+#include "meta.h"
 #include "names.h"
 #include "output.h"
 #include "target.h"
@@ -163,18 +164,16 @@ parse_args(int argc, char *argv[])
 
 /* ---- header and trailer ---- */
 
+/* Meta record m (meta.h), cutcapture's own, at ts. */
 static void
-write_meta(uint64_t ts, const char *name, const char *args)
+write_meta(uint64_t ts, const struct cut_meta *m)
 {
-	struct cut_event ev;
+	struct cut_event at;
 	struct cut_buf line = {0};
-	cut_event_init(&ev);
-	ev.ts = (int64_t)ts;
-	ev.pid = ev.tid = getpid();
-	ev.layer = CUT_META;
-	ev.name = name;
-	ev.args = args;
-	cut_event_format(&line, &ev);
+	cut_event_init(&at);
+	at.ts = (int64_t)ts;
+	at.pid = at.tid = getpid();
+	cut_meta_format(&line, &at, m);
 	buf_addc(&line, '\n');
 	out_add(line.s, line.len);
 	buf_free(&line);
@@ -183,75 +182,72 @@ write_meta(uint64_t ts, const char *name, const char *args)
 static void
 write_header(uint64_t ts, pid_t root, char **cmd)
 {
-	struct cut_buf b = {0};
+	struct cut_meta m;
+	struct cut_header *h = &m.header;
+	struct cut_buf more = {0};
 	struct utsname u;
 	char host[256] = "";
+	cut_meta_init(&m, CUT_META_HEADER);
 	uname(&u);
 	gethostname(host, sizeof(host) - 1);
-	buf_addkv_int(&b, "schema", CUT_SCHEMA_VERSION);
-	buf_addkv_str(&b, "tool", "cutcapture");
-	buf_addkv_str(&b, "version", CUT_VERSION);
-	buf_addkv_str(&b, "host", host);
-	buf_addkv_str(&b, "kernel", u.release);
+	h->tool = "cutcapture";
+	h->version = CUT_VERSION;
+	h->host = host;
+	h->kernel = u.release;
 	char *drv = read_file("/sys/module/nvidia/version", NULL);
 	if (drv) {
 		drv[strcspn(drv, "\n")] = 0;
-		buf_addkv_str(&b, "driver", drv);
+		h->driver = drv;
 	}
 	char *ver = read_file("/proc/driver/nvidia/version", NULL);
 	if (ver)
-		buf_addkv_str(&b, "driver_flavour",
-		              strstr(ver, "Open Kernel") ? "open" : "proprietary");
+		h->driver_flavour = strstr(ver, "Open Kernel") ? "open" : "proprietary";
+	h->libcuda = layers_libcuda();
+	h->libcudart = layers_libcudart();
+	h->monotonic_ns = (int64_t)clock_ns(CLOCK_MONOTONIC);
+	h->realtime_ns = (int64_t)clock_ns(CLOCK_REALTIME);
+	h->sorted = 1;
+	layers_header(h->layers);
+	size_t ncmd = 0;
+	while (cmd && cmd[ncmd])
+		ncmd++;
+	h->cmd = (const char *const *)cmd;
+	h->ncmd = ncmd;
+	/* cutcapture's own members: the traced process and how the probes attached. */
+	buf_addkv_int(&more, "pid", root);
+	layers_probes(&more);
+	h->more = more.s + 1; /* without buf_addkey's opening brace */
+	write_meta(ts, &m);
+	buf_free(&more);
 	free(drv);
 	free(ver);
-	if (layers_libcuda())
-		buf_addkv_str(&b, "libcuda", layers_libcuda());
-	buf_addkey(&b, "clock");
-	uint64_t mono = clock_ns(CLOCK_MONOTONIC), real = clock_ns(CLOCK_REALTIME);
-	buf_addc(&b, '{');
-	buf_addkv_int(&b, "monotonic_ns", (int64_t)mono);
-	buf_addkv_int(&b, "realtime_ns", (int64_t)real);
-	buf_addc(&b, '}');
-	buf_addkey(&b, "sorted");
-	buf_adds(&b, "true");
-	layers_header(&b);
-	buf_addkey(&b, "cmd");
-	buf_addc(&b, '[');
-	for (int i = 0; cmd && cmd[i]; i++) {
-		if (i)
-			buf_addc(&b, ',');
-		buf_addjstr(&b, cmd[i], strlen(cmd[i]));
-	}
-	buf_addc(&b, ']');
-	buf_addkv_int(&b, "pid", root);
-	layers_probes(&b);
-	buf_addc(&b, '}');
-	write_meta(ts, "header", b.s);
-	buf_free(&b);
 }
 
 /* The trailer, the last progress line, and what was lost. */
 static void
 end_trace(struct drain *d, int status, bool exited)
 {
-	struct cut_buf b = {0};
+	struct cut_meta m;
+	struct cut_buf more = {0};
 	struct decode_counts c = decode_counts();
-	buf_addkv_int(&b, "events", (int64_t)c.events);
-	buf_addkv_int(&b, "lost", (int64_t)c.lost);
-	layers_trailer(&b, c.layer);
-	buf_addkv_int(&b, "unmatched", (int64_t)d->unmatched);
+	cut_meta_init(&m, CUT_META_TRAILER);
+	m.trailer.events = (int64_t)c.events;
+	m.trailer.lost = (int64_t)c.lost;
+	layers_trailer(m.trailer.layers, c.layer);
+	/* cutcapture's own members */
+	buf_addkv_int(&more, "unmatched", (int64_t)d->unmatched);
 	if (env.lo.bare) {
-		buf_addkv_int(&b, "bare_calls", (int64_t)d->counters[CC_C_BARE_CALLS]);
-		buf_addkv_int(&b, "bare_ns", (int64_t)d->counters[CC_C_BARE_NS]);
+		buf_addkv_int(&more, "bare_calls", (int64_t)d->counters[CC_C_BARE_CALLS]);
+		buf_addkv_int(&more, "bare_ns", (int64_t)d->counters[CC_C_BARE_NS]);
 	}
-	buf_addkv_int(&b, "attach_ns", (int64_t)layers_attach_ns());
-	buf_addkv_int(&b, "detach_ns", (int64_t)layers_detach_ns());
-	buf_addkv_int(&b, "duration_ns", (int64_t)(clock_ns(CLOCK_MONOTONIC) - d->start));
+	buf_addkv_int(&more, "attach_ns", (int64_t)layers_attach_ns());
+	buf_addkv_int(&more, "detach_ns", (int64_t)layers_detach_ns());
+	buf_addkv_int(&more, "duration_ns", (int64_t)(clock_ns(CLOCK_MONOTONIC) - d->start));
 	if (exited)
-		buf_addkv_int(&b, "status", status);
-	buf_addc(&b, '}');
-	write_meta(clock_ns(CLOCK_MONOTONIC), "trailer", b.s);
-	buf_free(&b);
+		buf_addkv_int(&more, "status", status);
+	m.trailer.more = more.s + 1;
+	write_meta(clock_ns(CLOCK_MONOTONIC), &m);
+	buf_free(&more);
 	drain_progress(d, clock_ns(CLOCK_MONOTONIC), true);
 	c = decode_counts();
 	if (c.lost)

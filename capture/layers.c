@@ -322,26 +322,20 @@ layers_counter_name(unsigned counter)
 }
 
 void
-layers_header(struct cut_buf *b)
+layers_header(const char *out[CUT_NLAYERS])
 {
-	buf_addkey(b, "layers");
-	buf_addc(b, '{');
+	static char off[NLAYERS][sizeof(state[0].why) + 8];
 	for (size_t i = 0; i < NLAYERS; i++) {
-		char off[sizeof(state[0].why) + 8];
-		snprintf(off, sizeof(off), "off: %.*s", (int)sizeof(state[0].why) - 1,
+		snprintf(off[i], sizeof(off[i]), "off: %.*s", (int)sizeof(state[0].why) - 1,
 		         state[i].why[0] ? state[i].why : "not asked for (-l)");
-		buf_addkv_str(b, layers[i].name, on & layers[i].bit ? "on" : off);
+		out[layers[i].layer] = on & layers[i].bit ? "on" : off[i];
 	}
-	buf_addc(b, '}');
 }
 
 void
-layers_trailer(struct cut_buf *b, const uint64_t *per_layer)
+layers_trailer(int64_t out[CUT_NLAYERS], const uint64_t *per_layer)
 {
-	buf_addkey(b, "layers");
-	buf_addc(b, '{');
 	for (size_t i = 0; i < NLAYERS; i++)
-		buf_addkv_int(b, layers[i].name, (int64_t)per_layer[layers[i].layer]);
-	buf_addkv_int(b, "meta", (int64_t)per_layer[CUT_META]);
-	buf_addc(b, '}');
+		out[layers[i].layer] = (int64_t)per_layer[layers[i].layer];
+	out[CUT_META] = (int64_t)per_layer[CUT_META];
 }

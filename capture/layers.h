@@ -13,6 +13,7 @@
 #include <linux/types.h>
 
 #include "buf.h"
+#include "event.h"
 #include "cutcapture.h"
 
 struct cutcapture_bpf;
@@ -75,12 +76,13 @@ const char *const *layers_kernel_functions(size_t *n);
 const char *layers_libcuda(void);
 /* The libcudart probed (runtime layer, as found), or NULL. */
 const char *layers_libcudart(void);
-/* The header's "layers" member ({"api":"on","ioctl":"off: why",...}) and its "probes"
- * member (how the api layer attached). */
-void layers_header(struct cut_buf *b);
+/* The header's "layers" (meta.h): "on" or "off: why" for each layer cutcapture has, by enum
+ * cut_layer (static strings); and its "probes" member (how the api layer attached). */
+void layers_header(const char *out[CUT_NLAYERS]);
 void layers_probes(struct cut_buf *b);
-/* The trailer's "layers" member: events written per layer (per_layer by enum cut_layer). */
-void layers_trailer(struct cut_buf *b, const uint64_t *per_layer);
+/* The trailer's "layers": events written per layer, meta records included (per_layer and out
+ * by enum cut_layer). */
+void layers_trailer(int64_t out[CUT_NLAYERS], const uint64_t *per_layer);
 /* Nanoseconds attaching and detaching the api layer took. */
 uint64_t layers_attach_ns(void);
 uint64_t layers_detach_ns(void);

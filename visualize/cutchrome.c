@@ -57,6 +57,27 @@ static struct cut_idmap *allocs; /* (pid, dptr) of live allocations -> index in 
 static int64_t *alloc_bytes;
 static size_t alloc_cap;
 static int64_t nsynth, nflows;
+
+/* The gpu layer: a process per GPU (the physical one, by its device records' uuid, when
+ * known: processes sharing it share its tracks), a track per process and stream on it, a
+ * flow from each submitting call to its work, and a counter of the work running. */
+#define MAX_DEVICES 256
+static struct device {
+	char *name;    /* "GPU-uuid (name)", or "pid P device D" */
+	int64_t *ends; /* ends of the work running, for the counter */
+	size_t nends, cap;
+	int64_t jpid; /* its PROCESS group's pid: -2 - index */
+} devices[MAX_DEVICES];
+static size_t ndevices;
+static struct cut_idmap *uuid_ids; /* (pid, ordinal) -> index in uuids */
+static char **uuids;
+static size_t nuuids;
+static struct cut_idmap *subs; /* (pid, corr) -> index in sub_at: submitting calls */
+static struct sub {
+	int64_t jpid, jtid, ts;
+} * sub_at;
+static size_t sub_cap;
+static int64_t last_jtid; /* the track slice() last placed on */
 /* The calls and ranges open in this output file, for flows to their ioctls; user[0] is the
  * track ("tid") of the slice. */
 static struct cut_calls *open_calls;
@@ -246,7 +267,7 @@ track_name(const struct group *g, const struct group *thread, const struct group
 		                 : snprintf(s, n, "%s cpu %lld", cut_layer_name(CUT_IRQ),
 		                            (long long)g->key);
 		break;
-	case GPU: len = snprintf(s, n, "%s", cut_layer_label(CUT_GPU)); break;
+	case GPU: len = snprintf(s, n, "%s", g->comm ? g->comm : cut_layer_label(CUT_GPU)); break;
 	default:
 		if (thread && thread->comm)
 			len = snprintf(s, n, "%s", thread->comm);
@@ -282,6 +303,11 @@ close_file(void)
 			buf_addjstr(&b, name, strlen(name));
 			buf_adds(&b, "}");
 			end();
+			if (g->pid <= -2) { /* a GPU: its counter's track */
+				begin("M", "thread_name", g->jpid, g->jpid, 0);
+				buf_adds(&b, ",\"args\":{\"name\":\"GPU work running\"}");
+				end();
+			}
 		}
 		if (!g->lanes)
 			continue;
@@ -434,6 +460,7 @@ slice(struct group *g, const struct cut_event *ev)
 	end();
 	if ((s = cut_calls_open(open_calls, ev)))
 		s->user[0] = (uint64_t)l->jtid;
+	last_jtid = l->jtid;
 	if (ev->layer == CUT_API)
 		count_memory(ev);
 }
@@ -464,6 +491,19 @@ meta(const struct cut_event *ev)
 	    k == CUT_META_PROCESS || k == CUT_META_THREAD ? cut_task_label(&m.task) : NULL;
 	if (k == CUT_META_LOST)
 		lost(ev, &m.lost);
+	if (k == CUT_META_DEVICE && m.device.uuid) {
+		bool isnew;
+		size_t i = idmap_put2(uuid_ids, ev->pid, m.device.device, &isnew);
+		if (isnew) {
+			char u[512];
+			snprintf(u, sizeof(u), m.device.name ? "%s (%s)" : "%s", m.device.uuid,
+			         m.device.name);
+			if (!(uuids = realloc(uuids, (i + 1) * sizeof(*uuids))) ||
+			    !(uuids[i] = strdup(u)))
+				err(CUT_EXIT_FATAL, "out of memory");
+			nuuids = i + 1;
+		}
+	}
 	if (name) {
 		struct group *g = k == CUT_META_PROCESS ? group_get(PROCESS, ev->pid, 0)
 		                                        : group_get(THREAD, ev->pid, ev->tid);
@@ -472,6 +512,132 @@ meta(const struct cut_event *ev)
 			err(CUT_EXIT_FATAL, "out of memory");
 	}
 	cut_meta_release(&m);
+}
+
+/* The GPU a piece of work ran on: by uuid when the process's device record named it. */
+static struct device *
+device_of(int64_t pid, int64_t ordinal)
+{
+	char name[512];
+	size_t u = idmap_get2(uuid_ids, pid, ordinal);
+	if (u != IDMAP_NONE)
+		snprintf(name, sizeof(name), "%s", uuids[u]);
+	else
+		snprintf(name, sizeof(name), "pid %lld device %lld", (long long)pid,
+		         (long long)ordinal);
+	size_t i;
+	for (i = 0; i < ndevices; i++)
+		if (strcmp(devices[i].name, name) == 0)
+			break;
+	if (i == ndevices) {
+		if (ndevices == MAX_DEVICES)
+			i = 0; /* cannot happen short of made-up input: share the first */
+		else if (!(devices[ndevices].name = strdup(name)))
+			err(CUT_EXIT_FATAL, "out of memory");
+		else {
+			devices[i].jpid = -2 - (int64_t)i;
+			struct group *p = group_get(PROCESS, devices[i].jpid, 0);
+			char label[600];
+			snprintf(label, sizeof(label), "GPU %s", name);
+			if (!(p->comm = strdup(label)))
+				err(CUT_EXIT_FATAL, "out of memory");
+			ndevices++;
+		}
+	}
+	return &devices[i];
+}
+
+/* The count of work running on d, as a counter track: ends up to ts first, then the start. */
+static void
+busy(struct device *d, int64_t ts, int64_t work_end)
+{
+	struct group *p = group_get(PROCESS, d->jpid, 0);
+	for (;;) {
+		size_t k = d->nends;
+		for (size_t i = 0; i < d->nends; i++)
+			if (d->ends[i] <= ts && (k == d->nends || d->ends[i] < d->ends[k]))
+				k = i;
+		if (k == d->nends)
+			break;
+		int64_t at = d->ends[k];
+		d->ends[k] = d->ends[--d->nends];
+		begin("C", "GPU work running", p->jpid, p->jpid, at);
+		buf_adds(&b, ",\"args\":{\"work\":");
+		buf_addi64(&b, (int64_t)d->nends);
+		buf_addc(&b, '}');
+		end();
+	}
+	if (d->nends == d->cap) {
+		d->cap = d->cap ? 2 * d->cap : 16;
+		if (!(d->ends = realloc(d->ends, d->cap * sizeof(*d->ends))))
+			err(CUT_EXIT_FATAL, "out of memory");
+	}
+	d->ends[d->nends++] = work_end;
+	begin("C", "GPU work running", p->jpid, p->jpid, ts);
+	buf_adds(&b, ",\"args\":{\"work\":");
+	buf_addi64(&b, (int64_t)d->nends);
+	buf_addc(&b, '}');
+	end();
+	p->file = nfile;
+}
+
+/* Notes where a call that submitted GPU work (args.corr) was drawn, for the flow to it. */
+static void
+note_submit(const struct cut_event *ev, int64_t jtid)
+{
+	int64_t corr;
+	if (cut_args_int(ev->args, "corr", &corr))
+		return;
+	size_t i = idmap_put2(subs, ev->pid, corr, NULL);
+	if (i >= sub_cap) {
+		sub_cap = sub_cap ? 2 * sub_cap : 1024;
+		while (sub_cap <= i)
+			sub_cap *= 2;
+		if (!(sub_at = realloc(sub_at, sub_cap * sizeof(*sub_at))))
+			err(CUT_EXIT_FATAL, "out of memory");
+	}
+	sub_at[i] =
+	    (struct sub){process_of(group_get(THREAD, ev->pid, ev->tid))->jpid, jtid, ev->ts};
+}
+
+/* A piece of GPU work: on its device's track for its process and stream, with a flow from
+ * the call that submitted it and the device's busy counter. */
+static void
+gpu_work(const struct cut_event *ev)
+{
+	int64_t ordinal = -1, stream = 0, corr;
+	cut_args_int(ev->args, "device", &ordinal);
+	cut_args_int(ev->args, "stream", &stream);
+	struct device *d = device_of(ev->pid, ordinal);
+	/* One track per process and stream: key mixes them (pids stay below 2^22). */
+	int64_t key = (int64_t)(((uint64_t)stream << 22) ^ (uint64_t)ev->pid);
+	struct group *g = group_get(GPU, d->jpid, key);
+	if (!g->comm) {
+		char name[128];
+		snprintf(name, sizeof(name), "pid %lld stream 0x%llx", (long long)ev->pid,
+		         (unsigned long long)stream);
+		if (!(g->comm = strdup(name)))
+			err(CUT_EXIT_FATAL, "out of memory");
+	}
+	slice(g, ev);
+	int64_t jtid = last_jtid;
+	busy(d, ev->ts, cut_event_end(ev));
+	size_t i;
+	if (cut_args_int(ev->args, "corr", &corr) == 0 &&
+	    (i = idmap_get2(subs, ev->pid, corr)) != IDMAP_NONE) {
+		struct sub *s = &sub_at[i];
+		if (s->ts < ev->ts) {
+			begin("s", "submit", s->jpid, s->jtid, s->ts);
+			buf_adds(&b, ",\"cat\":\"flow\",\"id\":");
+			buf_addi64(&b, ++nflows);
+			end();
+			begin("f", "submit", process_of(g)->jpid, jtid, ev->ts);
+			buf_adds(&b, ",\"cat\":\"flow\",\"bp\":\"e\",\"id\":");
+			buf_addi64(&b, nflows);
+			end();
+		}
+		idmap_del2(subs, ev->pid, corr);
+	}
 }
 
 /* A duration option ("10ms", "2s", "500us", "1000" nanoseconds), or exit. */
@@ -516,6 +682,8 @@ main(int argc, char *argv[])
 
 	out = stdout;
 	allocs = idmap_new();
+	uuid_ids = idmap_new();
+	subs = idmap_new();
 	open_calls = cut_calls_new(CUT_CALLS_HOLDERS);
 	for (int k = 0; k < NKINDS; k++)
 		kinds[k].ids = idmap_new();
@@ -553,8 +721,11 @@ main(int argc, char *argv[])
 				slice(group_get(IRQ, -1, cpu), &ev);
 				break;
 			case CUT_SCHED: slice(group_get(OFFCPU, ev.pid, ev.tid), &ev); break;
-			case CUT_GPU: slice(group_get(GPU, ev.pid, 0), &ev); break;
-			default: slice(group_get(THREAD, ev.pid, ev.tid), &ev);
+			case CUT_GPU: gpu_work(&ev); break;
+			default:
+				slice(group_get(THREAD, ev.pid, ev.tid), &ev);
+				if (ev.layer == CUT_API)
+					note_submit(&ev, last_jtid);
 			}
 		}
 		bool failed = cut_reader_failed(rd);

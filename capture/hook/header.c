@@ -1,5 +1,6 @@
-/* header.c: libcuthook's meta records (cut-events(5)): the header and the process record,
- * formatted once and written first; a thread's record; the symbol record of a named handle. */
+/* header.c: libcuthook's meta records (cut-events(5)), written through share/lib/meta.h: the
+ * header and the process record, formatted once and written first; a thread's record; the
+ * symbol record of a named handle. */
 #include <stdbool.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -8,6 +9,7 @@
 
 #include "event.h"
 #include "gpu.h"
+#include "meta.h"
 #include "hook.h"
 #include "writer.h"
 
@@ -27,28 +29,35 @@ hook_meta(struct cut_buf *b, int64_t ts, int64_t tid, const char *name, const ch
 	buf_addc(b, '\n');
 }
 
-/* The command line from /proc/self/cmdline: a JSON array, or one string joined by spaces. */
-static void
-add_cmdline(struct cut_buf *b, bool array)
+void
+hook_meta_record(struct cut_buf *b, int64_t ts, int64_t tid, const struct cut_meta *m)
 {
-	char buf[8192];
-	ssize_t n = hook_read_file("/proc/self/cmdline", buf, sizeof(buf));
-	if (n < 0)
-		n = 0;
-	if (array)
-		buf_addc(b, '[');
-	for (ssize_t i = 0; i < n;) {
+	struct cut_event at;
+	cut_event_init(&at);
+	at.ts = ts;
+	at.pid = hook_w.pid_ns;
+	at.tid = tid;
+	hook_label(&at);
+	cut_meta_format(b, &at, m);
+	buf_addc(b, '\n');
+}
+
+/* The command line from /proc/self/cmdline: its strings (pointing into buf, up to max of them)
+ * and, joined by spaces, into line. Returns how many. */
+static size_t
+read_cmdline(char *buf, size_t len, const char **argv, size_t max, struct cut_buf *line)
+{
+	ssize_t n = hook_read_file("/proc/self/cmdline", buf, len);
+	size_t argc = 0;
+	for (ssize_t i = 0; i < n && argc < max;) {
 		size_t l = strlen(buf + i);
-		if (i)
-			buf_addc(b, array ? ',' : ' ');
-		if (array)
-			buf_addjstr(b, buf + i, l);
-		else
-			buf_add(b, buf + i, l);
+		if (argc)
+			buf_addc(line, ' ');
+		buf_add(line, buf + i, l);
+		argv[argc++] = buf + i;
 		i += (ssize_t)l + 1;
 	}
-	if (array)
-		buf_addc(b, ']');
+	return argc;
 }
 
 static void
@@ -67,76 +76,61 @@ build_header_locked(int64_t tid)
 {
 	if (hook_w.header_ready)
 		return;
-	{
-		struct cut_buf a = {0}, s = {0};
-		struct cut_buf *line = &hook_w.header;
-		struct utsname u;
-		char buf[512];
-		bool have_uname = uname(&u) == 0;
-		buf_adds(&a, "{\"schema\":");
-		buf_addi64(&a, CUT_SCHEMA_VERSION);
-		buf_addkv_str(&a, "tool", "cuthook");
-		buf_addkv_str(&a, "version", CUT_VERSION);
-		if (have_uname) {
-			buf_addkv_str(&a, "host", u.nodename);
-			buf_addkv_str(&a, "kernel", u.release);
-		}
-		if (hook_read_file("/sys/module/nvidia/version", buf, sizeof(buf)) > 0) {
-			trim(buf);
-			buf_addkv_str(&a, "driver", buf);
-		}
-		if (hook_read_file("/proc/driver/nvidia/version", buf, sizeof(buf)) > 0)
-			buf_addkv_str(&a, "driver_flavour",
-			              strstr(buf, "Open Kernel Module") ? "open" : "proprietary");
-		const char *libcuda = hook_libcuda_path();
-		if (libcuda)
-			buf_addkv_str(&a, "libcuda", libcuda);
-		buf_addkey(&a, "clock");
-		buf_adds(&a, "{\"monotonic_ns\":");
-		buf_addi64(&a, hook_w.start_ns);
-		buf_adds(&a, ",\"realtime_ns\":");
-		buf_addi64(&a, hook_w.start_realtime_ns);
-		buf_addc(&a, '}');
-		buf_addkey(&a, "sorted");
-		buf_adds(&a, "false");
-		buf_addkey(&a, "layers");
-		buf_adds(&a, "{\"api\":\"on\"");
-		const char *gpu_off = hook_gpu_off_reason();
-		buf_adds(&a, ",\"gpu\":");
-		buf_addjstr(&a, gpu_off ? gpu_off : "on", strlen(gpu_off ? gpu_off : "on"));
-		static const char *const off[] = {"ioctl", "kernel", "irq", "sched"};
-		for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++) {
-			buf_adds(&a, ",\"");
-			buf_adds(&a, off[i]);
-			buf_adds(&a, "\":\"off: cuthook records no kernel-side layer\"");
-		}
-		buf_addc(&a, '}');
-		buf_addkey(&a, "cmd");
-		add_cmdline(&a, true);
-		buf_addc(&a, '}');
-		hook_meta(line, hook_w.start_ns, tid, "header", a.s);
+	static char cmdbuf[8192], driver[512], flavour[512], comm[64];
+	static const char *argv[1024];
+	struct cut_buf cmdline = {0};
+	struct utsname u;
+	bool have_uname = uname(&u) == 0;
+	size_t argc = read_cmdline(cmdbuf, sizeof(cmdbuf), argv, 1024, &cmdline);
 
-		buf_reset(&a);
-		if (hook_read_file("/proc/self/comm", buf, sizeof(buf)) >= 0) {
-			trim(buf);
-			buf_addkv_str(&a, "comm", buf);
-		}
-		buf_addkey(&a, "cmdline");
-		add_cmdline(&s, false);
-		buf_addjstr(&a, s.s ? s.s : "", s.len);
-		buf_addkey(&a, "ppid");
-		buf_addi64(&a, getppid());
-		if (hook_w.rank.rank >= 0)
-			buf_addkv_int(&a, "rank", hook_w.rank.rank);
-		if (hook_w.rank.local_rank >= 0)
-			buf_addkv_int(&a, "local_rank", hook_w.rank.local_rank);
-		if (hook_w.rank.world_size >= 0)
-			buf_addkv_int(&a, "world_size", hook_w.rank.world_size);
-		buf_addc(&a, '}');
-		hook_meta(line, hook_w.start_ns, tid, "process", a.s);
-		buf_free(&a);
-		buf_free(&s);
+	struct cut_meta m;
+	cut_meta_init(&m, CUT_META_HEADER);
+	struct cut_header *h = &m.header;
+	h->tool = "cuthook";
+	h->version = CUT_VERSION;
+	if (have_uname) {
+		h->host = u.nodename;
+		h->kernel = u.release;
 	}
+	if (hook_read_file("/sys/module/nvidia/version", driver, sizeof(driver)) > 0) {
+		trim(driver);
+		h->driver = driver;
+	}
+	if (hook_read_file("/proc/driver/nvidia/version", flavour, sizeof(flavour)) > 0)
+		h->driver_flavour = strstr(flavour, "Open Kernel Module") ? "open" : "proprietary";
+	h->libcuda = hook_libcuda_path();
+	h->monotonic_ns = hook_w.start_ns;
+	h->realtime_ns = hook_w.start_realtime_ns;
+	h->sorted = 0;
+	h->layers[CUT_API] = "on";
+	const char *gpu_off = hook_gpu_off_reason();
+	h->layers[CUT_GPU] = gpu_off ? gpu_off : "on";
+	h->layers[CUT_RUNTIME] = "on";
+	const char *nvtx_off = hook_nvtx_off_reason();
+	h->layers[CUT_NVTX] = nvtx_off ? nvtx_off : "on";
+	static const enum cut_layer kernel_side[] = {CUT_IOCTL, CUT_KERNEL, CUT_IRQ, CUT_SCHED};
+	for (size_t i = 0; i < sizeof(kernel_side) / sizeof(kernel_side[0]); i++)
+		h->layers[kernel_side[i]] = "off: cuthook records no kernel-side layer";
+	h->cmd = argv;
+	h->ncmd = argc;
+	hook_meta_record(&hook_w.header, hook_w.start_ns, tid, &m);
+
+	cut_meta_init(&m, CUT_META_PROCESS);
+	struct cut_task *p = &m.task;
+	if (hook_read_file("/proc/self/comm", comm, sizeof(comm)) >= 0) {
+		trim(comm);
+		p->comm = comm;
+	}
+	p->cmdline = cmdline.s ? cmdline.s : "";
+	p->ppid = getppid();
+	if (hook_w.rank.rank >= 0)
+		p->rank = hook_w.rank.rank;
+	if (hook_w.rank.local_rank >= 0)
+		p->local_rank = hook_w.rank.local_rank;
+	if (hook_w.rank.world_size >= 0)
+		p->world_size = hook_w.rank.world_size;
+	hook_meta_record(&hook_w.header, hook_w.start_ns, tid, &m);
+	buf_free(&cmdline);
 	__atomic_store_n(&hook_w.header_ready, 1, __ATOMIC_RELEASE);
 }
 
@@ -168,25 +162,22 @@ void
 hook_thread_record(struct hook_thread *t, int64_t ts)
 {
 	char comm[17] = "";
-	struct cut_buf a = {0};
 	prctl(PR_GET_NAME, comm, 0, 0, 0);
-	buf_addkv_str(&a, "comm", comm);
-	buf_addc(&a, '}');
-	hook_meta(&t->out, ts, t->tid, "thread", a.s);
-	buf_free(&a);
+	struct cut_meta m;
+	cut_meta_init(&m, CUT_META_THREAD);
+	m.task.comm = comm;
+	hook_meta_record(&t->out, ts, t->tid, &m);
 	t->need_thread_record = false;
 }
 
 void
 hook_symbol_record(struct hook_thread *t, int64_t ts, const struct hook_symbol *sym)
 {
-	struct cut_buf *a = &t->args;
-	buf_reset(a);
-	buf_addkey(a, "handle");
-	buf_addhex(a, sym->handle);
-	buf_addkv_str(a, "name", sym->name);
-	buf_addkv_str(a, "kind", sym->kind);
-	buf_addkv_str(a, "via", sym->via);
-	buf_addc(a, '}');
-	hook_meta(&t->out, ts, t->tid, "symbol", a->s);
+	struct cut_meta m;
+	cut_meta_init(&m, CUT_META_SYMBOL);
+	m.symbol.handle = (int64_t)sym->handle;
+	m.symbol.name = sym->name;
+	m.symbol.kind = sym->kind;
+	m.symbol.via = sym->via;
+	hook_meta_record(&t->out, ts, t->tid, &m);
 }

@@ -59,6 +59,9 @@ void *hook_next(const char *name);
 /* nvtx.c: the NVTX ranges still open, as events with "unended": true ending at now, appended to
  * out (whole lines); returns how many. Once, at the end. */
 uint64_t hook_nvtx_unended(struct cut_buf *out, int64_t now);
+/* Why NVTX calls will not reach this library (NVTX_INJECTION64_PATH names another file, or
+ * nothing), for the header; NULL when it is the NVTX tool. */
+const char *hook_nvtx_off_reason(void);
 
 /* rt.c: the runtime layer. dlsym(handle, name) for a cuda* or __cuda* name: the wrapper when
  * name is wrapped and handle finds the runtime's function, else what the real dlsym says. */

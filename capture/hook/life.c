@@ -20,6 +20,7 @@
 #include "event.h"
 #include "gpu.h"
 #include "hook.h"
+#include "meta.h"
 #include "writer.h"
 
 /* Sets hook_w.finished and makes every thread see it. Returns false when it was set already. */
@@ -165,6 +166,8 @@ static void fork_prepare(void);
 static void fork_parent(void);
 static void fork_child(void);
 
+static void exec_resolve(void);
+
 static const char *
 env_get(const char *name, void *arg)
 {
@@ -193,6 +196,7 @@ init(void)
 	const char *out = getenv("CUTHOOK_OUTPUT");
 	hook_w.path = strdup(out && *out ? out : DEFAULT_OUTPUT);
 	hook_resolve_init();
+	exec_resolve();
 	hook_decode_init();
 	hook_gpu_init();
 	hook_clock_init();
@@ -324,46 +328,39 @@ finish(bool at_exec)
 		buf_reset(a);
 		buf_reset(line);
 		int64_t now = hook_now();
+		struct cut_meta m;
 		if (lost) {
-			buf_adds(a, "{\"count\":");
-			buf_addi64(a, (int64_t)lost);
-			buf_adds(a, ",\"reason\":\"output not writable or events after the end\"");
-			buf_adds(a, ",\"layer\":\"api\"}");
-			hook_meta(line, now, tid, "lost", a->s);
-			buf_reset(a);
+			cut_meta_init(&m, CUT_META_LOST);
+			m.lost.count = (int64_t)lost;
+			m.lost.reason = "output not writable or events after the end";
+			m.lost.layer = "api";
+			hook_meta_record(line, now, tid, &m);
 		}
 		if (lost_nested) {
-			buf_adds(a, "{\"count\":");
-			buf_addi64(a, (int64_t)lost_nested);
-			buf_adds(a, ",\"reason\":\"calls from signal handlers that interrupted "
-			            "cuthook's own code\",\"layer\":\"api\"}");
-			hook_meta(line, now, tid, "lost", a->s);
-			buf_reset(a);
+			cut_meta_init(&m, CUT_META_LOST);
+			m.lost.count = (int64_t)lost_nested;
+			m.lost.reason =
+			    "calls from signal handlers that interrupted cuthook's own code";
+			m.lost.layer = "api";
+			hook_meta_record(line, now, tid, &m);
 		}
-		buf_adds(a, "{\"events\":");
-		buf_addi64(a, (int64_t)events);
-		buf_adds(a, ",\"lost\":");
-		buf_addi64(a, (int64_t)(lost + lost_nested));
+		cut_meta_init(&m, CUT_META_TRAILER);
+		m.trailer.events = (int64_t)events;
+		m.trailer.lost = (int64_t)(lost + lost_nested);
 		uint64_t gpu = hook_gpu_events();
 		uint64_t rt = __atomic_load_n(&hook_rt_events, __ATOMIC_RELAXED);
 		uint64_t nvtx = __atomic_load_n(&hook_nvtx_events, __ATOMIC_RELAXED);
-		buf_adds(a, ",\"layers\":{\"api\":");
-		buf_addi64(a, (int64_t)(events - gpu - rt - nvtx));
-		if (rt) {
-			buf_adds(a, ",\"runtime\":");
-			buf_addi64(a, (int64_t)rt);
-		}
-		if (nvtx) {
-			buf_adds(a, ",\"nvtx\":");
-			buf_addi64(a, (int64_t)nvtx);
-		}
-		if (!hook_gpu_off_reason() || gpu) {
-			buf_adds(a, ",\"gpu\":");
-			buf_addi64(a, (int64_t)gpu);
-		}
-		/* How durations were measured (clock.c): ends read from the TSC or the clock. */
-		/* NVTX ranges are no calls: their ends are clock reads, not counted here. */
-		buf_adds(a, "},\"durations\":{\"tsc\":");
+		m.trailer.layers[CUT_API] = (int64_t)(events - gpu - rt - nvtx);
+		if (rt)
+			m.trailer.layers[CUT_RUNTIME] = (int64_t)rt;
+		if (nvtx)
+			m.trailer.layers[CUT_NVTX] = (int64_t)nvtx;
+		if (!hook_gpu_off_reason() || gpu)
+			m.trailer.layers[CUT_GPU] = (int64_t)gpu;
+		/* libcuthook's own members. How durations were measured (clock.c): ends read from
+		 * the TSC or the clock. NVTX ranges are no calls: their ends are clock reads, not
+		 * counted here. */
+		buf_adds(a, "\"durations\":{\"tsc\":");
 		buf_addi64(a, (int64_t)(events - nvtx - from_clock));
 		buf_adds(a, ",\"clock\":");
 		buf_addi64(a, (int64_t)from_clock);
@@ -379,8 +376,8 @@ finish(bool at_exec)
 			buf_adds(a, ",\"coverage\":");
 			hook_audit(a, (const uint64_t(*)[HOOK_NVIA])calls);
 		}
-		buf_addc(a, '}');
-		hook_meta(line, now, tid, "trailer", a->s);
+		m.trailer.more = a->s;
+		hook_meta_record(line, now, tid, &m);
 		if (hook_output_ok())
 			hook_write_lines(line->s, line->len);
 	}
@@ -449,13 +446,31 @@ exec_failed(void)
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*execv_fn)(const char *, char *const[]);
 
-/* Calls real (looked up once) with what this image recorded written out first. */
-#define EXEC_AROUND(type, name, call)                                                              \
+/* The real exec functions, looked up at start: a vfork child (Python's subprocess) had better
+ * not be the first to call dlsym. */
+enum { X_EXECVE, X_EXECVPE, X_EXECV, X_EXECVP, X_FEXECVE, X_EXECVEAT, X_N };
+static const char *const exec_names[X_N] = {"execve", "execvpe", "execv",
+                                            "execvp", "fexecve", "execveat"};
+static void *exec_real[X_N];
+
+static void
+exec_resolve(void)
+{
+	for (int i = 0; i < X_N; i++)
+		if (!__atomic_load_n(&exec_real[i], __ATOMIC_ACQUIRE))
+			__atomic_store_n(&exec_real[i], hook_next(exec_names[i]), __ATOMIC_RELEASE);
+}
+
+/* Calls the real function x, what this image recorded written out first. */
+#define EXEC_AROUND(type, x, call)                                                                 \
 	do {                                                                                       \
-		static type real;                                                                  \
-		if (!real && !(real = (type)hook_next(name))) {                                    \
-			errno = ENOSYS;                                                            \
-			return -1;                                                                 \
+		type real = (type)__atomic_load_n(&exec_real[x], __ATOMIC_ACQUIRE);                \
+		if (!real) {                                                                       \
+			exec_resolve();                                                            \
+			if (!(real = (type)exec_real[x])) {                                        \
+				errno = ENOSYS;                                                    \
+				return -1;                                                         \
+			}                                                                          \
 		}                                                                                  \
 		int e_ = errno;                                                                    \
 		finish(true);                                                                      \
@@ -470,39 +485,39 @@ typedef int (*execv_fn)(const char *, char *const[]);
 HOOK_EXPORT int
 execve(const char *path, char *const argv[], char *const envp[])
 {
-	EXEC_AROUND(execve_fn, "execve", real(path, argv, envp));
+	EXEC_AROUND(execve_fn, X_EXECVE, real(path, argv, envp));
 }
 
 HOOK_EXPORT int
 execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	EXEC_AROUND(execve_fn, "execvpe", real(file, argv, envp));
+	EXEC_AROUND(execve_fn, X_EXECVPE, real(file, argv, envp));
 }
 
 HOOK_EXPORT int
 execv(const char *path, char *const argv[])
 {
-	EXEC_AROUND(execv_fn, "execv", real(path, argv));
+	EXEC_AROUND(execv_fn, X_EXECV, real(path, argv));
 }
 
 HOOK_EXPORT int
 execvp(const char *file, char *const argv[])
 {
-	EXEC_AROUND(execv_fn, "execvp", real(file, argv));
+	EXEC_AROUND(execv_fn, X_EXECVP, real(file, argv));
 }
 
 HOOK_EXPORT int
 fexecve(int fd, char *const argv[], char *const envp[])
 {
 	typedef int (*fexecve_fn)(int, char *const[], char *const[]);
-	EXEC_AROUND(fexecve_fn, "fexecve", real(fd, argv, envp));
+	EXEC_AROUND(fexecve_fn, X_FEXECVE, real(fd, argv, envp));
 }
 
 HOOK_EXPORT int
 execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
 {
 	typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
-	EXEC_AROUND(execveat_fn, "execveat", real(dirfd, path, argv, envp, flags));
+	EXEC_AROUND(execveat_fn, X_EXECVEAT, real(dirfd, path, argv, envp, flags));
 }
 
 /* execl, execlp, execle: their arguments as an array (ap left open after the NULL that ends

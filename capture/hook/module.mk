@@ -5,7 +5,7 @@
 HOOK_SRC := $(addprefix capture/hook/,wrap.c resolve.c writer.c header.c life.c decode.c names.c \
 	clock.c gpu.c gpu_poll.c gpu_map.c rt.c nvtx.c) \
 	capture/api/args.c capture/api/describe.c
-HOOK_LIBCUT := $(addprefix share/lib/,buf.c classify.c event.c rank.c)
+HOOK_LIBCUT := $(addprefix share/lib/,buf.c classify.c event.c meta.c rank.c)
 HOOK_OBJ := $(patsubst %.c,$(B)/pic/%.o,$(HOOK_SRC) $(HOOK_LIBCUT))
 HOOK_LIB := $(B)/lib/libcuthook.so
 

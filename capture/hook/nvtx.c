@@ -176,22 +176,38 @@ static uint64_t next_range_id = 1;
 
 /* ---- helpers ---- */
 
+/* A wide-character message as UTF-8, whatever the program's locale (wchar_t is UCS-4 here);
+ * what is no character becomes U+FFFD. */
 static char *
 wide(const wchar_t *w)
 {
 	if (!w)
 		return NULL;
-	mbstate_t st;
-	memset(&st, 0, sizeof(st));
-	const wchar_t *p = w;
-	size_t n = wcsrtombs(NULL, &p, 0, &st);
-	if (n == (size_t)-1)
-		return strdup("(unnamed)");
-	char *s = malloc(n + 1);
-	p = w;
-	memset(&st, 0, sizeof(st));
-	if (s)
-		wcsrtombs(s, &p, n + 1, &st);
+	size_t n = wcslen(w);
+	char *s = malloc(4 * n + 1), *p = s;
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t c = (uint32_t)w[i];
+		if (c > 0x10ffff || (c >= 0xd800 && c < 0xe000))
+			c = 0xfffd;
+		if (c < 0x80) {
+			*p++ = (char)c;
+		} else if (c < 0x800) {
+			*p++ = (char)(0xc0 | c >> 6);
+			*p++ = (char)(0x80 | (c & 0x3f));
+		} else if (c < 0x10000) {
+			*p++ = (char)(0xe0 | c >> 12);
+			*p++ = (char)(0x80 | (c >> 6 & 0x3f));
+			*p++ = (char)(0x80 | (c & 0x3f));
+		} else {
+			*p++ = (char)(0xf0 | c >> 18);
+			*p++ = (char)(0x80 | (c >> 12 & 0x3f));
+			*p++ = (char)(0x80 | (c >> 6 & 0x3f));
+			*p++ = (char)(0x80 | (c & 0x3f));
+		}
+	}
+	*p = 0;
 	return s;
 }
 
@@ -423,6 +439,7 @@ hook_nvtx_unended(struct cut_buf *out, int64_t now)
 		pthread_mutex_lock(&s->lock);
 		for (int i = 0; i < s->n; i++, n++) {
 			range_event(&ev, &a, "range", &s->r[i], now - s->r[i].ts, 0, true);
+			hook_label(&ev);
 			cut_event_format(out, &ev);
 			buf_addc(out, '\n');
 		}
@@ -430,6 +447,7 @@ hook_nvtx_unended(struct cut_buf *out, int64_t now)
 	}
 	for (size_t i = 0; i < no; i++, n++) {
 		range_event(&ev, &a, "startend", &o[i], now - o[i].ts, 0, true);
+		hook_label(&ev);
 		cut_event_format(out, &ev);
 		buf_addc(out, '\n');
 	}
@@ -877,12 +895,61 @@ static const struct {
 
 int InitializeInjectionNvtx2(get_export_table_t get);
 
+const char *
+hook_nvtx_off_reason(void)
+{
+	const char *path = getenv("NVTX_INJECTION64_PATH");
+	Dl_info self;
+	if (!path || !*path)
+		return "off: NVTX_INJECTION64_PATH is not set (cuthook sets it)";
+	char *a = realpath(path, NULL), *b = NULL;
+	if (dladdr((void *)InitializeInjectionNvtx2, &self) && self.dli_fname)
+		b = realpath(self.dli_fname, NULL);
+	bool same = a && b && strcmp(a, b) == 0;
+	free(a);
+	free(b);
+	return same ? NULL : "off: NVTX_INJECTION64_PATH names another tool (cuthook chains to it)";
+}
+
+/* Around fork: the child keeps the forking thread's ranges alone (the others' threads are
+ * gone), and locks no thread of its own can release. */
+static void
+fork_prepare(void)
+{
+	pthread_mutex_lock(&lock);
+	if (my_stack)
+		pthread_mutex_lock(&my_stack->lock);
+}
+static void
+fork_parent(void)
+{
+	if (my_stack)
+		pthread_mutex_unlock(&my_stack->lock);
+	pthread_mutex_unlock(&lock);
+}
+static void
+fork_child(void)
+{
+	pthread_mutex_init(&lock, NULL);
+	stacks = my_stack;
+	if (my_stack) {
+		pthread_mutex_init(&my_stack->lock, NULL);
+		my_stack->next = NULL;
+		/* This thread is another task now (life.c's handler, run before, renamed it). */
+		int64_t tid = hook_self ? hook_self->tid : (int64_t)gettid();
+		for (int i = 0; i < my_stack->n; i++)
+			my_stack->r[i].tid = tid;
+	}
+	nopen = 0; /* started ranges are the parent's to end */
+}
+
 /* The chained tool's init, once: the one CUT_NVTX_NEXT names, unless that is this library. */
 static int (*next_init)(get_export_table_t);
 static pthread_once_t next_once = PTHREAD_ONCE_INIT;
 static void
 load_next(void)
 {
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	const char *path = getenv("CUT_NVTX_NEXT");
 	if (!path || !*path)
 		return;

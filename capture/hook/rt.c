@@ -138,17 +138,23 @@ rt_lookup(const char *name)
 	return p ? (int)(p - rt_names) : -1;
 }
 
-/* The first libcudart mapped, by file name: loaded with RTLD_LOCAL (a dependency of a library
- * Python imported), it is in no scope RTLD_NEXT searches. */
+/* The libcudart mapped, by file name: libcudart.so.13 (the version the wrappers carry), else
+ * the first other one. Loaded with RTLD_LOCAL (a dependency of a library Python imported), it
+ * is in no scope RTLD_NEXT searches. */
 static int
 find_cudart(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
+	const char **found = data;
 	const char *base = strrchr(info->dlpi_name, '/');
 	base = base ? base + 1 : info->dlpi_name;
 	if (strncmp(base, "libcudart.so", 12) != 0)
 		return 0;
-	*(const char **)data = info->dlpi_name;
+	if (!*found)
+		*found = info->dlpi_name;
+	if (strcmp(base, "libcudart.so.13") != 0)
+		return 0;
+	*found = info->dlpi_name;
 	return 1;
 }
 
@@ -171,7 +177,11 @@ rt_real_slow(enum rt_id id)
 		return p;
 	int guard = hook_guard;
 	hook_guard = 1; /* dlsym below goes straight to the real one */
-	p = hook_next(rt_names[id]);
+	/* The definition of the version the wrappers carry first: another runtime in the global
+	 * scope (libcudart.so.12) must not answer for libcudart.so.13's callers. */
+	p = dlvsym(RTLD_NEXT, rt_names[id], "libcudart.so.13");
+	if (!p)
+		p = hook_next(rt_names[id]);
 	if (!p || p == rt_exports[id]) {
 		const char *path = NULL;
 		p = NULL;

@@ -453,7 +453,9 @@ hook_record_line(struct hook_thread *t, const struct cut_event *ev, const struct
 		thread_fragment(t);
 		hook_thread_record(t, ev->ts);
 	}
-	cut_event_format(&t->out, ev);
+	struct cut_event labelled = *ev; /* this process's host and rank, as on API events */
+	hook_label(&labelled);
+	cut_event_format(&t->out, &labelled);
 	buf_addc(&t->out, '\n');
 	if (ev->layer != CUT_META) {
 		t->events++;

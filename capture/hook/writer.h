@@ -121,6 +121,9 @@ bool hook_record_line(struct hook_thread *t, const struct cut_event *ev,
 void hook_id_fragments(void);
 
 /* header.c */
+struct cut_meta;
+/* Meta record m (meta.h) of this process, at ts on thread tid, appended to b as a line. */
+void hook_meta_record(struct cut_buf *b, int64_t ts, int64_t tid, const struct cut_meta *m);
 /* A meta record (cut-events(5)) of this process, appended to b. */
 void hook_meta(struct cut_buf *b, int64_t ts, int64_t tid, const char *name, const char *args);
 /* Formats the header and this process's record, once, before any event is buffered (a fatal

@@ -44,6 +44,7 @@ static const struct member header_members[] = {
     {"driver", T_STR, AT(header.driver), NULL, 0},
     {"driver_flavour", T_STR, AT(header.driver_flavour), NULL, 0},
     {"libcuda", T_STR, AT(header.libcuda), NULL, 0},
+    {"libcudart", T_STR, AT(header.libcudart), NULL, 0},
     {"clock", T_OBJECT, 0, clock_members, N(clock_members)},
     {"sorted", T_BOOL, AT(header.sorted), NULL, 0},
     {"layers", T_LSTR, AT(header.layers), NULL, 0},

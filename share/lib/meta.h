@@ -32,7 +32,7 @@ enum cut_meta_kind {
 /* The first line of a trace. */
 struct cut_header {
 	int64_t schema; /* CUT_SCHEMA_VERSION after cut_meta_init */
-	const char *tool, *version, *host, *kernel, *driver, *driver_flavour, *libcuda;
+	const char *tool, *version, *host, *kernel, *driver, *driver_flavour, *libcuda, *libcudart;
 	int64_t monotonic_ns, realtime_ns; /* "clock": both read at one instant */
 	int64_t sorted;                    /* 1 true, 0 false (or CUT_ABSENT) */
 	const char *layers[CUT_NLAYERS];   /* "on", or "off: why" */

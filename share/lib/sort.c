@@ -332,11 +332,11 @@ cut_sorter_add(struct cut_sorter *s, const struct cut_event *ev, uint64_t line)
 	char *p = s->arena.s + off;
 	memcpy(p, &r, sizeof(r));
 	char *q = p + sizeof(r);
-	for (int i = 0; i < REC_NSTR; i++)
-		if (r.len[i]) { /* an absent string is NULL: no memcpy of it, even of 0 bytes */
+	for (int i = 0; i < REC_NSTR; i++) {
+		if (r.len[i]) /* str[i] may be NULL when empty */
 			memcpy(q, str[i], r.len[i]);
-			q += r.len[i];
-		}
+		q += r.len[i];
+	}
 	s->arena.len += size;
 	s->e[s->n++] = (struct entry){ev->ts, s->seq++, line, off};
 	if (s->arena.len + s->n * sizeof(struct entry) >= s->mem)

@@ -19,6 +19,8 @@ valid "$t/cap.jsonl"
 "$B/bin/cuthook" -l api -o "$t/hook.jsonl" -- $norand "$fx/rtprog" $T $L 2>"$t/hook.err" ||
 	fail "cuthook: exit $?: $(cat "$t/hook.err")"
 [ "$(head -1 "$t/cap.jsonl" | jq -r .args.layers.runtime)" = on ] || fail "runtime layer not on"
+[ "$(head -1 "$t/cap.jsonl" | jq -r .args.libcudart)" = "$fx/libcudart.so.13" ] ||
+	fail "header: libcudart is $(head -1 "$t/cap.jsonl" | jq -r .args.libcudart)"
 
 # calls TRACE: "name<TAB>ret-and-args" per runtime event, sorted (threads interleave); the
 # threads' stack buffers are "stack" (libcuthook in the process moves the threads' stacks).

@@ -18,7 +18,7 @@ check_trace() {
 	t=$1 what=$2
 	nvtx "$t" | cut -f1,2 | sort | uniq -c | awk '{ print $2, $3, $1 }' >"$tmp/got"
 	printf '%s\n' "checkpoint mark 1" "dom-push range 1" "inner range $N" "lifetime startend 1" \
-		"outer range $N" "registered-step startend 2" "worker range 2" >"$tmp/want"
+		"outer range $N" "registered-step startend 2" "wide-é range 1" "worker range 2" >"$tmp/want"
 	diff "$tmp/want" "$tmp/got" >/dev/null ||
 		bad "$what: nvtx events: $(diff "$tmp/want" "$tmp/got" | tr '\n' ' ')"
 	nvtx "$t" >"$tmp/ev"
@@ -35,7 +35,7 @@ check_trace() {
 		n=$(grep -c "^$want\$" "$tmp/ev")
 		[ "$n" -eq "$k" ] || bad "$what: $n events (not $k): $want"
 	done
-	n=$((2 * N + 7))
+	n=$((2 * N + 8))
 	tail -1 "$t" | grep -q "\"nvtx\":$n[,}]" ||
 		bad "$what: the trailer does not count $n nvtx events: $(tail -1 "$t" | cut -c1-200)"
 	# A range ended on another thread keeps the thread that started it.
@@ -60,6 +60,19 @@ t=$tmp/t.jsonl
 out=$(env -u NVTX_INJECTION64_PATH cuthook -o "$t" -- "$fx/nvtxprog" $N 2>&1) ||
 	bad "cuthook nvtxprog: exit $?: $out"
 check_trace "$t" alone
+head -1 "$t" | grep -q '"nvtx":"on"' || bad "header: nvtx layer not on: $(head -1 "$t" | cut -c1-300)"
+# Preloaded without cuthook, nothing names the library as the NVTX tool: the header says so.
+CUTHOOK_OUTPUT=$tmp/pre.jsonl LD_PRELOAD="$B/lib/libcuthook.so" env -u NVTX_INJECTION64_PATH \
+	"$fx/nvtxprog" $N || bad "preloaded nvtxprog failed"
+head -1 "$tmp/pre.jsonl" | grep -q '"nvtx":"off: NVTX_INJECTION64_PATH is not set' ||
+	bad "header: nvtx layer not said off"
+[ "$(grep -c '"layer":"nvtx"' "$tmp/pre.jsonl")" -eq 0 ] || bad "nvtx events without the tool"
+
+# In a distributed job every NVTX record carries the rank, as API calls do (open ones too).
+RANK=3 WORLD_SIZE=4 cuthook -o "$tmp/rank.jsonl" -- "$fx/nvtxprog" $N open >/dev/null 2>&1 ||
+	bad "cuthook nvtxprog (RANK=3): exit $?"
+[ "$(grep '"layer":"nvtx"' "$tmp/rank.jsonl" | grep -vc '"rank":3,')" -eq 0 ] &&
+	grep -q '"layer":"nvtx"' "$tmp/rank.jsonl" || bad "RANK=3: NVTX records without the rank"
 
 # Ranges still open at exit: written at the end, "unended", ending then.
 t=$tmp/open.jsonl
@@ -68,13 +81,28 @@ nvtx "$t" | grep -c '^left-open	range	{"depth":0,"unended":true}$' | grep -qx 1 
 	bad "open: no unended pushed range"
 nvtx "$t" | grep -c '^left-started	startend	{"unended":true}$' | grep -qx 1 ||
 	bad "open: no unended started range"
-n=$((2 * N + 9))
+n=$((2 * N + 10))
 tail -1 "$t" | grep -q "\"nvtx\":$n[,}]" || bad "open: the trailer does not count $n nvtx events"
 cutmerge "$t" >/dev/null || bad "open: cutmerge failed"
 
+# Across fork: each process ends the range pushed before the fork, and its own inside it.
+t=$tmp/fork.jsonl
+cuthook -o "$t" -- "$fx/nvtxprog" 1 fork >/dev/null 2>&1 || bad "cuthook nvtxprog fork: exit $?"
+for name in around-fork side; do
+	d=0
+	[ $name = side ] && d=1
+	n=$(grep "\"layer\":\"nvtx\",\"name\":\"$name\",\"cat\":\"range\",\"args\":{\"depth\":$d}" "$t" |
+		sed 's/.*"pid":\([0-9]*\),.*/\1/' | sort -u | wc -l)
+	[ "$n" -eq 2 ] || bad "fork: range $name at depth $d in $n processes, not 2"
+done
+# Both sides' ranges are on their own main thread (the child's inherited range too).
+grep -E '"name":"(around-fork|side)"' "$t" | grep -v '"pid":\([0-9]*\),"tid":\1,' | grep -q . &&
+	bad "fork: a range on a thread of another process: $(grep -E '"name":"(around-fork|side)"' "$t" | head -4)"
+
+
 # The second tool alone, then chained behind cuthook: it sees the same calls either way,
 # always with its own handles and ids.
-printf '%s\n' "nvtxRangePushA $((N + 2))" "nvtxRangePushEx $N" "nvtxRangePop $((2 * N + 2))" \
+printf '%s\n' "nvtxRangePushA $((N + 2))" "nvtxRangePushEx $N" "nvtxRangePop $((2 * N + 3))" \
 	"nvtxMarkA 1" "nvtxRangeStartA 1" "nvtxRangeEnd 1" "nvtxDomainCreateA 1" \
 	"nvtxDomainRegisterStringA 1" "nvtxDomainRangeStartEx 2" "nvtxDomainRangeEnd 2" \
 	"nvtxDomainRangePushEx 1" "nvtxDomainRangePop 1" "foreign 0" >"$tmp/tool-want"

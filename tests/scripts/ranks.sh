@@ -4,7 +4,8 @@
 # MPI's variables; under cuthook (a file per process, then cutmerge) and under cutcapture
 # (root, BPF; skipped without), every record of each rank from its exec on carries host and
 # its rank, its process record says rank, local_rank and world_size, the launcher's records
-# (and a rank's before its exec) carry neither, and cutmerge of both captures keeps every label.
+# (and a rank's before its exec) carry neither, and cutmerge of both captures keeps every label;
+# cutcapture -p reads a rank found running from /proc.
 top=${CUT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 B=${CUT_BUILD:-$top/build}
 PATH=$B/bin:$PATH
@@ -48,6 +49,20 @@ for f in "$t"/h/t.*.jsonl; do
 	jq -e -s 'all(.[]; has("rank") and has("host"))' "$f" >/dev/null || bad "cuthook: $f: a record without host and rank"
 done
 
+# Every layer the hook writes is labelled: the runtime (rtprog on the stand-in libcudart), NVTX
+# ranges, those still open at exit included (nvtxprog), the gpu layer (cuprog above).
+if [ -x "$fx/rtprog" ] && [ -x "$fx/nvtxprog" ]; then
+	RANK=5 cuthook -o "$t/rt.jsonl" -- "$fx/rtprog" 2 2 >/dev/null 2>&1 || bad "cuthook rtprog: exit status $?"
+	RANK=6 env -u NVTX_INJECTION64_PATH cuthook -o "$t/nvtx.jsonl" -- "$fx/nvtxprog" 2 open >/dev/null 2>&1 ||
+		bad "cuthook nvtxprog: exit status $?"
+	for f in "rt 5 runtime" "nvtx 6 nvtx"; do
+		set -- $f
+		jq -e -s --arg host "$host" --argjson r "$2" --arg l "$3" '
+		  any(.[]; .layer == $l) and all(.[]; .host == $host and .rank == $r)' "$t/$1.jsonl" >/dev/null ||
+			bad "cuthook $1: no $3 record, or one without host and rank: $(grep -v '"rank"' "$t/$1.jsonl" | head -2 | cut -c1-200)"
+	done
+fi
+
 # cutcapture: one trace of the whole tree; then merged with the hook's.
 if [ "$(id -u)" -ne 0 ] || ! cutcapture -q -l sched -o /dev/null -- true 2>/dev/null; then
 	echo "no root or no BPF: cutcapture's part not run"
@@ -56,6 +71,17 @@ fi
 cutcapture -q -l api --libcuda "$fx/libcuda.so.1" -o "$t/cap.jsonl" -- sh -c "$launch" "$fx/cuprog" ||
 	bad "cutcapture: exit status $?"
 labelled "$t/cap.jsonl" cutcapture
+# -p: a rank found running is read from /proc (cuprog sleeps 1.5 s in cuStreamSynchronize;
+# the calls after it are traced).
+RANK=7 LOCAL_RANK=3 WORLD_SIZE=8 "$fx/cuprog" link 1500000 >/dev/null &
+r=$!
+sleep 0.5
+cutcapture -q -l api --libcuda "$fx/libcuda.so.1" -o "$t/p.jsonl" -p $r || bad "cutcapture -p: exit status $?"
+wait $r
+jq -e -s --arg host "$host" --argjson pid $r '
+  ([.[] | select(.name == "process" and .pid == $pid)][0].args | [.rank, .local_rank, .world_size]) == [7, 3, 8] and
+  ([.[] | select(.layer == "api")] | length > 0 and all(.[]; .host == $host and .rank == 7))' "$t/p.jsonl" >/dev/null ||
+	bad "cutcapture -p: labels: $(grep -v '"header"' "$t/p.jsonl" | head -3)"
 cutmerge "$t/cap.jsonl" "$t"/h/t.*.jsonl >"$t/all.jsonl" || bad "cutmerge of both: exit status $?"
 jq -e -s --arg host "$host" '[.[] | select(.layer == "api")] | length > 0 and all(.[]; .host == $host and (.rank == 0 or .rank == 1))' \
 	"$t/all.jsonl" >/dev/null || bad "cutmerge of both: an api event lost its labels"

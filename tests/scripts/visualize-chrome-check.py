@@ -91,7 +91,7 @@ def check_file(path, spans, flows_by_id, named, tracks, counters, lost):
         elif ph == "i" and e.get("s") == "g":
             lost.append(e)
     for e in events:  # in file order: the running total as cutchrome computed it
-        if e["ph"] == "C":
+        if e["ph"] == "C" and e["name"] == "device memory":
             counters[e["pid"]].append((ns(e["ts"]) + base, e["args"]["allocated"]))
     for fid, fl in flows_by_id.items():
         if fid[0] == path and (fl.get("out") is None or fl.get("in") is None):

@@ -1,0 +1,325 @@
+/* gpustats.c: one-pass accumulation of the gpu layer's numbers (gpustats.h). Every piece of
+ * work's interval is kept (16 bytes, under each of its name, device, stream and process) for
+ * the busy times and medians. */
+#include <err.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "gpustats.h"
+#include "strtab.h"
+
+struct span {
+	int64_t s, e;
+};
+
+/* The work of one name, device, stream or process. */
+struct group {
+	int64_t pid;
+	const char *cat;
+	int64_t bytes;
+	struct span *v;
+	size_t n, cap;
+};
+
+struct table {
+	struct cut_strtab *keys;
+	struct group *g;
+	size_t cap;
+};
+
+struct priv {
+	struct table names, devs, streams, procs;
+	struct cut_strtab *uuids; /* "pid ordinal=uuid" from device records */
+	int64_t *lat;
+	size_t nlat, lat_cap;
+};
+
+static void *
+grow(void *v, size_t *cap, size_t need, size_t size)
+{
+	if (need < *cap)
+		return v;
+	size_t n = *cap ? *cap * 2 : 64;
+	while (n <= need)
+		n *= 2;
+	char *w = realloc(v, n * size);
+	if (!w)
+		err(2, "out of memory");
+	memset(w + *cap * size, 0, (n - *cap) * size);
+	*cap = n;
+	return w;
+}
+
+struct cut_gpu_stats *
+gpustats_new(void)
+{
+	struct cut_gpu_stats *g = calloc(1, sizeof(*g));
+	struct priv *p = calloc(1, sizeof(*p));
+	if (!g || !p)
+		err(2, "out of memory");
+	p->names.keys = strtab_new();
+	p->devs.keys = strtab_new();
+	p->streams.keys = strtab_new();
+	p->procs.keys = strtab_new();
+	p->uuids = strtab_new();
+	g->priv = p;
+	return g;
+}
+
+static struct group *
+group_of(struct table *t, const char *key, int64_t pid, int64_t s, int64_t e)
+{
+	size_t i = strtab_intern(t->keys, key);
+	t->g = grow(t->g, &t->cap, i, sizeof(*t->g));
+	struct group *gr = &t->g[i];
+	gr->pid = pid;
+	gr->v = grow(gr->v, &gr->cap, gr->n, sizeof(*gr->v));
+	gr->v[gr->n++] = (struct span){s, e};
+	return gr;
+}
+
+/* The uuid a process's device ordinal was recorded with, or NULL. */
+static const char *
+uuid_of(struct priv *p, int64_t pid, int64_t dev)
+{
+	char k[64];
+	snprintf(k, sizeof(k), "%lld %lld=", (long long)pid, (long long)dev);
+	size_t n = strlen(k);
+	for (size_t i = strtab_len(p->uuids); i-- > 0;) {
+		const char *u = strtab_key(p->uuids, i);
+		if (strncmp(u, k, n) == 0)
+			return u + n;
+	}
+	return NULL;
+}
+
+static const char *
+cat_name(const char *c)
+{
+	static const char *const known[] = {"kernel", "memcpy", "memset", "graph"};
+	for (size_t i = 0; c && i < 4; i++)
+		if (strcmp(c, known[i]) == 0)
+			return known[i];
+	return "other";
+}
+
+void
+gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev)
+{
+	struct priv *p = g->priv;
+	if (ev->layer == CUT_META) {
+		char u[96], k[160];
+		int64_t dev;
+		if (strcmp(ev->name, "device") == 0 &&
+		    cut_args_int(ev->args, "device", &dev) == 0 &&
+		    cut_args_str(ev->args, "uuid", u, sizeof(u)) > 0 && !uuid_of(p, ev->pid, dev)) {
+			snprintf(k, sizeof(k), "%lld %lld=%s", (long long)ev->pid, (long long)dev,
+			         u);
+			strtab_intern(p->uuids, k);
+		}
+		return;
+	}
+	if (ev->layer != CUT_GPU || !(ev->has & CUT_HAS_DUR) || ev->dur < 0)
+		return;
+	int64_t s = ev->ts, e = ev->ts + ev->dur, dev = -1, submit, bytes;
+	char key[192], stream[40] = "?";
+	g->count++;
+	g->total += ev->dur;
+	struct group *ng = group_of(&p->names, ev->name, ev->pid, s, e);
+	ng->cat = cat_name(ev->cat);
+	if (cut_args_int(ev->args, "bytes", &bytes) == 0 && bytes > 0)
+		ng->bytes += bytes;
+	cut_args_int(ev->args, "device", &dev);
+	cut_args_str(ev->args, "stream", stream, sizeof(stream));
+	/* Devices by process and ordinal here; gpustats_finish joins those of one physical GPU
+	 * (its device records may come after its first work). */
+	snprintf(key, sizeof(key), "pid %lld device %lld", (long long)ev->pid, (long long)dev);
+	group_of(&p->devs, key, ev->pid, s, e);
+	snprintf(key, sizeof(key), "pid %lld device %lld stream %s", (long long)ev->pid,
+	         (long long)dev, stream);
+	group_of(&p->streams, key, ev->pid, s, e);
+	snprintf(key, sizeof(key), "pid %lld", (long long)ev->pid);
+	group_of(&p->procs, key, ev->pid, s, e);
+	if (cut_args_int(ev->args, "submit", &submit) == 0 && submit <= s) {
+		p->lat = grow(p->lat, &p->lat_cap, p->nlat, sizeof(*p->lat));
+		p->lat[p->nlat++] = s - submit;
+	}
+}
+
+static int
+cmp_span(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+	return (x->s > y->s) - (x->s < y->s);
+}
+
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Time covered by at least one span (sorts them). */
+static int64_t
+covered(struct span *v, size_t n, int64_t *first, int64_t *last)
+{
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_span);
+	int64_t busy = 0, cs = v[0].s, ce = v[0].e;
+	*first = cs;
+	*last = ce;
+	for (size_t i = 1; i < n; i++) {
+		if (v[i].s > ce) {
+			busy += ce - cs;
+			cs = v[i].s;
+			ce = v[i].e;
+		} else if (v[i].e > ce)
+			ce = v[i].e;
+		if (ce > *last)
+			*last = ce;
+	}
+	return busy + (ce - cs);
+}
+
+static struct cut_gpu_busy *
+busy_table(struct table *t, size_t *n)
+{
+	*n = strtab_len(t->keys);
+	struct cut_gpu_busy *b = calloc(*n ? *n : 1, sizeof(*b));
+	if (!b)
+		err(2, "out of memory");
+	for (size_t i = 0; i < *n; i++) {
+		struct group *gr = &t->g[i];
+		b[i].key = strtab_key(t->keys, i);
+		b[i].pid = gr->pid;
+		b[i].work = (int64_t)gr->n;
+		b[i].busy = covered(gr->v, gr->n, &b[i].first, &b[i].last);
+	}
+	return b;
+}
+
+static int
+cmp_name(const void *a, const void *b)
+{
+	const struct cut_gpu_name *x = a, *y = b;
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+static double
+quantile(const int64_t *v, size_t n, double q)
+{
+	size_t i = (size_t)(q * (double)(n - 1) + 0.5);
+	return (double)v[i < n ? i : n - 1];
+}
+
+static void
+table_free(struct table *t)
+{
+	size_t n = strtab_len(t->keys);
+	for (size_t i = 0; i < n; i++)
+		free(t->g[i].v);
+	free(t->g);
+}
+
+void
+gpustats_finish(struct cut_gpu_stats *g)
+{
+	struct priv *p = g->priv;
+	g->nnames = strtab_len(p->names.keys);
+	g->names = calloc(g->nnames ? g->nnames : 1, sizeof(*g->names));
+	int64_t *d = NULL;
+	size_t dcap = 0;
+	if (!g->names)
+		err(2, "out of memory");
+	for (size_t i = 0; i < g->nnames; i++) {
+		struct group *gr = &p->names.g[i];
+		struct cut_gpu_name *nm = &g->names[i];
+		nm->name = strtab_key(p->names.keys, i);
+		nm->cat = gr->cat;
+		nm->bytes = gr->bytes;
+		nm->count = (int64_t)gr->n;
+		d = grow(d, &dcap, gr->n, sizeof(*d));
+		double mean = 0, m2 = 0;
+		for (size_t k = 0; k < gr->n; k++) {
+			int64_t x = gr->v[k].e - gr->v[k].s;
+			d[k] = x;
+			nm->total += x;
+			if (!k || x < nm->min)
+				nm->min = x;
+			if (x > nm->max)
+				nm->max = x;
+			double dx = (double)x - mean; /* Welford */
+			mean += dx / (double)(k + 1);
+			m2 += dx * ((double)x - mean);
+		}
+		qsort(d, gr->n, sizeof(*d), cmp_i64);
+		nm->med = gr->n % 2 ? (double)d[gr->n / 2]
+		                    : ((double)d[gr->n / 2 - 1] + (double)d[gr->n / 2]) / 2;
+		nm->stddev = gr->n > 1 ? sqrt(m2 / (double)(gr->n - 1)) : 0;
+	}
+	free(d);
+	qsort(g->names, g->nnames, sizeof(*g->names), cmp_name);
+	/* A device is the physical GPU where its uuid is known: processes sharing it add up. */
+	struct table phys = {strtab_new(), NULL, 0};
+	for (size_t i = 0; i < strtab_len(p->devs.keys); i++) {
+		long long pid, dev;
+		const char *k = strtab_key(p->devs.keys, i), *uuid = NULL;
+		if (sscanf(k, "pid %lld device %lld", &pid, &dev) == 2)
+			uuid = uuid_of(p, pid, dev);
+		struct group *from = &p->devs.g[i];
+		for (size_t j = 0; j < from->n; j++)
+			group_of(&phys, uuid ? uuid : k, uuid ? 0 : from->pid, from->v[j].s,
+			         from->v[j].e);
+	}
+	g->devices = busy_table(&phys, &g->ndevices);
+	/* The keys must outlive the table: they become the devices' names. */
+	for (size_t i = 0; i < g->ndevices; i++)
+		if (!(g->devices[i].key = strdup(g->devices[i].key)))
+			err(2, "out of memory");
+	table_free(&phys);
+	strtab_free(phys.keys);
+	g->streams = busy_table(&p->streams, &g->nstreams);
+	g->procs = busy_table(&p->procs, &g->nprocs);
+	g->lat_count = (int64_t)p->nlat;
+	if (p->nlat) {
+		qsort(p->lat, p->nlat, sizeof(*p->lat), cmp_i64);
+		g->lat_min = p->lat[0];
+		g->lat_max = p->lat[p->nlat - 1];
+		g->lat_med = quantile(p->lat, p->nlat, 0.5);
+		g->lat_p90 = quantile(p->lat, p->nlat, 0.9);
+		g->lat_p99 = quantile(p->lat, p->nlat, 0.99);
+	}
+}
+
+void
+gpustats_free(struct cut_gpu_stats *g)
+{
+	if (!g)
+		return;
+	struct priv *p = g->priv;
+	free(g->names);
+	for (size_t i = 0; i < g->ndevices; i++)
+		free((char *)g->devices[i].key);
+	free(g->devices);
+	free(g->streams);
+	free(g->procs);
+	table_free(&p->names);
+	table_free(&p->devs);
+	table_free(&p->streams);
+	table_free(&p->procs);
+	strtab_free(p->names.keys);
+	strtab_free(p->devs.keys);
+	strtab_free(p->streams.keys);
+	strtab_free(p->procs.keys);
+	strtab_free(p->uuids);
+	free(p->lat);
+	free(p);
+	free(g);
+}

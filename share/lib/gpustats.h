@@ -1,0 +1,49 @@
+/* gpustats.h: the numbers of the gpu layer (cut-events(5), GPU work) that cutstat reports, in
+ * the style of nsys stats' cuda_gpu_kern_sum and cuda_gpu_mem_time_sum: per kernel (or copy
+ * direction, memset, graph) its instances and time; copies by direction with bytes and the
+ * device-side bandwidth; how busy each device, stream and process kept the GPU (the union of
+ * its work's intervals, not their sum); and the launch latency, submit to start. */
+#ifndef CUT_GPUSTATS_H
+#define CUT_GPUSTATS_H
+
+#include <stdint.h>
+
+#include "event.h"
+
+struct cut_gpu_name {
+	const char *name;
+	const char *cat; /* kernel, memcpy, memset, graph */
+	int64_t count, total, min, max, bytes;
+	double med, stddev;
+};
+
+/* How busy one device, stream or process kept the GPU. */
+struct cut_gpu_busy {
+	const char *key; /* "GPU-uuid" or "pid P device D"; "pid P stream S"; "pid P" */
+	int64_t pid;     /* 0 for a device shared by processes */
+	int64_t work;    /* pieces of work */
+	int64_t busy;    /* ns covered by at least one piece */
+	int64_t first, last;
+};
+
+struct cut_gpu_stats {
+	int64_t count, total;       /* pieces of work and the sum of their durations */
+	struct cut_gpu_name *names; /* after gpustats_finish: by total, longest first */
+	size_t nnames;
+	struct cut_gpu_busy *devices, *streams, *procs; /* after gpustats_finish */
+	size_t ndevices, nstreams, nprocs;
+	int64_t lat_count; /* work with a submit time */
+	double lat_med, lat_p90, lat_p99;
+	int64_t lat_min, lat_max;
+	void *priv;
+};
+
+/* A new accumulator. Exits (status 2) on no memory. */
+struct cut_gpu_stats *gpustats_new(void);
+/* Adds an event: gpu work, and device records (which name a device by its uuid). */
+void gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev);
+/* Computes medians, busy times and latencies; sorts the tables. */
+void gpustats_finish(struct cut_gpu_stats *g);
+void gpustats_free(struct cut_gpu_stats *g);
+
+#endif
