@@ -20,6 +20,7 @@
 #include "idmap.h"
 #include "reader.h"
 #include "strtab.h"
+#include "text.h"
 #include "units.h"
 
 static void
@@ -644,8 +645,8 @@ print_text(int64_t traced)
 		       gp->kind == K_THREAD ? "-" : where(gp, w, sizeof(w)), (long long)gp->start,
 		       (long long)gp->end,
 		       cut_format_duration((double)(gp->end - gp->start), a, sizeof(a)),
-		       state_names[gp->reason], strtab_key(g.names, gp->before),
-		       (long long)gp->before_tid, strtab_key(g.names, gp->after),
+		       state_names[gp->reason], cut_esc(strtab_key(g.names, gp->before)),
+		       (long long)gp->before_tid, cut_esc(strtab_key(g.names, gp->after)),
 		       (long long)gp->after_tid);
 		for (int s = 0; s <= NSTATES; s++)
 			if (gp->st[s])

@@ -121,7 +121,7 @@ verdict(const struct cut_stats *st, const struct cut_gpu_stats *g, char *out, si
 			c = i;
 	double share = pct(st->cat_total[c], st->api_total);
 	const struct cut_fn_stat *f = top_fn_in(st, (enum cut_category)c);
-	const char *fn = f ? f->name : "?";
+	const char *fn = f ? cut_esc(f->name) : "?";
 	int len;
 	switch (c) {
 	case CUT_CAT_SYNC:
@@ -194,7 +194,7 @@ print_api_tables(const struct cut_stats *st, int64_t traced)
 		       (long long)f->max, f->stddev);
 		if (st->have_nioctl)
 			printf("%7lld %13lld ", (long long)f->ioctls, (long long)f->ioctl_ns);
-		printf("%-9s %s\n", cut_category_name(f->cat), f->name);
+		printf("%-9s %s\n", cut_category_name(f->cat), cut_esc(f->name));
 	}
 
 	if (st->nslow) {
@@ -204,7 +204,7 @@ print_api_tables(const struct cut_stats *st, int64_t traced)
 			printf("%14s %20lld %8lld %8lld  %s\n",
 			       cut_format_duration((double)st->slow[i].dur, a, sizeof(a)),
 			       (long long)st->slow[i].ts, (long long)st->slow[i].pid,
-			       (long long)st->slow[i].tid, st->slow[i].name);
+			       (long long)st->slow[i].tid, cut_esc(st->slow[i].name));
 	}
 }
 
@@ -494,7 +494,7 @@ print_csv(const struct cut_stats *st)
 	       st->have_nioctl ? ",ioctls,ioctl_ns" : "");
 	for (size_t i = 0; i < st->nfns; i++) {
 		const struct cut_fn_stat *f = &st->fns[i];
-		printf("%s,%s,%lld,%lld,%.1f,%.1f,%lld,%lld,%.1f,%.2f", f->name,
+		printf("%s,%s,%lld,%lld,%.1f,%.1f,%lld,%lld,%.1f,%.2f", cut_csv(f->name),
 		       cut_category_name(f->cat), (long long)f->calls, (long long)f->total,
 		       (double)f->total / (double)f->calls, f->med, (long long)f->min,
 		       (long long)f->max, f->stddev, pct(f->total, st->api_total));

@@ -37,6 +37,14 @@ struct priv {
 	size_t nlat, lat_cap;
 };
 
+/* Adds b to *a, saturating at INT64_MAX (as stats.c does). */
+static inline void
+sat_add(int64_t *a, int64_t b)
+{
+	if (__builtin_add_overflow(*a, b, a))
+		*a = b > 0 ? INT64_MAX : INT64_MIN;
+}
+
 static void *
 grow(void *v, size_t *cap, size_t need, size_t size)
 {
@@ -127,11 +135,11 @@ gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev)
 	int64_t s = ev->ts, e = ev->ts + ev->dur, dev = -1, submit, bytes;
 	char key[192], stream[40] = "?";
 	g->count++;
-	g->total += ev->dur;
+	sat_add(&g->total, ev->dur);
 	struct group *ng = group_of(&p->names, ev->name, ev->pid, s, e);
 	ng->cat = cat_name(ev->cat);
 	if (cut_args_int(ev->args, "bytes", &bytes) == 0 && bytes > 0)
-		ng->bytes += bytes;
+		sat_add(&ng->bytes, bytes);
 	cut_args_int(ev->args, "device", &dev);
 	cut_args_str(ev->args, "stream", stream, sizeof(stream));
 	/* Devices by process and ordinal here; gpustats_finish joins those of one physical GPU
@@ -175,7 +183,7 @@ covered(struct span *v, size_t n, int64_t *first, int64_t *last)
 	*last = ce;
 	for (size_t i = 1; i < n; i++) {
 		if (v[i].s > ce) {
-			busy += ce - cs;
+			sat_add(&busy, ce - cs);
 			cs = v[i].s;
 			ce = v[i].e;
 		} else if (v[i].e > ce)
@@ -183,7 +191,8 @@ covered(struct span *v, size_t n, int64_t *first, int64_t *last)
 		if (ce > *last)
 			*last = ce;
 	}
-	return busy + (ce - cs);
+	sat_add(&busy, ce - cs);
+	return busy;
 }
 
 static struct cut_gpu_busy *
@@ -250,7 +259,7 @@ gpustats_finish(struct cut_gpu_stats *g)
 		for (size_t k = 0; k < gr->n; k++) {
 			int64_t x = gr->v[k].e - gr->v[k].s;
 			d[k] = x;
-			nm->total += x;
+			sat_add(&nm->total, x);
 			if (!k || x < nm->min)
 				nm->min = x;
 			if (x > nm->max)

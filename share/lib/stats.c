@@ -10,6 +10,15 @@
 #include "stats.h"
 #include "strtab.h"
 
+/* Adds b to *a, saturating at INT64_MAX (and INT64_MIN): four calls of 2^62 ns must not
+ * total 0. A sum that saturated is at least that: 292 years of nanoseconds. */
+static inline void
+sat_add(int64_t *a, int64_t b)
+{
+	if (__builtin_add_overflow(*a, b, a))
+		*a = b > 0 ? INT64_MAX : INT64_MIN;
+}
+
 const char *const cut_xfer_names[CUT_X_NDIRS] = {"HtoD", "DtoH", "DtoD", "HtoH", "any", "memset"};
 
 struct cut_stats *
@@ -54,7 +63,7 @@ fn_add(struct cut_fn_stat *f, int64_t dur)
 			err(2, "out of memory");
 	}
 	f->durs[f->calls++] = dur;
-	f->total += dur;
+	sat_add(&f->total, dur);
 	if (f->calls == 1 || dur < f->min)
 		f->min = dur;
 	if (dur > f->max)
@@ -125,20 +134,20 @@ add_api(struct cut_stats *st, const struct cut_event *ev)
 {
 	struct cut_fn_stat *f = fn_of(st, ev->name);
 	fn_add(f, ev->dur);
-	st->api_total += ev->dur;
+	sat_add(&st->api_total, ev->dur);
 	st->cat_calls[f->cat]++;
-	st->cat_total[f->cat] += ev->dur;
+	sat_add(&st->cat_total[f->cat], ev->dur);
 	if (ev->has & CUT_HAS_NIOCTL) {
 		st->have_nioctl = true;
-		f->ioctls += ev->nioctl;
-		f->ioctl_ns += ev->ioctl_ns;
+		sat_add(&f->ioctls, ev->nioctl);
+		sat_add(&f->ioctl_ns, ev->ioctl_ns);
 	}
 	int64_t bytes;
 	if (f->cat == CUT_CAT_TRANSFER && cut_args_int(ev->args, "bytes", &bytes) == 0) {
 		enum cut_xfer_dir d = stats_xfer_dir(ev);
 		st->xfer_calls[d]++;
-		st->xfer_bytes[d] += bytes;
-		st->xfer_time[d] += ev->dur;
+		sat_add(&st->xfer_bytes[d], bytes);
+		sat_add(&st->xfer_time[d], ev->dur);
 	}
 	note_slow(st, ev);
 }
@@ -159,7 +168,7 @@ stats_add(struct cut_stats *st, const struct cut_event *ev)
 {
 	if (ev->layer == CUT_META) {
 		if (cut_meta_kind(ev) == CUT_META_LOST)
-			st->lost += lost_count(ev);
+			sat_add(&st->lost, lost_count(ev));
 		return;
 	}
 	if (st->first < 0 || ev->ts < st->first)
@@ -172,7 +181,7 @@ stats_add(struct cut_stats *st, const struct cut_event *ev)
 			st->untimed++;
 		return;
 	}
-	st->layer_total[ev->layer] += ev->dur;
+	sat_add(&st->layer_total[ev->layer], ev->dur);
 	if (ev->layer == CUT_API)
 		add_api(st, ev);
 }
