@@ -92,6 +92,7 @@ static struct {
 	bool json;
 	struct cut_strtab *names;
 	struct cut_idmap *tids, *ekeys; /* threads by pid and tid; CUevents by pid and handle */
+	struct cut_idmap *sids;         /* streams by pid and handle */
 	struct cut_calls *open;         /* top-level API calls, and ioctls made outside them */
 	struct thread *thr;
 	size_t nthr, capthr;
@@ -139,15 +140,17 @@ thread(int64_t pid, int64_t tid)
 	return &g.thr[i];
 }
 
-/* Streams are few: a linear search. */
+/* The stream, by pid and handle: a map, for a program may make thousands. */
 static struct stream *
 stream(int64_t pid, uint64_t handle)
 {
-	for (size_t i = 0; i < g.nstr; i++)
-		if (g.str[i].pid == pid && g.str[i].handle == handle)
-			return &g.str[i];
-	g.str = grow(g.str, &g.capstr, g.nstr, sizeof(*g.str));
-	struct stream *s = &g.str[g.nstr++];
+	bool isnew;
+	size_t i = idmap_put2(g.sids, pid, (int64_t)handle, &isnew);
+	if (!isnew)
+		return &g.str[i];
+	g.str = grow(g.str, &g.capstr, i, sizeof(*g.str));
+	g.nstr++;
+	struct stream *s = &g.str[i];
 	memset(s, 0, sizeof(*s));
 	s->pid = pid, s->handle = handle;
 	s->busy_since = s->idle_since = s->first = NONE;
@@ -298,8 +301,9 @@ busy_again(struct stream *s, enum kind kind, int64_t ts, struct thread *t, size_
 static void
 submit(int64_t pid, uint64_t handle, int64_t ts, struct thread *t, size_t name)
 {
-	struct stream *s = stream(pid, handle),
-	              *p = stream(pid, is_measured(handle) ? ALL_MEASURED : ALL_STREAMS);
+	uint64_t all = is_measured(handle) ? ALL_MEASURED : ALL_STREAMS;
+	stream(pid, handle); /* both made first: making one may move the other */
+	struct stream *p = stream(pid, all), *s = stream(pid, handle);
 	if (s->busy_since == NONE) {
 		busy_again(s, K_STREAM, ts, t, name);
 		if (p->nbusy++ == 0)
@@ -320,6 +324,18 @@ apply(const struct completion *c)
 {
 	bool m = is_measured(c->stream);
 	struct stream *p = stream(c->pid, m ? ALL_MEASURED : ALL_STREAMS);
+	if (c->stream != ALL_STREAMS) { /* one stream: no need to look at the others */
+		size_t i = idmap_get2(g.sids, c->pid, (int64_t)c->stream);
+		if (i == IDMAP_NONE)
+			return;
+		struct stream *s = &g.str[i];
+		if (s->busy_since != NONE && s->last_submit < c->cover) {
+			went_idle(s, c->key.ts, c->name, c->tid);
+			if (--p->nbusy == 0)
+				went_idle(p, c->key.ts, c->name, c->tid);
+		}
+		return;
+	}
 	for (size_t i = 0; i < g.nstr; i++) {
 		struct stream *s = &g.str[i];
 		if (s->pid != c->pid || s->handle == ALL_STREAMS || s->handle == ALL_MEASURED ||
@@ -817,6 +833,7 @@ main(int argc, char *argv[])
 
 	g.names = strtab_new();
 	g.tids = idmap_new();
+	g.sids = idmap_new();
 	g.open = cut_calls_new(1u << CUT_API | 1u << CUT_IOCTL);
 	g.ekeys = idmap_new();
 	heap_init(&g.pend, sizeof(struct completion));

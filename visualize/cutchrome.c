@@ -30,6 +30,7 @@ enum kind { PROCESS, THREAD, OFFCPU, GPU, IRQ, NKINDS };
 struct lane {
 	int64_t jtid;  /* its "tid" in the output */
 	int64_t last;  /* start of the latest slice placed on it */
+	int64_t lo;    /* start of the earliest one */
 	int64_t *ends; /* ends of the slices still open on it, outermost first */
 	size_t depth, cap;
 	int file; /* the last output file it was used in */
@@ -150,6 +151,14 @@ place(struct group *g, int64_t ts, int64_t end)
 			l->file = nfile;
 			l->depth = 0;
 			l->last = INT64_MIN;
+			l->lo = INT64_MAX;
+		}
+		/* Wholly before everything on the lane (input sorted backwards): it nests with
+		 * nothing there, so it can go there, and reverse-sorted input costs no lane. */
+		if (ts < l->last && end <= l->lo && end > ts) {
+			l->lo = ts;
+			process_of(g)->file = nfile;
+			return l;
 		}
 		if (ts < l->last)
 			continue;
@@ -164,6 +173,8 @@ place(struct group *g, int64_t ts, int64_t end)
 		}
 		l->ends[l->depth++] = end;
 		l->last = ts;
+		if (ts < l->lo)
+			l->lo = ts;
 		process_of(g)->file = nfile;
 		return l;
 	}

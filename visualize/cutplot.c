@@ -82,9 +82,10 @@ struct row {
 
 static struct row **rows; /* every row, in order of creation */
 static size_t nrows, rowcap;
-/* A thread's rows by layer + 2 (its name, its process's name, its layers, its gaps). */
+/* A thread's rows by layer + 3 (a mark that it went to "other threads", its name, its
+ * process's name, its layers, its gaps). */
 static struct thread_rows {
-	struct row *rows[IDLE + 3];
+	struct row *rows[IDLE + 4];
 } * threads;
 static size_t nthreads;
 static struct cut_idmap *thread_ids; /* (pid, tid) -> index in threads */
@@ -109,11 +110,43 @@ static struct row *
 row_find(int64_t pid, int64_t tid, int layer)
 {
 	size_t i = idmap_get2(thread_ids, pid, tid);
-	return i == IDMAP_NONE ? NULL : threads[i].rows[layer + 2];
+	return i == IDMAP_NONE ? NULL : threads[i].rows[layer + 3];
 }
+
+/* Rows with bins cost NBINS x NCLASS floats (some 200 KB): past MAX_ROWS of them, the rows of
+ * further threads are one row per layer, "other threads", so memory stays bounded however
+ * many threads a trace has (cutplot(1) says so). */
+#define MAX_ROWS 512
+#define OTHER_TID INT64_MIN
+static int64_t other_threads;
+static size_t nbinned; /* rows whose bins are allocated */
+
+static struct row *row_make(int64_t pid, int64_t tid, int layer);
 
 static struct row *
 row_get(int64_t pid, int64_t tid, int layer)
+{
+	if (layer >= 0 && tid != OTHER_TID) {
+		/* A thread keeps the rows it began with; one first seen past the cap goes to
+		 * the shared rows (counted once, marked by its row -3). */
+		size_t i = idmap_get2(thread_ids, pid, tid);
+		bool other = i != IDMAP_NONE && threads[i].rows[0];
+		bool has_rows = false;
+		for (int l = 0; i != IDMAP_NONE && !other && l <= IDLE; l++)
+			has_rows |= threads[i].rows[l + 3] != NULL;
+		if (other || (!has_rows && nbinned >= MAX_ROWS)) {
+			if (!other) {
+				row_make(pid, tid, -3);
+				other_threads++;
+			}
+			return row_make(0, OTHER_TID, layer);
+		}
+	}
+	return row_make(pid, tid, layer);
+}
+
+static struct row *
+row_make(int64_t pid, int64_t tid, int layer)
 {
 	bool isnew;
 	size_t i = idmap_put2(thread_ids, pid, tid, &isnew);
@@ -122,7 +155,7 @@ row_get(int64_t pid, int64_t tid, int layer)
 			err(CUT_EXIT_FATAL, "out of memory");
 		memset(&threads[i], 0, sizeof(*threads));
 	}
-	struct row **r = &threads[i].rows[layer + 2];
+	struct row **r = &threads[i].rows[layer + 3];
 	if (*r)
 		return *r;
 	if (nrows == rowcap) {
@@ -169,8 +202,11 @@ static void
 add_span(struct row *r, int c, int64_t ts, int64_t end)
 {
 	int64_t stop = end > ts ? end : ts + 1; /* instants count as a nanosecond */
-	if (!r->t && !(r->t = calloc((size_t)NBINS * NCLASS, sizeof(float))))
-		err(CUT_EXIT_FATAL, "out of memory");
+	if (!r->t) {
+		if (!(r->t = calloc((size_t)NBINS * NCLASS, sizeof(float))))
+			err(CUT_EXIT_FATAL, "out of memory");
+		nbinned++;
+	}
 	if (width == 0) {
 		origin = ts;
 		width = 1;
@@ -423,7 +459,10 @@ row_label(const struct row *r, char *label, size_t n)
 	                                                     : "tid";
 	char c[64];
 	clean(who, c, sizeof(c));
-	if (r->layer == CUT_IRQ)
+	if (r->tid == OTHER_TID)
+		snprintf(label, n, "%lld other threads %s", (long long)other_threads,
+		         cut_layer_name(r->layer));
+	else if (r->layer == CUT_IRQ)
 		snprintf(label, n, "interrupts");
 	else if (r->layer == CUT_GPU && r->tid <= -16)
 		snprintf(label, n, "%s %lld GPU stream 0x%llx",
