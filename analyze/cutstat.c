@@ -231,13 +231,20 @@ print_other_sections(const struct cut_stats *st, const struct cut_gpu_stats *g, 
 
 	if (traced == 0 && st->layer_events[CUT_API] == 0)
 		return;
-	printf("\nTime by layer\n%-7s %9s %14s %8s\n", "layer", "events", "total", "%traced");
+	/* Totals add up the spans of every thread (and stream): with threads at once, a layer's
+	 * share of the traced time passes 100%; per thread it cannot. */
+	printf("\nTime by layer (total: summed over threads and streams, so %%traced can pass "
+	       "100%%; per thread: total / threads)\n%-7s %9s %14s %8s %8s %11s\n",
+	       "layer", "events", "total", "%traced", "threads", "per thread");
 	for (int l = 0; l < CUT_NLAYERS; l++)
-		if (st->layer_events[l] && l != CUT_META)
-			printf("%-7s %9lld %14s %7.1f%%\n", cut_layer_name(l),
+		if (st->layer_events[l] && l != CUT_META) {
+			int64_t n = st->layer_threads[l];
+			printf("%-7s %9lld %14s %7.1f%% %8lld %10.1f%%\n", cut_layer_name(l),
 			       (long long)st->layer_events[l],
 			       cut_format_duration((double)st->layer_total[l], a, sizeof(a)),
-			       pct(st->layer_total[l], traced));
+			       pct(st->layer_total[l], traced), (long long)n,
+			       n ? pct(st->layer_total[l], traced) / (double)n : 0.0);
+		}
 
 	char v[1024];
 	verdict(st, g, v, sizeof(v));
@@ -450,6 +457,7 @@ print_json(const struct cut_stats *st, const struct cut_gpu_stats *g)
 		json_t *o = json_pack("{s:s}", "layer", cut_layer_name(l));
 		set_int(o, "events", st->layer_events[l]);
 		set_int(o, "total_ns", st->layer_total[l]);
+		set_int(o, "threads", st->layer_threads[l]);
 		json_array_append_new(layers, o);
 	}
 	char v[1024];

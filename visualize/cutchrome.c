@@ -1,12 +1,15 @@
 /* cutchrome: a cut trace as Chrome trace-event JSON for ui.perfetto.dev and chrome://tracing:
  * ioctls nested in the API calls of each thread, flow arrows, a device-memory counter. */
 #include <err.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "args.h"
 #include "buf.h"
@@ -16,6 +19,7 @@
 #include "idmap.h"
 #include "meta.h"
 #include "reader.h"
+#include "text.h"
 #include "units.h"
 
 /* Linux tids stay below PID_MAX_LIMIT; track ids from there up are ours. */
@@ -259,8 +263,14 @@ open_file(void)
 {
 	if (prefix) {
 		snprintf(out_name, sizeof(out_name), "%s-%03d.json", prefix, nfile + 1);
-		if (!(out = fopen(out_name, "w")))
-			err(CUT_EXIT_FATAL, "%s", out_name);
+		/* Never through a symbolic link (a shared directory), 0644 whatever the umask. */
+		int fd =
+		    open(out_name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0 && errno == ELOOP)
+			errx(CUT_EXIT_FATAL, "%s: a symbolic link: not followed",
+			     cut_esc(out_name));
+		if (fd < 0 || fchmod(fd, 0644) < 0 || !(out = fdopen(fd, "w")))
+			err(CUT_EXIT_FATAL, "%s", cut_esc(out_name));
 		printf("%s\n", out_name);
 	}
 	nout = outbytes = 0;

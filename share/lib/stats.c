@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "idmap.h"
 #include "meta.h"
 #include "stats.h"
 #include "strtab.h"
@@ -182,6 +183,11 @@ stats_add(struct cut_stats *st, const struct cut_event *ev)
 		return;
 	}
 	sat_add(&st->layer_total[ev->layer], ev->dur);
+	if (!st->seen[ev->layer])
+		st->seen[ev->layer] = idmap_new();
+	bool isnew;
+	idmap_put2(st->seen[ev->layer], ev->pid, ev->tid, &isnew);
+	st->layer_threads[ev->layer] += isnew;
 	if (ev->layer == CUT_API)
 		add_api(st, ev);
 }
@@ -287,5 +293,7 @@ stats_free(struct cut_stats *st)
 	free(st->fns);
 	free(st->slow);
 	strtab_free(st->index);
+	for (int l = 0; l < CUT_NLAYERS; l++)
+		idmap_free(st->seen[l]);
 	free(st);
 }

@@ -42,6 +42,7 @@ struct cut_stats {
 	size_t nfns;
 	int64_t cat_calls[CUT_NCATS], cat_total[CUT_NCATS];
 	int64_t layer_events[CUT_NLAYERS], layer_total[CUT_NLAYERS];
+	int64_t layer_threads[CUT_NLAYERS]; /* distinct (pid, tid) with timed events of the layer */
 	int64_t xfer_calls[CUT_X_NDIRS], xfer_bytes[CUT_X_NDIRS], xfer_time[CUT_X_NDIRS];
 	int64_t first, last; /* first start and last end of any non-meta event; first < 0: none */
 	int64_t api_total;   /* sum of API call durations */
@@ -53,6 +54,7 @@ struct cut_stats {
 	/* private */
 	struct cut_strtab *index;
 	size_t fncap;
+	struct cut_idmap *seen[CUT_NLAYERS]; /* (pid, tid) per layer */
 };
 
 /* Direction names, indexed by enum cut_xfer_dir ("HtoD", ..., "any", "memset"). */
