@@ -11,18 +11,22 @@
 #include "cut.h"
 #include "event.h"
 #include "gpustats.h"
+#include "job.h"
 #include "reader.h"
 #include "stats.h"
+#include "summary.h"
 #include "text.h"
 #include "units.h"
 
 enum format { TEXT, JSON, CSV };
 
-/* Both accumulators, for the reader's callback. */
+/* Both accumulators, for the reader's callback, and the rank the trace is of. */
 struct acc {
 	struct cut_stats *st;
 	struct cut_gpu_stats *gpu;
+	int64_t rank; /* -1: none seen; -2: several */
 };
+static struct acc acc = {.rank = -1};
 
 static void
 usage(void)
@@ -399,6 +403,54 @@ gpu_json(const struct cut_gpu_stats *g, int64_t traced)
 	return o;
 }
 
+/* A histogram as [[bucket, count], ...], the buckets that have any. */
+static json_t *
+hist_json(const int64_t *h)
+{
+	json_t *a = json_array();
+	for (int b = 0; h && b < CUT_HIST_N; b++)
+		if (h[b])
+			json_array_append_new(a, json_pack("[i,I]", b, (json_int_t)h[b]));
+	return a;
+}
+
+static json_t *
+summary_item(const char *name, int64_t calls, int64_t total, int64_t min, int64_t max,
+             const int64_t *hist)
+{
+	json_t *o = json_pack("{s:s}", "name", name);
+	set_int(o, "calls", calls);
+	set_int(o, "total_ns", total);
+	set_int(o, "min_ns", min);
+	set_int(o, "max_ns", max);
+	json_object_set_new(o, "hist", hist_json(hist));
+	return o;
+}
+
+/* What cutstat given several summaries merges into the job (cut_job_print): per function
+ * and kernel the counts, totals, extremes and log histograms, which add up exactly. */
+static json_t *
+summary_json(const struct cut_stats *st, const struct cut_gpu_stats *g)
+{
+	json_t *o = json_object(), *fns = json_array(), *ks = json_array();
+	set_int(o, "version", 1);
+	if (acc.rank >= 0)
+		set_int(o, "rank", acc.rank);
+	for (size_t i = 0; i < st->nfns; i++) {
+		const struct cut_fn_stat *f = &st->fns[i];
+		json_array_append_new(
+		    fns, summary_item(f->name, f->calls, f->total, f->min, f->max, f->hist));
+	}
+	for (size_t i = 0; i < g->nnames; i++) {
+		const struct cut_gpu_name *nm = &g->names[i];
+		json_array_append_new(
+		    ks, summary_item(nm->name, nm->count, nm->total, nm->min, nm->max, nm->hist));
+	}
+	json_object_set_new(o, "functions", fns);
+	json_object_set_new(o, "kernels", ks);
+	return o;
+}
+
 static void
 print_json(const struct cut_stats *st, const struct cut_gpu_stats *g)
 {
@@ -470,6 +522,7 @@ print_json(const struct cut_stats *st, const struct cut_gpu_stats *g)
 	json_object_set_new(root, "transfers", xfers);
 	json_object_set_new(root, "layers", layers);
 	json_object_set_new(root, "verdict", json_string(v));
+	json_object_set_new(root, "summary", summary_json(st, g));
 	if (json_dumpf(root, stdout, JSON_INDENT(2)) < 0)
 		err(CUT_EXIT_FATAL, "write error on standard output");
 	putchar('\n');
@@ -517,6 +570,8 @@ add_event(struct cut_reader *r, struct cut_event *ev, void *arg)
 {
 	struct acc *a = arg;
 	(void)r;
+	if (ev->has & CUT_HAS_RANK)
+		a->rank = a->rank == -1 || a->rank == ev->rank ? ev->rank : -2;
 	stats_add(a->st, ev);
 	if (ev->layer == CUT_GPU || ev->layer == CUT_META)
 		gpustats_add(a->gpu, ev);
@@ -553,9 +608,19 @@ main(int argc, char *argv[])
 	argc -= optind;
 	argv += optind;
 
+	/* Summaries of cutstat -j (one per rank): the job. */
+	int nsum = 0;
+	for (int i = 0; i < argc; i++)
+		nsum += cut_job_is_summary(argv[i]);
+	if (nsum && nsum != argc)
+		errx(CUT_EXIT_FATAL, "traces and cutstat -j summaries cannot be mixed");
+	if (nsum)
+		return cut_finish_output(cut_job_print(argc, argv, fmt == JSON));
+
 	struct cut_stats *st = stats_new(ntop);
-	struct acc a = {st, gpustats_new()};
+	struct acc a = {st, gpustats_new(), -1};
 	status = cut_read_all(argc, argv, add_event, &a);
+	acc = a;
 	stats_finish(st);
 	gpustats_finish(a.gpu);
 	if (fmt == JSON)

@@ -10,6 +10,7 @@
 #include "args.h"
 #include "gpustats.h"
 #include "strtab.h"
+#include "summary.h"
 
 struct span {
 	int64_t s, e;
@@ -268,6 +269,10 @@ gpustats_finish(struct cut_gpu_stats *g)
 			mean += dx / (double)(k + 1);
 			m2 += dx * ((double)x - mean);
 		}
+		if (!(nm->hist = calloc(CUT_HIST_N, sizeof(*nm->hist))))
+			err(2, "out of memory");
+		for (size_t k = 0; k < gr->n; k++)
+			nm->hist[cut_hist_bucket(d[k])]++;
 		qsort(d, gr->n, sizeof(*d), cmp_i64);
 		nm->med = gr->n % 2 ? (double)d[gr->n / 2]
 		                    : ((double)d[gr->n / 2 - 1] + (double)d[gr->n / 2]) / 2;
@@ -313,6 +318,8 @@ gpustats_free(struct cut_gpu_stats *g)
 	if (!g)
 		return;
 	struct priv *p = g->priv;
+	for (size_t i = 0; i < g->nnames; i++)
+		free(g->names[i].hist);
 	free(g->names);
 	for (size_t i = 0; i < g->ndevices; i++)
 		free((char *)g->devices[i].key);

@@ -15,6 +15,7 @@ struct cut_gpu_name {
 	const char *cat; /* kernel, memcpy, memset, graph */
 	int64_t count, total, min, max, bytes;
 	double med, stddev;
+	int64_t *hist; /* CUT_HIST_N counts (summary.h) */
 };
 
 /* How busy one device, stream or process kept the GPU. */

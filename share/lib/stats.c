@@ -10,6 +10,7 @@
 #include "meta.h"
 #include "stats.h"
 #include "strtab.h"
+#include "summary.h"
 
 /* Adds b to *a, saturating at INT64_MAX (and INT64_MIN): four calls of 2^62 ns must not
  * total 0. A sum that saturated is at least that: 292 years of nanoseconds. */
@@ -64,6 +65,9 @@ fn_add(struct cut_fn_stat *f, int64_t dur)
 			err(2, "out of memory");
 	}
 	f->durs[f->calls++] = dur;
+	if (!f->hist && !(f->hist = calloc(CUT_HIST_N, sizeof(*f->hist))))
+		err(2, "out of memory");
+	f->hist[cut_hist_bucket(dur)]++;
 	sat_add(&f->total, dur);
 	if (f->calls == 1 || dur < f->min)
 		f->min = dur;
@@ -286,8 +290,10 @@ stats_free(struct cut_stats *st)
 {
 	if (!st)
 		return;
-	for (size_t i = 0; i < st->nfns; i++)
+	for (size_t i = 0; i < st->nfns; i++) {
 		free(st->fns[i].durs);
+		free(st->fns[i].hist);
+	}
 	for (size_t i = 0; i < st->nslow; i++)
 		free(st->slow[i].name);
 	free(st->fns);

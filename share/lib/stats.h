@@ -25,6 +25,7 @@ struct cut_fn_stat {
 	int64_t calls, total, min, max;
 	int64_t ioctls, ioctl_ns; /* from cutmerge's nioctl/ioctl_ns */
 	double med, stddev;       /* valid after stats_finish; stddev is the sample one */
+	int64_t *hist;            /* CUT_HIST_N counts (summary.h), for summaries that merge */
 	/* private */
 	double mean, m2;
 	int64_t *durs;

@@ -1,0 +1,20 @@
+/* summary.h: durations kept as a fixed log-scale histogram, so that summaries of many traces
+ * (cutstat -j, one per rank) merge exactly by adding counts: 8 buckets a power of two, so a
+ * quantile read from the histogram (its bucket's geometric middle) is within 4.4 % of the true
+ * one. */
+#ifndef CUT_SUMMARY_H
+#define CUT_SUMMARY_H
+
+#include <stdint.h>
+
+#define CUT_HIST_N 512 /* bucket 0: 0 ns; bucket b >= 1: [2^((b-1)/8), 2^(b/8)) ns */
+#define CUT_HIST_ERR 0.044
+
+/* The bucket of a duration in ns. */
+int cut_hist_bucket(int64_t ns);
+/* The duration a bucket stands for: the geometric middle of its range. */
+double cut_hist_value(int b);
+/* The q-quantile (0..1) of a histogram of n counts. */
+double cut_hist_quantile(const int64_t *h, int64_t n, double q);
+
+#endif
