@@ -78,6 +78,7 @@ struct row {
 	float *t;                            /* NBINS x NCLASS ns, allocated on first use */
 	int64_t from, to;                    /* the span of its events */
 	int64_t first, last, prev_end, idle; /* IDLE rows: the thread's API calls and gaps */
+	int64_t latest;                      /* IDLE rows: the latest start of a call */
 };
 
 static struct row **rows; /* every row, in order of creation */
@@ -172,7 +173,8 @@ row_make(int64_t pid, int64_t tid, int layer)
 	                   .to = INT64_MIN,
 	                   .first = INT64_MAX,
 	                   .last = INT64_MIN,
-	                   .prev_end = INT64_MIN};
+	                   .prev_end = INT64_MIN,
+	                   .latest = INT64_MIN};
 	return *r;
 }
 
@@ -289,10 +291,16 @@ add_event(const struct cut_event *ev)
 	/* Host gaps, by cutgaps' rule: from the end of a thread's top-level calls so far to the
 	 * start of its next one (a nested call is covered by its caller). All of them count
 	 * as idle; those over the threshold are drawn. */
+	r = row_get(ev->pid, ev->tid, IDLE);
+	/* Gaps need time to run forwards: a call starting before the thread's latest one
+	 * (unsorted input) is left out of them, and of the open-call tracker, which would keep
+	 * every call of a trace sorted backwards open. */
+	if (ts < r->latest)
+		return;
+	r->latest = ts;
 	if (cut_calls_within(open_calls, ev, CUT_API))
 		return;
 	cut_calls_open(open_calls, ev);
-	r = row_get(ev->pid, ev->tid, IDLE);
 	int64_t gap = r->prev_end == INT64_MIN ? 0 : ts - r->prev_end;
 	if (gap > 0) {
 		r->idle += gap;
