@@ -528,6 +528,13 @@ meta(const struct cut_event *ev)
 	if (name) {
 		struct group *g = k == CUT_META_PROCESS ? group_get(PROCESS, ev->pid, 0)
 		                                        : group_get(THREAD, ev->pid, ev->tid);
+		char ranked[512];
+		/* A rank of a distributed job is named so: a process per rank. */
+		if (k == CUT_META_PROCESS && (ev->has & CUT_HAS_RANK)) {
+			snprintf(ranked, sizeof(ranked), "rank %lld%s%s: %s", (long long)ev->rank,
+			         ev->host ? " on " : "", ev->host ? ev->host : "", name);
+			name = ranked;
+		}
 		free(g->comm);
 		if (!(g->comm = strdup(name)))
 			err(CUT_EXIT_FATAL, "out of memory");
@@ -647,7 +654,7 @@ gpu_work(const struct cut_event *ev)
 	if (cut_args_int(ev->args, "corr", &corr) == 0 &&
 	    (i = idmap_get2(subs, ev->pid, corr)) != IDMAP_NONE) {
 		struct sub *s = &sub_at[i];
-		if (s->ts < ev->ts) {
+		if (s->ts <= ev->ts) { /* (a copy can start as its call does) */
 			begin("s", "submit", s->jpid, s->jtid, s->ts);
 			buf_adds(&b, ",\"cat\":\"flow\",\"id\":");
 			buf_addi64(&b, ++nflows);
