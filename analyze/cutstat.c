@@ -20,7 +20,7 @@ enum format { TEXT, JSON, CSV };
 
 /* Both accumulators, for the reader's callback. */
 struct acc {
-	struct cut_stats *st;
+	struct cut_stats *st, *rt; /* driver API, runtime */
 	struct cut_gpu_stats *gpu;
 };
 
@@ -168,21 +168,12 @@ verdict(const struct cut_stats *st, const struct cut_gpu_stats *g, char *out, si
 		         pct(in_ioctl, st->api_total));
 }
 
+/* A per-function table (nsys stats' cuda_api_sum) of the layer st counts. */
 static void
-print_api_tables(const struct cut_stats *st, int64_t traced)
+print_fn_table(const char *title, const struct cut_stats *st)
 {
-	char a[32];
-	printf("\nTime by category (driver API)\n%-10s %9s %14s %7s %8s\n", "category", "calls",
-	       "total", "%api", "%traced");
-	for (int c = 0; c < CUT_NCATS; c++)
-		if (st->cat_calls[c])
-			printf("%-10s %9lld %14s %6.1f%% %7.1f%%\n", cut_category_name(c),
-			       (long long)st->cat_calls[c],
-			       cut_format_duration((double)st->cat_total[c], a, sizeof(a)),
-			       pct(st->cat_total[c], st->api_total), pct(st->cat_total[c], traced));
-
-	printf("\nDriver API functions\n%8s %14s %8s %12s %12s %11s %12s %12s ", "Time(%)",
-	       "Total(ns)", "Calls", "Avg(ns)", "Med(ns)", "Min(ns)", "Max(ns)", "StdDev(ns)");
+	printf("\n%s\n%8s %14s %8s %12s %12s %11s %12s %12s ", title, "Time(%)", "Total(ns)",
+	       "Calls", "Avg(ns)", "Med(ns)", "Min(ns)", "Max(ns)", "StdDev(ns)");
 	if (st->have_nioctl)
 		printf("%7s %13s ", "Ioctls", "InIoctl(ns)");
 	printf("%-9s %s\n", "Category", "Name");
@@ -196,6 +187,22 @@ print_api_tables(const struct cut_stats *st, int64_t traced)
 			printf("%7lld %13lld ", (long long)f->ioctls, (long long)f->ioctl_ns);
 		printf("%-9s %s\n", cut_category_name(f->cat), f->name);
 	}
+}
+
+static void
+print_api_tables(const struct cut_stats *st, int64_t traced)
+{
+	char a[32];
+	printf("\nTime by category (driver API)\n%-10s %9s %14s %7s %8s\n", "category", "calls",
+	       "total", "%api", "%traced");
+	for (int c = 0; c < CUT_NCATS; c++)
+		if (st->cat_calls[c])
+			printf("%-10s %9lld %14s %6.1f%% %7.1f%%\n", cut_category_name(c),
+			       (long long)st->cat_calls[c],
+			       cut_format_duration((double)st->cat_total[c], a, sizeof(a)),
+			       pct(st->cat_total[c], st->api_total), pct(st->cat_total[c], traced));
+
+	print_fn_table("Driver API functions", st);
 
 	if (st->nslow) {
 		printf("\nSlowest calls\n%14s %20s %8s %8s  %s\n", "duration", "ts(ns)", "pid",
@@ -307,7 +314,7 @@ print_gpu(const struct cut_gpu_stats *g, int64_t traced)
 }
 
 static void
-print_text(const struct cut_stats *st, const struct cut_gpu_stats *g)
+print_text(const struct cut_stats *st, const struct cut_stats *rt, const struct cut_gpu_stats *g)
 {
 	char a[32];
 	int64_t traced = st->first < 0 ? 0 : st->last - st->first;
@@ -327,6 +334,8 @@ print_text(const struct cut_stats *st, const struct cut_gpu_stats *g)
 		printf("\nno timed driver API calls\n");
 	else
 		print_api_tables(st, traced);
+	if (rt->nfns)
+		print_fn_table("Runtime API functions (layer runtime)", rt);
 	print_gpu(g, traced);
 	print_other_sections(st, g, traced);
 }
@@ -392,24 +401,10 @@ gpu_json(const struct cut_gpu_stats *g, int64_t traced)
 	return o;
 }
 
-static void
-print_json(const struct cut_stats *st, const struct cut_gpu_stats *g)
+static json_t *
+fns_json(const struct cut_stats *st)
 {
-	json_t *root = json_object(), *cats = json_array(), *fns = json_array(),
-	       *slow = json_array(), *xfers = json_array(), *layers = json_array();
-	int64_t traced = st->first < 0 ? 0 : st->last - st->first;
-	set_int(root, "traced_ns", traced);
-	set_int(root, "api_ns", st->api_total);
-	set_int(root, "lost", st->lost);
-	set_int(root, "untimed", st->untimed);
-	for (int c = 0; c < CUT_NCATS; c++) {
-		if (!st->cat_calls[c])
-			continue;
-		json_t *o = json_pack("{s:s}", "category", cut_category_name(c));
-		set_int(o, "calls", st->cat_calls[c]);
-		set_int(o, "total_ns", st->cat_total[c]);
-		json_array_append_new(cats, o);
-	}
+	json_t *fns = json_array();
 	for (size_t i = 0; i < st->nfns; i++) {
 		const struct cut_fn_stat *f = &st->fns[i];
 		json_t *o =
@@ -426,6 +421,27 @@ print_json(const struct cut_stats *st, const struct cut_gpu_stats *g)
 			set_int(o, "ioctl_ns", f->ioctl_ns);
 		}
 		json_array_append_new(fns, o);
+	}
+	return fns;
+}
+
+static void
+print_json(const struct cut_stats *st, const struct cut_stats *rt, const struct cut_gpu_stats *g)
+{
+	json_t *root = json_object(), *cats = json_array(), *fns = fns_json(st),
+	       *slow = json_array(), *xfers = json_array(), *layers = json_array();
+	int64_t traced = st->first < 0 ? 0 : st->last - st->first;
+	set_int(root, "traced_ns", traced);
+	set_int(root, "api_ns", st->api_total);
+	set_int(root, "lost", st->lost);
+	set_int(root, "untimed", st->untimed);
+	for (int c = 0; c < CUT_NCATS; c++) {
+		if (!st->cat_calls[c])
+			continue;
+		json_t *o = json_pack("{s:s}", "category", cut_category_name(c));
+		set_int(o, "calls", st->cat_calls[c]);
+		set_int(o, "total_ns", st->cat_total[c]);
+		json_array_append_new(cats, o);
 	}
 	for (size_t i = 0; i < st->nslow; i++) {
 		json_t *o = json_pack("{s:s}", "name", st->slow[i].name);
@@ -458,6 +474,8 @@ print_json(const struct cut_stats *st, const struct cut_gpu_stats *g)
 		json_object_set_new(root, "gpu", gpu_json(g, traced));
 	json_object_set_new(root, "categories", cats);
 	json_object_set_new(root, "functions", fns);
+	if (rt->nfns)
+		json_object_set_new(root, "runtime", fns_json(rt));
 	json_object_set_new(root, "slowest", slow);
 	json_object_set_new(root, "transfers", xfers);
 	json_object_set_new(root, "layers", layers);
@@ -487,14 +505,15 @@ print_gpu_csv(const struct cut_gpu_stats *g)
 	}
 }
 
+/* A per-function table as CSV; prefix names the first column ("name", "runtime_name"). */
 static void
-print_csv(const struct cut_stats *st)
+print_csv(const char *first, const struct cut_stats *st)
 {
-	printf("name,category,calls,total_ns,avg_ns,med_ns,min_ns,max_ns,stddev_ns,time_pct%s\n",
-	       st->have_nioctl ? ",ioctls,ioctl_ns" : "");
+	printf("%s,category,calls,total_ns,avg_ns,med_ns,min_ns,max_ns,stddev_ns,time_pct%s\n",
+	       first, st->have_nioctl ? ",ioctls,ioctl_ns" : "");
 	for (size_t i = 0; i < st->nfns; i++) {
 		const struct cut_fn_stat *f = &st->fns[i];
-		printf("%s,%s,%lld,%lld,%.1f,%.1f,%lld,%lld,%.1f,%.2f", f->name,
+		printf("%s,%s,%lld,%lld,%.1f,%.1f,%lld,%lld,%.1f,%.2f", cut_csv(f->name),
 		       cut_category_name(f->cat), (long long)f->calls, (long long)f->total,
 		       (double)f->total / (double)f->calls, f->med, (long long)f->min,
 		       (long long)f->max, f->stddev, pct(f->total, st->api_total));
@@ -510,6 +529,8 @@ add_event(struct cut_reader *r, struct cut_event *ev, void *arg)
 	struct acc *a = arg;
 	(void)r;
 	stats_add(a->st, ev);
+	if (ev->layer == CUT_RUNTIME)
+		stats_add(a->rt, ev);
 	if (ev->layer == CUT_GPU || ev->layer == CUT_META)
 		gpustats_add(a->gpu, ev);
 }
@@ -546,18 +567,24 @@ main(int argc, char *argv[])
 	argv += optind;
 
 	struct cut_stats *st = stats_new(ntop);
-	struct acc a = {st, gpustats_new()};
+	struct acc a = {st, stats_new_layer(0, CUT_RUNTIME), gpustats_new()};
 	status = cut_read_all(argc, argv, add_event, &a);
 	stats_finish(st);
+	stats_finish(a.rt);
 	gpustats_finish(a.gpu);
 	if (fmt == JSON)
-		print_json(st, a.gpu);
+		print_json(st, a.rt, a.gpu);
 	else if (fmt == CSV) {
-		print_csv(st);
+		print_csv("name", st);
 		print_gpu_csv(a.gpu);
+		if (a.rt->nfns) {
+			putchar('\n');
+			print_csv("runtime_name", a.rt);
+		}
 	} else
-		print_text(st, a.gpu);
+		print_text(st, a.rt, a.gpu);
 	stats_free(st);
+	stats_free(a.rt);
 	gpustats_free(a.gpu);
 	return cut_finish_output(status);
 }

@@ -13,15 +13,22 @@
 const char *const cut_xfer_names[CUT_X_NDIRS] = {"HtoD", "DtoH", "DtoD", "HtoH", "any", "memset"};
 
 struct cut_stats *
-stats_new(size_t ntop)
+stats_new_layer(size_t ntop, enum cut_layer layer)
 {
 	struct cut_stats *st = calloc(1, sizeof(*st));
 	if (!st || (ntop && !(st->slow = calloc(ntop, sizeof(*st->slow)))))
 		err(2, "out of memory");
 	st->first = -1;
 	st->ntop = ntop;
+	st->layer = layer;
 	st->index = strtab_new();
 	return st;
+}
+
+struct cut_stats *
+stats_new(size_t ntop)
+{
+	return stats_new_layer(ntop, CUT_API);
 }
 
 static struct cut_fn_stat *
@@ -168,12 +175,12 @@ stats_add(struct cut_stats *st, const struct cut_event *ev)
 		st->last = cut_event_end(ev);
 	st->layer_events[ev->layer]++;
 	if (!(ev->has & CUT_HAS_DUR)) {
-		if (ev->layer == CUT_API)
+		if (ev->layer == st->layer)
 			st->untimed++;
 		return;
 	}
 	st->layer_total[ev->layer] += ev->dur;
-	if (ev->layer == CUT_API)
+	if (ev->layer == st->layer)
 		add_api(st, ev);
 }
 
