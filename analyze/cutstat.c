@@ -11,6 +11,7 @@
 #include "cut.h"
 #include "event.h"
 #include "gpustats.h"
+#include "nvtxstats.h"
 #include "reader.h"
 #include "stats.h"
 #include "text.h"
@@ -22,6 +23,7 @@ enum format { TEXT, JSON, CSV };
 struct acc {
 	struct cut_stats *st, *rt; /* driver API, runtime */
 	struct cut_gpu_stats *gpu;
+	struct cut_nvtx_stats *nvtx;
 };
 
 static void
@@ -313,8 +315,28 @@ print_gpu(const struct cut_gpu_stats *g, int64_t traced)
 		       cut_format_duration((double)g->lat_max, e, sizeof(e)));
 }
 
+/* Time by NVTX range: the ranges' own time and that of each layer inside them. */
 static void
-print_text(const struct cut_stats *st, const struct cut_stats *rt, const struct cut_gpu_stats *g)
+print_nvtx(const struct cut_nvtx_stats *n)
+{
+	if (!n->nranges)
+		return;
+	printf("\nNVTX ranges (time inside: events of the range's thread that start in it; GPU: "
+	       "work submitted from it)\n%8s %14s %14s %14s %14s %14s  %-10s %s\n",
+	       "Count", "Total(ns)", "Runtime(ns)", "DriverAPI(ns)", "Ioctl(ns)", "GPU(ns)",
+	       "Domain", "Name");
+	for (size_t i = 0; i < n->nranges; i++) {
+		const struct cut_nvtx_range *r = &n->ranges[i];
+		printf("%8lld %14lld %14lld %14lld %14lld %14lld  %-10s %s\n", (long long)r->count,
+		       (long long)r->total, (long long)r->runtime, (long long)r->api,
+		       (long long)r->ioctl, (long long)r->gpu, *r->domain ? r->domain : "-",
+		       r->name);
+	}
+}
+
+static void
+print_text(const struct cut_stats *st, const struct cut_stats *rt, const struct cut_gpu_stats *g,
+           const struct cut_nvtx_stats *nv)
 {
 	char a[32];
 	int64_t traced = st->first < 0 ? 0 : st->last - st->first;
@@ -336,6 +358,7 @@ print_text(const struct cut_stats *st, const struct cut_stats *rt, const struct 
 		print_api_tables(st, traced);
 	if (rt->nfns)
 		print_fn_table("Runtime API functions (layer runtime)", rt);
+	print_nvtx(nv);
 	print_gpu(g, traced);
 	print_other_sections(st, g, traced);
 }
@@ -425,8 +448,31 @@ fns_json(const struct cut_stats *st)
 	return fns;
 }
 
+static json_t *
+nvtx_json(const struct cut_nvtx_stats *n)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < n->nranges; i++) {
+		const struct cut_nvtx_range *r = &n->ranges[i];
+		json_t *o = json_pack("{s:s,s:s}", "domain", r->domain, "name", r->name);
+		set_int(o, "count", r->count);
+		set_int(o, "total_ns", r->total);
+		set_int(o, "runtime_ns", r->runtime);
+		set_int(o, "runtime_calls", r->nruntime);
+		set_int(o, "api_ns", r->api);
+		set_int(o, "api_calls", r->napi);
+		set_int(o, "ioctl_ns", r->ioctl);
+		set_int(o, "ioctls", r->nioctl);
+		set_int(o, "gpu_ns", r->gpu);
+		set_int(o, "gpu_work", r->ngpu);
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
 static void
-print_json(const struct cut_stats *st, const struct cut_stats *rt, const struct cut_gpu_stats *g)
+print_json(const struct cut_stats *st, const struct cut_stats *rt, const struct cut_gpu_stats *g,
+           const struct cut_nvtx_stats *nv)
 {
 	json_t *root = json_object(), *cats = json_array(), *fns = fns_json(st),
 	       *slow = json_array(), *xfers = json_array(), *layers = json_array();
@@ -476,6 +522,8 @@ print_json(const struct cut_stats *st, const struct cut_stats *rt, const struct 
 	json_object_set_new(root, "functions", fns);
 	if (rt->nfns)
 		json_object_set_new(root, "runtime", fns_json(rt));
+	if (nv->nranges)
+		json_object_set_new(root, "nvtx", nvtx_json(nv));
 	json_object_set_new(root, "slowest", slow);
 	json_object_set_new(root, "transfers", xfers);
 	json_object_set_new(root, "layers", layers);
@@ -523,6 +571,25 @@ print_csv(const char *first, const struct cut_stats *st)
 	}
 }
 
+/* The NVTX table as CSV, after a blank line. */
+static void
+print_nvtx_csv(const struct cut_nvtx_stats *n)
+{
+	if (!n->nranges)
+		return;
+	printf("\nnvtx_domain,nvtx_name,count,total_ns,runtime_ns,runtime_calls,api_ns,api_calls,"
+	       "ioctl_ns,ioctls,gpu_ns,gpu_work\n");
+	for (size_t i = 0; i < n->nranges; i++) {
+		const struct cut_nvtx_range *r = &n->ranges[i];
+		printf("%s,", cut_csv(r->domain));
+		printf("%s,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld\n", cut_csv(r->name),
+		       (long long)r->count, (long long)r->total, (long long)r->runtime,
+		       (long long)r->nruntime, (long long)r->api, (long long)r->napi,
+		       (long long)r->ioctl, (long long)r->nioctl, (long long)r->gpu,
+		       (long long)r->ngpu);
+	}
+}
+
 static void
 add_event(struct cut_reader *r, struct cut_event *ev, void *arg)
 {
@@ -533,6 +600,7 @@ add_event(struct cut_reader *r, struct cut_event *ev, void *arg)
 		stats_add(a->rt, ev);
 	if (ev->layer == CUT_GPU || ev->layer == CUT_META)
 		gpustats_add(a->gpu, ev);
+	nvtxstats_add(a->nvtx, ev);
 }
 
 int
@@ -567,13 +635,14 @@ main(int argc, char *argv[])
 	argv += optind;
 
 	struct cut_stats *st = stats_new(ntop);
-	struct acc a = {st, stats_new_layer(0, CUT_RUNTIME), gpustats_new()};
+	struct acc a = {st, stats_new_layer(0, CUT_RUNTIME), gpustats_new(), nvtxstats_new()};
 	status = cut_read_all(argc, argv, add_event, &a);
 	stats_finish(st);
 	stats_finish(a.rt);
 	gpustats_finish(a.gpu);
+	nvtxstats_finish(a.nvtx);
 	if (fmt == JSON)
-		print_json(st, a.rt, a.gpu);
+		print_json(st, a.rt, a.gpu, a.nvtx);
 	else if (fmt == CSV) {
 		print_csv("name", st);
 		print_gpu_csv(a.gpu);
@@ -581,10 +650,12 @@ main(int argc, char *argv[])
 			putchar('\n');
 			print_csv("runtime_name", a.rt);
 		}
+		print_nvtx_csv(a.nvtx);
 	} else
-		print_text(st, a.rt, a.gpu);
+		print_text(st, a.rt, a.gpu, a.nvtx);
 	stats_free(st);
 	stats_free(a.rt);
 	gpustats_free(a.gpu);
+	nvtxstats_free(a.nvtx);
 	return cut_finish_output(status);
 }
