@@ -12,6 +12,7 @@
 #include "event.h"
 #include "gpustats.h"
 #include "nvtxstats.h"
+#include "rankstats.h"
 #include "reader.h"
 #include "stats.h"
 #include "text.h"
@@ -24,6 +25,7 @@ struct acc {
 	struct cut_stats *st, *rt; /* driver API, runtime */
 	struct cut_gpu_stats *gpu;
 	struct cut_nvtx_stats *nvtx;
+	struct cut_rank_stats *ranks;
 };
 
 static void
@@ -334,9 +336,42 @@ print_nvtx(const struct cut_nvtx_stats *n)
 	}
 }
 
+/* The per-rank view, for a trace of several ranks. */
+static void
+print_ranks(const struct cut_rank_stats *k)
+{
+	char a[32], b[32], c[32];
+	if (k->nrows < 2)
+		return;
+	printf("\nPer rank (events with a rank; %lld without one left out)\n%6s %9s %14s %9s "
+	       "%14s  %s\n",
+	       (long long)k->unranked, "rank", "api", "api time", "gpu work", "gpu busy",
+	       "top kernel (total)");
+	for (size_t i = 0; i < k->nrows; i++) {
+		const struct cut_rank_row *r = &k->rows[i];
+		printf("%6lld %9lld %14s %9lld %14s  %s (%s)\n", (long long)r->rank,
+		       (long long)r->api_calls, cut_format_duration((double)r->api, a, sizeof(a)),
+		       (long long)r->work, cut_format_duration((double)r->gpu_busy, b, sizeof(b)),
+		       r->top_kernel ? r->top_kernel : "-",
+		       cut_format_duration((double)r->top_total, c, sizeof(c)));
+	}
+	if (!k->nnccl)
+		return;
+	printf("\nNCCL stragglers (per kernel the rank with the largest total)\n%6s %14s %14s "
+	       "%6s  %s\n",
+	       "rank", "its total", "least rank's", "ranks", "kernel");
+	for (size_t i = 0; i < k->nnccl; i++) {
+		const struct cut_rank_straggler *g = &k->nccl[i];
+		printf("%6lld %14s %14s %6lld  %s\n", (long long)g->rank,
+		       cut_format_duration((double)g->max, a, sizeof(a)),
+		       cut_format_duration((double)g->min, b, sizeof(b)), (long long)g->ranks,
+		       g->name);
+	}
+}
+
 static void
 print_text(const struct cut_stats *st, const struct cut_stats *rt, const struct cut_gpu_stats *g,
-           const struct cut_nvtx_stats *nv)
+           const struct cut_nvtx_stats *nv, const struct cut_rank_stats *rk)
 {
 	char a[32];
 	int64_t traced = st->first < 0 ? 0 : st->last - st->first;
@@ -359,6 +394,7 @@ print_text(const struct cut_stats *st, const struct cut_stats *rt, const struct 
 	if (rt->nfns)
 		print_fn_table("Runtime API functions (layer runtime)", rt);
 	print_nvtx(nv);
+	print_ranks(rk);
 	print_gpu(g, traced);
 	print_other_sections(st, g, traced);
 }
@@ -470,9 +506,42 @@ nvtx_json(const struct cut_nvtx_stats *n)
 	return a;
 }
 
+static json_t *
+ranks_json(const struct cut_rank_stats *k)
+{
+	json_t *o = json_object(), *rows = json_array(), *st = json_array();
+	set_int(o, "unranked", k->unranked);
+	for (size_t i = 0; i < k->nrows; i++) {
+		const struct cut_rank_row *r = &k->rows[i];
+		json_t *x = json_object();
+		set_int(x, "rank", r->rank);
+		set_int(x, "api_calls", r->api_calls);
+		set_int(x, "api_ns", r->api);
+		set_int(x, "gpu_work", r->work);
+		set_int(x, "gpu_busy_ns", r->gpu_busy);
+		if (r->top_kernel) {
+			json_object_set_new(x, "top_kernel", json_string(r->top_kernel));
+			set_int(x, "top_kernel_ns", r->top_total);
+		}
+		json_array_append_new(rows, x);
+	}
+	for (size_t i = 0; i < k->nnccl; i++) {
+		const struct cut_rank_straggler *g = &k->nccl[i];
+		json_t *x = json_pack("{s:s}", "kernel", g->name);
+		set_int(x, "ranks", g->ranks);
+		set_int(x, "rank", g->rank);
+		set_int(x, "max_ns", g->max);
+		set_int(x, "min_ns", g->min);
+		json_array_append_new(st, x);
+	}
+	json_object_set_new(o, "rows", rows);
+	json_object_set_new(o, "nccl_stragglers", st);
+	return o;
+}
+
 static void
 print_json(const struct cut_stats *st, const struct cut_stats *rt, const struct cut_gpu_stats *g,
-           const struct cut_nvtx_stats *nv)
+           const struct cut_nvtx_stats *nv, const struct cut_rank_stats *rk)
 {
 	json_t *root = json_object(), *cats = json_array(), *fns = fns_json(st),
 	       *slow = json_array(), *xfers = json_array(), *layers = json_array();
@@ -524,6 +593,8 @@ print_json(const struct cut_stats *st, const struct cut_stats *rt, const struct 
 		json_object_set_new(root, "runtime", fns_json(rt));
 	if (nv->nranges)
 		json_object_set_new(root, "nvtx", nvtx_json(nv));
+	if (rk->nrows >= 2)
+		json_object_set_new(root, "ranks", ranks_json(rk));
 	json_object_set_new(root, "slowest", slow);
 	json_object_set_new(root, "transfers", xfers);
 	json_object_set_new(root, "layers", layers);
@@ -590,6 +661,30 @@ print_nvtx_csv(const struct cut_nvtx_stats *n)
 	}
 }
 
+/* The per-rank tables as CSV, each after a blank line. */
+static void
+print_ranks_csv(const struct cut_rank_stats *k)
+{
+	if (k->nrows < 2)
+		return;
+	printf("\nrank,api_calls,api_ns,gpu_work,gpu_busy_ns,top_kernel_ns,top_kernel\n");
+	for (size_t i = 0; i < k->nrows; i++) {
+		const struct cut_rank_row *r = &k->rows[i];
+		printf("%lld,%lld,%lld,%lld,%lld,%lld,%s\n", (long long)r->rank,
+		       (long long)r->api_calls, (long long)r->api, (long long)r->work,
+		       (long long)r->gpu_busy, (long long)r->top_total,
+		       r->top_kernel ? cut_csv(r->top_kernel) : "");
+	}
+	if (!k->nnccl)
+		return;
+	printf("\nnccl_straggler_rank,ranks,max_ns,min_ns,kernel\n");
+	for (size_t i = 0; i < k->nnccl; i++) {
+		const struct cut_rank_straggler *g = &k->nccl[i];
+		printf("%lld,%lld,%lld,%lld,%s\n", (long long)g->rank, (long long)g->ranks,
+		       (long long)g->max, (long long)g->min, cut_csv(g->name));
+	}
+}
+
 static void
 add_event(struct cut_reader *r, struct cut_event *ev, void *arg)
 {
@@ -601,6 +696,7 @@ add_event(struct cut_reader *r, struct cut_event *ev, void *arg)
 	if (ev->layer == CUT_GPU || ev->layer == CUT_META)
 		gpustats_add(a->gpu, ev);
 	nvtxstats_add(a->nvtx, ev);
+	rankstats_add(a->ranks, ev);
 }
 
 int
@@ -635,14 +731,16 @@ main(int argc, char *argv[])
 	argv += optind;
 
 	struct cut_stats *st = stats_new(ntop);
-	struct acc a = {st, stats_new_layer(0, CUT_RUNTIME), gpustats_new(), nvtxstats_new()};
+	struct acc a = {st, stats_new_layer(0, CUT_RUNTIME), gpustats_new(), nvtxstats_new(),
+	                rankstats_new()};
 	status = cut_read_all(argc, argv, add_event, &a);
 	stats_finish(st);
 	stats_finish(a.rt);
 	gpustats_finish(a.gpu);
 	nvtxstats_finish(a.nvtx);
+	rankstats_finish(a.ranks);
 	if (fmt == JSON)
-		print_json(st, a.rt, a.gpu, a.nvtx);
+		print_json(st, a.rt, a.gpu, a.nvtx, a.ranks);
 	else if (fmt == CSV) {
 		print_csv("name", st);
 		print_gpu_csv(a.gpu);
@@ -651,11 +749,13 @@ main(int argc, char *argv[])
 			print_csv("runtime_name", a.rt);
 		}
 		print_nvtx_csv(a.nvtx);
+		print_ranks_csv(a.ranks);
 	} else
-		print_text(st, a.rt, a.gpu, a.nvtx);
+		print_text(st, a.rt, a.gpu, a.nvtx, a.ranks);
 	stats_free(st);
 	stats_free(a.rt);
 	gpustats_free(a.gpu);
 	nvtxstats_free(a.nvtx);
+	rankstats_free(a.ranks);
 	return cut_finish_output(status);
 }

@@ -3,7 +3,9 @@
 # same real trace (PyTorch emit_nvtx on an H200): per (domain, range) the count and total, and
 # the runtime, driver API, ioctl and GPU time inside (an event of the range's thread starting
 # in it, once per range name; GPU work by the args.corr of its submitting call); per runtime
-# function calls, total, min and max; the same in -c; and the text names the sections.
+# function calls, total, min and max; the same in -c; and the text names the sections. On the
+# 2-rank DDP sample, the per-rank view: each rank's API calls and time, GPU busy (the union of
+# its work), top kernel, and per NCCL kernel the rank with the largest total.
 top=${CUT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 B=${CUT_BUILD:-$top/build}
 PATH=$B/bin:$PATH
@@ -99,6 +101,57 @@ else:
     if seen != len(want): bad(f"csv nvtx rows {seen} != {len(want)}")
 sys.exit(1 if n else 0)
 PY
+in=$top/samples/ddp-2gpu-hook.jsonl.zst
+zstd -dc "$in" >"$tmp/d.jsonl" || bad "zstd ddp: exit $?"
+cutstat -j "$in" >"$tmp/d.json" || bad "cutstat -j ddp: exit $?"
+cutstat -c "$in" >"$tmp/d.csv" || bad "cutstat -c ddp: exit $?"
+python3 - "$tmp/d.jsonl" "$tmp/d.json" "$tmp/d.csv" <<'PY' || fail=1
+import json, sys, csv, collections
+ev = [json.loads(l) for l in open(sys.argv[1])]
+st = json.load(open(sys.argv[2]))
+n = 0
+def bad(m):
+    global n; n += 1; print("FAIL", m)
+ranked = [e for e in ev if e["layer"] != "meta" and "rank" in e]
+ranks = sorted({e["rank"] for e in ranked})
+want = {}
+kern = collections.defaultdict(collections.Counter)
+for r in ranks:
+    api = [e["dur"] for e in ranked if e["rank"] == r and e["layer"] == "api" and "dur" in e]
+    work = sorted((e["ts"], e["ts"] + e["dur"]) for e in ranked if e["rank"] == r and e["layer"] == "gpu" and "dur" in e)
+    busy, end = 0, None
+    for a, b in work:
+        if end is None or a >= end: busy += b - a; end = b
+        elif b > end: busy += b - end; end = b
+    for e in ranked:
+        if e["rank"] == r and e["layer"] == "gpu" and e.get("cat") == "kernel": kern[r][e["name"]] += e["dur"]
+    top = min(kern[r].items(), key=lambda kv: (-kv[1], kv[0]))
+    want[r] = {"rank": r, "api_calls": len(api), "api_ns": sum(api), "gpu_work": len(work),
+               "gpu_busy_ns": busy, "top_kernel": top[0], "top_kernel_ns": top[1]}
+rk = st.get("ranks", {})
+if len(ranks) < 2 or [x["rank"] for x in rk.get("rows", [])] != ranks: bad(f"ranks {ranks}: {rk.get('rows')}")
+for x in rk.get("rows", []):
+    if x != want.get(x["rank"]): bad(f"rank {x['rank']}: {x} != {want.get(x['rank'])}")
+if rk.get("unranked") != sum(1 for e in ev if e["layer"] != "meta" and "rank" not in e): bad(f"unranked {rk.get('unranked')}")
+nccl = {k for r in ranks for k in kern[r] if "nccl" in k.lower()}
+got = {x["kernel"]: x for x in rk.get("nccl_stragglers", [])}
+if not nccl or set(got) != nccl: bad(f"nccl kernels {sorted(nccl)} != {sorted(got)}")
+for k in nccl:
+    per = {r: kern[r][k] for r in ranks if k in kern[r]}
+    slow = min(per, key=lambda r: (-per[r], r))
+    w = {"kernel": k, "ranks": len(per), "rank": slow, "max_ns": per[slow], "min_ns": min(per.values())}
+    if got.get(k) != w: bad(f"straggler {k}: {got.get(k)} != {w}")
+rows = list(csv.reader(open(sys.argv[3])))
+heads = {r[0]: i for i, r in enumerate(rows) if r and i and not rows[i - 1]}
+if "rank" not in heads or "nccl_straggler_rank" not in heads: bad(f"csv tables: {list(heads)}")
+else:
+    for r in rows[heads["rank"] + 1:heads["rank"] + 1 + len(ranks)]:
+        w = want[int(r[0])]
+        if [int(x) for x in r[1:6]] != [w[f] for f in ("api_calls", "api_ns", "gpu_work", "gpu_busy_ns", "top_kernel_ns")] or r[6] != w["top_kernel"]: bad(f"csv rank {r}")
+sys.exit(1 if n else 0)
+PY
+cutstat "$in" | grep -q '^NCCL stragglers' || bad "no NCCL stragglers in the text"
+
 grep -q '^NVTX ranges' "$tmp/s.txt" || bad "no NVTX section in the text"
 grep -q '^Runtime API functions' "$tmp/s.txt" || bad "no runtime section in the text"
 exit $fail
