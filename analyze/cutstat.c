@@ -12,6 +12,8 @@
 #include "event.h"
 #include "gpustats.h"
 #include "job.h"
+#include "nvtxstats.h"
+#include "rankstats.h"
 #include "reader.h"
 #include "stats.h"
 #include "summary.h"
@@ -22,8 +24,10 @@ enum format { TEXT, JSON, CSV };
 
 /* Both accumulators, for the reader's callback, and the rank the trace is of. */
 struct acc {
-	struct cut_stats *st;
+	struct cut_stats *st, *rt; /* driver API, runtime */
 	struct cut_gpu_stats *gpu;
+	struct cut_nvtx_stats *nvtx;
+	struct cut_rank_stats *ranks;
 	int64_t rank; /* -1: none seen; -2: several */
 };
 static struct acc acc = {.rank = -1};
@@ -172,21 +176,12 @@ verdict(const struct cut_stats *st, const struct cut_gpu_stats *g, char *out, si
 		         pct(in_ioctl, st->api_total));
 }
 
+/* A per-function table (nsys stats' cuda_api_sum) of the layer st counts. */
 static void
-print_api_tables(const struct cut_stats *st, int64_t traced)
+print_fn_table(const char *title, const struct cut_stats *st)
 {
-	char a[32];
-	printf("\nTime by category (driver API)\n%-10s %9s %14s %7s %8s\n", "category", "calls",
-	       "total", "%api", "%traced");
-	for (int c = 0; c < CUT_NCATS; c++)
-		if (st->cat_calls[c])
-			printf("%-10s %9lld %14s %6.1f%% %7.1f%%\n", cut_category_name(c),
-			       (long long)st->cat_calls[c],
-			       cut_format_duration((double)st->cat_total[c], a, sizeof(a)),
-			       pct(st->cat_total[c], st->api_total), pct(st->cat_total[c], traced));
-
-	printf("\nDriver API functions\n%8s %14s %8s %12s %12s %11s %12s %12s ", "Time(%)",
-	       "Total(ns)", "Calls", "Avg(ns)", "Med(ns)", "Min(ns)", "Max(ns)", "StdDev(ns)");
+	printf("\n%s\n%8s %14s %8s %12s %12s %11s %12s %12s ", title, "Time(%)", "Total(ns)",
+	       "Calls", "Avg(ns)", "Med(ns)", "Min(ns)", "Max(ns)", "StdDev(ns)");
 	if (st->have_nioctl)
 		printf("%7s %13s ", "Ioctls", "InIoctl(ns)");
 	printf("%-9s %s\n", "Category", "Name");
@@ -200,6 +195,22 @@ print_api_tables(const struct cut_stats *st, int64_t traced)
 			printf("%7lld %13lld ", (long long)f->ioctls, (long long)f->ioctl_ns);
 		printf("%-9s %s\n", cut_category_name(f->cat), cut_esc(f->name));
 	}
+}
+
+static void
+print_api_tables(const struct cut_stats *st, int64_t traced)
+{
+	char a[32];
+	printf("\nTime by category (driver API)\n%-10s %9s %14s %7s %8s\n", "category", "calls",
+	       "total", "%api", "%traced");
+	for (int c = 0; c < CUT_NCATS; c++)
+		if (st->cat_calls[c])
+			printf("%-10s %9lld %14s %6.1f%% %7.1f%%\n", cut_category_name(c),
+			       (long long)st->cat_calls[c],
+			       cut_format_duration((double)st->cat_total[c], a, sizeof(a)),
+			       pct(st->cat_total[c], st->api_total), pct(st->cat_total[c], traced));
+
+	print_fn_table("Driver API functions", st);
 
 	if (st->nslow) {
 		printf("\nSlowest calls\n%14s %20s %8s %8s  %s\n", "duration", "ts(ns)", "pid",
@@ -317,8 +328,62 @@ print_gpu(const struct cut_gpu_stats *g, int64_t traced)
 		       cut_format_duration((double)g->lat_max, e, sizeof(e)));
 }
 
+/* Time by NVTX range: the ranges' own time and that of each layer inside them. */
 static void
-print_text(const struct cut_stats *st, const struct cut_gpu_stats *g)
+print_nvtx(const struct cut_nvtx_stats *n)
+{
+	if (!n->nranges)
+		return;
+	printf("\nNVTX ranges (time inside: events of the range's thread that start in it; GPU: "
+	       "work submitted from it)\n%8s %14s %14s %14s %14s %14s  %-10s %s\n",
+	       "Count", "Total(ns)", "Runtime(ns)", "DriverAPI(ns)", "Ioctl(ns)", "GPU(ns)",
+	       "Domain", "Name");
+	for (size_t i = 0; i < n->nranges; i++) {
+		const struct cut_nvtx_range *r = &n->ranges[i];
+		printf("%8lld %14lld %14lld %14lld %14lld %14lld  %-10s %s\n", (long long)r->count,
+		       (long long)r->total, (long long)r->runtime, (long long)r->api,
+		       (long long)r->ioctl, (long long)r->gpu, *r->domain ? r->domain : "-",
+		       r->name);
+	}
+}
+
+/* The per-rank view, for a trace of several ranks. */
+static void
+print_ranks(const struct cut_rank_stats *k)
+{
+	char a[32], b[32], c[32];
+	if (k->nrows < 2)
+		return;
+	printf("\nPer rank (events with a rank; %lld without one left out)\n%6s %9s %14s %9s "
+	       "%14s  %s\n",
+	       (long long)k->unranked, "rank", "api", "api time", "gpu work", "gpu busy",
+	       "top kernel (total)");
+	for (size_t i = 0; i < k->nrows; i++) {
+		const struct cut_rank_row *r = &k->rows[i];
+		printf("%6lld %9lld %14s %9lld %14s  %s (%s)\n", (long long)r->rank,
+		       (long long)r->api_calls, cut_format_duration((double)r->api, a, sizeof(a)),
+		       (long long)r->work, cut_format_duration((double)r->gpu_busy, b, sizeof(b)),
+		       r->top_kernel ? r->top_kernel : "-",
+		       cut_format_duration((double)r->top_total, c, sizeof(c)));
+	}
+	if (!k->nnccl)
+		return;
+	printf("\nNCCL waits (per kernel the rank whose instances took longest in total: it waited "
+	       "most inside them for the others; the straggler is the job view's)\n%6s %14s %14s "
+	       "%6s  %s\n",
+	       "rank", "its total", "least rank's", "ranks", "kernel");
+	for (size_t i = 0; i < k->nnccl; i++) {
+		const struct cut_rank_straggler *g = &k->nccl[i];
+		printf("%6lld %14s %14s %6lld  %s\n", (long long)g->rank,
+		       cut_format_duration((double)g->max, a, sizeof(a)),
+		       cut_format_duration((double)g->min, b, sizeof(b)), (long long)g->ranks,
+		       g->name);
+	}
+}
+
+static void
+print_text(const struct cut_stats *st, const struct cut_stats *rt, const struct cut_gpu_stats *g,
+           const struct cut_nvtx_stats *nv, const struct cut_rank_stats *rk)
 {
 	char a[32];
 	int64_t traced = st->first < 0 ? 0 : st->last - st->first;
@@ -338,6 +403,10 @@ print_text(const struct cut_stats *st, const struct cut_gpu_stats *g)
 		printf("\nno timed driver API calls\n");
 	else
 		print_api_tables(st, traced);
+	if (rt->nfns)
+		print_fn_table("Runtime API functions (layer runtime)", rt);
+	print_nvtx(nv);
+	print_ranks(rk);
 	print_gpu(g, traced);
 	print_other_sections(st, g, traced);
 }
@@ -451,24 +520,10 @@ summary_json(const struct cut_stats *st, const struct cut_gpu_stats *g)
 	return o;
 }
 
-static void
-print_json(const struct cut_stats *st, const struct cut_gpu_stats *g)
+static json_t *
+fns_json(const struct cut_stats *st)
 {
-	json_t *root = json_object(), *cats = json_array(), *fns = json_array(),
-	       *slow = json_array(), *xfers = json_array(), *layers = json_array();
-	int64_t traced = st->first < 0 ? 0 : st->last - st->first;
-	set_int(root, "traced_ns", traced);
-	set_int(root, "api_ns", st->api_total);
-	set_int(root, "lost", st->lost);
-	set_int(root, "untimed", st->untimed);
-	for (int c = 0; c < CUT_NCATS; c++) {
-		if (!st->cat_calls[c])
-			continue;
-		json_t *o = json_pack("{s:s}", "category", cut_category_name(c));
-		set_int(o, "calls", st->cat_calls[c]);
-		set_int(o, "total_ns", st->cat_total[c]);
-		json_array_append_new(cats, o);
-	}
+	json_t *fns = json_array();
 	for (size_t i = 0; i < st->nfns; i++) {
 		const struct cut_fn_stat *f = &st->fns[i];
 		json_t *o =
@@ -485,6 +540,83 @@ print_json(const struct cut_stats *st, const struct cut_gpu_stats *g)
 			set_int(o, "ioctl_ns", f->ioctl_ns);
 		}
 		json_array_append_new(fns, o);
+	}
+	return fns;
+}
+
+static json_t *
+nvtx_json(const struct cut_nvtx_stats *n)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < n->nranges; i++) {
+		const struct cut_nvtx_range *r = &n->ranges[i];
+		json_t *o = json_pack("{s:s,s:s}", "domain", r->domain, "name", r->name);
+		set_int(o, "count", r->count);
+		set_int(o, "total_ns", r->total);
+		set_int(o, "runtime_ns", r->runtime);
+		set_int(o, "runtime_calls", r->nruntime);
+		set_int(o, "api_ns", r->api);
+		set_int(o, "api_calls", r->napi);
+		set_int(o, "ioctl_ns", r->ioctl);
+		set_int(o, "ioctls", r->nioctl);
+		set_int(o, "gpu_ns", r->gpu);
+		set_int(o, "gpu_work", r->ngpu);
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+static json_t *
+ranks_json(const struct cut_rank_stats *k)
+{
+	json_t *o = json_object(), *rows = json_array(), *st = json_array();
+	set_int(o, "unranked", k->unranked);
+	for (size_t i = 0; i < k->nrows; i++) {
+		const struct cut_rank_row *r = &k->rows[i];
+		json_t *x = json_object();
+		set_int(x, "rank", r->rank);
+		set_int(x, "api_calls", r->api_calls);
+		set_int(x, "api_ns", r->api);
+		set_int(x, "gpu_work", r->work);
+		set_int(x, "gpu_busy_ns", r->gpu_busy);
+		if (r->top_kernel) {
+			json_object_set_new(x, "top_kernel", json_string(r->top_kernel));
+			set_int(x, "top_kernel_ns", r->top_total);
+		}
+		json_array_append_new(rows, x);
+	}
+	for (size_t i = 0; i < k->nnccl; i++) {
+		const struct cut_rank_straggler *g = &k->nccl[i];
+		json_t *x = json_pack("{s:s}", "kernel", g->name);
+		set_int(x, "ranks", g->ranks);
+		set_int(x, "rank", g->rank);
+		set_int(x, "max_ns", g->max);
+		set_int(x, "min_ns", g->min);
+		json_array_append_new(st, x);
+	}
+	json_object_set_new(o, "rows", rows);
+	json_object_set_new(o, "nccl_waits", st);
+	return o;
+}
+
+static void
+print_json(const struct cut_stats *st, const struct cut_stats *rt, const struct cut_gpu_stats *g,
+           const struct cut_nvtx_stats *nv, const struct cut_rank_stats *rk)
+{
+	json_t *root = json_object(), *cats = json_array(), *fns = fns_json(st),
+	       *slow = json_array(), *xfers = json_array(), *layers = json_array();
+	int64_t traced = st->first < 0 ? 0 : st->last - st->first;
+	set_int(root, "traced_ns", traced);
+	set_int(root, "api_ns", st->api_total);
+	set_int(root, "lost", st->lost);
+	set_int(root, "untimed", st->untimed);
+	for (int c = 0; c < CUT_NCATS; c++) {
+		if (!st->cat_calls[c])
+			continue;
+		json_t *o = json_pack("{s:s}", "category", cut_category_name(c));
+		set_int(o, "calls", st->cat_calls[c]);
+		set_int(o, "total_ns", st->cat_total[c]);
+		json_array_append_new(cats, o);
 	}
 	for (size_t i = 0; i < st->nslow; i++) {
 		json_t *o = json_pack("{s:s}", "name", st->slow[i].name);
@@ -518,6 +650,12 @@ print_json(const struct cut_stats *st, const struct cut_gpu_stats *g)
 		json_object_set_new(root, "gpu", gpu_json(g, traced));
 	json_object_set_new(root, "categories", cats);
 	json_object_set_new(root, "functions", fns);
+	if (rt->nfns)
+		json_object_set_new(root, "runtime", fns_json(rt));
+	if (nv->nranges)
+		json_object_set_new(root, "nvtx", nvtx_json(nv));
+	if (rk->nrows >= 2)
+		json_object_set_new(root, "ranks", ranks_json(rk));
 	json_object_set_new(root, "slowest", slow);
 	json_object_set_new(root, "transfers", xfers);
 	json_object_set_new(root, "layers", layers);
@@ -548,11 +686,12 @@ print_gpu_csv(const struct cut_gpu_stats *g)
 	}
 }
 
+/* A per-function table as CSV; prefix names the first column ("name", "runtime_name"). */
 static void
-print_csv(const struct cut_stats *st)
+print_csv(const char *first, const struct cut_stats *st)
 {
-	printf("name,category,calls,total_ns,avg_ns,med_ns,min_ns,max_ns,stddev_ns,time_pct%s\n",
-	       st->have_nioctl ? ",ioctls,ioctl_ns" : "");
+	printf("%s,category,calls,total_ns,avg_ns,med_ns,min_ns,max_ns,stddev_ns,time_pct%s\n",
+	       first, st->have_nioctl ? ",ioctls,ioctl_ns" : "");
 	for (size_t i = 0; i < st->nfns; i++) {
 		const struct cut_fn_stat *f = &st->fns[i];
 		printf("%s,%s,%lld,%lld,%.1f,%.1f,%lld,%lld,%.1f,%.2f", cut_csv(f->name),
@@ -565,6 +704,49 @@ print_csv(const struct cut_stats *st)
 	}
 }
 
+/* The NVTX table as CSV, after a blank line. */
+static void
+print_nvtx_csv(const struct cut_nvtx_stats *n)
+{
+	if (!n->nranges)
+		return;
+	printf("\nnvtx_domain,nvtx_name,count,total_ns,runtime_ns,runtime_calls,api_ns,api_calls,"
+	       "ioctl_ns,ioctls,gpu_ns,gpu_work\n");
+	for (size_t i = 0; i < n->nranges; i++) {
+		const struct cut_nvtx_range *r = &n->ranges[i];
+		printf("%s,", cut_csv(r->domain));
+		printf("%s,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld\n", cut_csv(r->name),
+		       (long long)r->count, (long long)r->total, (long long)r->runtime,
+		       (long long)r->nruntime, (long long)r->api, (long long)r->napi,
+		       (long long)r->ioctl, (long long)r->nioctl, (long long)r->gpu,
+		       (long long)r->ngpu);
+	}
+}
+
+/* The per-rank tables as CSV, each after a blank line. */
+static void
+print_ranks_csv(const struct cut_rank_stats *k)
+{
+	if (k->nrows < 2)
+		return;
+	printf("\nrank,api_calls,api_ns,gpu_work,gpu_busy_ns,top_kernel_ns,top_kernel\n");
+	for (size_t i = 0; i < k->nrows; i++) {
+		const struct cut_rank_row *r = &k->rows[i];
+		printf("%lld,%lld,%lld,%lld,%lld,%lld,%s\n", (long long)r->rank,
+		       (long long)r->api_calls, (long long)r->api, (long long)r->work,
+		       (long long)r->gpu_busy, (long long)r->top_total,
+		       r->top_kernel ? cut_csv(r->top_kernel) : "");
+	}
+	if (!k->nnccl)
+		return;
+	printf("\nnccl_waited_most_rank,ranks,max_ns,min_ns,kernel\n");
+	for (size_t i = 0; i < k->nnccl; i++) {
+		const struct cut_rank_straggler *g = &k->nccl[i];
+		printf("%lld,%lld,%lld,%lld,%s\n", (long long)g->rank, (long long)g->ranks,
+		       (long long)g->max, (long long)g->min, cut_csv(g->name));
+	}
+}
+
 static void
 add_event(struct cut_reader *r, struct cut_event *ev, void *arg)
 {
@@ -573,8 +755,12 @@ add_event(struct cut_reader *r, struct cut_event *ev, void *arg)
 	if (ev->has & CUT_HAS_RANK)
 		a->rank = a->rank == -1 || a->rank == ev->rank ? ev->rank : -2;
 	stats_add(a->st, ev);
+	if (ev->layer == CUT_RUNTIME)
+		stats_add(a->rt, ev);
 	if (ev->layer == CUT_GPU || ev->layer == CUT_META)
 		gpustats_add(a->gpu, ev);
+	nvtxstats_add(a->nvtx, ev);
+	rankstats_add(a->ranks, ev);
 }
 
 int
@@ -618,19 +804,33 @@ main(int argc, char *argv[])
 		return cut_finish_output(cut_job_print(argc, argv, fmt == JSON));
 
 	struct cut_stats *st = stats_new(ntop);
-	struct acc a = {st, gpustats_new(), -1};
+	struct acc a = {
+	    st, stats_new_layer(0, CUT_RUNTIME), gpustats_new(), nvtxstats_new(), rankstats_new(),
+	    -1};
 	status = cut_read_all(argc, argv, add_event, &a);
 	acc = a;
 	stats_finish(st);
+	stats_finish(a.rt);
 	gpustats_finish(a.gpu);
+	nvtxstats_finish(a.nvtx);
+	rankstats_finish(a.ranks);
 	if (fmt == JSON)
-		print_json(st, a.gpu);
+		print_json(st, a.rt, a.gpu, a.nvtx, a.ranks);
 	else if (fmt == CSV) {
-		print_csv(st);
+		print_csv("name", st);
 		print_gpu_csv(a.gpu);
+		if (a.rt->nfns) {
+			putchar('\n');
+			print_csv("runtime_name", a.rt);
+		}
+		print_nvtx_csv(a.nvtx);
+		print_ranks_csv(a.ranks);
 	} else
-		print_text(st, a.gpu);
+		print_text(st, a.rt, a.gpu, a.nvtx, a.ranks);
 	stats_free(st);
+	stats_free(a.rt);
 	gpustats_free(a.gpu);
+	nvtxstats_free(a.nvtx);
+	rankstats_free(a.ranks);
 	return cut_finish_output(status);
 }

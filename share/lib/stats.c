@@ -24,15 +24,22 @@ sat_add(int64_t *a, int64_t b)
 const char *const cut_xfer_names[CUT_X_NDIRS] = {"HtoD", "DtoH", "DtoD", "HtoH", "any", "memset"};
 
 struct cut_stats *
-stats_new(size_t ntop)
+stats_new_layer(size_t ntop, enum cut_layer layer)
 {
 	struct cut_stats *st = calloc(1, sizeof(*st));
 	if (!st || (ntop && !(st->slow = calloc(ntop, sizeof(*st->slow)))))
 		err(2, "out of memory");
 	st->first = -1;
 	st->ntop = ntop;
+	st->layer = layer;
 	st->index = strtab_new();
 	return st;
+}
+
+struct cut_stats *
+stats_new(size_t ntop)
+{
+	return stats_new_layer(ntop, CUT_API);
 }
 
 static struct cut_fn_stat *
@@ -182,7 +189,7 @@ stats_add(struct cut_stats *st, const struct cut_event *ev)
 		st->last = cut_event_end(ev);
 	st->layer_events[ev->layer]++;
 	if (!(ev->has & CUT_HAS_DUR)) {
-		if (ev->layer == CUT_API)
+		if (ev->layer == st->layer)
 			st->untimed++;
 		return;
 	}
@@ -192,7 +199,7 @@ stats_add(struct cut_stats *st, const struct cut_event *ev)
 	bool isnew;
 	idmap_put2(st->seen[ev->layer], ev->pid, ev->tid, &isnew);
 	st->layer_threads[ev->layer] += isnew;
-	if (ev->layer == CUT_API)
+	if (ev->layer == st->layer)
 		add_api(st, ev);
 }
 

@@ -45,10 +45,11 @@ struct cut_stats {
 	int64_t layer_events[CUT_NLAYERS], layer_total[CUT_NLAYERS];
 	int64_t layer_threads[CUT_NLAYERS]; /* distinct (pid, tid) with timed events of the layer */
 	int64_t xfer_calls[CUT_X_NDIRS], xfer_bytes[CUT_X_NDIRS], xfer_time[CUT_X_NDIRS];
-	int64_t first, last; /* first start and last end of any non-meta event; first < 0: none */
-	int64_t api_total;   /* sum of API call durations */
-	int64_t untimed;     /* API events without a duration (not in the tables) */
-	int64_t lost;        /* events the capture reported lost (meta "lost" records) */
+	int64_t first, last;  /* first start and last end of any non-meta event; first < 0: none */
+	int64_t api_total;    /* sum of API call durations */
+	int64_t untimed;      /* API events without a duration (not in the tables) */
+	int64_t lost;         /* events the capture reported lost (meta "lost" records) */
+	enum cut_layer layer; /* whose calls fill fns: CUT_API unless from stats_new_layer */
 	bool have_nioctl;
 	struct cut_slow_call *slow; /* after stats_finish: nslow entries, longest first */
 	size_t nslow, ntop;
@@ -63,6 +64,9 @@ extern const char *const cut_xfer_names[CUT_X_NDIRS];
 
 /* A new accumulator keeping the ntop longest API calls. Exits (status 2) on no memory. */
 struct cut_stats *stats_new(size_t ntop);
+/* The same for the calls of another layer (CUT_RUNTIME): fns, categories, api_total and
+ * untimed then count that layer's calls instead of the driver API's. */
+struct cut_stats *stats_new_layer(size_t ntop, enum cut_layer layer);
 /* Adds one event (meta records count lost events; other layers their time). */
 void stats_add(struct cut_stats *st, const struct cut_event *ev);
 /* Computes medians and standard deviations and sorts functions and slow calls. */

@@ -1,0 +1,205 @@
+/* rankstats.c: the per-rank view (see rankstats.h). GPU work's intervals are kept per rank,
+ * 16 bytes each, for the union; kernel totals per (rank, name) in a table. */
+#include <err.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "idmap.h"
+#include "rankstats.h"
+#include "strtab.h"
+
+struct span {
+	int64_t ts, end;
+};
+
+struct rank_priv {
+	struct span *work;
+	size_t n, cap;
+};
+
+/* Total of one kernel name on one rank. */
+struct kern {
+	size_t name;
+	size_t row;
+	int64_t total;
+};
+
+struct priv {
+	struct cut_idmap *ranks; /* rank to row */
+	struct rank_priv *rp;
+	size_t rcap;
+	struct cut_strtab *names; /* kernel names */
+	struct cut_idmap *kidx;   /* (row, name) to kern */
+	struct kern *kerns;
+	size_t nkerns, kcap;
+};
+
+static void *
+grow(void *p, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return p;
+	size_t n = *cap ? *cap : 16;
+	while (n < need)
+		n *= 2;
+	void *q = realloc(p, n * size);
+	if (!q)
+		err(2, "out of memory");
+	memset((char *)q + *cap * size, 0, (n - *cap) * size);
+	*cap = n;
+	return q;
+}
+
+struct cut_rank_stats *
+rankstats_new(void)
+{
+	struct cut_rank_stats *s = calloc(1, sizeof(*s));
+	struct priv *p = calloc(1, sizeof(*p));
+	if (!s || !p)
+		err(2, "out of memory");
+	p->ranks = idmap_new();
+	p->names = strtab_new();
+	p->kidx = idmap_new();
+	s->priv = p;
+	return s;
+}
+
+void
+rankstats_add(struct cut_rank_stats *s, const struct cut_event *ev)
+{
+	struct priv *p = s->priv;
+	if (ev->layer == CUT_META)
+		return;
+	if (!(ev->has & CUT_HAS_RANK)) {
+		s->unranked++;
+		return;
+	}
+	bool isnew;
+	size_t r = idmap_put(p->ranks, ev->rank, &isnew);
+	if (isnew) {
+		size_t cap = p->rcap;
+		s->rows = grow(s->rows, &cap, r + 1, sizeof(*s->rows));
+		p->rp = grow(p->rp, &p->rcap, r + 1, sizeof(*p->rp));
+		if (r + 1 > s->nrows)
+			s->nrows = r + 1;
+		s->rows[r].rank = ev->rank;
+	}
+	struct cut_rank_row *row = &s->rows[r];
+	if (!(ev->has & CUT_HAS_DUR))
+		return;
+	if (ev->layer == CUT_API) {
+		row->api_calls++;
+		row->api += ev->dur;
+	} else if (ev->layer == CUT_GPU) {
+		struct rank_priv *rp = &p->rp[r];
+		rp->work = grow(rp->work, &rp->cap, rp->n + 1, sizeof(*rp->work));
+		rp->work[rp->n++] = (struct span){ev->ts, ev->ts + ev->dur};
+		row->work++;
+		if (!ev->cat || strcmp(ev->cat, "kernel") != 0 || !ev->name)
+			return;
+		size_t nm = strtab_intern(p->names, ev->name);
+		size_t k = idmap_put2(p->kidx, (int64_t)r, (int64_t)nm, &isnew);
+		if (isnew) {
+			p->kerns = grow(p->kerns, &p->kcap, k + 1, sizeof(*p->kerns));
+			p->kerns[k] = (struct kern){nm, r, 0};
+			if (k + 1 > p->nkerns)
+				p->nkerns = k + 1;
+		}
+		p->kerns[k].total += ev->dur;
+	}
+}
+
+static int
+by_start(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+static int
+by_rank(const void *a, const void *b)
+{
+	const struct cut_rank_row *x = a, *y = b;
+	return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+static int
+by_max(const void *a, const void *b)
+{
+	const struct cut_rank_straggler *x = a, *y = b;
+	if (x->max != y->max)
+		return x->max < y->max ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+void
+rankstats_finish(struct cut_rank_stats *s)
+{
+	struct priv *p = s->priv;
+	for (size_t r = 0; r < s->nrows; r++) {
+		struct rank_priv *rp = &p->rp[r];
+		qsort(rp->work, rp->n, sizeof(*rp->work), by_start);
+		int64_t busy = 0, end = INT64_MIN;
+		for (size_t i = 0; i < rp->n; i++) {
+			int64_t from = rp->work[i].ts > end ? rp->work[i].ts : end;
+			if (rp->work[i].end > from)
+				busy += rp->work[i].end - from;
+			if (rp->work[i].end > end)
+				end = rp->work[i].end;
+		}
+		s->rows[r].gpu_busy = busy;
+	}
+	/* Top kernel per rank, and the stragglers: a row per NCCL name. */
+	size_t nn = strtab_len(p->names);
+	ssize_t *slot = malloc((nn ? nn : 1) * sizeof(*slot));
+	s->nccl = calloc(nn ? nn : 1, sizeof(*s->nccl));
+	if (!slot || !s->nccl)
+		err(2, "out of memory");
+	for (size_t i = 0; i < nn; i++)
+		slot[i] = -1;
+	for (size_t k = 0; k < p->nkerns; k++) {
+		const struct kern *kn = &p->kerns[k];
+		const char *name = strtab_key(p->names, kn->name);
+		struct cut_rank_row *row = &s->rows[kn->row];
+		if (!row->top_kernel || kn->total > row->top_total ||
+		    (kn->total == row->top_total && strcmp(name, row->top_kernel) < 0))
+			row->top_kernel = name, row->top_total = kn->total;
+		if (!strcasestr(name, "nccl"))
+			continue;
+		if (slot[kn->name] < 0) {
+			slot[kn->name] = (ssize_t)s->nnccl;
+			s->nccl[s->nnccl++] =
+			    (struct cut_rank_straggler){name, 0, row->rank, kn->total, kn->total};
+		}
+		struct cut_rank_straggler *g = &s->nccl[slot[kn->name]];
+		g->ranks++;
+		if (kn->total > g->max || (kn->total == g->max && row->rank < g->rank))
+			g->max = kn->total, g->rank = row->rank;
+		if (kn->total < g->min)
+			g->min = kn->total;
+	}
+	free(slot);
+	qsort(s->rows, s->nrows, sizeof(*s->rows), by_rank);
+	if (s->nnccl)
+		qsort(s->nccl, s->nnccl, sizeof(*s->nccl), by_max);
+}
+
+void
+rankstats_free(struct cut_rank_stats *s)
+{
+	if (!s)
+		return;
+	struct priv *p = s->priv;
+	for (size_t r = 0; r < p->rcap; r++)
+		free(p->rp[r].work);
+	free(p->rp);
+	free(p->kerns);
+	idmap_free(p->ranks);
+	idmap_free(p->kidx);
+	strtab_free(p->names);
+	free(p);
+	free(s->rows);
+	free(s->nccl);
+	free(s);
+}

@@ -1,0 +1,44 @@
+/* rankstats.h: the per-rank view for cutstat, for traces that carry several ranks (the
+ * envelope's rank): per rank its driver API time, how long its GPU work kept a GPU busy and its
+ * costliest kernel; and per NCCL kernel name (one containing "nccl") the straggler, the rank
+ * whose instances took longest in total. */
+#ifndef CUT_RANKSTATS_H
+#define CUT_RANKSTATS_H
+
+#include <stdint.h>
+
+#include "event.h"
+
+struct cut_rank_row {
+	int64_t rank;
+	int64_t api_calls, api; /* timed driver API calls and their total ns */
+	int64_t work, gpu_busy; /* GPU work and the ns covered by at least one piece of it */
+	const char *top_kernel; /* the kernel name with the largest total on the rank; NULL: none */
+	int64_t top_total;
+};
+
+struct cut_rank_straggler {
+	const char *name; /* the NCCL kernel */
+	int64_t ranks;    /* ranks that ran it */
+	int64_t rank;     /* the one with the largest total */
+	int64_t max, min; /* the largest and smallest total of a rank, ns */
+};
+
+struct cut_rank_stats {
+	struct cut_rank_row *rows; /* after rankstats_finish: by rank */
+	size_t nrows;
+	struct cut_rank_straggler *nccl; /* after rankstats_finish: by max, largest first */
+	size_t nnccl;
+	int64_t unranked; /* events (not meta) without a rank, not in the rows */
+	void *priv;
+};
+
+/* A new accumulator. Exits (status 2) on no memory. */
+struct cut_rank_stats *rankstats_new(void);
+/* Adds an event; those without a rank and meta records are only counted or skipped. */
+void rankstats_add(struct cut_rank_stats *s, const struct cut_event *ev);
+/* Computes busy times, top kernels and stragglers. */
+void rankstats_finish(struct cut_rank_stats *s);
+void rankstats_free(struct cut_rank_stats *s);
+
+#endif
