@@ -139,7 +139,8 @@ rankstats_finish(struct cut_rank_stats *s)
 	struct priv *p = s->priv;
 	for (size_t r = 0; r < s->nrows; r++) {
 		struct rank_priv *rp = &p->rp[r];
-		qsort(rp->work, rp->n, sizeof(*rp->work), by_start);
+		if (rp->n)
+			qsort(rp->work, rp->n, sizeof(*rp->work), by_start);
 		int64_t busy = 0, end = INT64_MIN;
 		for (size_t i = 0; i < rp->n; i++) {
 			int64_t from = rp->work[i].ts > end ? rp->work[i].ts : end;
@@ -180,7 +181,8 @@ rankstats_finish(struct cut_rank_stats *s)
 			g->min = kn->total;
 	}
 	free(slot);
-	qsort(s->rows, s->nrows, sizeof(*s->rows), by_rank);
+	if (s->nrows) /* qsort of no elements may still not be given NULL */
+		qsort(s->rows, s->nrows, sizeof(*s->rows), by_rank);
 	if (s->nnccl)
 		qsort(s->nccl, s->nnccl, sizeof(*s->nccl), by_max);
 }
