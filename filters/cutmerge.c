@@ -345,6 +345,7 @@ preference(int in)
 /* What a call left out as a duplicate hands on to the copy kept in its place. */
 struct kept {
 	int64_t id, nioctl, ioctl_ns;
+	int64_t corr; /* the left-out copy's args.corr (cuthook's link to GPU work); 0: none */
 };
 
 /* A call recorded by two inputs (both capture paths): same thread, layer and name, starting
@@ -361,7 +362,10 @@ duplicate(const struct cut_event *ev, int in, struct cut_span *o, struct kept *k
 	}
 	g.dups[in * g.nin + other]++;
 	s->dropped = true;
-	*k = (struct kept){o->id, s->nioctl, s->ioctl_ns};
+	*k = (struct kept){o->id, s->nioctl, s->ioctl_ns, 0};
+	const char *c = strstr(s->text.s + s->split, "\"corr\":");
+	if (c)
+		k->corr = strtoll(c + 7, NULL, 10);
 	cut_calls_close(g.open, ev, o);
 	return false;
 }
@@ -399,6 +403,20 @@ merge_one(struct cut_event *ev, int in)
 		if (duplicate(ev, in, p, &k))
 			return;
 		p = cut_calls_parent(g.open, ev);
+	}
+	if (k.corr > 0 && !cut_args_find(ev->args, "corr")) {
+		/* The copy kept takes over the left-out one's link to its GPU work. */
+		static struct cut_buf a;
+		buf_reset(&a);
+		if (ev->args && strlen(ev->args) > 2) {
+			buf_add(&a, ev->args, strlen(ev->args) - 1);
+			buf_addc(&a, ',');
+		} else
+			buf_addc(&a, '{');
+		buf_adds(&a, "\"corr\":");
+		buf_addi64(&a, k.corr);
+		buf_addc(&a, '}');
+		ev->args = a.s;
 	}
 	if (p) {
 		ev->parent = p->id;
