@@ -55,6 +55,12 @@ struct thread {
 	int64_t acc[NSTATES], cur_start[NSTATES], cur_end[NSTATES];
 	int64_t mark_ioctl, mark_off; /* acc[] at the start of its last call */
 	int64_t gaps, idle;
+	/* NVTX ranges of the thread that may still be open, in start order (gapnvtx below) */
+	struct nvtx_open {
+		int64_t s, e;
+		size_t name;
+	} * nv;
+	size_t nnv, capnv;
 };
 
 /* A stream of a process, or (handle ALL_STREAMS) all of them. */
@@ -72,6 +78,8 @@ struct stream {
 
 struct gap {
 	enum kind kind;
+	bool ranged;  /* an NVTX range was open on the thread that ended it */
+	size_t range; /* its name */
 	int64_t pid, tid, start, end, st[NSTATES + 1];
 	uint64_t stream;
 	size_t before, after;
@@ -140,6 +148,40 @@ thread(int64_t pid, int64_t tid)
 	return &g.thr[i];
 }
 
+/* ---- NVTX: the range a gap fell in ----
+ * Each gap names the innermost NVTX range open on the thread that ended it, when it ended (the
+ * range of the call that ended it): the open range that started last. Ranges arrive in start
+ * order (the trace is sorted), so a thread keeps those that may still be open. */
+
+static void
+nvtx_drop_ended(struct thread *t, int64_t now)
+{
+	while (t->nnv && t->nv[t->nnv - 1].e <= now)
+		t->nnv--;
+}
+
+static void
+nvtx_range(const struct cut_event *ev, struct thread *t)
+{
+	nvtx_drop_ended(t, ev->ts);
+	t->nv = grow(t->nv, &t->capnv, t->nnv, sizeof(*t->nv));
+	t->nv[t->nnv++] =
+	    (struct nvtx_open){ev->ts, cut_event_end(ev), strtab_intern(g.names, ev->name)};
+}
+
+/* Names on gp the innermost range open on t at instant now. */
+static void
+nvtx_name_gap(struct gap *gp, struct thread *t, int64_t now)
+{
+	nvtx_drop_ended(t, now);
+	for (size_t i = t->nnv; i-- > 0;)
+		if (t->nv[i].s <= now && now < t->nv[i].e) {
+			gp->ranged = true;
+			gp->range = t->nv[i].name;
+			return;
+		}
+}
+
 /* The stream, by pid and handle: a map, for a program may make thousands. */
 static struct stream *
 stream(int64_t pid, uint64_t handle)
@@ -199,6 +241,7 @@ gap_init(struct gap *gp, enum kind kind, int64_t pid, int64_t tid, int64_t start
 	gp->before = gp->after = 0;
 	gp->before_tid = 0;
 	gp->reason = 0;
+	gp->ranged = false;
 }
 
 static bool
@@ -293,6 +336,7 @@ busy_again(struct stream *s, enum kind kind, int64_t ts, struct thread *t, size_
 			at = &s->snap[i][1];
 	for (int k = 0; k < NSTATES; k++)
 		gp.st[k] = state_time(t, k, ts) - (at ? at[k] : 0);
+	nvtx_name_gap(&gp, t, ts);
 	s->idle += ts - s->idle_since;
 	s->gaps++;
 	record(&gp);
@@ -472,6 +516,7 @@ api_call(const struct cut_event *ev, struct thread *t)
 		gp.after = name;
 		gp.st[ST_IOCTL] = t->acc[ST_IOCTL] - t->mark_ioctl;
 		gp.st[ST_OFFCPU] = t->acc[ST_OFFCPU] - t->mark_off;
+		nvtx_name_gap(&gp, t, ev->ts);
 		t->idle += ev->ts - t->last;
 		t->gaps++;
 		record(&gp);
@@ -516,6 +561,10 @@ event(const struct cut_event *ev)
 		return;
 	if (ev->layer == CUT_GPU && (ev->has & CUT_HAS_DUR)) {
 		gpu_work(ev);
+		return;
+	}
+	if (ev->layer == CUT_NVTX && (ev->has & CUT_HAS_DUR)) {
+		nvtx_range(ev, thread(ev->pid, ev->tid));
 		return;
 	}
 	if (ev->layer == CUT_API && !(ev->has & CUT_HAS_DUR)) {
@@ -668,6 +717,8 @@ print_text(int64_t traced)
 			if (gp->st[s])
 				printf(" %s %s", state_names[s],
 				       cut_format_duration((double)gp->st[s], a, sizeof(a)));
+		if (gp->ranged)
+			printf("; in NVTX range %s", cut_esc(strtab_key(g.names, gp->range)));
 		putchar('\n');
 	}
 
@@ -763,6 +814,9 @@ print_json(int64_t traced)
 		for (int s = 0; s <= NSTATES; s++)
 			set_int(st, state_names[s], gp->st[s]);
 		json_object_set_new(o, "time_ns", st);
+		if (gp->ranged)
+			json_object_set_new(o, "nvtx_range",
+			                    json_string(strtab_key(g.names, gp->range)));
 		json_array_append_new(gaps, o);
 	}
 	for (int k = 0; k < NBUCKETS; k++) {
