@@ -668,6 +668,30 @@ gpu_work(const struct cut_event *ev)
 	}
 }
 
+/* An NVTX start/end range: it need not nest with anything, and may end on another thread
+ * than it started, so it is an async slice of its process ("b" and "e", an id of its own),
+ * not a slice of a thread's track. */
+static void
+startend_range(const struct cut_event *ev)
+{
+	static int64_t nasync;
+	struct group *p = group_get(PROCESS, ev->pid, 0);
+	int64_t id = ++nasync;
+	begin("b", ev->name, p->jpid, ev->tid, ev->ts);
+	buf_adds(&b, ",\"cat\":\"nvtx\",\"id\":");
+	buf_addi64(&b, id);
+	if (ev->args && strlen(ev->args) > 2) {
+		buf_adds(&b, ",\"args\":");
+		buf_adds(&b, ev->args);
+	}
+	end();
+	begin("e", ev->name, p->jpid, ev->tid, cut_event_end(ev));
+	buf_adds(&b, ",\"cat\":\"nvtx\",\"id\":");
+	buf_addi64(&b, id);
+	end();
+	p->file = nfile;
+}
+
 /* A duration option ("10ms", "2s", "500us", "1000" nanoseconds), or exit. */
 static int64_t
 parse_dur(const char *s)
@@ -750,6 +774,14 @@ main(int argc, char *argv[])
 				break;
 			case CUT_SCHED: slice(group_get(OFFCPU, ev.pid, ev.tid), &ev); break;
 			case CUT_GPU: gpu_work(&ev); break;
+			case CUT_NVTX:
+				if (ev.cat && strcmp(ev.cat, "startend") == 0 &&
+				    (ev.has & CUT_HAS_DUR)) {
+					startend_range(&ev);
+					break;
+				}
+				__attribute__((fallthrough)); /* push/pop ranges nest on their
+				                                 thread's track */
 			default:
 				slice(group_get(THREAD, ev.pid, ev.tid), &ev);
 				if (ev.layer == CUT_API)
