@@ -1,6 +1,7 @@
 /* cutperfetto: cut traces in Perfetto's own protobuf format, encoded by hand: nested tracks,
  * interned names, flows, counters, and a clock per machine so that many hosts share a timeline. */
 #include <err.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -12,6 +13,8 @@
 #include "args.h"
 #include "cut.h"
 #include "event.h"
+#include "outfile.h"
+#include "pb.h"
 #include "reader.h"
 #include "strtab.h"
 
@@ -63,7 +66,6 @@ enum {
 	UNIT_COUNT = 2, UNIT_SIZE_BYTES = 3, SIBLING_MERGE_NONE = 2, PROCESS_ORDERING_EXPLICIT = 1,
 };
 /* clang-format on */
-enum { WT_VARINT = 0, WT_FIXED64 = 1, WT_LEN = 2 };
 
 #define FLUSH_AT (1 << 20)
 /* Two traces of one host whose clock offsets differ by less than this share a boot (as in
@@ -74,13 +76,6 @@ enum { WT_VARINT = 0, WT_FIXED64 = 1, WT_LEN = 2 };
  * either of which may come first. */
 #define FLOW_SHIFT 20
 #define GPU_FLOW (1ULL << 63)
-
-/* A protobuf message being built: nested messages reserve one byte for their length and move
- * the body in the rare case it needs more. */
-struct pb {
-	uint8_t *s;
-	size_t len, cap;
-};
 
 /* A machine: one host and boot, one clock, one packet sequence with its own interning. */
 struct machine {
@@ -105,17 +100,23 @@ struct open {
 struct lane {
 	uint64_t uuid;
 	int64_t last, floor; /* latest start placed, latest end closed */
+	int64_t until;       /* a spill lane: the end of the slice it holds */
 	struct open *stack;
 	size_t depth, cap;
 	struct group *g;
 	struct lane *next;
 };
 
-enum kind { PROCESS, THREAD, OFFCPU, DEVICE, STREAM, IRQS, IRQCPU, ALLOC };
+enum kind { PROCESS, THREAD, OFFCPU, DEVICE, STREAM, IRQS, IRQCPU, ASYNC, ALLOC, DEVREF, SNAME };
 
 /* What the hash table keys by (kind, machine, pid, key): processes, threads (key: tid), their
- * off-CPU tracks, GPUs (key: ordinal) and their streams (key: a hash of ordinal and handle),
- * interrupts (key: CPU), and live device allocations (key: dptr). */
+ * off-CPU tracks, GPUs and their streams (key: a hash of the GPU's track and the handle),
+ * interrupts (key: CPU), NVTX start/end ranges per domain (key: the domain's index in the
+ * string table, -1 for the default domain), and, with no track, live device allocations (key: dptr)
+ * and a process's GPUs by ordinal (DEVREF, parent: the GPU) and its streams' NVTX names (SNAME,
+ * key: handle). A GPU whose device record gives its uuid is one track for every process that used
+ * it (pid -1, key: the uuid's index in the string table); without one, a GPU is a process's (key:
+ * ordinal). */
 struct group {
 	enum kind kind;
 	struct machine *m;
@@ -123,8 +124,11 @@ struct group {
 	struct group *hnext, *parent;
 	uint64_t uuid, counter; /* its track; its counter track, 0 until needed */
 	struct lane *lanes;
-	char *name, *nvtx, *cmdline; /* comm or device name; NVTX thread name; command line */
-	int64_t rank;                /* PROCESS: -1 outside a distributed job */
+	struct lane **spill; /* lanes past the scanned ones, see place() */
+	size_t nspill, spillcap, nlanes;
+	char *name, *nvtx, *cmdline; /* comm or device name; NVTX thread or stream name; command
+	                                line, or a GPU's uuid */
+	int64_t rank;  /* PROCESS: -1 outside a distributed job; DEVICE: its ordinal */
 	int64_t value; /* PROCESS: bytes allocated; DEVICE: work in flight; STREAM: its handle;
 	                  ALLOC: its bytes */
 };
@@ -153,8 +157,10 @@ struct hent {
 };
 
 static struct {
-	struct pb out, intern, ann; /* packets; a packet's new interned strings; its annotations */
-	struct pb key, str;         /* an argument's name, a string value */
+	struct cut_pb out, intern,
+	    ann;             /* packets; a packet's new interned strings; its annotations */
+	struct cut_pb key;   /* an argument's name */
+	struct pb_json json; /* arguments' values as DebugAnnotations */
 	FILE *f;
 	const char *path;
 	struct machine **machines;
@@ -163,13 +169,13 @@ static struct {
 	size_t ntab, ngroups;
 	struct hent *heap;
 	size_t nheap, heapcap;
-	struct cut_strtab *strs;
+	struct cut_strtab *strs, *gpus; /* interned strings; GPUs' uuids */
 	struct islot cache[1 << ICACHE_BITS];
 	uint64_t uuids, serials;
 	enum kind place[CUT_NLAYERS];
-	int api_layer, ioctl_layer, gpu_layer;
+	int api_layer, ioctl_layer, gpu_layer, nvtx_layer;
 	bool warned_order;
-} g = {.api_layer = -1, .ioctl_layer = -1, .gpu_layer = -1};
+} g = {.api_layer = -1, .ioctl_layer = -1, .gpu_layer = -1, .nvtx_layer = -1};
 
 static void
 usage(int status)
@@ -194,93 +200,6 @@ xstrdup(const char *s)
 	if (!p)
 		err(CUT_EXIT_FATAL, "out of memory");
 	return p;
-}
-
-/* ---- protobuf wire format ---- */
-
-static inline void
-need(struct pb *b, size_t n)
-{
-	if (b->cap - b->len >= n)
-		return;
-	while (b->cap - b->len < n)
-		b->cap = b->cap ? 2 * b->cap : 65536;
-	if (!(b->s = realloc(b->s, b->cap)))
-		err(CUT_EXIT_FATAL, "out of memory");
-}
-
-static inline uint8_t *
-put_varint(uint8_t *p, uint64_t v)
-{
-	for (; v >= 0x80; v >>= 7)
-		*p++ = (uint8_t)(v | 0x80);
-	*p++ = (uint8_t)v;
-	return p;
-}
-
-static inline void
-varint(struct pb *b, uint64_t v)
-{
-	need(b, 10);
-	b->len = (size_t)(put_varint(b->s + b->len, v) - b->s);
-}
-
-static inline void
-field(struct pb *b, unsigned num, uint64_t v)
-{
-	varint(b, num << 3 | WT_VARINT);
-	varint(b, v);
-}
-
-static void
-fixed64(struct pb *b, unsigned num, uint64_t v)
-{
-	varint(b, num << 3 | WT_FIXED64);
-	need(b, 8);
-	for (int i = 0; i < 8; i++)
-		b->s[b->len++] = (uint8_t)(v >> (8 * i));
-}
-
-static void
-bytes(struct pb *b, unsigned num, const void *s, size_t n)
-{
-	varint(b, num << 3 | WT_LEN);
-	varint(b, n);
-	need(b, n);
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-}
-
-static void
-string(struct pb *b, unsigned num, const char *s)
-{
-	bytes(b, num, s, strlen(s));
-}
-
-/* Opens a nested message; returns where its length goes, for nest_end. */
-static inline size_t
-nest(struct pb *b, unsigned num)
-{
-	varint(b, num << 3 | WT_LEN);
-	need(b, 1);
-	return b->len++;
-}
-
-static inline void
-nest_end(struct pb *b, size_t at)
-{
-	size_t n = b->len - at - 1, k = 1;
-	if (n < 0x80) {
-		b->s[at] = (uint8_t)n;
-		return;
-	}
-	for (size_t v = n; v >= 0x80; v >>= 7)
-		k++;
-	need(b, k - 1);
-	memmove(b->s + at + k, b->s + at + 1, n);
-	for (size_t i = 0, v = n; i < k; i++, v >>= 7)
-		b->s[at + i] = (uint8_t)((v & 0x7f) | (i + 1 < k ? 0x80 : 0));
-	b->len += k - 1;
 }
 
 static void
@@ -334,12 +253,12 @@ iid(struct machine *m, const char *s, size_t len, unsigned kind)
 	}
 	if (!(m->sent[i] & kind)) {
 		m->sent[i] |= (uint8_t)kind;
-		size_t at = nest(&g.intern, kind == SENT_NAME       ? INTERNED_NAMES
-		                            : kind == SENT_CATEGORY ? INTERNED_CATEGORIES
-		                                                    : INTERNED_ANNOTATION_NAMES);
-		field(&g.intern, INTERNED_IID, i + 1);
-		bytes(&g.intern, INTERNED_STRING, s, len);
-		nest_end(&g.intern, at);
+		size_t at = pb_nest(&g.intern, kind == SENT_NAME       ? INTERNED_NAMES
+		                               : kind == SENT_CATEGORY ? INTERNED_CATEGORIES
+		                                                       : INTERNED_ANNOTATION_NAMES);
+		pb_field(&g.intern, INTERNED_IID, i + 1);
+		pb_bytes(&g.intern, INTERNED_STRING, s, len);
+		pb_nest_end(&g.intern, at);
 	}
 	return i + 1;
 }
@@ -349,21 +268,21 @@ iid(struct machine *m, const char *s, size_t len, unsigned kind)
 static size_t
 packet(struct machine *m, int64_t ts)
 {
-	need(&g.out, 48);
+	pb_need(&g.out, 48);
 	uint8_t *p = g.out.s + g.out.len;
-	*p++ = TRACE_PACKET << 3 | WT_LEN;
+	*p++ = TRACE_PACKET << 3 | PB_LEN;
 	size_t at = (size_t)(p++ - g.out.s);
 	if (ts >= 0) {
-		*p++ = PKT_TIMESTAMP << 3 | WT_VARINT;
-		p = put_varint(p, (uint64_t)ts);
-		*p++ = PKT_SEQUENCE_FLAGS << 3 | WT_VARINT;
+		*p++ = PKT_TIMESTAMP << 3 | PB_VARINT;
+		p = pb_put_varint(p, (uint64_t)ts);
+		*p++ = PKT_SEQUENCE_FLAGS << 3 | PB_VARINT;
 		*p++ = SEQ_NEEDS_INCREMENTAL_STATE;
 	}
-	*p++ = PKT_SEQUENCE_ID << 3 | WT_VARINT;
-	p = put_varint(p, m->id + 1);
+	*p++ = PKT_SEQUENCE_ID << 3 | PB_VARINT;
+	p = pb_put_varint(p, m->id + 1);
 	if (m->id) {
-		p = put_varint(p, PKT_MACHINE_ID << 3 | WT_VARINT);
-		p = put_varint(p, m->id);
+		p = pb_put_varint(p, PKT_MACHINE_ID << 3 | PB_VARINT);
+		p = pb_put_varint(p, m->id);
 	}
 	g.out.len = (size_t)(p - g.out.s);
 	return at;
@@ -373,10 +292,10 @@ static void
 packet_end(size_t at)
 {
 	if (g.intern.len) {
-		bytes(&g.out, PKT_INTERNED_DATA, g.intern.s, g.intern.len);
+		pb_bytes(&g.out, PKT_INTERNED_DATA, g.intern.s, g.intern.len);
 		g.intern.len = 0;
 	}
-	nest_end(&g.out, at);
+	pb_nest_end(&g.out, at);
 	if (g.out.len >= FLUSH_AT)
 		flush();
 }
@@ -389,30 +308,30 @@ static void
 machine_start(struct machine *m)
 {
 	size_t at = packet(m, -1);
-	field(&g.out, PKT_FIRST_ON_SEQUENCE, 1);
-	size_t snap = nest(&g.out, PKT_CLOCK_SNAPSHOT);
+	pb_field(&g.out, PKT_FIRST_ON_SEQUENCE, 1);
+	size_t snap = pb_nest(&g.out, PKT_CLOCK_SNAPSHOT);
 	const uint32_t ids[] = {CLOCK_BOOTTIME, CLOCK_MONOTONIC, CLOCK_REALTIME};
 	const int64_t vals[] = {m->mono, m->mono, m->real};
 	for (int i = 0; i < (m->clock ? 3 : 2); i++) {
-		size_t c = nest(&g.out, SNAPSHOT_CLOCKS);
-		field(&g.out, CLOCK_ID, ids[i]);
-		field(&g.out, CLOCK_TIMESTAMP, (uint64_t)vals[i]);
-		nest_end(&g.out, c);
+		size_t c = pb_nest(&g.out, SNAPSHOT_CLOCKS);
+		pb_field(&g.out, CLOCK_ID, ids[i]);
+		pb_field(&g.out, CLOCK_TIMESTAMP, (uint64_t)vals[i]);
+		pb_nest_end(&g.out, c);
 	}
-	nest_end(&g.out, snap);
-	nest_end(&g.out, at);
+	pb_nest_end(&g.out, snap);
+	pb_nest_end(&g.out, at);
 	at = packet(m, -1);
-	field(&g.out, PKT_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
-	size_t d = nest(&g.out, PKT_DEFAULTS);
-	field(&g.out, DEFAULTS_TIMESTAMP_CLOCK_ID, CLOCK_MONOTONIC);
-	nest_end(&g.out, d);
-	nest_end(&g.out, at);
+	pb_field(&g.out, PKT_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+	size_t d = pb_nest(&g.out, PKT_DEFAULTS);
+	pb_field(&g.out, DEFAULTS_TIMESTAMP_CLOCK_ID, CLOCK_MONOTONIC);
+	pb_nest_end(&g.out, d);
+	pb_nest_end(&g.out, at);
 	if (*m->host) {
 		at = packet(m, -1);
-		d = nest(&g.out, PKT_SYSTEM_INFO);
-		string(&g.out, SYSTEM_MACHINE_NAME, m->host);
-		nest_end(&g.out, d);
-		nest_end(&g.out, at);
+		d = pb_nest(&g.out, PKT_SYSTEM_INFO);
+		pb_string(&g.out, SYSTEM_MACHINE_NAME, m->host);
+		pb_nest_end(&g.out, d);
+		pb_nest_end(&g.out, at);
 	}
 }
 
@@ -500,14 +419,16 @@ group_get(enum kind kind, struct machine *m, int64_t pid, int64_t key, struct gr
 	                    .m = m,
 	                    .pid = pid,
 	                    .key = key,
-	                    .rank = -1,
+	                    .rank = kind == DEVICE && pid >= 0 ? key : -1,
 	                    .value = value,
 	                    .parent = parent};
 	g.ngroups++;
-	if (kind == ALLOC)
+	if (kind == ALLOC || kind == DEVREF || kind == SNAME)
 		return x;
 	x->uuid = ++g.uuids;
-	if (!parent && (kind == THREAD || kind == DEVICE))
+	if (kind == DEVICE && pid < 0)
+		return x; /* described once its device record is read */
+	if (!parent && (kind == THREAD || kind == ASYNC || (kind == DEVICE && pid >= 0)))
 		x->parent = group_get(PROCESS, m, pid, 0, NULL, 0);
 	else if (!parent && kind == OFFCPU)
 		x->parent = group_get(THREAD, m, pid, key, NULL, 0);
@@ -533,16 +454,30 @@ track_name(const struct group *x, char *s, size_t n)
 	switch (x->kind) {
 	case OFFCPU: snprintf(s, n, "off-CPU (tid %lld)", (long long)x->key); break;
 	case DEVICE:
-		snprintf(s, n, "GPU %lld%s%s", (long long)x->key, x->name ? ": " : "",
-		         x->name ? x->name : "");
+		snprintf(s, n, "GPU %lld%s%s%s%s%s", (long long)x->rank, x->name ? ": " : "",
+		         x->name ? x->name : "", x->cmdline ? " (" : "",
+		         x->cmdline ? x->cmdline : "", x->cmdline ? ")" : "");
 		break;
-	case STREAM:
-		if (x->value < 0)
-			snprintf(s, n, "no stream");
+	case STREAM: {
+		char pid[32] = "";
+		if (x->parent->pid < 0) /* a GPU shared by processes */
+			snprintf(pid, sizeof(pid), "pid %lld ", (long long)x->pid);
+		if (x->nvtx && x->value >= 0)
+			snprintf(s, n, "%s%s (stream 0x%llx)", pid, x->nvtx,
+			         (unsigned long long)x->value);
+		else if (x->value < 0)
+			snprintf(s, n, "%sno stream", pid);
 		else
-			snprintf(s, n, "stream 0x%llx", (unsigned long long)x->value);
+			snprintf(s, n, "%sstream 0x%llx", pid, (unsigned long long)x->value);
 		break;
+	}
 	case IRQS: snprintf(s, n, "interrupts"); break;
+	case ASYNC:
+		if (x->key < 0)
+			snprintf(s, n, "NVTX");
+		else
+			snprintf(s, n, "NVTX: %s", strtab_key(g.strs, (size_t)x->key));
+		break;
 	case IRQCPU:
 		if (x->key < 0)
 			snprintf(s, n, "CPU unknown");
@@ -561,49 +496,49 @@ describe(struct group *x)
 {
 	char name[512];
 	size_t at, d, p;
-	if (x->rank >= 0 && !x->m->ranked) {
+	if (x->kind == PROCESS && x->rank >= 0 && !x->m->ranked) {
 		at = packet(x->m, -1);
-		d = nest(&g.out, PKT_TRACK_DESCRIPTOR);
-		field(&g.out, TRACK_UUID, 0);
-		field(&g.out, TRACK_PROCESS_ORDERING, PROCESS_ORDERING_EXPLICIT);
-		nest_end(&g.out, d);
+		d = pb_nest(&g.out, PKT_TRACK_DESCRIPTOR);
+		pb_field(&g.out, TRACK_UUID, 0);
+		pb_field(&g.out, TRACK_PROCESS_ORDERING, PROCESS_ORDERING_EXPLICIT);
+		pb_nest_end(&g.out, d);
 		packet_end(at);
 		x->m->ranked = true;
 	}
 	at = packet(x->m, -1);
-	d = nest(&g.out, PKT_TRACK_DESCRIPTOR);
-	field(&g.out, TRACK_UUID, x->uuid);
+	d = pb_nest(&g.out, PKT_TRACK_DESCRIPTOR);
+	pb_field(&g.out, TRACK_UUID, x->uuid);
 	switch (x->kind) {
 	case PROCESS:
-		p = nest(&g.out, TRACK_PROCESS);
-		field(&g.out, PROCESS_PID, (uint64_t)x->pid);
+		p = pb_nest(&g.out, TRACK_PROCESS);
+		pb_field(&g.out, PROCESS_PID, (uint64_t)x->pid);
 		if (x->cmdline)
-			string(&g.out, PROCESS_CMDLINE, x->cmdline);
+			pb_string(&g.out, PROCESS_CMDLINE, x->cmdline);
 		if (x->rank >= 0)
 			snprintf(name, sizeof(name), "rank %lld%s%s%s", (long long)x->rank,
 			         *x->m->host ? " (" : "", x->m->host, *x->m->host ? ")" : "");
 		if (x->rank >= 0 || x->name)
-			string(&g.out, PROCESS_NAME, x->rank >= 0 ? name : x->name);
-		nest_end(&g.out, p);
+			pb_string(&g.out, PROCESS_NAME, x->rank >= 0 ? name : x->name);
+		pb_nest_end(&g.out, p);
 		if (x->rank >= 0)
-			field(&g.out, TRACK_ORDER_RANK, (uint64_t)(int32_t)x->rank);
+			pb_field(&g.out, TRACK_ORDER_RANK, (uint64_t)(int32_t)x->rank);
 		break;
 	case THREAD:
-		p = nest(&g.out, TRACK_THREAD);
-		field(&g.out, THREAD_PID, (uint64_t)x->pid);
-		field(&g.out, THREAD_TID, (uint64_t)x->key);
+		p = pb_nest(&g.out, TRACK_THREAD);
+		pb_field(&g.out, THREAD_PID, (uint64_t)x->pid);
+		pb_field(&g.out, THREAD_TID, (uint64_t)x->key);
 		if (x->nvtx || x->name)
-			string(&g.out, THREAD_NAME, x->nvtx ? x->nvtx : x->name);
-		nest_end(&g.out, p);
+			pb_string(&g.out, THREAD_NAME, x->nvtx ? x->nvtx : x->name);
+		pb_nest_end(&g.out, p);
 		break;
 	default:
 		track_name(x, name, sizeof(name));
-		string(&g.out, TRACK_NAME, name);
+		pb_string(&g.out, TRACK_NAME, name);
 		if (x->parent)
-			field(&g.out, TRACK_PARENT, x->parent->uuid);
-		field(&g.out, TRACK_MERGE, SIBLING_MERGE_NONE);
+			pb_field(&g.out, TRACK_PARENT, x->parent->uuid);
+		pb_field(&g.out, TRACK_MERGE, SIBLING_MERGE_NONE);
 	}
-	nest_end(&g.out, d);
+	pb_nest_end(&g.out, d);
 	packet_end(at);
 }
 
@@ -612,17 +547,17 @@ static uint64_t
 child_track(struct machine *m, uint64_t parent, const char *name, int unit)
 {
 	uint64_t uuid = ++g.uuids;
-	size_t at = packet(m, -1), d = nest(&g.out, PKT_TRACK_DESCRIPTOR);
-	field(&g.out, TRACK_UUID, uuid);
-	string(&g.out, TRACK_NAME, name);
-	field(&g.out, TRACK_PARENT, parent);
-	field(&g.out, TRACK_MERGE, SIBLING_MERGE_NONE);
+	size_t at = packet(m, -1), d = pb_nest(&g.out, PKT_TRACK_DESCRIPTOR);
+	pb_field(&g.out, TRACK_UUID, uuid);
+	pb_string(&g.out, TRACK_NAME, name);
+	pb_field(&g.out, TRACK_PARENT, parent);
+	pb_field(&g.out, TRACK_MERGE, SIBLING_MERGE_NONE);
 	if (unit) {
-		size_t c = nest(&g.out, TRACK_COUNTER);
-		field(&g.out, COUNTER_UNIT, (uint64_t)unit);
-		nest_end(&g.out, c);
+		size_t c = pb_nest(&g.out, TRACK_COUNTER);
+		pb_field(&g.out, COUNTER_UNIT, (uint64_t)unit);
+		pb_nest_end(&g.out, c);
 	}
-	nest_end(&g.out, d);
+	pb_nest_end(&g.out, d);
 	packet_end(at);
 	return uuid;
 }
@@ -636,15 +571,15 @@ counter(struct group *x, int64_t ts)
 		if (x->kind == PROCESS) {
 			x->counter = child_track(x->m, x->uuid, "device memory", UNIT_SIZE_BYTES);
 		} else {
-			snprintf(name, sizeof(name), "GPU %lld busy", (long long)x->key);
+			snprintf(name, sizeof(name), "GPU %lld busy", (long long)x->rank);
 			x->counter = child_track(x->m, x->uuid, name, UNIT_COUNT);
 		}
 	}
-	size_t at = packet(x->m, ts), e = nest(&g.out, PKT_TRACK_EVENT);
-	field(&g.out, EVENT_TYPE, TYPE_COUNTER);
-	field(&g.out, EVENT_TRACK_UUID, x->counter);
-	field(&g.out, EVENT_COUNTER_VALUE, (uint64_t)x->value);
-	nest_end(&g.out, e);
+	size_t at = packet(x->m, ts), e = pb_nest(&g.out, PKT_TRACK_EVENT);
+	pb_field(&g.out, EVENT_TYPE, TYPE_COUNTER);
+	pb_field(&g.out, EVENT_TRACK_UUID, x->counter);
+	pb_field(&g.out, EVENT_COUNTER_VALUE, (uint64_t)x->value);
+	pb_nest_end(&g.out, e);
 	packet_end(at);
 }
 
@@ -696,12 +631,12 @@ drain(int64_t ts)
 		struct hent h = heap_pop();
 		struct lane *l = h.l;
 		struct open *o = &l->stack[h.depth];
-		size_t at = packet(l->g->m, o->end), e = nest(&g.out, PKT_TRACK_EVENT);
-		field(&g.out, EVENT_TYPE, TYPE_SLICE_END);
-		field(&g.out, EVENT_TRACK_UUID, l->uuid);
+		size_t at = packet(l->g->m, o->end), e = pb_nest(&g.out, PKT_TRACK_EVENT);
+		pb_field(&g.out, EVENT_TYPE, TYPE_SLICE_END);
+		pb_field(&g.out, EVENT_TRACK_UUID, l->uuid);
 		for (uint32_t k = 1; k <= o->nflow; k++)
-			fixed64(&g.out, EVENT_TERMINATING_FLOW_IDS, o->serial << FLOW_SHIFT | k);
-		nest_end(&g.out, e);
+			pb_fixed64(&g.out, EVENT_TERMINATING_FLOW_IDS, o->serial << FLOW_SHIFT | k);
+		pb_nest_end(&g.out, e);
 		packet_end(at);
 		if (o->busy) {
 			o->busy->value--;
@@ -713,33 +648,83 @@ drain(int64_t ts)
 	}
 }
 
-/* The first lane of x where [ts, end] nests, given what is open on each; a lane refuses a
- * slice that starts before its latest one or before the end of one it closed, so unsorted
- * input costs lanes, never nesting. */
+static struct lane *
+lane_new(struct group *x)
+{
+	char name[600], base[512];
+	struct lane *l = xcalloc(1, sizeof(*l));
+	*l = (struct lane){.last = INT64_MIN, .floor = INT64_MIN, .g = x};
+	if (x->nlanes++ == 0) {
+		l->uuid = x->uuid;
+	} else {
+		track_name(x, base, sizeof(base));
+		snprintf(name, sizeof(name), "%s overlap %zu", base, x->nlanes - 1);
+		l->uuid = child_track(x->m, x->uuid, name, 0);
+	}
+	return l;
+}
+
+/* The spill lanes of a group: a min-heap by the end of the slice each holds. */
+static void
+spill_fix(struct group *x, size_t i)
+{
+	struct lane **h = x->spill, *l = h[i];
+	for (size_t c; (c = 2 * i + 1) < x->nspill; i = c) {
+		if (c + 1 < x->nspill && h[c + 1]->until < h[c]->until)
+			c++;
+		if (l->until <= h[c]->until)
+			break;
+		h[i] = h[c];
+	}
+	h[i] = l;
+}
+
+static void
+spill_push(struct group *x, struct lane *l)
+{
+	if (x->nspill == x->spillcap) {
+		x->spillcap = x->spillcap ? 2 * x->spillcap : 16;
+		if (!(x->spill = realloc(x->spill, x->spillcap * sizeof(*x->spill))))
+			err(CUT_EXIT_FATAL, "out of memory");
+	}
+	size_t i = x->nspill++;
+	for (; i && l->until < x->spill[(i - 1) / 2]->until; i = (i - 1) / 2)
+		x->spill[i] = x->spill[(i - 1) / 2];
+	x->spill[i] = l;
+}
+
+/* The first of x's first SCAN_LANES lanes where [ts, end] nests, given what is open on each; a
+ * lane refuses a slice that starts before its latest one or before the end of one it closed,
+ * so unsorted input costs lanes, never nesting. Past those lanes, slices that overlap without
+ * nesting (GPU work queued deep) take the spill lane free the longest, or a new one, one slice
+ * at a time: a heap keeps that linear in the lanes. */
+#define SCAN_LANES 16
 static struct lane *
 place(struct group *x, int64_t ts, int64_t end)
 {
 	struct lane **lp = &x->lanes, *l;
-	int n = 0;
-	for (;; lp = &l->next, n++) {
-		if (!(l = *lp)) {
-			char name[600], base[512];
-			l = *lp = xcalloc(1, sizeof(*l));
-			*l = (struct lane){.last = INT64_MIN, .floor = INT64_MIN, .g = x};
-			if (n == 0) {
-				l->uuid = x->uuid;
-			} else {
-				track_name(x, base, sizeof(base));
-				snprintf(name, sizeof(name), "%s overlap %d", base, n);
-				l->uuid = child_track(x->m, x->uuid, name, 0);
-			}
-		}
+	for (int n = 0; n < SCAN_LANES; n++, lp = &l->next) {
+		if (!(l = *lp))
+			l = *lp = lane_new(x);
 		if (ts < l->last || ts < l->floor)
 			continue;
 		if (l->depth && end > l->stack[l->depth - 1].end)
 			continue;
 		return l;
 	}
+	/* every slice that ended by ts was drained: a spill lane past its slice's end is empty */
+	if (x->nspill && x->spill[0]->until <= ts && x->spill[0]->last <= ts) {
+		l = x->spill[0];
+		l->until = end;
+		spill_fix(x, 0);
+		return l;
+	}
+	l = lane_new(x);
+	l->next = *lp;
+	*lp = l;
+	l->until = end;
+	spill_push(x, l);
+	return l;
 }
 
 static void
@@ -779,219 +764,24 @@ enclosing_api(struct group *x, const struct cut_event *ev, int64_t end)
 
 /* ---- arguments as debug annotations ---- */
 
-static const char *
-skip_ws(const char *p)
+static uint64_t
+annotation_iid(void *m, const char *s, size_t n)
 {
-	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
-		p++;
-	return p;
-}
-
-static unsigned
-hex4(const char *p)
-{
-	unsigned v = 0;
-	for (int i = 0; i < 4; i++)
-		v = v * 16 + (unsigned)(p[i] <= '9' ? p[i] - '0' : (p[i] | 0x20) - 'a' + 10);
-	return v;
-}
-
-/* Unescapes the JSON string at p (its opening quote) into out, NUL-terminated; returns the byte
- * after its closing quote. The reader has checked it is valid JSON and UTF-8. */
-static const char *
-jstring(const char *p, struct pb *out)
-{
-	out->len = 0;
-	for (p++;;) {
-		const char *q = p;
-		while (*q && *q != '"' && *q != '\\')
-			q++;
-		need(out, (size_t)(q - p) + 8);
-		memcpy(out->s + out->len, p, (size_t)(q - p));
-		out->len += (size_t)(q - p);
-		p = q;
-		if (*p != '\\')
-			break;
-		char c = p[1];
-		p += 2;
-		switch (c) {
-		case 'n': c = '\n'; break;
-		case 't': c = '\t'; break;
-		case 'r': c = '\r'; break;
-		case 'b': c = '\b'; break;
-		case 'f': c = '\f'; break;
-		case 'u': {
-			unsigned cp = hex4(p);
-			p += 4;
-			if (cp >= 0xd800 && cp < 0xdc00 && p[0] == '\\' && p[1] == 'u') {
-				cp = 0x10000 + ((cp - 0xd800) << 10) + (hex4(p + 2) - 0xdc00);
-				p += 6;
-			} else if (cp >= 0xd800 && cp < 0xe000) {
-				cp = 0xfffd;
-			}
-			uint8_t *o = out->s + out->len;
-			if (cp < 0x80) {
-				*o++ = (uint8_t)cp;
-			} else if (cp < 0x800) {
-				*o++ = (uint8_t)(0xc0 | cp >> 6);
-				*o++ = (uint8_t)(0x80 | (cp & 0x3f));
-			} else if (cp < 0x10000) {
-				*o++ = (uint8_t)(0xe0 | cp >> 12);
-				*o++ = (uint8_t)(0x80 | (cp >> 6 & 0x3f));
-				*o++ = (uint8_t)(0x80 | (cp & 0x3f));
-			} else {
-				*o++ = (uint8_t)(0xf0 | cp >> 18);
-				*o++ = (uint8_t)(0x80 | (cp >> 12 & 0x3f));
-				*o++ = (uint8_t)(0x80 | (cp >> 6 & 0x3f));
-				*o++ = (uint8_t)(0x80 | (cp & 0x3f));
-			}
-			out->len = (size_t)(o - out->s);
-			continue;
-		}
-		default: break; /* \" \\ \/ */
-		}
-		out->s[out->len++] = (uint8_t)c;
-	}
-	out->s[out->len] = '\0';
-	return *p ? p + 1 : p;
-}
-
-/* The byte after the JSON value at p. */
-static const char *
-skip_value(const char *p)
-{
-	int depth = 0;
-	do {
-		if (*p == '"') {
-			for (p++; *p && *p != '"'; p++)
-				if (*p == '\\' && p[1])
-					p++;
-			if (*p)
-				p++;
-		} else if (*p == '{' || *p == '[') {
-			depth++, p++;
-		} else if (*p == '}' || *p == ']') {
-			depth--, p++;
-		} else if (depth == 0) {
-			while (*p && !strchr(",}] \t\r\n", *p))
-				p++;
-		} else {
-			p++;
-		}
-	} while (depth > 0 && *p);
-	return p;
-}
-
-/* Whether s is a handle or pointer as cut writes them, "0x" and 1 to 16 hex digits; its value
- * through v. */
-static bool
-hex(const uint8_t *s, size_t n, uint64_t *v)
-{
-	if (n < 3 || n > 18 || s[0] != '0' || s[1] != 'x')
-		return false;
-	uint64_t x = 0;
-	for (size_t i = 2; i < n; i++) {
-		unsigned d = (unsigned)s[i] - '0';
-		if (d > 9 && (d = ((unsigned)s[i] | 0x20) - 'a' + 10) - 10 > 5)
-			return false;
-		x = x << 4 | d;
-	}
-	*v = x;
-	return true;
-}
-
-/* Writes the JSON value at p as the value of the DebugAnnotation being built in b: integers,
- * doubles, booleans, strings ("0x..." handles and pointers as pointer_value, shown in hex),
- * arrays and objects as nested annotations. Returns the byte after the value. */
-static const char *
-value(struct pb *b, struct machine *m, const char *p, int depth)
-{
-	const char *q;
-	size_t at;
-	uint64_t u;
-	switch (*p) {
-	case '"':
-		q = jstring(p, &g.str);
-		if (hex(g.str.s, g.str.len, &u))
-			field(b, ANN_POINTER, u);
-		else
-			bytes(b, ANN_STRING, g.str.s, g.str.len);
-		return q;
-	case '{':
-	case '[':
-		q = skip_ws(p + 1);
-		if (*q == '}' || *q == ']' || depth > 32) {
-			q = skip_value(p);
-			bytes(b, ANN_JSON, p, (size_t)(q - p));
-			return q;
-		}
-		while (*q && *q != '}' && *q != ']') {
-			if (*p == '{') {
-				if (*q != '"')
-					break;
-				at = nest(b, ANN_DICT);
-				q = skip_ws(jstring(q, &g.key));
-				field(b, ANN_NAME_IID,
-				      iid(m, (char *)g.key.s, g.key.len, SENT_ANNOTATION));
-				q = skip_ws(q + 1); /* ':' */
-			} else {
-				at = nest(b, ANN_ARRAY);
-			}
-			const char *r = value(b, m, q, depth + 1);
-			nest_end(b, at);
-			if (r == q)
-				break;
-			q = skip_ws(r);
-			if (*q == ',')
-				q = skip_ws(q + 1);
-		}
-		return *q ? q + 1 : q;
-	case 't':
-	case 'f': field(b, ANN_BOOL, *p == 't'); return p + (*p == 't' ? 4 : 5);
-	case 'n': bytes(b, ANN_JSON, "null", 4); return p + 4;
-	default: break;
-	}
-	q = p;
-	bool neg = *q == '-', frac = false;
-	u = 0;
-	uint64_t lim = neg ? (uint64_t)INT64_MAX + 1 : UINT64_MAX;
-	bool over = false;
-	for (q += neg; *q >= '0' && *q <= '9'; q++) {
-		unsigned d = (unsigned)(*q - '0');
-		if (u > (lim - d) / 10)
-			over = true;
-		u = u * 10 + d;
-	}
-	frac = *q == '.' || *q == 'e' || *q == 'E';
-	if (frac || over) {
-		char *e;
-		double v = strtod(p, &e);
-		uint64_t bits;
-		memcpy(&bits, &v, 8);
-		fixed64(b, ANN_DOUBLE, bits);
-		return e;
-	}
-	if (neg)
-		field(b, ANN_INT, (uint64_t)0 - u);
-	else if (u > INT64_MAX)
-		field(b, ANN_UINT, u);
-	else
-		field(b, ANN_INT, u);
-	return q;
+	return iid(m, s, n, SENT_ANNOTATION);
 }
 
 /* The members of an object (from its first key; up to its '}' or the end of the text) as
  * debug annotations; the top-level "corr" is noted for flows and envelope "host" and "rank"
  * among unknown members are left to the process name. */
 static void
-members(struct pb *b, struct machine *m, const char *p, bool envelope, int64_t *corr)
+members(struct cut_pb *b, struct machine *m, const char *p, bool envelope, int64_t *corr)
 {
-	for (p = skip_ws(p); *p == '"';) {
-		p = skip_ws(jstring(p, &g.key));
-		p = skip_ws(p + 1); /* ':' */
+	for (p = pb_json_ws(p); *p == '"';) {
+		p = pb_json_ws(pb_json_string(p, &g.key));
+		p = pb_json_ws(p + 1); /* ':' */
 		const char *k = (char *)g.key.s;
 		if (envelope && (strcmp(k, "host") == 0 || strcmp(k, "rank") == 0)) {
-			p = skip_value(p);
+			p = pb_json_skip(p);
 		} else {
 			if (corr && g.key.len == 4 && memcmp(k, "corr", 4) == 0) {
 				char *e;
@@ -999,24 +789,25 @@ members(struct pb *b, struct machine *m, const char *p, bool envelope, int64_t *
 				if (e != p)
 					*corr = v;
 			}
-			size_t at = nest(b, EVENT_ANNOTATIONS);
-			field(b, ANN_NAME_IID, iid(m, k, g.key.len, SENT_ANNOTATION));
-			p = value(b, m, p, 0);
-			nest_end(b, at);
+			size_t at = pb_nest(b, EVENT_ANNOTATIONS);
+			pb_field(b, ANN_NAME_IID, iid(m, k, g.key.len, SENT_ANNOTATION));
+			g.json.ctx = m;
+			p = pb_json_value(&g.json, b, p);
+			pb_nest_end(b, at);
 		}
-		p = skip_ws(p);
+		p = pb_json_ws(p);
 		if (*p == ',')
-			p = skip_ws(p + 1);
+			p = pb_json_ws(p + 1);
 	}
 }
 
 static void
-int_annotation(struct pb *b, struct machine *m, const char *name, int64_t v)
+int_annotation(struct cut_pb *b, struct machine *m, const char *name, int64_t v)
 {
-	size_t at = nest(b, EVENT_ANNOTATIONS);
-	field(b, ANN_NAME_IID, iid(m, name, strlen(name), SENT_ANNOTATION));
-	field(b, ANN_INT, (uint64_t)v);
-	nest_end(b, at);
+	size_t at = pb_nest(b, EVENT_ANNOTATIONS);
+	pb_field(b, ANN_NAME_IID, iid(m, name, strlen(name), SENT_ANNOTATION));
+	pb_field(b, ANN_INT, (uint64_t)v);
+	pb_nest_end(b, at);
 }
 
 /* The event's members other than the envelope as annotations in g.ann; returns whether
@@ -1024,7 +815,7 @@ int_annotation(struct pb *b, struct machine *m, const char *name, int64_t v)
 static bool
 annotations(struct machine *m, const struct cut_event *ev, int64_t *corr)
 {
-	struct pb *b = &g.ann;
+	struct cut_pb *b = &g.ann;
 	b->len = 0;
 	*corr = INT64_MIN;
 	if (ev->has & CUT_HAS_RET)
@@ -1038,7 +829,7 @@ annotations(struct machine *m, const struct cut_event *ev, int64_t *corr)
 		int_annotation(b, m, "ioctl_ns", ev->ioctl_ns);
 	}
 	if (ev->args)
-		members(b, m, skip_ws(ev->args) + 1, false, corr);
+		members(b, m, pb_json_ws(ev->args) + 1, false, corr);
 	if (ev->extra)
 		members(b, m, ev->extra, true, NULL);
 	return *corr != INT64_MIN;
@@ -1088,20 +879,21 @@ slice(struct machine *m, struct group *x, const struct cut_event *ev, struct gro
 	struct open o = {ev->ts, end, ev->has & CUT_HAS_ID ? ev->id : -1, 0, 0, NULL}, *a;
 	int layer = (int)ev->layer;
 
-	size_t at = packet(m, ev->ts), e = nest(&g.out, PKT_TRACK_EVENT);
-	field(&g.out, EVENT_TYPE, span ? TYPE_SLICE_BEGIN : TYPE_INSTANT);
-	field(&g.out, EVENT_TRACK_UUID, l->uuid);
-	field(&g.out, EVENT_CATEGORY_IIDS, cat);
-	field(&g.out, EVENT_NAME_IID, name);
-	need(&g.out, g.ann.len);
+	size_t at = packet(m, ev->ts), e = pb_nest(&g.out, PKT_TRACK_EVENT);
+	pb_field(&g.out, EVENT_TYPE, span ? TYPE_SLICE_BEGIN : TYPE_INSTANT);
+	pb_field(&g.out, EVENT_TRACK_UUID, l->uuid);
+	pb_field(&g.out, EVENT_CATEGORY_IIDS, cat);
+	pb_field(&g.out, EVENT_NAME_IID, name);
+	pb_need(&g.out, g.ann.len);
 	memcpy(g.out.s + g.out.len, g.ann.s, g.ann.len);
 	g.out.len += g.ann.len;
 	if (layer == g.ioctl_layer && (a = enclosing_api(x, ev, end)) &&
 	    a->nflow + 1 < 1u << FLOW_SHIFT)
-		fixed64(&g.out, EVENT_FLOW_IDS, a->serial << FLOW_SHIFT | ++a->nflow);
+		pb_fixed64(&g.out, EVENT_FLOW_IDS, a->serial << FLOW_SHIFT | ++a->nflow);
 	if (has_corr && (layer == g.api_layer || layer == g.gpu_layer))
-		fixed64(&g.out, EVENT_FLOW_IDS, GPU_FLOW | hash_key(ALLOC, m, ev->pid, corr) >> 1);
-	nest_end(&g.out, e);
+		pb_fixed64(&g.out, EVENT_FLOW_IDS,
+		           GPU_FLOW | hash_key(ALLOC, m, ev->pid, corr) >> 1);
+	pb_nest_end(&g.out, e);
 	packet_end(at);
 
 	l->last = ev->ts;
@@ -1135,15 +927,15 @@ lost(struct input *in, struct machine *m, const struct cut_event *ev)
 	annotations(m, ev, &corr);
 	uint64_t name_iid = iid(m, name, strlen(name), SENT_NAME);
 	uint64_t cat = iid(m, "lost", 4, SENT_CATEGORY);
-	size_t at = packet(m, ev->ts), e = nest(&g.out, PKT_TRACK_EVENT);
-	field(&g.out, EVENT_TYPE, TYPE_INSTANT);
-	field(&g.out, EVENT_TRACK_UUID, p->uuid);
-	field(&g.out, EVENT_CATEGORY_IIDS, cat);
-	field(&g.out, EVENT_NAME_IID, name_iid);
-	need(&g.out, g.ann.len);
+	size_t at = packet(m, ev->ts), e = pb_nest(&g.out, PKT_TRACK_EVENT);
+	pb_field(&g.out, EVENT_TYPE, TYPE_INSTANT);
+	pb_field(&g.out, EVENT_TRACK_UUID, p->uuid);
+	pb_field(&g.out, EVENT_CATEGORY_IIDS, cat);
+	pb_field(&g.out, EVENT_NAME_IID, name_iid);
+	pb_need(&g.out, g.ann.len);
 	memcpy(g.out.s + g.out.len, g.ann.s, g.ann.len);
 	g.out.len += g.ann.len;
-	nest_end(&g.out, e);
+	pb_nest_end(&g.out, e);
 	packet_end(at);
 }
 
@@ -1158,6 +950,58 @@ set_name(char **s, const char *args, const char *key)
 	free(*s);
 	*s = xstrdup(v);
 	return true;
+}
+
+/* The GPU of a process's ordinal: the one its device record named by uuid, else its own. */
+static struct group *
+device_of(struct machine *m, int64_t pid, int64_t ordinal)
+{
+	if (g.ngroups >= g.ntab)
+		tab_grow();
+	struct group *r = *group_slot(DEVREF, m, pid, ordinal);
+	return r ? r->parent : group_get(DEVICE, m, pid, ordinal, NULL, 0);
+}
+
+/* The track of a process's stream on GPU d, named as NVTX named the stream. */
+static struct group *
+stream_of(struct machine *m, struct group *d, int64_t pid, int64_t stream)
+{
+	int64_t key = (int64_t)hash_key(STREAM, NULL, (int64_t)d->uuid, stream);
+	if (g.ngroups >= g.ntab)
+		tab_grow();
+	struct group *x = *group_slot(STREAM, m, pid, key), *n;
+	if (x)
+		return x;
+	x = group_get(STREAM, m, pid, key, d, stream);
+	if ((n = *group_slot(SNAME, m, pid, stream))) {
+		x->nvtx = xstrdup(n->nvtx);
+		describe(x);
+	}
+	return x;
+}
+
+/* A stream named through NVTX (a symbol record of kind "stream"): its track, on each GPU the
+ * process has used it on so far, is renamed. */
+static void
+stream_name(struct machine *m, const struct cut_event *ev)
+{
+	char kind[16], name[256];
+	int64_t handle;
+	if (cut_args_str(ev->args, "kind", kind, sizeof(kind)) < 1 || strcmp(kind, "stream") != 0 ||
+	    cut_args_int(ev->args, "handle", &handle) ||
+	    cut_args_str(ev->args, "name", name, sizeof(name)) < 1)
+		return;
+	for (size_t i = 0; i < g.ntab; i++)
+		for (struct group *x = g.tab[i]; x; x = x->hnext)
+			if (x->kind == STREAM && x->m == m && x->pid == ev->pid &&
+			    x->value == handle && (!x->nvtx || strcmp(x->nvtx, name) != 0)) {
+				free(x->nvtx);
+				x->nvtx = xstrdup(name);
+				describe(x);
+			}
+	struct group *n = group_get(SNAME, m, ev->pid, handle, NULL, 0);
+	free(n->nvtx);
+	n->nvtx = xstrdup(name);
 }
 
 /* Names of processes, threads and GPUs; lost events. */
@@ -1179,8 +1023,23 @@ meta(struct input *in, struct machine *m, const struct cut_event *ev)
 		changed =
 		    set_name(&x->name, ev->args, "comm") | set_name(&x->nvtx, ev->args, "name");
 	} else if (strcmp(ev->name, "device") == 0 && cut_args_int(ev->args, "device", &v) == 0) {
-		x = group_get(DEVICE, m, ev->pid, v, NULL, 0);
-		changed = set_name(&x->name, ev->args, "name");
+		char uuid[128];
+		if (cut_args_str(ev->args, "uuid", uuid, sizeof(uuid)) > 0) {
+			x = group_get(DEVICE, m, -1, (int64_t)strtab_intern(g.gpus, uuid), NULL, 0);
+			group_get(DEVREF, m, ev->pid, v, NULL, 0)->parent = x;
+			bool isnew = !x->cmdline;
+			if (isnew) { /* named by the first process's ordinal */
+				x->cmdline = xstrdup(uuid);
+				x->rank = v;
+			}
+			changed = set_name(&x->name, ev->args, "name") | isnew;
+		} else {
+			x = device_of(m, ev->pid, v);
+			changed = set_name(&x->name, ev->args, "name");
+		}
+	} else if (strcmp(ev->name, "symbol") == 0) {
+		stream_name(m, ev);
+		return;
 	} else {
 		if (strcmp(ev->name, "lost") == 0)
 			lost(in, m, ev);
@@ -1230,6 +1089,19 @@ machine_of(struct input *in, const struct cut_event *ev)
 	return m;
 }
 
+/* The track of an NVTX start/end range: such ranges need not nest with the calls of the thread
+ * that started them, and may end on another thread, so they go to a child track of the process
+ * per NVTX domain, "NVTX: domain". */
+static struct group *
+nvtx_track(struct machine *m, const struct cut_event *ev)
+{
+	char domain[256];
+	int64_t key = -1;
+	if (cut_args_str(ev->args, "domain", domain, sizeof(domain)) > 0)
+		key = (int64_t)intern(domain, strlen(domain));
+	return group_get(ASYNC, m, ev->pid, key, NULL, 0);
+}
+
 static void
 event(struct input *in, const struct cut_event *ev)
 {
@@ -1262,13 +1134,16 @@ event(struct input *in, const struct cut_event *ev)
 	case STREAM:
 		cut_args_int(ev->args, "device", &dev);
 		cut_args_int(ev->args, "stream", &stream);
-		d = group_get(DEVICE, m, ev->pid, dev, NULL, 0);
-		slice(m,
-		      group_get(STREAM, m, ev->pid, (int64_t)hash_key(STREAM, NULL, dev, stream), d,
-		                stream),
-		      ev, d);
+		d = device_of(m, ev->pid, dev);
+		slice(m, stream_of(m, d, ev->pid, stream), ev, d);
 		break;
-	default: slice(m, group_get(THREAD, m, ev->pid, ev->tid, NULL, 0), ev, NULL);
+	default:
+		if ((int)ev->layer == g.nvtx_layer && (ev->has & CUT_HAS_DUR) && ev->cat &&
+		    strcmp(ev->cat, "startend") == 0) {
+			slice(m, nvtx_track(m, ev), ev, NULL);
+			break;
+		}
+		slice(m, group_get(THREAD, m, ev->pid, ev->tid, NULL, 0), ev, NULL);
 	}
 }
 
@@ -1296,7 +1171,10 @@ main(int argc, char *argv[])
 	argv += optind;
 
 	if (path) {
-		if (!(g.f = fopen(path, "w")))
+		/* A fresh file, renamed into place when complete: never through a link. */
+		if (!(g.f = outfile_open(path)) && errno == ELOOP)
+			errx(CUT_EXIT_FATAL, "%s: a symbolic link: not followed", path);
+		if (!g.f)
 			err(CUT_EXIT_FATAL, "%s", path);
 		g.path = path;
 	} else {
@@ -1319,8 +1197,22 @@ main(int argc, char *argv[])
 			g.ioctl_layer = l;
 		else if (strcmp(n, "gpu") == 0)
 			g.gpu_layer = l;
+		else if (strcmp(n, "nvtx") == 0)
+			g.nvtx_layer = l;
 	}
+	g.json = (struct pb_json){.name_id = ANN_NAME_IID,
+	                          .boolean = ANN_BOOL,
+	                          .uint = ANN_UINT,
+	                          .sint = ANN_INT,
+	                          .dbl = ANN_DOUBLE,
+	                          .string = ANN_STRING,
+	                          .pointer = ANN_POINTER,
+	                          .json = ANN_JSON,
+	                          .dict = ANN_DICT,
+	                          .array = ANN_ARRAY,
+	                          .key = annotation_iid};
 	g.strs = strtab_new();
+	g.gpus = strtab_new();
 	tab_grow();
 
 	for (int i = 0; i < (argc ? argc : 1) && rc >= 0; i++) {
@@ -1344,7 +1236,7 @@ main(int argc, char *argv[])
 	}
 	drain(INT64_MAX);
 	flush();
-	if (path && (fflush(g.f) || ferror(g.f) || fclose(g.f)))
+	if (path && outfile_commit(g.f))
 		err(CUT_EXIT_FATAL, "write error on %s", path);
 	return path ? status : cut_finish_output(status);
 }

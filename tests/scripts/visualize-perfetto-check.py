@@ -172,6 +172,7 @@ class Expected:
         self.corr = collections.defaultdict(lambda: ([], []))
         self.ioctls = []
         self.lost = 0
+        self.devref = {}  # (machine, pid, ordinal) -> uuid, from device records
 
     def machine(self, host, clock):
         for i, (h, c) in enumerate(self.machines):
@@ -218,7 +219,11 @@ class Expected:
                 continue
             end = ts + e["dur"] if "dur" in e else None
             cat = e.get("cat") or (api_category(e["name"]) if lay == "api" else lay)
-            if lay in ("api", "runtime", "nvtx", "ioctl", "kernel"):
+            if lay == "nvtx" and e.get("cat") == "startend" and end is not None:
+                dom = a.get("domain") if isinstance(a.get("domain"), str) and a["domain"] else None
+                owner = ("async", s, pid, dom)
+                self.tracks["async"].add(owner)
+            elif lay in ("api", "runtime", "nvtx", "ioctl", "kernel"):
                 owner = ("thread", s, pid, tid)
             elif lay == "sched":
                 owner = ("offcpu", s, pid, tid)
@@ -227,11 +232,12 @@ class Expected:
                 dev = as_int(a.get("device"))
                 dev = 0 if dev is None else dev
                 st = as_int(a.get("stream"))
-                owner = ("stream", s, pid, dev, -1 if st is None else st)
+                dkey = self.device(s, pid, dev)
+                owner = ("stream",) + dkey[1:] + (pid, -1 if st is None else st)
                 self.tracks["stream"].add(owner)
-                self.tracks["device"].add(("device", s, pid, dev))
+                self.tracks["device"].add(dkey)
                 if end is not None:
-                    self.busy[("busy", s, pid, dev)] += [(ts, 1), (end, 0)]
+                    self.busy[("busy",) + dkey[1:]] += [(ts, 1), (end, 0)]
             else:
                 cpu = as_int(a.get("cpu"))
                 owner = ("irq", s, -1 if cpu is None else cpu)
@@ -239,7 +245,7 @@ class Expected:
                 self.tracks["interrupts"].add(s)
             if owner[0] in ("thread", "offcpu"):
                 self.tracks["thread"].add(("thread", s, pid, tid))
-            if owner[0] != "irq":
+            if owner[0] != "irq" and not (owner[0] == "stream" and owner[2] == "uuid"):
                 self.tracks["process"].add(("process", s, pid))
             key = (owner, e["name"], ts, e.get("dur"), cat, tuple(sorted(event_args(e))))
             self.slices[key] += 1
@@ -271,10 +277,15 @@ class Expected:
                 if isinstance(a.get(k), str) and a[k]:
                     n[k] = a[k]
         elif e["name"] == "device" and isint(a.get("device")):
-            self.tracks["device"].add(("device", s, pid, a["device"]))
-            self.tracks["process"].add(("process", s, pid))
+            # A GPU named by uuid is one for every process that used it.
+            if isinstance(a.get("uuid"), str) and a["uuid"]:
+                self.devref[(s, pid, a["device"])] = a["uuid"]
+            dkey = self.device(s, pid, a["device"])
+            self.tracks["device"].add(dkey)
+            if dkey[2] != "uuid":
+                self.tracks["process"].add(("process", s, pid))
             if isinstance(a.get("name"), str) and a["name"]:
-                self.names[("device", s, pid, a["device"])] = a["name"]
+                self.names[dkey] = a["name"]
         elif e["name"] == "lost":
             self.tracks["process"].add(("process", s, pid))
             count = a.get("count", 0) if isint(a.get("count")) else 0
@@ -282,6 +293,11 @@ class Expected:
                    tuple(sorted(event_args(e))))
             self.slices[key] += 1
             self.lost += 1
+
+    def device(self, s, pid, dev):
+        if (s, pid, dev) in self.devref:
+            return ("device", s, "uuid", self.devref[(s, pid, dev)])
+        return ("device", s, pid, dev)
 
     def count_memory(self, e, a, s, live):
         name = e["name"]
@@ -430,15 +446,24 @@ def check(packets, exp, want_overlaps, unsorted):
         po = owner(par) if par is not None else None
         if name.startswith("off-CPU"):
             return ("offcpu",) + po[1:]
+        m = re.match(r"NVTX(?:: (.*))?$", name)
+        if m:
+            return ("async",) + po[1:3] + (m.group(1),)
         if name == "device memory":
             return ("memory",) + po[1:]
-        m = re.match(r"GPU (\d+)", name)
-        if m and name.endswith(" busy"):
-            return ("busy",) + po[1:3] + (int(m.group(1)),)
+        m = re.match(r"GPU (-?\d+) busy$", name)
+        if m:
+            return ("busy",) + po[1:]
+        m = re.match(r"GPU (-?\d+)(: .*)? \(([^()]*)\)$", name)
+        if m and po is None:  # a GPU shared by processes: named with its uuid
+            return ("device", seq, "uuid", m.group(3))
+        m = re.match(r"GPU (-?\d+)", name)
         if m:
             return ("device",) + po[1:3] + (int(m.group(1)),)
-        if name.startswith("stream ") or name == "no stream":
-            return ("stream",) + po[1:] + (int(name[7:], 16) if name != "no stream" else -1,)
+        m = re.match(r"(?:pid (\d+) )?(?:.* \()?(?:stream (0x[0-9a-f]+)|(no stream))\)?$", name)
+        if m and po and po[0] == "device":
+            pid = int(m.group(1)) if m.group(1) else po[2]
+            return ("stream",) + po[1:] + (pid, int(m.group(2), 16) if m.group(2) else -1)
         m = re.match(r"CPU (\d+|unknown)$", name)
         if m:
             return ("irq", seq, int(m.group(1)) if m.group(1) != "unknown" else -1)
@@ -555,12 +580,12 @@ def check(packets, exp, want_overlaps, unsorted):
             want = n.get("name", n.get("comm"))
             if one(t["thread"][0], "thread_name") != want:
                 bad("thread %s named %r, want %r" % (o, one(t["thread"][0], "thread_name"), want))
-        if o[0] == "device" and o in exp.names and not one(t, "name").endswith(exp.names[o]):
+        if o[0] == "device" and o in exp.names and exp.names[o] not in one(t, "name"):
             bad("GPU %s named %r, want its name %r" % (o, one(t, "name"), exp.names[o]))
-    for kind in ("process", "thread", "offcpu", "device", "stream", "irq", "interrupts"):
+    for kind in ("process", "thread", "offcpu", "device", "stream", "irq", "interrupts", "async"):
         if kinds[kind] != exp.tracks[kind]:
             bad("%s tracks: %d, want %d: %s" % (kind, len(kinds[kind]), len(exp.tracks[kind]),
-                                                 sorted(kinds[kind] ^ exp.tracks[kind])[:4]))
+                                                 sorted(kinds[kind] ^ exp.tracks[kind], key=str)[:4]))
     if {k[0] for k in exp.memory} != kinds["memory"]:
         bad("memory counter tracks: %d, want %d" % (
             len(kinds["memory"]), len({k[0] for k in exp.memory})))

@@ -61,6 +61,54 @@ run ranks --overlaps 2 -- $ranks/r0.jsonl $ranks/r1.jsonl $ranks/r2.jsonl && cle
 grep -q 'process_name: "rank 1 (node2)"' "$tmp/ranks.txt" || bad "ranks: rank 1 not named"
 [ "$(sed -n 2p "$tmp/ranks.txt")" = "  clock_snapshot {" ] || bad "ranks: the first packet is not the clock snapshot"
 
+# Two processes sharing one GPU (its uuid in both device records, under different ordinals) and a
+# third process whose device record names no uuid: one track group for the shared GPU with a
+# stream track per process, its busy counter over both processes' work (2 while they overlap),
+# the third process's GPU under its own process; a stream named through NVTX keeps its handle.
+cat >"$tmp/shared.jsonl" <<'JSONL'
+{"ts":100,"pid":300,"tid":300,"layer":"meta","name":"header","args":{"schema":2,"tool":"cuthook","host":"gpu1","clock":{"monotonic_ns":100,"realtime_ns":1795000000000000100},"sorted":true}}
+{"ts":100,"pid":300,"tid":300,"layer":"meta","name":"device","args":{"device":0,"name":"NVIDIA H100","uuid":"GPU-aaaa"}}
+{"ts":100,"pid":400,"tid":400,"layer":"meta","name":"device","args":{"device":1,"name":"NVIDIA H100","uuid":"GPU-aaaa"}}
+{"ts":100,"pid":500,"tid":500,"layer":"meta","name":"device","args":{"device":0,"name":"NVIDIA A100"}}
+{"ts":100,"pid":400,"tid":400,"layer":"meta","name":"symbol","args":{"handle":"0x7","name":"copies","kind":"stream","via":"nvtxNameCuStreamA"}}
+{"ts":1000,"dur":100,"pid":300,"tid":300,"layer":"api","name":"cuLaunchKernel","cat":"launch","args":{"stream":"0x0","corr":1}}
+{"ts":1050,"dur":100,"pid":400,"tid":400,"layer":"api","name":"cuLaunchKernel","cat":"launch","args":{"stream":"0x7","corr":1}}
+{"ts":1060,"dur":50,"pid":500,"tid":500,"layer":"api","name":"cuLaunchKernel","cat":"launch","args":{"stream":"0x0","corr":1}}
+{"ts":1200,"dur":1000,"pid":300,"tid":300,"layer":"gpu","name":"k300","cat":"kernel","args":{"corr":1,"stream":"0x0","device":0,"submit":1000}}
+{"ts":1300,"dur":200,"pid":500,"tid":500,"layer":"gpu","name":"k500","cat":"kernel","args":{"corr":1,"stream":"0x0","device":0,"submit":1060}}
+{"ts":1700,"dur":1000,"pid":400,"tid":400,"layer":"gpu","name":"k400","cat":"kernel","args":{"corr":1,"stream":"0x7","device":1,"submit":1050}}
+JSONL
+run shared "$tmp/shared.jsonl" && clean shared
+[ "$(grep -c 'name: "GPU 0: NVIDIA H100 (GPU-aaaa)"' "$tmp/shared.txt")" = 1 ] ||
+	bad "shared: the shared GPU is not one track named with its uuid"
+python3 - "$tmp/shared.txt" <<'PY' || bad "shared: tracks not as planted"
+import re, sys
+t = open(sys.argv[1]).read()
+tracks = {int(u): (n, p) for u, n, p in re.findall(
+    r'uuid: (\d+)\n\s+name: "([^"]*)"\n(?:\s+parent_uuid: (\d+))?', t)}
+by = {n: (u, p) for u, (n, p) in tracks.items()}
+gpu = by["GPU 0: NVIDIA H100 (GPU-aaaa)"]
+assert gpu[1] == "", gpu  # no process owns it
+for s in ("pid 300 stream 0x0", "pid 400 copies (stream 0x7)"):
+    assert by[s][1] == str(gpu[0]), (s, by[s])
+busy = [u for u, (n, p) in tracks.items() if n == "GPU 0 busy" and p == str(gpu[0])]
+assert len(busy) == 1, busy
+vals = re.findall(r'track_uuid: %d\n\s+counter_value: (\d+)' % busy[0], t)
+assert vals == ["1", "2", "1", "0"], vals
+assert "GPU 0: NVIDIA A100" in by and by["GPU 0: NVIDIA A100"][1] != ""
+PY
+
+# GPU work queued deep: 100 pieces on one stream, each overlapping all before it, twice: past
+# the lanes scanned, each takes a spill lane (a heap, linear time), the second round the lanes
+# the first left free; every track still nests: 99 overlap tracks.
+python3 -c '
+import json
+for r in (0, 1):
+    for i in range(100):
+        print(json.dumps({"ts": 100000 * r + 10 * i + 1, "dur": 5000, "pid": 1, "tid": 1, "layer": "gpu",
+                          "name": "k%d" % i, "cat": "kernel", "args": {"stream": "0x5", "device": 0, "corr": 100 * r + i}}))' >"$tmp/queued.jsonl"
+run queued --overlaps 99 -- "$tmp/queued.jsonl" && clean queued
+
 # A host up for 200 days: timestamps past 2^53 ns stay exact.
 python3 -c '
 import json, sys

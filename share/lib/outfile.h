@@ -1,0 +1,22 @@
+/* outfile.h: output files that tools create (-o): never written through a link, never half
+ * written over the previous contents, mode 0644 whatever the umask. */
+#ifndef CUT_OUTFILE_H
+#define CUT_OUTFILE_H
+
+#include <stdio.h>
+
+/*
+ * Opens path for writing a fresh file. A new or existing regular file is written as a
+ * temporary beside it, created with O_EXCL and mode 0644 (whatever the umask), and renamed
+ * over path by outfile_commit: no file a link planted at path points to is ever written, and
+ * a run that fails leaves path as it was (the temporary is removed at exit). Anything else
+ * that exists at path (a device such as /dev/null, a FIFO) is opened as it is, without
+ * creating or truncating. A symbolic link at path is refused: NULL with errno ELOOP. Returns
+ * NULL with errno set on other failures. One output at a time.
+ */
+FILE *outfile_open(const char *path);
+/* Flushes and closes f (from outfile_open) and gives the file its name. Returns 0, or -1 with
+ * errno set (a write error: the temporary is removed, path is left as it was). */
+int outfile_commit(FILE *f);
+
+#endif
