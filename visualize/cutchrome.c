@@ -1,5 +1,6 @@
-/* cutchrome: a cut trace as Chrome trace-event JSON for ui.perfetto.dev and chrome://tracing:
- * ioctls nested in the API calls of each thread, flow arrows, a device-memory counter. */
+/* cutchrome: cut traces as Chrome trace-event JSON for ui.perfetto.dev and other viewers of
+ * that format: ioctls nested in the API calls of each thread, flow arrows, GPU tracks, counters;
+ * several inputs (the ranks of a job) merged by time into one timeline. */
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -16,15 +17,17 @@
 #include "calls.h"
 #include "cut.h"
 #include "event.h"
+#include "heap.h"
 #include "idmap.h"
 #include "meta.h"
+#include "outfile.h"
 #include "reader.h"
 #include "text.h"
 #include "units.h"
 
 /* Linux tids stay below PID_MAX_LIMIT; track ids from there up are ours. */
 #define SYNTH_ID (1 << 22)
-/* Beyond these chrome://tracing fails to load a file; Perfetto's UI fails near 1 GB. */
+/* Beyond these the catapult viewer fails to load a file; Perfetto's UI fails near 1 GB. */
 #define WARN_EVENTS 1000000
 #define WARN_BYTES (256 << 20)
 
@@ -45,12 +48,26 @@ struct lane {
  * its off-CPU track, a process's GPU track, a CPU's interrupts. Overlaps spill into lanes. */
 struct group {
 	enum kind kind;
-	int64_t pid, key; /* key: the tid, or the CPU for IRQ */
+	int64_t pid, key; /* pid: see HOST_PID; key: the tid, or the CPU for IRQ */
 	char *comm;       /* from meta process/thread records */
 	struct lane *lanes;
-	int64_t jpid, mem; /* PROCESS: its "pid" in the output, device bytes allocated */
+	int64_t jpid, mem;    /* PROCESS: its "pid" in the output, device bytes allocated */
+	int64_t rank;         /* PROCESS: its rank in a distributed job, or -1 */
+	int64_t spid, stream; /* GPU: the process and stream handle of the track */
+	size_t order;         /* of creation */
+	struct lane **spill;  /* lanes past the scanned ones, see place() */
+	size_t nspill, spillcap;
 	int file;
 };
+
+/* The hosts of the inputs: a process of the first host keeps its pid; one of another host is
+ * (host index << 32 | pid) inside, and gets a made-up "pid" in the output, since pids of two
+ * hosts may be equal. Interrupts are per host too: pid -1 - (index << 32). */
+#define HOST_PID(host, pid) ((host) ? (int64_t)((uint64_t)(host) << 32 | (uint64_t)(pid)) : (pid))
+#define REAL_PID(pid) ((pid) >= 0 ? (pid)&0xffffffff : (pid))
+#define HOST_OF(pid) ((pid) >= 0 ? (size_t)((uint64_t)(pid) >> 32) : (size_t)((-1 - (pid)) >> 32))
+static char **hosts; /* "" when unknown */
+static size_t nhosts;
 
 static struct group **groups; /* in order of creation */
 static size_t ngroups;
@@ -67,6 +84,7 @@ static int64_t nsynth, nflows;
  * known: processes sharing it share its tracks), a track per process and stream on it, a
  * flow from each submitting call to its work, and a counter of the work running. */
 #define MAX_DEVICES 256
+#define IS_GPU_PID(pid) ((pid) <= -2 && (pid) > -2 - MAX_DEVICES)
 static struct device {
 	char *name;    /* "GPU-uuid (name)", or "pid P device D" */
 	int64_t *ends; /* ends of the work running, for the counter */
@@ -77,7 +95,11 @@ static size_t ndevices;
 static struct cut_idmap *uuid_ids; /* (pid, ordinal) -> index in uuids */
 static char **uuids;
 static size_t nuuids;
-static struct cut_idmap *subs; /* (pid, corr) -> index in sub_at: submitting calls */
+static struct cut_idmap *subs;       /* (pid, corr) -> index in sub_at: submitting calls */
+#define MAX_SUBS (1 << 18)           /* of them, the latest kept */
+static struct cut_idmap *stream_ids; /* (pid, handle) -> index in stream_names (NVTX) */
+static char **stream_names;
+static size_t nstream_names;
 static struct sub {
 	int64_t jpid, jtid, ts;
 } * sub_at;
@@ -108,15 +130,18 @@ static struct group *
 group_find(enum kind kind, int64_t pid, int64_t key, bool create)
 {
 	struct cut_idmap *ids = kinds[kind].ids;
-	bool isnew;
+	bool isnew = false;
 	size_t i = create ? idmap_put2(ids, pid, key, &isnew) : idmap_get2(ids, pid, key);
-	if (i == IDMAP_NONE || (create && !isnew))
-		return i == IDMAP_NONE ? NULL : kinds[kind].g[i];
+	if (i == IDMAP_NONE)
+		return NULL;
+	if (!isnew) /* (a lookup without create found it) */
+		return kinds[kind].g[i];
 	struct group *g = calloc(1, sizeof(*g));
 	if (!g || !(kinds[kind].g = realloc(kinds[kind].g, (i + 1) * sizeof(g))) ||
 	    !(groups = realloc(groups, (ngroups + 1) * sizeof(g))))
 		err(CUT_EXIT_FATAL, "out of memory");
-	*g = (struct group){.kind = kind, .pid = pid, .key = key, .file = -1};
+	*g = (struct group){.kind = kind, .pid = pid, .key = key, .file = -1, .order = ngroups};
+	g->rank = -1;
 	if (kind == PROCESS)
 		g->jpid = pid > 0 && pid < SYNTH_ID ? pid : SYNTH_ID + nsynth++;
 	return kinds[kind].g[i] = groups[ngroups++] = g;
@@ -131,26 +156,94 @@ group_get(enum kind kind, int64_t pid, int64_t key)
 static struct group *
 process_of(const struct group *g)
 {
-	return group_get(PROCESS, g->kind == IRQ ? -1 : g->pid, 0);
+	return group_get(PROCESS, g->pid, 0);
 }
 
-/* The first lane of g where a slice [ts, end] nests, given the slices already placed. A lane
- * refuses a slice that starts before its latest one, so unsorted input costs lanes, never
- * nesting. */
+static struct lane *
+lane_new(struct group *g, bool first)
+{
+	struct lane *l = calloc(1, sizeof(*l));
+	if (!l)
+		err(CUT_EXIT_FATAL, "out of memory");
+	/* A thread of the first host keeps its tid; two hosts' tids may be equal. */
+	l->jtid = first && g->kind == THREAD && g->key > 0 && g->key < SYNTH_ID && g->pid < SYNTH_ID
+	              ? g->key
+	              : SYNTH_ID + nsynth++;
+	l->file = -1;
+	return l;
+}
+
+/* Puts [ts, end] on l, where it nests. */
+static struct lane *
+put(struct group *g, struct lane *l, int64_t ts, int64_t end)
+{
+	if (l->depth == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 8;
+		if (!(l->ends = realloc(l->ends, l->cap * sizeof(*l->ends))))
+			err(CUT_EXIT_FATAL, "out of memory");
+	}
+	l->ends[l->depth++] = end;
+	l->last = ts;
+	if (ts < l->lo)
+		l->lo = ts;
+	process_of(g)->file = nfile;
+	return l;
+}
+
+/* The spill lanes of a group, a min-heap by the end of their latest slice. */
+static bool
+spill_free(const struct lane *l, int64_t ts)
+{
+	return l->file != nfile || (l->ends[0] <= ts && l->last <= ts);
+}
+
+static int64_t
+spill_key(const struct lane *l)
+{
+	return l->file != nfile ? INT64_MIN : l->ends[0];
+}
+
+static void
+spill_fix(struct group *g, size_t i)
+{
+	struct lane **h = g->spill, *x = h[i];
+	for (size_t c; (c = 2 * i + 1) < g->nspill; i = c) {
+		if (c + 1 < g->nspill && spill_key(h[c + 1]) < spill_key(h[c]))
+			c++;
+		if (spill_key(x) <= spill_key(h[c]))
+			break;
+		h[i] = h[c];
+	}
+	h[i] = x;
+}
+
+static void
+spill_push(struct group *g, struct lane *l)
+{
+	if (g->nspill == g->spillcap) {
+		g->spillcap = g->spillcap ? 2 * g->spillcap : 16;
+		if (!(g->spill = realloc(g->spill, g->spillcap * sizeof(*g->spill))))
+			err(CUT_EXIT_FATAL, "out of memory");
+	}
+	size_t i = g->nspill++;
+	for (; i && spill_key(l) < spill_key(g->spill[(i - 1) / 2]); i = (i - 1) / 2)
+		g->spill[i] = g->spill[(i - 1) / 2];
+	g->spill[i] = l;
+}
+
+/* The first of g's first SCAN_LANES lanes where a slice [ts, end] nests, given the slices
+ * already placed. A lane refuses a slice that starts before its latest one, so unsorted input
+ * costs lanes, never nesting. Past those lanes, slices that overlap without nesting (GPU work
+ * queued deep) take the spill lane free the longest, or a new one, one slice at a time: a
+ * heap keeps that linear in the lanes. */
+#define SCAN_LANES 16
 static struct lane *
 place(struct group *g, int64_t ts, int64_t end)
 {
 	struct lane **lp = &g->lanes, *l;
-	for (;; lp = &l->next) {
-		if (!(l = *lp)) {
-			if (!(l = *lp = calloc(1, sizeof(*l))))
-				err(CUT_EXIT_FATAL, "out of memory");
-			l->jtid =
-			    lp == &g->lanes && g->kind == THREAD && g->key > 0 && g->key < SYNTH_ID
-			        ? g->key
-			        : SYNTH_ID + nsynth++;
-			l->file = -1;
-		}
+	for (int n = 0; n < SCAN_LANES; n++, lp = &l->next) {
+		if (!(l = *lp))
+			l = *lp = lane_new(g, n == 0);
 		if (l->file != nfile) {
 			l->file = nfile;
 			l->depth = 0;
@@ -170,18 +263,25 @@ place(struct group *g, int64_t ts, int64_t end)
 			l->depth--;
 		if (l->depth && end > l->ends[l->depth - 1])
 			continue;
-		if (l->depth == l->cap) {
-			l->cap = l->cap ? 2 * l->cap : 8;
-			if (!(l->ends = realloc(l->ends, l->cap * sizeof(*l->ends))))
-				err(CUT_EXIT_FATAL, "out of memory");
-		}
-		l->ends[l->depth++] = end;
-		l->last = ts;
-		if (ts < l->lo)
-			l->lo = ts;
-		process_of(g)->file = nfile;
+		return put(g, l, ts, end);
+	}
+	if (g->nspill && spill_free(g->spill[0], ts)) {
+		l = g->spill[0];
+		l->file = nfile;
+		l->depth = 0;
+		l->lo = INT64_MAX;
+		put(g, l, ts, end);
+		spill_fix(g, 0);
 		return l;
 	}
+	l = lane_new(g, false);
+	l->next = *lp; /* after the scanned lanes: the order of the lanes' names is kept */
+	*lp = l;
+	l->file = nfile;
+	l->lo = INT64_MAX;
+	put(g, l, ts, end);
+	spill_push(g, l);
+	return l;
 }
 
 /* Timestamps in microseconds with the nanoseconds kept as three decimals, from a base: a
@@ -263,15 +363,13 @@ open_file(void)
 {
 	if (prefix) {
 		snprintf(out_name, sizeof(out_name), "%s-%03d.json", prefix, nfile + 1);
-		/* Never through a symbolic link (a shared directory), 0644 whatever the umask. */
-		int fd =
-		    open(out_name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd < 0 && errno == ELOOP)
+		/* A fresh file, renamed into place when complete: never through a link (a
+		 * shared directory), 0644 whatever the umask. */
+		if (!(out = outfile_open(out_name)) && errno == ELOOP)
 			errx(CUT_EXIT_FATAL, "%s: a symbolic link: not followed",
 			     cut_esc(out_name));
-		if (fd < 0 || fchmod(fd, 0644) < 0 || !(out = fdopen(fd, "w")))
+		if (!out)
 			err(CUT_EXIT_FATAL, "%s", cut_esc(out_name));
-		printf("%s\n", out_name);
 	}
 	nout = outbytes = 0;
 	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out);
@@ -288,47 +386,149 @@ track_name(const struct group *g, const struct group *thread, const struct group
 		                 : snprintf(s, n, "%s cpu %lld", cut_layer_name(CUT_IRQ),
 		                            (long long)g->key);
 		break;
-	case GPU: len = snprintf(s, n, "%s", g->comm ? g->comm : cut_layer_label(CUT_GPU)); break;
-	default:
-		if (thread && thread->comm)
-			len = snprintf(s, n, "%s", thread->comm);
-		else if (g->key == g->pid && process->comm)
-			len = snprintf(s, n, "%s", process->comm);
-		else
+	case GPU: {
+		/* "pid P stream S", and the name NVTX gave the stream */
+		size_t i = idmap_get2(stream_ids, g->spid, g->stream);
+		const char *host = nhosts > 1 ? hosts[HOST_OF(g->spid)] : "";
+		len = snprintf(s, n, "pid %lld%s%s stream 0x%llx%s%s", (long long)REAL_PID(g->spid),
+		               *host ? " on " : "", host, (unsigned long long)g->stream,
+		               i != IDMAP_NONE ? ": " : "", i != IDMAP_NONE ? stream_names[i] : "");
+		break;
+	}
+	default: {
+		/* A lane with a made-up id says which thread it belongs to. */
+		bool synth = g->kind == OFFCPU || lane > 0 || g->pid >= SYNTH_ID;
+		const char *name = thread && thread->comm                        ? thread->comm
+		                   : g->key == REAL_PID(g->pid) && process->comm ? process->comm
+		                                                                 : NULL;
+		if (!name)
 			len = snprintf(s, n, "tid %lld", (long long)g->key);
+		else if (synth)
+			len = snprintf(s, n, "%s (tid %lld)", name, (long long)g->key);
+		else
+			len = snprintf(s, n, "%s", name);
 		if (g->kind == OFFCPU && len > 0 && (size_t)len < n)
 			len +=
 			    snprintf(s + len, n - (size_t)len, " %s", cut_layer_label(CUT_SCHED));
+	}
 	}
 	if (lane > 0 && len > 0 && (size_t)len < n)
 		snprintf(s + len, n - (size_t)len, " overlap %d", lane);
 	return s;
 }
 
-/* Names the processes and tracks of this file, closes it and warns when it is too big. */
+/* The ends of the work running on a GPU, a min-heap. */
+static void
+ends_push(struct device *d, int64_t end)
+{
+	if (d->nends == d->cap) {
+		d->cap = d->cap ? 2 * d->cap : 16;
+		if (!(d->ends = realloc(d->ends, d->cap * sizeof(*d->ends))))
+			err(CUT_EXIT_FATAL, "out of memory");
+	}
+	size_t i = d->nends++;
+	for (; i && end < d->ends[(i - 1) / 2]; i = (i - 1) / 2)
+		d->ends[i] = d->ends[(i - 1) / 2];
+	d->ends[i] = end;
+}
+
+static int64_t
+ends_pop(struct device *d)
+{
+	int64_t top = d->ends[0], last = d->ends[--d->nends];
+	size_t i = 0, c;
+	while ((c = 2 * i + 1) < d->nends) {
+		if (c + 1 < d->nends && d->ends[c + 1] < d->ends[c])
+			c++;
+		if (last <= d->ends[c])
+			break;
+		d->ends[i] = d->ends[c];
+		i = c;
+	}
+	d->ends[i] = last;
+	return top;
+}
+
+/* A value of a GPU's counter of the work running on it. */
+static void
+busy_value(struct device *d, int64_t ts)
+{
+	struct group *p = group_get(PROCESS, d->jpid, 0);
+	begin("C", "GPU work running", p->jpid, p->jpid, ts);
+	buf_adds(&b, ",\"args\":{\"work\":");
+	buf_addi64(&b, (int64_t)d->nends);
+	buf_addc(&b, '}');
+	end();
+	p->file = nfile;
+}
+
+/* The counters' values where work ended, up to limit. */
+static void
+flush_busy(int64_t limit)
+{
+	for (size_t i = 0; i < ndevices; i++) {
+		struct device *d = &devices[i];
+		while (d->nends && d->ends[0] <= limit) {
+			int64_t at = ends_pop(d);
+			busy_value(d, at);
+		}
+	}
+}
+
+/* A metadata event: process_name, thread_name (args.name) or a sort index (args.sort_index). */
+static void
+metadata(const char *what, int64_t jpid, int64_t jtid, const char *name, int64_t sort_index)
+{
+	begin("M", what, jpid, jtid, 0);
+	if (name) {
+		buf_adds(&b, ",\"args\":{\"name\":");
+		buf_addjstr(&b, name, strlen(name));
+	} else {
+		buf_adds(&b, ",\"args\":{\"sort_index\":");
+		buf_addi64(&b, sort_index);
+	}
+	buf_adds(&b, "}");
+	end();
+}
+
+/* A process's name: a rank of a distributed job "rank N on host: name", a process of one of
+ * several hosts "name on host". */
+static void
+process_name(const struct group *g, char *s, size_t n)
+{
+	char base[300];
+	const char *host = hosts && HOST_OF(g->pid) < nhosts ? hosts[HOST_OF(g->pid)] : "";
+	if (g->comm)
+		snprintf(base, sizeof(base), "%s", g->comm);
+	else if (g->pid < 0)
+		snprintf(base, sizeof(base), "interrupts");
+	else
+		snprintf(base, sizeof(base), "pid %lld", (long long)REAL_PID(g->pid));
+	if (g->rank >= 0)
+		snprintf(s, n, "rank %lld%s%s: %s", (long long)g->rank, *host ? " on " : "", host,
+		         base);
+	else if (nhosts > 1 && *host && !IS_GPU_PID(g->pid))
+		snprintf(s, n, "%s on %s", base, host);
+	else
+		snprintf(s, n, "%s", base);
+}
+
+/* Names the processes and tracks of this file, closes it and warns when it is too big. A
+ * thread's tracks are ordered after it: its API track, overlaps, then its off-CPU track. */
 static void
 close_file(void)
 {
 	char name[512];
+	flush_busy(INT64_MAX);
 	for (size_t k = 0; k < ngroups; k++) {
 		struct group *g = groups[k];
 		if (g->kind == PROCESS && g->file == nfile) {
-			if (g->comm)
-				snprintf(name, sizeof(name), "%s", g->comm);
-			else if (g->pid < 0)
-				snprintf(name, sizeof(name), "interrupts");
-			else
-				snprintf(name, sizeof(name), "pid %lld", (long long)g->pid);
-			begin("M", "process_name", g->jpid, g->jpid, 0);
-			buf_adds(&b, ",\"args\":{\"name\":");
-			buf_addjstr(&b, name, strlen(name));
-			buf_adds(&b, "}");
-			end();
-			if (g->pid <= -2) { /* a GPU: its counter's track */
-				begin("M", "thread_name", g->jpid, g->jpid, 0);
-				buf_adds(&b, ",\"args\":{\"name\":\"GPU work running\"}");
-				end();
-			}
+			process_name(g, name, sizeof(name));
+			metadata("process_name", g->jpid, g->jpid, name, 0);
+			if (g->rank >= 0)
+				metadata("process_sort_index", g->jpid, g->jpid, NULL, g->rank);
+			if (IS_GPU_PID(g->pid)) /* its counter's track */
+				metadata("thread_name", g->jpid, g->jpid, "GPU work running", 0);
 		}
 		if (!g->lanes)
 			continue;
@@ -339,11 +539,11 @@ close_file(void)
 			if (l->file != nfile)
 				continue;
 			track_name(g, t, p, i, name, sizeof(name));
-			begin("M", "thread_name", p->jpid, l->jtid, 0);
-			buf_adds(&b, ",\"args\":{\"name\":");
-			buf_addjstr(&b, name, strlen(name));
-			buf_adds(&b, "}");
-			end();
+			metadata("thread_name", p->jpid, l->jtid, name, 0);
+			if (g->kind == THREAD || g->kind == OFFCPU)
+				metadata("thread_sort_index", p->jpid, l->jtid, NULL,
+				         (int64_t)(t ? t->order : g->order) * 64 +
+				             (g->kind == OFFCPU ? 32 : 0) + (i < 31 ? i : 31));
 		}
 	}
 	fprintf(out,
@@ -351,14 +551,18 @@ close_file(void)
 	        "\",\"base_ns\":%lld}}\n",
 	        (long long)(base < 0 ? 0 : base));
 	if (!warned_size && (nout > WARN_EVENTS || outbytes > WARN_BYTES)) {
-		warnx("%s: %llu events, %llu MB: chrome://tracing fails past about 1M events or "
-		      "256 MB and Perfetto's UI near 1 GB; split with -o prefix and -m or -w",
+		warnx("%s: %llu events, %llu MB: Perfetto's UI fails near 1 GB, the catapult "
+		      "viewer past about 1M events or 256 MB; split with -o prefix and -m or -w, "
+		      "or use cutperfetto",
 		      prefix ? "output file" : "output", (unsigned long long)nout,
 		      (unsigned long long)(outbytes >> 20));
 		warned_size = true;
 	}
-	if (prefix && (fflush(out) || ferror(out) || fclose(out)))
-		write_failed();
+	if (prefix) {
+		if (outfile_commit(out))
+			write_failed();
+		printf("%s\n", out_name);
+	}
 }
 
 /* Begins a new output file when this event is past the limits; false when there is no next
@@ -507,7 +711,15 @@ static void
 meta(const struct cut_event *ev)
 {
 	struct cut_meta m;
-	enum cut_meta_kind k = cut_meta_read(ev, &m);
+	char kind[8];
+	enum cut_meta_kind k = cut_meta_kind(ev);
+	/* Symbol records name every kernel (most of a PyTorch trace's bytes): only a stream's
+	 * name is drawn, so the others are not read whole. */
+	if ((k == CUT_META_SYMBOL && (cut_args_str(ev->args, "kind", kind, sizeof(kind)) != 6 ||
+	                              strcmp(kind, "stream") != 0)) ||
+	    k == CUT_META_HEADER || k == CUT_META_TRAILER || k == CUT_META_OTHER)
+		return;
+	k = cut_meta_read(ev, &m);
 	const char *name =
 	    k == CUT_META_PROCESS || k == CUT_META_THREAD ? cut_task_label(&m.task) : NULL;
 	if (k == CUT_META_LOST)
@@ -525,16 +737,27 @@ meta(const struct cut_event *ev)
 			nuuids = i + 1;
 		}
 	}
+	if (k == CUT_META_SYMBOL && m.symbol.kind && strcmp(m.symbol.kind, "stream") == 0 &&
+	    m.symbol.name && *m.symbol.name) {
+		size_t i = idmap_put2(stream_ids, ev->pid, m.symbol.handle, NULL);
+		if (i >= nstream_names) {
+			if (!(stream_names =
+			          realloc(stream_names, (i + 1) * sizeof(*stream_names))))
+				err(CUT_EXIT_FATAL, "out of memory");
+			while (nstream_names <= i)
+				stream_names[nstream_names++] = NULL;
+		}
+		free(stream_names[i]);
+		if (!(stream_names[i] = strdup(m.symbol.name)))
+			err(CUT_EXIT_FATAL, "out of memory");
+	}
+	if (k == CUT_META_PROCESS && (ev->has & CUT_HAS_RANK))
+		group_get(PROCESS, ev->pid, 0)->rank = ev->rank;
+	else if (k == CUT_META_PROCESS && m.task.rank != CUT_ABSENT && m.task.rank >= 0)
+		group_get(PROCESS, ev->pid, 0)->rank = m.task.rank;
 	if (name) {
 		struct group *g = k == CUT_META_PROCESS ? group_get(PROCESS, ev->pid, 0)
 		                                        : group_get(THREAD, ev->pid, ev->tid);
-		char ranked[512];
-		/* A rank of a distributed job is named so: a process per rank. */
-		if (k == CUT_META_PROCESS && (ev->has & CUT_HAS_RANK)) {
-			snprintf(ranked, sizeof(ranked), "rank %lld%s%s: %s", (long long)ev->rank,
-			         ev->host ? " on " : "", ev->host ? ev->host : "", name);
-			name = ranked;
-		}
 		free(g->comm);
 		if (!(g->comm = strdup(name)))
 			err(CUT_EXIT_FATAL, "out of memory");
@@ -551,7 +774,8 @@ device_of(int64_t pid, int64_t ordinal)
 	if (u != IDMAP_NONE)
 		snprintf(name, sizeof(name), "%s", uuids[u]);
 	else
-		snprintf(name, sizeof(name), "pid %lld device %lld", (long long)pid,
+		snprintf(name, sizeof(name), "pid %lld%s%s device %lld", (long long)REAL_PID(pid),
+		         HOST_OF(pid) ? " on " : "", HOST_OF(pid) ? hosts[HOST_OF(pid)] : "",
 		         (long long)ordinal);
 	size_t i;
 	for (i = 0; i < ndevices; i++)
@@ -575,38 +799,17 @@ device_of(int64_t pid, int64_t ordinal)
 	return &devices[i];
 }
 
-/* The count of work running on d, as a counter track: ends up to ts first, then the start. */
+/* The count of work running on d, as a counter track: ends up to ts first, then the start;
+ * the last ends when the output file closes. */
 static void
 busy(struct device *d, int64_t ts, int64_t work_end)
 {
-	struct group *p = group_get(PROCESS, d->jpid, 0);
-	for (;;) {
-		size_t k = d->nends;
-		for (size_t i = 0; i < d->nends; i++)
-			if (d->ends[i] <= ts && (k == d->nends || d->ends[i] < d->ends[k]))
-				k = i;
-		if (k == d->nends)
-			break;
-		int64_t at = d->ends[k];
-		d->ends[k] = d->ends[--d->nends];
-		begin("C", "GPU work running", p->jpid, p->jpid, at);
-		buf_adds(&b, ",\"args\":{\"work\":");
-		buf_addi64(&b, (int64_t)d->nends);
-		buf_addc(&b, '}');
-		end();
+	while (d->nends && d->ends[0] <= ts) {
+		int64_t at = ends_pop(d);
+		busy_value(d, at);
 	}
-	if (d->nends == d->cap) {
-		d->cap = d->cap ? 2 * d->cap : 16;
-		if (!(d->ends = realloc(d->ends, d->cap * sizeof(*d->ends))))
-			err(CUT_EXIT_FATAL, "out of memory");
-	}
-	d->ends[d->nends++] = work_end;
-	begin("C", "GPU work running", p->jpid, p->jpid, ts);
-	buf_adds(&b, ",\"args\":{\"work\":");
-	buf_addi64(&b, (int64_t)d->nends);
-	buf_addc(&b, '}');
-	end();
-	p->file = nfile;
+	ends_push(d, work_end);
+	busy_value(d, ts);
 }
 
 /* Notes where a call that submitted GPU work (args.corr) was drawn, for the flow to it. */
@@ -616,6 +819,19 @@ note_submit(const struct cut_event *ev, int64_t jtid)
 	int64_t corr;
 	if (cut_args_int(ev->args, "corr", &corr))
 		return;
+	/* Memory stays bounded when the trace has no GPU work for the calls (no gpu layer): the
+	 * oldest of MAX_SUBS calls waiting for their work is forgotten. */
+	static struct {
+		int64_t pid, corr;
+	} ring[MAX_SUBS];
+	static size_t head, n;
+	if (n == MAX_SUBS) {
+		idmap_del2(subs, ring[head].pid, ring[head].corr);
+		head = (head + 1) % MAX_SUBS;
+		n--;
+	}
+	ring[(head + n) % MAX_SUBS].pid = ev->pid;
+	ring[(head + n++) % MAX_SUBS].corr = corr;
 	size_t i = idmap_put2(subs, ev->pid, corr, NULL);
 	if (i >= sub_cap) {
 		sub_cap = sub_cap ? 2 * sub_cap : 1024;
@@ -640,13 +856,8 @@ gpu_work(const struct cut_event *ev)
 	/* One track per process and stream: key mixes them (pids stay below 2^22). */
 	int64_t key = (int64_t)(((uint64_t)stream << 22) ^ (uint64_t)ev->pid);
 	struct group *g = group_get(GPU, d->jpid, key);
-	if (!g->comm) {
-		char name[128];
-		snprintf(name, sizeof(name), "pid %lld stream 0x%llx", (long long)ev->pid,
-		         (unsigned long long)stream);
-		if (!(g->comm = strdup(name)))
-			err(CUT_EXIT_FATAL, "out of memory");
-	}
+	g->spid = ev->pid;
+	g->stream = stream;
 	slice(g, ev);
 	int64_t jtid = last_jtid;
 	busy(d, ev->ts, cut_event_end(ev));
@@ -677,8 +888,14 @@ startend_range(const struct cut_event *ev)
 	static int64_t nasync;
 	struct group *p = group_get(PROCESS, ev->pid, 0);
 	int64_t id = ++nasync;
+	char cat[300] = "nvtx";
+	/* the domain as a second category: "nvtx,train" */
+	if (cut_args_str(ev->args, "domain", cat + 5, sizeof(cat) - 5) > 0)
+		cat[4] = ',';
 	begin("b", ev->name, p->jpid, ev->tid, ev->ts);
-	buf_adds(&b, ",\"cat\":\"nvtx\",\"id\":");
+	buf_adds(&b, ",\"cat\":");
+	buf_addjstr(&b, cat, strlen(cat));
+	buf_adds(&b, ",\"id\":");
 	buf_addi64(&b, id);
 	if (ev->args && strlen(ev->args) > 2) {
 		buf_adds(&b, ",\"args\":");
@@ -686,7 +903,9 @@ startend_range(const struct cut_event *ev)
 	}
 	end();
 	begin("e", ev->name, p->jpid, ev->tid, cut_event_end(ev));
-	buf_adds(&b, ",\"cat\":\"nvtx\",\"id\":");
+	buf_adds(&b, ",\"cat\":");
+	buf_addjstr(&b, cat, strlen(cat));
+	buf_adds(&b, ",\"id\":");
 	buf_addi64(&b, id);
 	end();
 	p->file = nfile;
@@ -703,6 +922,138 @@ parse_dur(const char *s)
 	return v;
 }
 
+/* An input: its reader, its next event, the host its header named. */
+struct input {
+	struct cut_reader *r;
+	struct cut_event ev;
+	size_t host;          /* index in hosts of the header's host */
+	const char *env_host; /* the envelope host last seen, and its index */
+	size_t env_index;
+	bool stopped; /* reading must stop (strict mode) */
+	bool headed;  /* its host is known */
+};
+
+/* An input in the heap of the next events: by time, then input order. */
+struct head {
+	struct cut_heap_key k;
+	size_t i;
+};
+
+/* The index of host name h in hosts, added when new. */
+static size_t
+host_index(const char *h)
+{
+	for (size_t i = 0; i < nhosts; i++)
+		if (strcmp(hosts[i], h) == 0)
+			return i;
+	if (!(hosts = realloc(hosts, (nhosts + 1) * sizeof(*hosts))) ||
+	    !(hosts[nhosts] = strdup(h)))
+		err(CUT_EXIT_FATAL, "out of memory");
+	return nhosts++;
+}
+
+/* Reads src's next event into the heap; false at its end (or when it must stop). */
+static bool
+advance(struct input *src, struct cut_heap *heads, int i, int *status)
+{
+	int rc = cut_reader_next(src->r, &src->ev);
+	if (rc > 0) {
+		heap_push(heads, &(struct head){{src->ev.ts, (uint64_t)i}, (size_t)i});
+		return true;
+	}
+	if (rc < 0 && !cut_reader_failed(src->r))
+		src->stopped = true; /* strict mode: a bad line stops everything */
+	if (rc < 0 && *status == CUT_EXIT_OK)
+		*status = CUT_EXIT_BADINPUT;
+	return false;
+}
+
+/* Closes an input, its bad lines and read errors in the exit status. */
+static void
+finish(struct input *src, int *status)
+{
+	bool failed = cut_reader_failed(src->r);
+	if (cut_reader_close(src->r) && *status == CUT_EXIT_OK)
+		*status = CUT_EXIT_BADINPUT;
+	if (failed)
+		*status = CUT_EXIT_LOST; /* a read error loses that input only */
+	src->r = NULL;
+}
+
+/* The host of an event: its envelope's, else its input's header's. */
+static size_t
+event_host(struct input *src, const struct cut_event *ev)
+{
+	if (!ev->host)
+		return src->host;
+	if (!src->env_host || strcmp(src->env_host, ev->host) != 0) {
+		src->env_index = host_index(ev->host);
+		free((char *)src->env_host);
+		if (!(src->env_host = strdup(ev->host)))
+			err(CUT_EXIT_FATAL, "out of memory");
+	}
+	return src->env_index;
+}
+
+/* One event of src; false when the output stops here (a limit without -o). */
+static bool
+event(struct input *src, struct cut_event *ev)
+{
+	/* The first header says the input's host; later ones are other processes' of the same
+	 * capture, or the inputs' of a merge, whose events carry their host in the envelope. */
+	if (ev->layer == CUT_META && cut_meta_kind(ev) == CUT_META_HEADER) {
+		struct cut_meta m;
+		if (!src->headed && cut_meta_read(ev, &m) == CUT_META_HEADER) {
+			src->host = host_index(m.header.host ? m.header.host : "");
+			cut_meta_release(&m);
+		}
+		src->headed = true;
+		return true;
+	}
+	if (!src->headed) { /* no header: an unknown host */
+		src->host = host_index("");
+		src->headed = true;
+	}
+	ev->pid = HOST_PID(event_host(src, ev), ev->pid);
+	if (ev->layer == CUT_META) {
+		meta(ev);
+		return true;
+	}
+	set_base(ev->ts);
+	if (!split(ev->ts))
+		return false;
+	if (ev->ts < lastts && !warned_order) {
+		warnx("%s:%llu: input not sorted by time: tracks multiply to keep slices nested; "
+		      "sort it with cutmerge",
+		      cut_reader_path(src->r), (unsigned long long)cut_reader_line(src->r));
+		warned_order = true;
+	}
+	if (ev->ts > lastts)
+		lastts = ev->ts;
+	if (ev->has & CUT_HAS_RANK)
+		group_get(PROCESS, ev->pid, 0)->rank = ev->rank;
+	int64_t cpu = -1;
+	switch (ev->layer) {
+	case CUT_IRQ:
+		cut_args_int(ev->args, "cpu", &cpu);
+		slice(group_get(IRQ, -1 - (int64_t)(HOST_OF(ev->pid) << 32), cpu), ev);
+		break;
+	case CUT_SCHED: slice(group_get(OFFCPU, ev->pid, ev->tid), ev); break;
+	case CUT_GPU: gpu_work(ev); break;
+	case CUT_NVTX:
+		if (ev->cat && strcmp(ev->cat, "startend") == 0 && (ev->has & CUT_HAS_DUR)) {
+			startend_range(ev);
+			break;
+		}
+		__attribute__((fallthrough)); /* push/pop ranges nest on their thread's track */
+	default:
+		slice(group_get(THREAD, ev->pid, ev->tid), ev);
+		if (ev->layer == CUT_API)
+			note_submit(ev, last_jtid);
+	}
+	return true;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -712,7 +1063,7 @@ main(int argc, char *argv[])
 	    {"output", required_argument, NULL, 'o'},
 	    {NULL, 0, NULL, 0},
 	};
-	int ch, rc = 0, status = CUT_EXIT_OK;
+	int ch, status = CUT_EXIT_OK;
 	char *e;
 
 	cut_std_args(argc, argv, usage);
@@ -736,66 +1087,42 @@ main(int argc, char *argv[])
 	allocs = idmap_new();
 	uuid_ids = idmap_new();
 	subs = idmap_new();
+	stream_ids = idmap_new();
 	open_calls = cut_calls_new(CUT_CALLS_HOLDERS);
 	for (int k = 0; k < NKINDS; k++)
 		kinds[k].ids = idmap_new();
 	open_file();
-	for (int i = 0; i < (argc ? argc : 1) && rc >= 0; i++) {
-		struct cut_reader *rd = cut_reader_open(argc ? argv[i] : NULL, 0);
-		if (!rd) {
+
+	/* Every input open at once, merged by time: each is sorted, or nearly (cuthook, cutmerge
+	 * and cutcapture write them so), and the ranks of a job become one timeline. */
+	int n = argc ? argc : 1;
+	struct input *in = calloc((size_t)n, sizeof(*in));
+	struct cut_heap heads;
+	struct head h;
+	if (!in)
+		err(CUT_EXIT_FATAL, "out of memory");
+	heap_init(&heads, sizeof(struct head));
+	for (int i = 0; i < n; i++) {
+		if (!(in[i].r = cut_reader_open(argc ? argv[i] : NULL, 0))) {
 			warn("%s", argc ? argv[i] : "<stdin>");
 			status = CUT_EXIT_LOST;
 			continue;
 		}
-		struct cut_event ev;
-		while ((rc = cut_reader_next(rd, &ev)) > 0) {
-			if (ev.layer == CUT_META) {
-				meta(&ev);
-				continue;
-			}
-			set_base(ev.ts);
-			if (!split(ev.ts)) {
-				rc = -2;
-				break;
-			}
-			if (ev.ts < lastts && !warned_order) {
-				warnx("%s:%llu: input not sorted by time: tracks multiply to keep "
-				      "slices nested; sort it with cutmerge",
-				      cut_reader_path(rd), (unsigned long long)cut_reader_line(rd));
-				warned_order = true;
-			}
-			if (ev.ts > lastts)
-				lastts = ev.ts;
-			int64_t cpu = -1;
-			switch (ev.layer) {
-			case CUT_IRQ:
-				cut_args_int(ev.args, "cpu", &cpu);
-				slice(group_get(IRQ, -1, cpu), &ev);
-				break;
-			case CUT_SCHED: slice(group_get(OFFCPU, ev.pid, ev.tid), &ev); break;
-			case CUT_GPU: gpu_work(&ev); break;
-			case CUT_NVTX:
-				if (ev.cat && strcmp(ev.cat, "startend") == 0 &&
-				    (ev.has & CUT_HAS_DUR)) {
-					startend_range(&ev);
-					break;
-				}
-				__attribute__((fallthrough)); /* push/pop ranges nest on their
-				                                 thread's track */
-			default:
-				slice(group_get(THREAD, ev.pid, ev.tid), &ev);
-				if (ev.layer == CUT_API)
-					note_submit(&ev, last_jtid);
-			}
-		}
-		bool failed = cut_reader_failed(rd);
-		if ((cut_reader_close(rd) || rc == -1) && status == CUT_EXIT_OK)
-			status = CUT_EXIT_BADINPUT;
-		if (failed) {
-			status = CUT_EXIT_LOST;
-			rc = 0; /* a read error loses that input only: go on with the next */
-		}
+		advance(&in[i], &heads, i, &status);
 	}
+	while (heap_pop(&heads, &h)) {
+		struct input *src = &in[h.i];
+		if (!event(src, &src->ev) ||
+		    (!advance(src, &heads, (int)h.i, &status) && src->stopped))
+			break;
+	}
+	for (int i = 0; i < n; i++) {
+		if (in[i].r)
+			finish(&in[i], &status);
+		free((char *)in[i].env_host);
+	}
+	free(in);
+	heap_free(&heads);
 	close_file();
 	return cut_finish_output(status);
 }

@@ -14,6 +14,8 @@ for i in range(n):
         e = {"ts": (n - i) * 1000, "dur": 500, "pid": 1, "tid": 1, "layer": "api", "name": "cuX", "ret": 0}
     elif kind == "tids4096":   # thread ids that are multiples of 4096
         e = {"ts": i * 1000, "dur": 500, "pid": 1, "tid": (i + 1) * 4096, "layer": "api", "name": "cuX", "ret": 0}
+    elif kind == "gpuqueue":   # GPU work queued deep: every piece still running at the next
+        e = {"ts": i * 1000, "dur": n * 1000, "pid": 1, "tid": 1, "layer": "gpu", "name": "k", "cat": "kernel", "args": {"stream": hex(i % 4), "device": 0, "corr": i}}
     elif kind == "streams":    # a new stream per launch
         e = {"ts": i * 1000, "dur": 500, "pid": 1, "tid": 1, "layer": "api", "name": "cuLaunchKernel", "ret": 0, "args": {"stream": hex(i + 5)}}
     else:                      # a new thread per call, each syncing its stream
@@ -33,9 +35,9 @@ best() { # command...
 n=20000
 echo "| input | filter | ${n} | $((2 * n)) | $((4 * n)) |"
 echo "|---|---|---|---|---|"
-for kind in reverse tids4096 streams threads; do
+for kind in reverse tids4096 gpuqueue streams threads; do
 	for k in 1 2 4; do gen $kind $((k * n)) >"$tmp/$kind.$k"; done
-	for tool in cutchrome cutgaps cutstat cutmerge "cutplot -S -T dumb"; do
+	for tool in cutchrome cutperfetto cutgaps cutstat cutmerge "cutplot -S -T dumb"; do
 		row="| $kind | $tool"
 		for k in 1 2 4; do row="$row | $(best $B/bin/$tool "$tmp/$kind.$k")"; done
 		echo "$row |"

@@ -3,7 +3,7 @@
 # every filter in the ways it is used (cutmerge on a trace whose header says it is sorted, as
 # cut's capture tools write them, and on one that does not, which it sorts in bounded memory;
 # cutstat on the trace compressed: MB/s of the plain bytes), next to equivalent jq and python3
-# commands, and the shared reader alone (cpuMB/s: by the median user + system time, steadier
+# commands, cutchrome and cutperfetto on a real capture repeated too, and the shared reader alone (cpuMB/s: by the median user + system time, steadier
 # than wall time on a shared machine); then the size of a timeline per event as Chrome JSON (cutchrome) and as
 # Perfetto protobuf (cutperfetto). Prints tables (min/median/max of wall time); asserts nothing.
 # usage: tests/bench/bench-filters.sh [megabytes] [runs]     (defaults: 200, 3)
@@ -29,6 +29,23 @@ t=$dir/trace.jsonl
 [ -s "$dir/strace.txt" ] || awk -F'[:,]' '/"layer":"ioctl"/ {
 	printf "[pid %d] %d.%09d ioctl(5</dev/nvidiactl>, _IOC(_IOC_READ|_IOC_WRITE, 0x46, 0x2a, 0x20), 0x7ffd5c2a3b40) = 0 <0.%06d>\n",
 		$8, $2 / 1e9, $2 % 1e9, $4 / 1000 }' "$t" >"$dir/strace.txt"
+# A real multi-layer capture repeated: the 2-GPU DDP sample (cuthook: nvtx, runtime, api, gpu,
+# and the symbol records of every kernel) 8 times over, each copy later than the last.
+d8=$dir/ddp8.jsonl
+[ -s "$d8" ] || zstd -dc "$top/samples/ddp-2gpu-hook.jsonl.zst" | python3 -c '
+import json, sys
+lines = sys.stdin.read().splitlines()
+ev = [json.loads(l) for l in lines]
+span = max(e["ts"] + e.get("dur", 0) for e in ev) - min(e["ts"] for e in ev) + 1000
+for k in range(8):
+    for line, e in zip(lines, ev):
+        if k == 0:
+            print(line)
+        elif e["layer"] != "meta":
+            e["ts"] += k * span
+            print(json.dumps(e, separators=(",", ":")))' >"$d8"
+d8bytes=$(wc -c <"$d8")
+d8events=$(wc -l <"$d8")
 bytes=$(wc -c <"$t")
 events=$(wc -l <"$t")
 echo "trace: $t, $bytes bytes, $events events; $(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
@@ -56,7 +73,9 @@ cutioctl -m (the map)	$B/bin/cutioctl -m $t	$bytes	$events
 cutioctl -s (strace text)	$B/bin/cutioctl -s $dir/strace.txt	$sbytes	$sevents
 cutgaps	$B/bin/cutgaps $t	$bytes	$events
 cutchrome	$B/bin/cutchrome $t	$bytes	$events
+cutchrome, DDP sample x8	$B/bin/cutchrome $d8	$d8bytes	$d8events
 cutperfetto	$B/bin/cutperfetto $t	$bytes	$events
+cutperfetto, DDP sample x8	$B/bin/cutperfetto $d8	$d8bytes	$d8events
 cutplot -S (no gnuplot)	$B/bin/cutplot -S -c all $t	$bytes	$events
 jq (sum by category)	jq -n '$jq_sum' <$t	$bytes	$events
 python3 (sum by category)	python3 $top/tests/bench/sum_by_category.py <$t	$bytes	$events"

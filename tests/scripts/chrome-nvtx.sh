@@ -26,7 +26,5 @@ if got != se: sys.exit(f"FAIL async slices {got[:3]} != ranges {se[:3]}")
 x = sum(1 for e in te if e["ph"] == "X" and e.get("cat") == "range")
 if x != pp: sys.exit(f"FAIL {x} push/pop slices for {pp} ranges")
 PY
-if [ -f /work/shared/tools/viewer-check/validate.py ]; then
-	python3 /work/shared/tools/viewer-check/validate.py "$tmp/t.json" >"$tmp/v" 2>&1 || bad "validate.py: $(tail -3 "$tmp/v")"
-fi
+python3 tests/viewer-check/validate.py "$tmp/t.json" >"$tmp/v" 2>&1 || bad "validate.py: $(tail -3 "$tmp/v")"
 exit $fail
