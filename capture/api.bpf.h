@@ -30,6 +30,10 @@ call_entry(struct pt_regs *ctx)
 		t->f[0].ts = bpf_ktime_get_ns();
 		return 0;
 	}
+	if (t->hook_thread) { /* libcuthook's own thread (hook.bpf.h) */
+		count(CC_C_OWN);
+		return 0;
+	}
 	__u32 d = t->depth;
 	if (d >= CC_DEPTH) {
 		count(CC_C_DEPTH);
@@ -104,6 +108,8 @@ call_return(struct pt_regs *ctx)
 	if (!t)
 		return 0;
 	__u64 now = bpf_ktime_get_ns();
+	if (t->hook_thread)
+		return 0;
 	if (targ_bare) {
 		__u32 k = CC_C_BARE_NS;
 		__u64 *c = bpf_map_lookup_elem(&counters, &k);

@@ -113,6 +113,23 @@ fill_hdr(struct cc_hdr *h, __u16 kind, __u16 size, __u64 ts, __u64 dur, __u32 pi
 	h->cpu = bpf_get_smp_processor_id();
 }
 
+/* Whether the thread is doing libcuthook's own work (a command cutcapture started with the
+ * library preloaded, hook.bpf.h): the library's thread, or a driver call the library makes for
+ * itself on a program's thread (its mark read from the process: for ioctls only, as the driver
+ * functions the library calls are not probed). */
+static __always_inline bool
+hook_own(const struct cc_thread *t)
+{
+	if (t->hook_thread)
+		return true;
+	if (!t->hook_mark)
+		return false;
+	struct cc_hook_mark m;
+	if (bpf_probe_read_user(&m, sizeof(m), (void *)t->hook_mark))
+		return false;
+	return m.own != 0;
+}
+
 /* The programs, a file per layer (cutcapture.h's CC_L_* bits; layers.c's rows). */
 #include "api.bpf.h"
 #include "sys.bpf.h"
@@ -120,3 +137,4 @@ fill_hdr(struct cc_hdr *h, __u16 kind, __u16 size, __u64 ts, __u64 dur, __u32 pi
 #include "sched.bpf.h"
 #include "task.bpf.h"
 #include "kfunc.bpf.h"
+#include "hook.bpf.h"

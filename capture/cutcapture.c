@@ -22,32 +22,35 @@
 #include "drain.h"
 #include "cut.h"
 #include "event.h"
+#include "hooklib.h"
 #include "layers.h"
 #include "meta.h"
 #include "names.h"
 #include "output.h"
+#include "preload.h"
 #include "target.h"
 
 #include "cutcapture.skel.h"
 
 static struct env {
 	struct layer_opts lo;
+	struct preload_opts po;
 	const char *out_path;
 	char **cmd;
 	const char *patterns[64];
 	bool quiet, verbose;
 } env = {.lo = {.layers = CC_L_API | CC_L_IOCTL | CC_L_IRQ | CC_L_SCHED | CC_L_KERNEL,
                 .ring_mb = 64,
-                .irq_prefix = "nvidia"}};
+                .irq_prefix = "nvidia"},
+         .po = {.gpu = true, .nvtx = true}};
 
 static void
 usage(void)
 {
-	fprintf(stderr,
-	        "usage: cutcapture [-qv] [-b MiB] [-f pattern] [-k function] [-l layers]\n"
-	        "                  [-o file] [--libcuda path] [--libcudart path] [--sched-min ns]\n"
-	        "                  [--single-probes]\n"
-	        "                  -p pid | [--] command [arg ...]\n");
+	fprintf(stderr, "usage: cutcapture [-qv] [-b MiB] [-f pattern] [-k function] [-l layers]\n"
+	                "                  [-o file] [--hook path] [--hook-api] [--libcuda path]\n"
+	                "                  [--libcudart path] [--sched-min ns] [--single-probes]\n"
+	                "                  -p pid | [--] command [arg ...]\n");
 	exit(CUT_EXIT_FATAL);
 }
 
@@ -75,8 +78,21 @@ enum {
 	OPT_IOCTL_DEV,
 	OPT_UVM_DEV,
 	OPT_IRQ,
-	OPT_BARE
+	OPT_BARE,
+	OPT_HOOK,
+	OPT_HOOK_API
 };
+
+/* Whether word is in the comma-separated list. */
+static bool
+listed(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+	for (const char *p = list; (p = strstr(p, word)); p += n)
+		if ((p == list || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+			return true;
+	return false;
+}
 
 static void
 parse_args(int argc, char *argv[])
@@ -90,6 +106,8 @@ parse_args(int argc, char *argv[])
 	    {"uvm-dev", required_argument, NULL, OPT_UVM_DEV},
 	    {"irq-prefix", required_argument, NULL, OPT_IRQ},
 	    {"bench-bare", no_argument, NULL, OPT_BARE},
+	    {"hook", required_argument, NULL, OPT_HOOK},
+	    {"hook-api", no_argument, NULL, OPT_HOOK_API},
 	    {NULL, 0, NULL, 0},
 	};
 	struct layer_opts *lo = &env.lo;
@@ -120,6 +138,8 @@ parse_args(int argc, char *argv[])
 			if ((layers = layers_parse(optarg)) < 0)
 				usage();
 			lo->layers = (unsigned)layers;
+			env.po.gpu = listed(optarg, "gpu");
+			env.po.nvtx = listed(optarg, "nvtx");
 			break;
 		case 'o': env.out_path = optarg; break;
 		case 'p':
@@ -145,6 +165,8 @@ parse_args(int argc, char *argv[])
 			lo->dev_kinds[lo->ndevs++] = c == OPT_IOCTL_DEV ? CC_DEV_RM : CC_DEV_UVM;
 			break;
 		case OPT_BARE: lo->bare = true; break;
+		case OPT_HOOK: env.po.lib = optarg; break;
+		case OPT_HOOK_API: env.po.api = true; break;
 		case OPT_IRQ:
 			if (strlen(optarg) >= CC_COMMLEN)
 				errx(CUT_EXIT_FATAL, "--irq-prefix: at most %d bytes",
@@ -158,6 +180,14 @@ parse_args(int argc, char *argv[])
 		usage();
 	if (lo->libcudart) /* naming the runtime asks for its layer */
 		lo->layers |= CC_L_RUNTIME;
+	if (env.po.api) {
+		if (lo->pid)
+			errx(CUT_EXIT_FATAL,
+			     "--hook-api: needs a command cutcapture starts, not -p");
+		/* The api and runtime layers asked for come from libcuthook, not uprobes. */
+		env.po.api = lo->layers & (CC_L_API | CC_L_RUNTIME);
+		lo->layers &= ~(unsigned)(CC_L_API | CC_L_RUNTIME);
+	}
 	env.cmd = optind < argc ? argv + optind : NULL;
 	lo->patterns = env.patterns;
 }
@@ -208,6 +238,7 @@ write_header(uint64_t ts, pid_t root, char **cmd)
 	h->realtime_ns = (int64_t)clock_ns(CLOCK_REALTIME);
 	h->sorted = 1;
 	layers_header(h->layers);
+	preload_header(h->layers);
 	size_t ncmd = 0;
 	while (cmd && cmd[ncmd])
 		ncmd++;
@@ -275,7 +306,7 @@ close_trace(const struct drain *d, const struct target *t, int status)
 int
 main(int argc, char *argv[])
 {
-	int status = CUT_EXIT_FATAL, out_fd = STDOUT_FILENO;
+	int status = CUT_EXIT_FATAL, out_fd = STDOUT_FILENO, own_fd = -1;
 	struct target T = {.go_fd = -1, .fail_fd = -1, .pidfd = -1};
 	struct drain D = {.out_name = "standard output"};
 	struct cutcapture_bpf *skel = NULL;
@@ -291,6 +322,14 @@ main(int argc, char *argv[])
 		return CUT_EXIT_FATAL;
 	libbpf_set_print(libbpf_print);
 	signal(SIGPIPE, SIG_IGN);
+
+	/* libcuthook for the layers eBPF cannot see, in a command cutcapture starts; the driver
+	 * functions it calls itself are then its to record, not the uprobes'. */
+	bool preload = preload_start(&env.po, env.cmd != NULL);
+	if (preload && !env.po.api) {
+		env.lo.unprobed = cut_hook_unprobed;
+		env.lo.unprobed_gpu = env.po.gpu;
+	}
 
 	/* Feature probes: which devices, library, driver API and kernel functions, and what
 	 * the kernel allows; a layer that cannot work is off and says why. */
@@ -322,8 +361,17 @@ main(int argc, char *argv[])
 		}
 		D.out_name = env.out_path;
 	}
-	out_open(out_fd);
-	out_compress(env.out_path);
+	/* With libcuthook in the command (the gpu and nvtx layers), cutcapture's own records go
+	 * to a file of its own first, merged with the library's at the end. */
+	if (preload &&
+	    (own_fd = open(preload_own_file(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+	                   0600)) < 0) {
+		warn("%s", preload_own_file());
+		goto cleanup;
+	}
+	out_open(preload ? own_fd : out_fd);
+	if (!preload)
+		out_compress(env.out_path);
 
 	/* The command waits, stopped before exec, until every probe is in place. */
 	uint64_t start = clock_ns(CLOCK_MONOTONIC);
@@ -338,6 +386,7 @@ main(int argc, char *argv[])
 	if (layers_attach_tree(skel) < 0)
 		goto cleanup;
 	layers_attach(skel);
+	preload_attach(skel);
 
 	/* Drain until the command and its tree are done, or a signal says so. */
 	D.quiet = env.quiet;
@@ -354,8 +403,19 @@ main(int argc, char *argv[])
 	if (!D.untraced)
 		end_trace(&D, status, T.done);
 	status = close_trace(&D, &T, status);
+	if (preload && !D.untraced) {
+		/* Then cutcapture's records and the library's, as one sorted trace. */
+		out_open(out_fd);
+		out_compress(env.out_path);
+		int m = preload_merge(D.counters[CC_C_OWN]);
+		status = close_trace(&D, &T, m < 0 ? CUT_EXIT_FATAL : status);
+	}
 
 cleanup:
+	preload_detach();
+	preload_end();
+	if (own_fd >= 0)
+		close(own_fd);
 	drain_close(&D);
 	layers_free();
 	cutcapture_bpf__destroy(skel);

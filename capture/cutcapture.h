@@ -80,6 +80,7 @@ enum {
 	CC_C_UNMATCHED,  /* returns with no matching entry (entries missed or unwound) */
 	CC_C_BARE_CALLS, /* --bench-bare: calls counted... */
 	CC_C_BARE_NS,    /* ...and their time, with no record written */
+	CC_C_OWN,        /* calls and ioctls of libcuthook's own, left out */
 	CC_NCOUNTERS
 };
 
@@ -125,6 +126,17 @@ struct cc_thread {
 	__u32 off_state; /* 'R', 'S', 'D' or another letter */
 	__u32 waker;
 	__u32 pad2;
+
+	__u64 hook_mark;   /* address of the thread's struct cc_hook_mark in libcuthook; 0: none */
+	__u32 hook_thread; /* the thread is libcuthook's own: nothing it does is recorded */
+	__u32 pad3;
+};
+
+/* What libcuthook, preloaded by cutcapture into a command it starts (CUTHOOK_MARK), keeps per
+ * thread for the uprobes to read: the layout of its struct hook_mark (capture/hook/hook.h).
+ * Registered by its cuthook_mark_thread(mark, own_thread), which cutcapture probes. */
+struct cc_hook_mark {
+	__u32 own; /* the library is calling the driver for itself */
 };
 
 /* Record kinds. */

@@ -109,15 +109,17 @@ layers_parse(const char *s)
 	char *copy = strdup(s), *save = NULL;
 	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		size_t i;
+		if (!strcmp(t, "gpu") || !strcmp(t, "nvtx")) /* libcuthook's: preload.h */
+			continue;
 		for (i = 0; i < NLAYERS; i++)
 			if (strcmp(t, layers[i].name) == 0)
 				break;
 		if (i == NLAYERS) {
-			char names[64] = "";
+			char names[96] = "";
 			for (size_t k = 0; k < NLAYERS; k++)
 				snprintf(names + strlen(names), sizeof(names) - strlen(names),
 				         "%s%s", k ? ", " : "", layers[k].name);
-			warnx("unknown layer %s (layers: %s)", t, names);
+			warnx("unknown layer %s (layers: %s, gpu, nvtx)", t, names);
 			free(copy);
 			return -1;
 		}

@@ -26,7 +26,9 @@ struct layer_opts {
 	pid_t pid;                   /* -p: the process whose libcuda is probed; 0 */
 	const char *const *patterns; /* -f: the driver API functions probed (fnmatch) */
 	int npatterns;
-	const char *kfuncs[CC_MAX_KFUNCS]; /* -k: the kernel layer's functions */
+	int (*unprobed)(const char *name, int gpu); /* functions libcuthook records instead... */
+	int unprobed_gpu;                           /* ...its argument gpu */
+	const char *kfuncs[CC_MAX_KFUNCS];          /* -k: the kernel layer's functions */
 	int nkfuncs;
 	const char *devs[8];   /* --ioctl-dev, --uvm-dev: device files added... */
 	unsigned dev_kinds[8]; /* ...as CC_DEV_RM or CC_DEV_UVM */
@@ -39,7 +41,7 @@ struct layer_opts {
 };
 
 /* The CC_L_* bits of a comma-separated list of layer names, or -1 (saying which name is
- * unknown). */
+ * unknown). gpu and nvtx are known and skipped: libcuthook records them (preload.h). */
 int layers_parse(const char *s);
 /* Whether layer bit (CC_L_*) is on: asked for and not turned off since. */
 bool layers_on(unsigned bit);

@@ -57,6 +57,23 @@ have_uprobe_multi(void)
 	return link < 0 && e == EBADF;
 }
 
+/* Drops the functions libcuthook records itself (layer_opts.unprobed) from those probed. */
+static void
+leave_unprobed(void)
+{
+	int kept = 0;
+	for (int i = 0; i < A.nfuncs; i++) {
+		if (layers_opts->unprobed &&
+		    layers_opts->unprobed(A.funcs[i], layers_opts->unprobed_gpu)) {
+			free(A.funcs[i]);
+			continue;
+		}
+		A.funcs[kept] = A.funcs[i];
+		A.offsets[kept++] = A.offsets[i];
+	}
+	A.nfuncs = kept;
+}
+
 void
 api_probe(const struct layer *l)
 {
@@ -75,6 +92,7 @@ api_probe(const struct layer *l)
 		layer_off(l, "%s", why);
 	if (A.nfuncs < 0)
 		A.nfuncs = 0;
+	leave_unprobed();
 	A.multi = !layers_opts->single && have_uprobe_multi();
 }
 

@@ -9,9 +9,9 @@ CAPTURE_LIBBPF_LIBS := $(or $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null),-lb
 CAPTURE_ARCH_INCLUDE := /usr/include/$(shell $(CC) -dumpmachine 2>/dev/null)
 # The modules that need no libbpf (CAPTURE_PURE) are linked into unit tests too.
 CAPTURE_PURE := $(addprefix $(B)/obj/capture/,decode.o devices.o names.o order.o output.o \
-	api/args.o api/describe.o)
+	hooklib.o api/args.o api/describe.o)
 CAPTURE_BPF := $(addprefix $(B)/obj/capture/,cutcapture.o drain.o layers.o layers_api.o \
-	layers_kernel.o libcuda.o target.o)
+	layers_kernel.o libcuda.o preload.o target.o)
 CAPTURE_OBJ := $(CAPTURE_BPF) $(CAPTURE_PURE)
 CAPTURE_FIXTURES := $(B)/fixtures/capture-ioctl $(B)/fixtures/capture-loop \
 	$(B)/fixtures/capture-faulty

@@ -41,6 +41,10 @@ out_open(int fd)
 {
 	struct stat st;
 	W.fd = fd;
+	W.len = 0; /* a second output after out_close starts afresh */
+	W.error = 0;
+	W.sent = W.good = 0;
+	W.kind = CUT_PLAIN;
 	W.buf = malloc(OUT_PIECE);
 	if (!W.buf)
 		err(CUT_EXIT_FATAL, "malloc");

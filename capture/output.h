@@ -6,7 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Writes to fd (which stays open). Exits with status 2 when memory runs out. */
+/* Writes to fd (which stays open), afresh after an out_close. Exits with status 2 when memory
+ * runs out. */
 void out_open(int fd);
 /* Compresses the output as name's suffix asks (".gz", ".zst": cut_compress_of), a gzip member
  * or zstd frame for each piece written; call after out_open. */

@@ -33,7 +33,7 @@ sched_switch(struct bpf_raw_tracepoint_args *ctx)
 	__u32 ptgid = BPF_CORE_READ(prev, tgid);
 	if (is_traced(ptgid) && !(BPF_CORE_READ(prev, flags) & PF_EXITING)) {
 		struct cc_thread *t = thread_get(BPF_CORE_READ(prev, pid));
-		if (t) {
+		if (t && !t->hook_thread) {
 			now = bpf_ktime_get_ns();
 			t->off_ts = now;
 			t->wake_ts = 0;

@@ -150,6 +150,10 @@ sys_enter(struct bpf_raw_tracepoint_args *ctx)
 	struct cc_thread *t = thread_get((__u32)id);
 	if (!t)
 		return 0;
+	if (hook_own(t)) {
+		count(CC_C_OWN);
+		return 0;
+	}
 	t->sys_nr = nr;
 	t->sys_fd = fd;
 	t->sys_rdev = rdev;

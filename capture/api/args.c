@@ -264,3 +264,18 @@ cut_api_args(const struct cut_api_desc *d, const struct cut_call *c, uint32_t pi
 	if (b->len)
 		buf_addc(b, '}');
 }
+
+void
+cut_api_add_corr(struct cut_buf *b, uint64_t corr)
+{
+	if (b->len && b->s[b->len - 1] == '}') {
+		b->len--;
+		buf_addc(b, ',');
+	} else {
+		buf_reset(b);
+		buf_addc(b, '{');
+	}
+	buf_adds(b, "\"corr\":");
+	buf_addi64(b, (int64_t)corr);
+	buf_addc(b, '}');
+}

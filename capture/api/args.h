@@ -142,5 +142,9 @@ void cut_api_args(const struct cut_api_desc *d, const struct cut_call *c, uint32
 /* For tests: the lines of args.def, then those of rtargs.def, each table sorted by name. */
 size_t cut_api_rows(void);
 const char *cut_api_row_name(size_t i);
+/* Appends "corr":corr to the args object in b (cut_api_args' output; b empty: makes it
+ * {"corr":corr}): the link of a call to the GPU work it submitted, which both capture paths
+ * write after the decoded members. */
+void cut_api_add_corr(struct cut_buf *b, uint64_t corr);
 
 #endif

@@ -19,15 +19,12 @@
 #include "cut.h"
 #include "deflate.h"
 #include "event.h"
+#include "hooklib.h"
 #include "meta.h"
 #include "parse.h"
 #include "reader.h"
 #include "sort.h"
 #include "text.h"
-
-#ifndef CUT_HOOK_LIBDIR
-#define CUT_HOOK_LIBDIR "/usr/local/lib/cut"
-#endif
 
 static void
 usage(void)
@@ -36,36 +33,15 @@ usage(void)
 	exit(CUT_EXIT_FATAL);
 }
 
-/* The library: $CUTHOOK_LIB, else beside this program (../lib/cut/ when installed, ../lib/
- * in a build tree), else the configured library directory. */
+/* The library (hooklib.h), or the reason it cannot be found, fatal. */
 static char *
 find_library(void)
 {
-	const char *env = getenv("CUTHOOK_LIB");
-	if (env && *env) {
-		if (access(env, R_OK) < 0)
-			err(CUT_EXIT_FATAL, "%s", env);
-		return realpath(env, NULL);
-	}
-	char exe[PATH_MAX], path[PATH_MAX + 32];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		char *slash = strrchr(exe, '/');
-		if (slash)
-			*slash = '\0';
-		static const char *const rel[] = {"/../lib/cut/libcuthook.so",
-		                                  "/../lib/libcuthook.so"};
-		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-			snprintf(path, sizeof(path), "%s%s", exe, rel[i]);
-			if (access(path, R_OK) == 0)
-				return realpath(path, NULL);
-		}
-	}
-	snprintf(path, sizeof(path), "%s/libcuthook.so", CUT_HOOK_LIBDIR);
-	if (access(path, R_OK) == 0)
-		return strdup(path);
-	errx(CUT_EXIT_FATAL, "cannot find libcuthook.so (set CUTHOOK_LIB)");
+	char why[PATH_MAX + 64];
+	char *lib = cut_hook_library(NULL, why, sizeof(why));
+	if (!lib)
+		errx(CUT_EXIT_FATAL, "%s", why);
+	return lib;
 }
 
 /* An absolute path, so that children that change directory write to the same file. */
@@ -361,25 +337,8 @@ main(int argc, char *argv[])
 		close(fd);
 	}
 
-	const char *old = getenv("LD_PRELOAD");
-	char *preload = NULL;
-	if (old && *old && strstr(old, lib))
-		preload = strdup(old);
-	else if (old && *old) {
-		if (asprintf(&preload, "%s:%s", old, lib) < 0)
-			preload = NULL;
-	} else
-		preload = strdup(lib);
-	if (!preload || setenv("LD_PRELOAD", preload, 1) < 0 ||
-	    setenv("CUTHOOK_OUTPUT", out, 1) < 0 ||
-	    (layers && setenv("CUTHOOK_LAYERS", layers, 1) < 0) ||
+	if (cut_hook_setenv(lib, out, layers, 1) < 0 ||
 	    (all_starts && setenv("CUTHOOK_GPU_STARTS", "all", 1) < 0))
-		err(CUT_EXIT_FATAL, "setenv");
-	/* The library is the NVTX tool too; one named already is chained to, not replaced. */
-	const char *nvtx = getenv("NVTX_INJECTION64_PATH");
-	if (nvtx && *nvtx && strcmp(nvtx, lib) != 0 && setenv("CUT_NVTX_NEXT", nvtx, 1) < 0)
-		err(CUT_EXIT_FATAL, "setenv");
-	if (setenv("NVTX_INJECTION64_PATH", lib, 1) < 0)
 		err(CUT_EXIT_FATAL, "setenv");
 
 	/* The command runs in a child, so that the trace can be sorted once it is done; this

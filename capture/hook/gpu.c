@@ -39,51 +39,6 @@ static struct {
 	uint64_t corr;
 } G = {.off = "off: not started"};
 
-/* ---- which calls submit work ---- */
-
-static bool
-starts(const char *s, const char *p)
-{
-	return strncmp(s, p, strlen(p)) == 0;
-}
-
-static enum gpu_kind
-kind_of(const char *n)
-{
-	if (starts(n, "cuLaunchKernelEx"))
-		return GK_KERNEL_EX;
-	if (!strcmp(n, "cuLaunchKernel") || !strcmp(n, "cuLaunchKernel_ptsz") ||
-	    (starts(n, "cuLaunchCooperativeKernel") && !strstr(n, "MultiDevice")))
-		return GK_KERNEL;
-	if (starts(n, "cuMemcpy") && !strstr(n, "Batch"))
-		return GK_COPY;
-	if (starts(n, "cuMemsetD"))
-		return GK_SET;
-	if (starts(n, "cuGraphLaunch"))
-		return GK_GRAPH;
-	static const char *const enqueue[] = {
-	    "cuEventRecord",
-	    "cuStreamWaitEvent",
-	    "cuLaunchHostFunc",
-	    "cuStreamWaitValue",
-	    "cuStreamWriteValue",
-	    "cuStreamBatchMemOp",
-	    "cuStreamAddCallback",
-	    "cuMemPrefetchAsync",
-	    "cuWaitExternalSemaphoresAsync",
-	    "cuSignalExternalSemaphoresAsync",
-	    "cuMemcpyBatchAsync",
-	    "cuMemcpy3DBatchAsync",
-	    "cuMemBatchDecompressAsync",
-	    "cuLaunchKernel", /* the rest of the launches */
-	    "cuLaunchGridAsync",
-	};
-	for (size_t i = 0; i < sizeof(enqueue) / sizeof(enqueue[0]); i++)
-		if (starts(n, enqueue[i]))
-			return GK_ENQUEUE;
-	return GK_NONE;
-}
-
 static bool
 layer_wanted(void)
 {
@@ -108,7 +63,7 @@ hook_gpu_init(void)
 	for (int i = 0; i < HOOK_NAPI; i++) {
 		const char *n = hook_names[i], *r = hook_roles[i];
 		size_t len = strlen(n);
-		hook_gpu_kind[i] = (unsigned char)kind_of(n);
+		hook_gpu_kind[i] = (unsigned char)cut_gpu_kind_of(n);
 		G.per_thread[i] =
 		    len > 5 && (!strcmp(n + len - 5, "_ptsz") || !strcmp(n + len - 5, "_ptds"));
 		enum gpu_kind k = hook_gpu_kind[i];
@@ -342,8 +297,8 @@ fill(struct gpu_sub *s, enum hook_id id, const uint64_t *a)
 	(void)id;
 }
 
-struct gpu_sub *
-hook_gpu_before(enum hook_id id, const uint64_t *a)
+static struct gpu_sub *
+before(enum hook_id id, const uint64_t *a)
 {
 	if (!G.on || hook_gpu_kind[id] == GK_ENQUEUE || !hook_self || !api_ready())
 		return NULL;
@@ -400,6 +355,7 @@ hook_gpu_before(enum hook_id id, const uint64_t *a)
 	s->tid = tid;
 	s->kind = hook_gpu_kind[id];
 	fill(s, id, a);
+	s->corr = __atomic_add_fetch(&G.corr, 1, __ATOMIC_RELAXED);
 	if (s->start && gpu_api.event_record(s->start, stream) != 0) {
 		/* Nothing was queued before the call: it is the stream's previous END's turn. */
 		pthread_mutex_lock(&gpu_sh.lock);
@@ -424,8 +380,8 @@ give_back(struct gpu_sub *s, bool untimed)
 		count(&gpu_sh.untimed);
 }
 
-struct gpu_sub *
-hook_gpu_after(struct gpu_sub *s, CUresult r, int64_t t0)
+static struct gpu_sub *
+after(struct gpu_sub *s, CUresult r, int64_t t0)
 {
 	if (r != 0) { /* no work was submitted */
 		give_back(s, false);
@@ -438,7 +394,6 @@ hook_gpu_after(struct gpu_sub *s, CUresult r, int64_t t0)
 	s->t0 = t0;
 	if (s->start)
 		count(&gpu_sh.starts);
-	s->corr = __atomic_add_fetch(&G.corr, 1, __ATOMIC_RELAXED);
 	hook_corr = s->corr;
 	return s;
 }
@@ -481,8 +436,8 @@ note_args(struct gpu_sub *s, const char *args)
 	}
 }
 
-void
-hook_gpu_enqueued(enum hook_id id, const uint64_t *a)
+static void
+enqueued(enum hook_id id, const uint64_t *a)
 {
 	if (!G.on || !hook_self || !api_ready())
 		return;
@@ -497,6 +452,34 @@ hook_gpu_enqueued(enum hook_id id, const uint64_t *a)
 	if (st)
 		st->force_start = true;
 	pthread_mutex_unlock(&gpu_sh.lock);
+}
+
+/* The driver calls the three below make are the library's own: marked for cutcapture's
+ * ioctl probes (hook_mark), which leave out what the driver does for them. */
+struct gpu_sub *
+hook_gpu_before(enum hook_id id, const uint64_t *a)
+{
+	hook_mark.own = 1;
+	struct gpu_sub *s = before(id, a);
+	hook_mark.own = 0;
+	return s;
+}
+
+struct gpu_sub *
+hook_gpu_after(struct gpu_sub *s, CUresult r, int64_t t0)
+{
+	hook_mark.own = 1;
+	s = after(s, r, t0);
+	hook_mark.own = 0;
+	return s;
+}
+
+void
+hook_gpu_enqueued(enum hook_id id, const uint64_t *a)
+{
+	hook_mark.own = 1;
+	enqueued(id, a);
+	hook_mark.own = 0;
 }
 
 /* ---- the end, fork ---- */

@@ -17,17 +17,7 @@
 #include <stdint.h>
 
 #include "hook.h"
-
-/* What a wrapped function is to the gpu layer (hook_gpu_kind[id]). */
-enum gpu_kind {
-	GK_NONE,
-	GK_KERNEL,    /* cuLaunchKernel and cuLaunchCooperativeKernel: grid, block, stream */
-	GK_KERNEL_EX, /* cuLaunchKernelEx: the same, in a CUlaunchConfig */
-	GK_COPY,      /* cuMemcpy* */
-	GK_SET,       /* cuMemsetD* */
-	GK_GRAPH,     /* cuGraphLaunch */
-	GK_ENQUEUE,   /* puts other work on a stream (an event, a wait, a host function) */
-};
+#include "hooklib.h"
 
 typedef void *gpu_event_t;
 

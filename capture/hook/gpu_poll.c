@@ -152,7 +152,8 @@ event_gaps(struct gpu_ctx *c, bool hold, int64_t *d, int n)
 		return 0;
 	int k = 0;
 	for (; k < n && k < 16; k++)
-		if (gpu_api.event_create(&ev[k], 0) != 0 || gpu_api.event_record(ev[k], c->priv) != 0)
+		if (gpu_api.event_create(&ev[k], 0) != 0 ||
+		    gpu_api.event_record(ev[k], c->priv) != 0)
 			break;
 	__atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
 	int nd = 0;
@@ -506,6 +507,7 @@ poll_main(void *arg)
 	P.t = hook_thread_new();
 	if (P.t)
 		P.t->need_thread_record = false;
+	hook_mark_thread(1); /* none of this thread's calls are the program's */
 	/* Without this, a query of ours while a program's thread captures a graph in global
 	 * mode would invalidate that capture. */
 	int mode = CU_STREAM_CAPTURE_MODE_RELAXED;

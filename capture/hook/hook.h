@@ -67,6 +67,27 @@ const char *hook_nvtx_off_reason(void);
  * name is wrapped and handle finds the runtime's function, else what the real dlsym says. */
 void *hook_rt_dlsym(void *handle, const char *name);
 
+/* mark.c: what libcuthook tells cutcapture's probes (CUTHOOK_MARK, set by cutcapture when it
+ * starts a command with this library preloaded). Each thread's mark is registered through
+ * cuthook_mark_thread(), a function cutcapture probes; its ioctl probes then read the mark.
+ * The layout is cutcapture.h's struct cc_hook_mark. */
+struct hook_mark {
+	uint32_t own; /* libcuthook is calling the driver for itself: not the program's doing */
+};
+extern HOOK_TLS struct hook_mark hook_mark;
+/* Layers the library leaves to cutcapture's uprobes (CUTHOOK_SKIP=api,runtime): it still
+ * wraps every call (the gpu layer times work, names come from the calls) but writes none. */
+extern int hook_skip_api, hook_skip_runtime;
+/* Of the api layer skipped, the functions it still records: those the library calls itself
+ * and those whose work the gpu layer times, which cutcapture leaves unprobed (hooklib.h). */
+extern unsigned char hook_keep[HOOK_NAPI];
+/* Reads CUTHOOK_MARK and CUTHOOK_SKIP; once, at start. */
+void hook_mark_init(void);
+/* Registers the calling thread's mark with cutcapture's probe (when marking); own_thread: the
+ * thread is libcuthook's own (the gpu layer's completion thread), none of its calls,
+ * ioctls or scheduling are the program's. */
+void hook_mark_thread(int own_thread);
+
 /* writer.c (the per-thread writer) and life.c (start, threads, fork, signals, the end) */
 struct hook_thread;
 extern HOOK_TLS struct hook_thread *hook_self;

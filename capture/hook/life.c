@@ -86,6 +86,7 @@ hook_thread_new(void)
 	t->need_thread_record = true; /* and its fragment, at its first call */
 	pthread_setspecific(hook_w.key, t);
 	hook_self = t;
+	hook_mark_thread(0);
 	return t;
 }
 
@@ -198,6 +199,7 @@ init(void)
 	hook_resolve_init();
 	exec_resolve();
 	hook_decode_init();
+	hook_mark_init();
 	hook_gpu_init();
 	hook_clock_init();
 	for (int i = 0; i < HOOK_NAPI; i++)

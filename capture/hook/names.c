@@ -133,7 +133,10 @@ get(struct cut_names *names, uint32_t pid, uint64_t h, bool ok, enum cut_name_of
 		const char *s = NULL;
 		int guard = hook_guard;
 		hook_guard = HOOK_GUARD_ASK;
+		uint32_t own = hook_mark.own;
+		hook_mark.own = 1;
 		CUresult r = ask ? ask(&s, (void *)(uintptr_t)h) : HOOK_CUDA_ERROR_NOT_INITIALIZED;
+		hook_mark.own = own;
 		hook_guard = guard;
 		if (r == HOOK_CUDA_SUCCESS && s && *s) {
 			n = hook_name_set(h, s, strlen(s));

@@ -371,21 +371,31 @@ thread_fragment(struct hook_thread *t)
 	buf_free(&b);
 }
 
-/* Appends "corr":N to the args object of the call being recorded (or makes it {"corr":N}). */
+/* hook_record when cutcapture's uprobes record the api layer (CUTHOOK_SKIP): the call is only
+ * decoded, for the names it gives handles and the bytes and direction of work it submitted;
+ * its line is theirs. A name only this library could learn (asked of the driver) is still
+ * written, as a symbol record. */
 static void
-add_corr(struct hook_thread *t, uint64_t corr)
+skip_record(struct hook_thread *t, enum hook_id id, int64_t t0, uint64_t end, CUresult r,
+            const uint64_t *a, struct gpu_sub *g)
 {
-	struct cut_buf *b = &t->args;
-	if (b->len && b->s[b->len - 1] == '}') {
-		b->len--;
-		buf_addc(b, ',');
-	} else {
-		buf_reset(b);
-		buf_addc(b, '{');
+	int64_t t1 = hook_end_time(&t->tsc, end);
+	struct hook_symbol sym = {0}, asked = {0};
+	buf_reset(&t->args);
+	if (hook_decodes[id])
+		hook_decode(id, r, a, &t->args, &sym, &asked);
+	if (g) {
+		hook_gpu_queue(g, t->args.len ? t->args.s : NULL, t1);
+		hook_corr = 0;
 	}
-	buf_adds(b, "\"corr\":");
-	buf_addi64(b, (int64_t)corr);
-	buf_addc(b, '}');
+	if (asked.handle) {
+		hook_prepare_header(t->tid);
+		if (own_begin(t)) {
+			hook_symbol_record(t, t1, &asked);
+			own_end(t);
+		}
+	}
+	(void)t0;
 }
 
 void
@@ -393,6 +403,11 @@ hook_record(struct hook_thread *t, enum hook_id id, enum hook_via via, int64_t t
             CUresult r, const uint64_t *a, struct gpu_sub *g)
 {
 	hook_guard = 1;
+	if (hook_skip_api && !hook_keep[id]) {
+		skip_record(t, id, t0, end, r, a, g);
+		hook_guard = 0;
+		return;
+	}
 	/* First, while the clock read of an end that is not a TSC read is closest to the return. */
 	uint64_t from_clock = t->tsc.from_clock;
 	int64_t t1 = hook_end_time(&t->tsc, end);
@@ -405,7 +420,7 @@ hook_record(struct hook_thread *t, enum hook_id id, enum hook_via via, int64_t t
 		hook_decode(id, r, a, &t->args, &sym, &asked);
 	if (g) {
 		hook_gpu_queue(g, t->args.len ? t->args.s : NULL, t1);
-		add_corr(t, hook_corr);
+		cut_api_add_corr(&t->args, hook_corr);
 		hook_corr = 0;
 	}
 	if (t->args.len)

@@ -46,7 +46,8 @@ valid_nolost "$t/link.jsonl"
 [ "$(counts "$t/link.jsonl")" = "$seq1" ] || fail "link: calls differ: $(counts "$t/link.jsonl")"
 [ "$(jq -r 'select(.layer=="api" and .ret != 0) | .name' "$t/link.jsonl")" = "" ] ||
 	fail "link: a call did not return 0"
-args() { jq -c "select(.name==\"$2\") | .args" "$1"; }
+# (corr, the link to the GPU work libcuthook timed, is checked in capture-preload.sh)
+args() { jq -c "select(.name==\"$2\") | .args | del(.corr)" "$1"; }
 [ "$(args "$t/link.jsonl" cuMemAlloc_v2)" = '{"bytes":1048576,"dptr":"0x7000000000"}' ] ||
 	fail "cuMemAlloc_v2 args: $(args "$t/link.jsonl" cuMemAlloc_v2)"
 has "$t/link.jsonl" '.name == "cuMemcpyHtoD_v2" and .args.bytes == 4096 and
@@ -62,12 +63,16 @@ has "$t/link.jsonl" '.name == "cuStreamSynchronize" and .args.stream == "0x7d0" 
 	"$t/link.jsonl")" = "$(printf '0xf0000\tvecAdd\tfunction\tcuModuleGetFunction
 0xe0001\tgemm\tkernel\tcuLibraryGetKernel
 0xf0001\tgemm\tfunction\tcuKernelGetFunction')" ] || fail "symbol records"
-# Every function of api.def the stand-in exports is probed.
+# Every function of api.def the stand-in exports is probed (without libcuthook: with it, the
+# functions it records itself are not, capture-preload.sh).
 grep -o '^HOOK_API([A-Za-z0-9_]*' capture/api/api.def | cut -c10- >"$t/api-names"
 nfun=$(nm -D --defined-only "$B/fixtures/libcuda.so.1" | awk '{ print $3 }' | grep -cxF -f "$t/api-names")
-has "$t/link.jsonl" '.name == "header" and .args.schema == 2 and .args.sorted == true and
+capture "$t/uprobes.jsonl" -l api -- "$fx/cuprog" link
+has "$t/uprobes.jsonl" '.name == "header" and .args.schema == 2 and .args.sorted == true and
 	.args.layers.api == "on" and .args.probes.functions == '"$nfun"' and
-	.args.probes.attached == '"$nfun" || fail "header (want $nfun probes): $(head -1 "$t/link.jsonl")"
+	.args.probes.attached == '"$nfun" || fail "header (want $nfun probes): $(head -1 "$t/uprobes.jsonl")"
+has "$t/link.jsonl" '.name == "header" and .args.layers.gpu == "on" and
+	.args.probes.functions < '"$nfun" || fail "header (want fewer than $nfun probes): $(head -1 "$t/link.jsonl")"
 has "$t/link.jsonl" '.name == "trailer" and .args.layers.api == 18 and .args.status == 0' || fail "trailer: $(tail -1 "$t/link.jsonl")"
 # The thread sleeps 2 ms in cuStreamSynchronize: off the CPU, sleeping, at least that long.
 jq -e -s '(map(select(.name=="cuStreamSynchronize"))[0]) as $s |

@@ -16,13 +16,14 @@ diff -u capture/api/rt.def "$tmp/rt.def" >"$tmp/diff" ||
 	{ echo "rt.def is stale: make hook-api"; head -20 "$tmp/diff"; exit 1; }
 # Every declared function is wrapped and exported, the runtime's with libcudart.so.13's version
 # (and that version's own entry); nothing else is, but dlsym, _exit, _Exit, the exec family and
-# sigaction/signal (life.c), and the NVTX injection entry point.
+# sigaction/signal (life.c), the NVTX injection entry point, and cuthook_mark_thread (mark.c,
+# which cutcapture probes).
 B=${CUT_BUILD:-build}
 [ -f "$B/lib/libcuthook.so" ] || exit 0
 nm -D --defined-only "$B/lib/libcuthook.so" | awk '{ print $3 }' | sort >"$tmp/exported"
 { sed -n 's/^HOOK_API(\([A-Za-z0-9_]*\),.*/\1/p' capture/api/api.def
 	sed -n 's/^HOOK_RT(\([A-Za-z0-9_]*\),.*/\1@@libcudart.so.13/p' capture/api/rt.def
 	printf '%s\n' _Exit _exit dlsym execl execle execlp execv execve execveat execvp \
-		execvpe fexecve sigaction signal libcudart.so.13 InitializeInjectionNvtx2; } |
+		execvpe fexecve sigaction signal libcudart.so.13 InitializeInjectionNvtx2 cuthook_mark_thread; } |
 	sort | diff -u - "$tmp/exported" >"$tmp/diff" ||
 	{ echo "libcuthook.so exports differ from api.def:"; head -20 "$tmp/diff"; exit 1; }

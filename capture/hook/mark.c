@@ -1,0 +1,59 @@
+/* mark.c: libcuthook's marks for cutcapture (hook.h). When cutcapture runs a command with the
+ * library preloaded, its uprobes on libcuda see the library's own driver calls (the gpu layer's
+ * events and queries) as well as the program's; and the work the gpu layer times has its corr
+ * only here. Each thread's mark says both: a uprobe reads it at the call's entry and return. */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hook.h"
+#include "hooklib.h"
+
+HOOK_TLS struct hook_mark hook_mark;
+int hook_skip_api, hook_skip_runtime;
+unsigned char hook_keep[HOOK_NAPI];
+static int marking;
+
+_Static_assert(sizeof(struct hook_mark) == 4, "cutcapture.h's struct cc_hook_mark");
+
+/* A word of a comma-separated list. */
+static int
+listed(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+	for (const char *p = list; p && (p = strstr(p, word)); p += n)
+		if ((p == list || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+			return 1;
+	return 0;
+}
+
+void
+hook_mark_init(void)
+{
+	const char *m = getenv("CUTHOOK_MARK"), *skip = getenv("CUTHOOK_SKIP");
+	marking = m && !strcmp(m, "1");
+	hook_skip_api = listed(skip, "api");
+	hook_skip_runtime = listed(skip, "runtime");
+	const char *layers = getenv("CUTHOOK_LAYERS");
+	bool gpu = !layers || !*layers || listed(layers, "gpu");
+	for (int id = 0; hook_skip_api && id < HOOK_NAPI; id++)
+		hook_keep[id] = cut_hook_unprobed(hook_names[id], gpu);
+}
+
+/*
+ * What cutcapture probes: the address of a thread's mark, and whether the thread is the
+ * library's own. Exported under this name (cutcapture finds it in the dynamic symbol table),
+ * never inlined and with a side effect the compiler must keep, so that every call reaches it.
+ */
+HOOK_EXPORT __attribute__((noinline)) void
+cuthook_mark_thread(struct hook_mark *mark, int own_thread)
+{
+	__asm__ volatile("" : : "r"(mark), "r"(own_thread) : "memory");
+}
+
+void
+hook_mark_thread(int own_thread)
+{
+	if (marking)
+		cuthook_mark_thread(&hook_mark, own_thread);
+}

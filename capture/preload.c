@@ -1,0 +1,458 @@
+/* preload.c: the layers cutcapture takes from libcuthook (preload.h). */
+#include <dirent.h>
+#include <err.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include <linux/types.h>
+
+#include "args.h"
+#include "buf.h"
+#include "cut.h"
+#include "cutcapture.h"
+#include "hooklib.h"
+#include "idmap.h"
+#include "meta.h"
+#include "output.h"
+#include "preload.h"
+#include "reader.h"
+#include "sort.h"
+#include "text.h"
+
+#include "cutcapture.skel.h"
+
+/* The library's files in the directory: hook.PID.jsonl. */
+#define HOOK_PREFIX "hook."
+#define HOOK_SUFFIX ".jsonl"
+
+static struct {
+	struct preload_opts o;
+	bool on;
+	char *lib;
+	char dir[PATH_MAX - 64]; /* room for the file names in it */
+	char own[PATH_MAX + 32];
+	char why[PATH_MAX + 128]; /* why the library's layers are off */
+	struct bpf_link *link;
+	/* What the library's headers said of its layers ("on" wins), by enum cut_layer. */
+	char *said[CUT_NLAYERS];
+} P;
+
+/* The layers the library records for cutcapture. */
+static bool
+from_library(enum cut_layer l)
+{
+	switch (l) {
+	case CUT_GPU: return P.o.gpu;
+	case CUT_NVTX: return P.o.nvtx;
+	case CUT_API:
+	case CUT_RUNTIME: return P.o.api;
+	default: return false;
+	}
+}
+
+static bool
+off(const char *fmt, const char *arg)
+{
+	snprintf(P.why, sizeof(P.why), fmt, arg);
+	return false;
+}
+
+bool
+preload_start(const struct preload_opts *o, bool command)
+{
+	P.o = *o;
+	if (!o->gpu && !o->nvtx && !o->api)
+		return off("not asked for (-l)%s", "");
+	if (!command)
+		return off("needs a command cutcapture starts: nothing can be preloaded into a "
+		           "running process (-p; run it under cuthook for this layer)%s",
+		           "");
+	char why[PATH_MAX + 64];
+	if (!(P.lib = cut_hook_library(o->lib, why, sizeof(why))))
+		return off("%s", why);
+	const char *tmp = getenv("TMPDIR");
+	snprintf(P.dir, sizeof(P.dir), "%s/cutcapture.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(P.dir)) {
+		snprintf(why, sizeof(why), "%s: %s", P.dir, strerror(errno));
+		P.dir[0] = '\0';
+		return off("cannot make a directory for libcuthook's files: %s", why);
+	}
+	snprintf(P.own, sizeof(P.own), "%s/cutcapture.jsonl", P.dir);
+	char out[PATH_MAX + 32], start[32];
+	snprintf(out, sizeof(out), "%s/" HOOK_PREFIX "%%p" HOOK_SUFFIX, P.dir);
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	snprintf(start, sizeof(start), "%lld", (long long)now.tv_sec * 1000000000 + now.tv_nsec);
+	/* The library wraps every driver call (the gpu layer needs them); it writes the api and
+	 * runtime layers only when they are not the uprobes'. */
+	if (cut_hook_setenv(P.lib, out, o->gpu ? "api,gpu" : "api", o->nvtx) < 0 ||
+	    setenv("CUTHOOK_MARK", "1", 1) < 0 || setenv("CUTHOOK_START", start, 1) < 0 ||
+	    (o->api ? unsetenv("CUTHOOK_SKIP") : setenv("CUTHOOK_SKIP", "api,runtime", 1)) < 0 ||
+	    unsetenv("CUTHOOK_ROOT") < 0) {
+		preload_end();
+		return off("setenv: %s", strerror(errno));
+	}
+	P.on = true;
+	return true;
+}
+
+const char *
+preload_own_file(void)
+{
+	return P.on ? P.own : NULL;
+}
+
+void
+preload_header(const char *layers[CUT_NLAYERS])
+{
+	static char why[sizeof(P.why) + 8];
+	snprintf(why, sizeof(why), "off: %s", P.why);
+	for (int l = 0; l < CUT_NLAYERS; l++) {
+		if (l == CUT_GPU || l == CUT_NVTX)
+			layers[l] = !from_library(l) ? "off: not asked for (-l)"
+			            : P.on           ? "on"
+			                             : why;
+		else if (from_library(l))
+			layers[l] = P.on ? "on" : why;
+		if (P.on && from_library(l) && P.said[l])
+			layers[l] = P.said[l];
+	}
+}
+
+int
+preload_attach(struct cutcapture_bpf *skel)
+{
+	if (!P.on)
+		return 0;
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = "cuthook_mark_thread");
+	P.link = bpf_program__attach_uprobe_opts(skel->progs.hook_mark_thread, -1, P.lib, 0, &uo);
+	if (!P.link) {
+		warnx("cannot probe cuthook_mark_thread in %s: %s: libcuthook's own driver calls "
+		      "will be recorded as the program's",
+		      cut_esc(P.lib), strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+void
+preload_detach(void)
+{
+	bpf_link__destroy(P.link);
+	P.link = NULL;
+}
+
+/* ---- the merge ---- */
+
+/* What the merge keeps of the records it does not pass on as they are. */
+static struct {
+	struct cut_sorter *so;
+	struct cut_meta head, tail; /* cutcapture's own header and trailer */
+	struct cut_event head_at, tail_at;
+	bool have_head, have_tail;
+	int64_t events, lost, layer[CUT_NLAYERS]; /* the library's records passed on */
+	int64_t gpu_timed, gpu_untimed, gpu_skips, gpu_error_ns;
+	unsigned files;
+	/* When each copy or memset that the library timed was entered, by (pid, corr). */
+	struct cut_idmap *copies;
+	int64_t *entered;
+	size_t nentered;
+} M;
+
+/* A copy or memset call of cutcapture's that submitted work the library timed: when it was
+ * entered, to hold its work to (below). */
+static void
+note_copy(const struct cut_event *ev)
+{
+	int64_t corr;
+	if (ev->layer != CUT_API || !ev->cat || strcmp(ev->cat, "transfer") != 0 || !ev->args ||
+	    cut_args_int(ev->args, "corr", &corr) != 0)
+		return;
+	size_t i = idmap_put2(M.copies, ev->pid, corr, NULL);
+	if (i >= M.nentered) {
+		size_t n = M.nentered ? M.nentered * 2 : 1024;
+		while (n <= i)
+			n *= 2;
+		int64_t *p = realloc(M.entered, n * sizeof(*p));
+		if (!p)
+			errx(CUT_EXIT_FATAL, "out of memory");
+		M.entered = p;
+		M.nentered = n;
+	}
+	M.entered[i] = ev->ts;
+}
+
+/*
+ * A copy or memset that returns once done may have started, as far as the library can tell,
+ * when its wrapper called the driver; the uprobe's record of the call, entered a trap later,
+ * says more: the work starts no earlier than that.
+ */
+static void
+hold_to_call(struct cut_event *ev)
+{
+	int64_t corr;
+	if (ev->layer != CUT_GPU || !ev->cat ||
+	    (strcmp(ev->cat, "memcpy") != 0 && strcmp(ev->cat, "memset") != 0) || !ev->args ||
+	    cut_args_int(ev->args, "corr", &corr) != 0)
+		return;
+	size_t i = idmap_get2(M.copies, ev->pid, corr);
+	if (i == IDMAP_NONE || M.entered[i] <= ev->ts)
+		return;
+	int64_t end = ev->ts + ((ev->has & CUT_HAS_DUR) ? ev->dur : 0);
+	ev->ts = M.entered[i];
+	if (ev->has & CUT_HAS_DUR)
+		ev->dur = end > ev->ts ? end - ev->ts : 0;
+}
+
+static int64_t
+add(int64_t a, int64_t b)
+{
+	return a == CUT_ABSENT ? b : b == CUT_ABSENT ? a : a + b;
+}
+
+/* A library header: what it says of the layers it records for cutcapture. */
+static void
+fold_header(const struct cut_event *ev)
+{
+	struct cut_meta m;
+	cut_meta_read(ev, &m);
+	for (int l = 0; l < CUT_NLAYERS; l++) {
+		const char *s = m.header.layers[l];
+		if (!from_library(l) || !s || (P.said[l] && !strcmp(P.said[l], "on")))
+			continue;
+		free(P.said[l]);
+		P.said[l] = strdup(s);
+	}
+	cut_meta_release(&m);
+}
+
+/* A library trailer: its losses and its GPU timing. */
+static void
+fold_trailer(const struct cut_event *ev)
+{
+	struct cut_meta m;
+	cut_meta_read(ev, &m);
+	const struct cut_trailer *t = &m.trailer;
+	M.lost = add(M.lost, t->lost);
+	M.gpu_timed = add(M.gpu_timed, t->gpu_timed);
+	M.gpu_untimed = add(M.gpu_untimed, t->gpu_untimed);
+	M.gpu_skips = add(M.gpu_skips, t->gpu_capture_skips);
+	if (t->gpu_error_ns != CUT_ABSENT &&
+	    (M.gpu_error_ns == CUT_ABSENT || t->gpu_error_ns > M.gpu_error_ns))
+		M.gpu_error_ns = t->gpu_error_ns;
+	cut_meta_release(&m);
+}
+
+/* An envelope to write a record at (its strings are not kept). */
+static struct cut_event
+envelope(const struct cut_event *ev)
+{
+	struct cut_event at;
+	cut_event_init(&at);
+	at.ts = ev->ts;
+	at.pid = ev->pid;
+	at.tid = ev->tid;
+	return at;
+}
+
+/* Every record of one file into the sorter; own: cutcapture's file. Returns 0, or -1 when the
+ * sorter failed (said). */
+static int
+read_trace(const char *path, bool own, const char *what)
+{
+	struct cut_reader *r = cut_reader_open(path, CUT_READ_QUIET);
+	if (!r) {
+		warn("%s", what);
+		return 0;
+	}
+	struct cut_event ev;
+	int rc;
+	while ((rc = cut_reader_next(r, &ev)) > 0) {
+		enum cut_meta_kind k = ev.layer == CUT_META ? cut_meta_kind(&ev) : CUT_META_NONE;
+		if (k == CUT_META_HEADER && own && !M.have_head) {
+			cut_meta_read(&ev, &M.head);
+			M.head_at = envelope(&ev);
+			M.have_head = true;
+			continue;
+		}
+		if (k == CUT_META_TRAILER && own && !M.have_tail) {
+			cut_meta_read(&ev, &M.tail);
+			M.tail_at = envelope(&ev);
+			M.have_tail = true;
+			continue;
+		}
+		if (!own && k == CUT_META_HEADER) {
+			fold_header(&ev);
+			continue;
+		}
+		if (!own && k == CUT_META_TRAILER) {
+			fold_trailer(&ev);
+			continue;
+		}
+		/* cutcapture follows the processes itself: their records are its. */
+		if (!own && k == CUT_META_PROCESS)
+			continue;
+		if (own)
+			note_copy(&ev);
+		else {
+			M.events++;
+			M.layer[ev.layer]++;
+			hold_to_call(&ev);
+		}
+		if (cut_sorter_add(M.so, &ev, 0) < 0) {
+			warn("sorting the trace");
+			cut_reader_close(r);
+			return -1;
+		}
+	}
+	uint64_t bad = cut_reader_errors(r);
+	if (bad)
+		warnx("%s: %llu line%s cut off or unreadable, left out", what,
+		      (unsigned long long)bad, bad == 1 ? "" : "s");
+	cut_reader_close(r);
+	return 0;
+}
+
+/* The library's files: hook.PID.jsonl in the directory. */
+static int
+read_library_files(void)
+{
+	DIR *d = opendir(P.dir);
+	struct dirent *e;
+	int rc = 0;
+	size_t pl = strlen(HOOK_PREFIX), sl = strlen(HOOK_SUFFIX);
+	while (rc == 0 && d && (e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		if (n <= pl + sl || strncmp(e->d_name, HOOK_PREFIX, pl) != 0 ||
+		    strcmp(e->d_name + n - sl, HOOK_SUFFIX) != 0)
+			continue;
+		char path[PATH_MAX + 256], what[64];
+		snprintf(path, sizeof(path), "%s/%s", P.dir, e->d_name);
+		snprintf(what, sizeof(what), "libcuthook's records of process %.*s",
+		         (int)(n - pl - sl), e->d_name + pl);
+		rc = read_trace(path, false, what);
+		M.files++;
+	}
+	if (d)
+		closedir(d);
+	return rc;
+}
+
+static void
+write_meta(const struct cut_event *at, const struct cut_meta *m)
+{
+	struct cut_buf line = {0};
+	cut_meta_format(&line, at, m);
+	buf_addc(&line, '\n');
+	out_add(line.s, line.len);
+	buf_free(&line);
+}
+
+/* cutcapture's trailer with the library's records, losses and GPU timing added. */
+static void
+write_trailer(uint64_t own)
+{
+	struct cut_trailer *t = &M.tail.trailer;
+	t->events = add(t->events, M.events);
+	t->lost = add(t->lost, M.lost);
+	for (int l = 0; l < CUT_NLAYERS; l++)
+		if (M.layer[l])
+			t->layers[l] = add(t->layers[l], M.layer[l]);
+	t->gpu_timed = M.gpu_timed;
+	t->gpu_untimed = M.gpu_untimed;
+	t->gpu_capture_skips = M.gpu_skips;
+	t->gpu_error_ns = M.gpu_error_ns;
+	struct cut_buf more = {0};
+	if (t->more && *t->more) {
+		buf_adds(&more, t->more);
+		buf_addc(&more, ',');
+	}
+	buf_adds(&more, "\"preload\":{\"library\":");
+	buf_addjstr(&more, P.lib, strlen(P.lib));
+	buf_adds(&more, ",\"files\":");
+	buf_addi64(&more, M.files);
+	buf_adds(&more, ",\"own_left_out\":");
+	buf_addi64(&more, (int64_t)own);
+	buf_addc(&more, '}');
+	const char *was = t->more;
+	t->more = more.s;
+	write_meta(&M.tail_at, &M.tail);
+	t->more = was;
+	buf_free(&more);
+}
+
+int
+preload_merge(uint64_t own)
+{
+	int rc = -1;
+	M.lost = M.gpu_timed = M.gpu_untimed = M.gpu_skips = M.gpu_error_ns = CUT_ABSENT;
+	M.copies = idmap_new();
+	if (!(M.so = cut_sorter_new(0))) {
+		warnx("out of memory");
+		return -1;
+	}
+	if (read_trace(P.own, true, "cutcapture's records") < 0 || read_library_files() < 0)
+		goto done;
+	if (M.have_head) {
+		preload_header(M.head.header.layers);
+		write_meta(&M.head_at, &M.head);
+	}
+	struct cut_event ev;
+	struct cut_buf b = {0};
+	int got;
+	while ((got = cut_sorter_next(M.so, &ev, NULL)) > 0) {
+		buf_reset(&b);
+		cut_event_format(&b, &ev);
+		buf_addc(&b, '\n');
+		out_add(b.s, b.len);
+	}
+	buf_free(&b);
+	if (got < 0) {
+		warn("sorting the trace");
+		goto done;
+	}
+	if (M.have_tail)
+		write_trailer(own);
+	rc = 0;
+done:
+	cut_sorter_free(M.so);
+	idmap_free(M.copies);
+	free(M.entered);
+	if (M.have_head)
+		cut_meta_release(&M.head);
+	if (M.have_tail)
+		cut_meta_release(&M.tail);
+	return rc;
+}
+
+void
+preload_end(void)
+{
+	DIR *d = P.dir[0] ? opendir(P.dir) : NULL;
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char path[PATH_MAX + 256];
+		snprintf(path, sizeof(path), "%s/%s", P.dir, e->d_name);
+		unlink(path);
+	}
+	if (d) {
+		closedir(d);
+		rmdir(P.dir);
+	}
+	P.dir[0] = '\0';
+	for (int l = 0; l < CUT_NLAYERS; l++) {
+		free(P.said[l]);
+		P.said[l] = NULL;
+	}
+	free(P.lib);
+	P.lib = NULL;
+}

@@ -1,0 +1,52 @@
+/* preload.h: the layers cutcapture takes from libcuthook, preloaded into a command it starts:
+ * gpu and nvtx, which eBPF cannot see (the GPU's own timeline needs events recorded on the
+ * program's streams; NVTX is header-only and reaches a tool only through its injection
+ * variable), and api and runtime when asked (--hook-api: the library's wrappers cost far less
+ * than uprobes). The library writes a file per process into a directory of cutcapture's; its
+ * marks (hook.bpf.h) keep its own driver calls, ioctls and thread out of the uprobes' records
+ * and give each submitting call the corr of its GPU work; at the end its files and cutcapture's
+ * records become one sorted trace. */
+#ifndef CUT_CAPTURE_PRELOAD_H
+#define CUT_CAPTURE_PRELOAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "event.h"
+
+struct cutcapture_bpf;
+
+struct preload_opts {
+	bool gpu, nvtx;  /* the layers asked for (-l) */
+	bool api;        /* --hook-api: the api and runtime layers from the library too */
+	const char *lib; /* --hook, or NULL to find it (hooklib.h) */
+};
+
+/*
+ * Before the command is spawned: finds the library, makes the directory its files go to and
+ * sets the environment the command inherits. Returns true when the library goes in; else the
+ * layers it would record are off, and say why (preload_header). command: whether cutcapture
+ * starts the command (with -p it cannot: nothing can be preloaded into a running process).
+ */
+bool preload_start(const struct preload_opts *o, bool command);
+/* The file cutcapture writes its own records to while the library is in (to merge later). */
+const char *preload_own_file(void);
+/* The header's state of the layers the library records: "on", or "off: why". */
+void preload_header(const char *layers[CUT_NLAYERS]);
+/* Attaches the probe of the library's marks (every process that maps it). Returns 0, or -1
+ * saying why: the library's own calls would then be recorded as the program's. */
+int preload_attach(struct cutcapture_bpf *skel);
+void preload_detach(void);
+/*
+ * After cutcapture's records are written and closed: the trace into the output opened with
+ * out_open: the header (its layers as the library's headers say), every record of cutcapture's
+ * file and of the library's files sorted by time (their headers and trailers folded into
+ * cutcapture's), the trailer (with the library's events, losses and GPU timing added). own:
+ * calls, ioctls and off-CPU spans of the library's own the probes left out. Returns 0, or -1
+ * having said why (the output then holds what was written before).
+ */
+int preload_merge(uint64_t own);
+/* Removes the directory and what is in it. */
+void preload_end(void);
+
+#endif

@@ -1,0 +1,138 @@
+#!/bin/sh
+# cutcapture's gpu and nvtx layers, from libcuthook preloaded into the command it starts, and
+# --hook-api (the api and runtime layers from the library instead of uprobes), against the
+# stand-in libcuda and its device (tests/fixtures/fakegpu.c writes the true times of the work):
+# one sorted trace; the library's own driver calls (its events and queries, its completion
+# thread) left out of the uprobes' records, so every function is counted as without it; one
+# gpu event per submission linked by corr to the uprobes' record of its call, never starting
+# before it, with durations as the truth; NVTX ranges as cuthook records them, nesting
+# NVTX -> runtime -> driver once merged; the header saying why the layers are off with -p or
+# when not asked for. Needs root with BPF.
+. "$(dirname "$0")/lib/capture-setup.sh"
+need_bpf
+command -v python3 >/dev/null || { echo "needs python3"; exit 77; }
+for f in gpuprog nvtxprog libcudart.so.13 libcuthook.so; do
+	[ -e "$fx/$f" ] || [ -e "$B/lib/$f" ] || fail "build $f first (make test-programs)"
+done
+rounds=20
+want=$((rounds * 7 + 2))
+lib="--libcuda $fx/libcuda.so.1"
+
+# The api layer by uprobes alone: the library stays out.
+$cap -q -l api $lib -o "$t/uprobes.jsonl" -- "$fx/gpuprog" $rounds >/dev/null 2>"$t/err" ||
+	fail "cutcapture -l api: exit $?: $(cat "$t/err")"
+if grep -q '"layer":"gpu"\|"corr"\|"preload"' "$t/uprobes.jsonl"; then
+	fail "-l api: the library went in"
+fi
+head -1 "$t/uprobes.jsonl" | grep -q '"gpu":"off: not asked for (-l)"' ||
+	fail "-l api: header: $(head -1 "$t/uprobes.jsonl" | cut -c1-400)"
+# What every function's count must be: the program's own calls, as cuthook sees them (a
+# uprobe also sees the stand-in's cuLaunchKernel_ptsz calling cuLaunchKernel, which cutcapture
+# leaves to the library with the gpu layer).
+"$B/bin/cuthook" -l api -o "$t/plain.jsonl" -- "$fx/gpuprog" $rounds >/dev/null 2>"$t/err" ||
+	fail "cuthook -l api: exit $?: $(cat "$t/err")"
+
+# With the gpu layer (and off-CPU time, whose spans of the library's thread are left out).
+FAKEGPU_TRUTH=$t/truth $cap -q -l api,sched,gpu $lib -o "$t/gpu.jsonl" -- "$fx/gpuprog" $rounds \
+	>"$t/out" 2>"$t/err" || fail "cutcapture -l api,sched,gpu: exit $?: $(cat "$t/err")"
+[ ! -s "$t/err" ] || fail "cutcapture said: $(cat "$t/err")"
+[ "$(cat "$t/out")" = "gpuprog: ok" ] || fail "the command's output changed: $(cat "$t/out")"
+valid "$t/gpu.jsonl"
+# --hook-api: the same, with the api layer from the library.
+$cap -q -l api,gpu --hook-api $lib -o "$t/hookapi.jsonl" -- "$fx/gpuprog" $rounds >/dev/null \
+	2>"$t/err" || fail "cutcapture --hook-api: exit $?: $(cat "$t/err")"
+valid "$t/hookapi.jsonl"
+
+python3 - "$t/plain.jsonl" "$t/gpu.jsonl" "$t/truth" $want "$t/hookapi.jsonl" <<'PY' || exit 1
+import collections, json, sys
+plain, gpu_path, truth_path, want, hookapi = sys.argv[1:6]
+want = int(want)
+fails = []
+def bad(m): fails.append(m)
+def load(p): return [json.loads(l) for l in open(p)]
+def counts(ev): return collections.Counter(e["name"] for e in ev if e["layer"] == "api")
+
+def check(ev, what, uprobes):
+    meta = {e["name"]: e for e in ev if e["layer"] == "meta"}
+    head, tail = meta["header"]["args"], meta["trailer"]["args"]
+    for layer in ("api", "gpu"):
+        if head["layers"].get(layer) != "on": bad(f"{what}: header: {layer} {head['layers'].get(layer)}")
+    if counts(ev) != counts(base): bad(f"{what}: calls differ from uprobes alone: {counts(ev) - counts(base)} / {counts(base) - counts(ev)}")
+    pre = tail.get("preload", {})
+    if pre.get("files") != 1: bad(f"{what}: trailer preload {pre}")
+    if uprobes and not pre.get("own_left_out", 0) > 0: bad(f"{what}: no own call left out: {pre}")
+    g = tail.get("gpu", {})
+    if g.get("timed") != want or g.get("untimed") != 0 or g.get("capture_skips") != 3:
+        bad(f"{what}: trailer gpu {g}: want timed {want}, untimed 0, capture_skips 3")
+    gpu = [e for e in ev if e["layer"] == "gpu"]
+    if len(gpu) != want or tail["layers"].get("gpu") != want: bad(f"{what}: {len(gpu)} gpu events (trailer {tail['layers'].get('gpu')}), want {want}")
+    # The library's thread is not the program's: no call, ioctl or off-CPU span of a thread
+    # beyond the program's.
+    want_threads = len({e["tid"] for e in base if e["layer"] == "api"})
+    threads = {e["tid"] for e in ev if e["layer"] in ("api", "ioctl", "sched")}
+    if len(threads) != want_threads: bad(f"{what}: records of {len(threads)} threads, the program has {want_threads}")
+    calls = {}
+    for e in ev:
+        c = (e.get("args") or {}).get("corr")
+        if e["layer"] == "api" and c is not None:
+            if (e["pid"], c) in calls: bad(f"{what}: corr {c} on two calls")
+            calls[(e["pid"], c)] = e
+    kind = {"cuLaunchKernel": "kernel", "cuLaunchKernel_ptsz": "kernel", "cuGraphLaunch": "graph",
+            "cuMemcpyHtoDAsync_v2": "memcpy", "cuMemsetD8Async": "memset"}
+    for w in gpu:
+        c = calls.get((w["pid"], w["args"]["corr"]))
+        if not c: bad(f"{what}: gpu corr {w['args']['corr']}: no call"); continue
+        if kind.get(c["name"]) != w["cat"] or c["tid"] != w["tid"]: bad(f"{what}: corr {w['args']['corr']}: {c['name']} on {c['tid']} made {w['cat']} on {w['tid']}")
+        if w["ts"] < c["ts"]: bad(f"{what}: corr {w['args']['corr']}: starts {c['ts'] - w['ts']} ns before its call")
+    if len(calls) != want: bad(f"{what}: {len(calls)} calls carry corr, want {want}")
+    return gpu
+
+base = load(plain)
+gpu = check(load(gpu_path), "gpu", True)
+check(load(hookapi), "--hook-api", False)
+# Durations as the stand-in ran the work, in submission order, to the 32 ns the events
+# resolve (95 %: a loaded machine may preempt a thread between start and return).
+truth = [l.split() for l in open(truth_path)]
+gpu.sort(key=lambda e: e["args"]["corr"])
+if len(truth) != len(gpu): bad(f"truth has {len(truth)} pieces of work, trace {len(gpu)}")
+dd = sorted(abs(w["dur"] - (int(t[2]) - int(t[1]))) for w, t in zip(gpu, truth) if t[0] in ("kernel", "graph"))
+if dd and dd[int(len(dd) * 0.95)] > 70: bad(f"kernel durations off the truth: 95th percentile {dd[int(len(dd) * 0.95)]} ns")
+for m in fails: print("FAIL", m)
+sys.exit(1 if fails else 0)
+PY
+
+# NVTX and the runtime: the ranges cuthook records, the runtime by uprobes, nesting once merged.
+N=3
+$cap -q -l api,runtime,nvtx $lib --libcudart "$fx/libcudart.so.13" -o "$t/nvtx.jsonl" -- \
+	"$fx/nvtxprog" $N >/dev/null 2>"$t/err" || fail "cutcapture nvtxprog: exit $?: $(cat "$t/err")"
+valid "$t/nvtx.jsonl"
+env -u NVTX_INJECTION64_PATH "$B/bin/cuthook" -o "$t/hook-nvtx.jsonl" -- "$fx/nvtxprog" $N \
+	>/dev/null 2>&1 || fail "cuthook nvtxprog: exit $?"
+ranges() { jq -r 'select(.layer=="nvtx") | "\(.name) \(.cat)"' "$1" | sort | uniq -c; }
+[ "$(ranges "$t/nvtx.jsonl")" = "$(ranges "$t/hook-nvtx.jsonl")" ] ||
+	fail "nvtx ranges differ from cuthook's: $(ranges "$t/nvtx.jsonl" | tr '\n' ' ')"
+[ "$(jq -r 'select(.name=="header") | .args.layers.nvtx' "$t/nvtx.jsonl")" = on ] ||
+	fail "nvtx: header does not say on"
+jq -e -s '[.[] | select(.layer=="runtime")] | length > 0' "$t/nvtx.jsonl" >/dev/null ||
+	fail "nvtx: no runtime calls (uprobes)"
+cutmerge "$t/nvtx.jsonl" >"$t/m.jsonl" || fail "cutmerge failed"
+for pair in inner:outer cudaLaunchKernel:inner cuLaunchKernel:cudaLaunchKernel; do
+	child=${pair%%:*} parent=${pair#*:}
+	n=$(jq -r "select(.name==\"$child\" and .pname==\"$parent\") | .name" "$t/m.jsonl" | wc -l)
+	[ "$n" -eq $N ] || fail "$n $child inside $parent once merged, not $N"
+done
+
+# -p: nothing can be preloaded into a running process: the header says why.
+sleep 30 &
+pid=$!
+cleanup() { kill $pid 2>/dev/null; }
+$cap -q -l api,gpu,nvtx $lib -o "$t/p.jsonl" -p $pid 2>"$t/err" &
+cpid=$!
+sleep 1
+kill -INT $cpid 2>/dev/null
+wait $cpid
+head -1 "$t/p.jsonl" | grep -q '"gpu":"off: needs a command cutcapture starts' ||
+	fail "-p: header: $(head -1 "$t/p.jsonl" | cut -c1-500)"
+$cap -q -p $pid --hook-api -o /dev/null 2>"$t/err" && fail "-p with --hook-api accepted"
+grep -q "needs a command" "$t/err" || fail "-p --hook-api: $(cat "$t/err")"
+exit 0
