@@ -14,6 +14,7 @@
 #include "args.h"
 #include "calls.h"
 #include "classify.h"
+#include "collwait.h"
 #include "cut.h"
 #include "event.h"
 #include "heap.h"
@@ -114,7 +115,8 @@ static struct {
 		int64_t pid, stream, ts;
 	} * events; /* cuEventRecord: event -> stream, time */
 	int64_t hist[2][NKINDS][NBUCKETS], histns[2][NKINDS][NBUCKETS]; /* [measured] */
-	bool measured; /* the trace has gpu work: the device part comes from it */
+	bool measured;           /* the trace has gpu work: the device part comes from it */
+	struct cut_collwait *cw; /* NCCL kernels across ranks: time waiting for the last rank */
 	int64_t first, last, last_ts, untimed;
 	uint64_t unsorted;
 } g;
@@ -549,6 +551,7 @@ gpu_work(const struct cut_event *ev)
 static void
 event(const struct cut_event *ev)
 {
+	collwait_add(g.cw, ev);
 	if (ev->layer == CUT_META)
 		return;
 	int64_t end = cut_event_end(ev);
@@ -596,6 +599,7 @@ static void
 finish(void)
 {
 	complete_until(INT64_MAX);
+	collwait_finish(g.cw);
 	for (size_t i = 0; i < g.nstr; i++)
 		if (g.str[i].busy_since != NONE)
 			g.str[i].busy += g.last - g.str[i].busy_since;
@@ -633,6 +637,54 @@ where(const struct gap *gp, char *buf, size_t n)
 	else
 		snprintf(buf, n, "all");
 	return buf;
+}
+
+/* Whether the trace shows collectives of several ranks (the rank_waits section). */
+static bool
+ranked(void)
+{
+	return g.cw->nranks >= 2;
+}
+
+static void
+print_rank_waits(void)
+{
+	const struct cut_collwait *w = g.cw;
+	char a[32], b[32];
+	printf("\nGPU time waiting for other ranks: inside NCCL kernels, from the rank's start of "
+	       "a collective to the last rank's (the k-th kernel of a name on each rank is one "
+	       "collective: %lld matched, %lld kernels unmatched)\n"
+	       "%8s %11s %14s %14s %7s %7s %7s %9s %8s %11s\n",
+	       (long long)w->instances, (long long)w->unmatched, "rank", "collectives", "in NCCL",
+	       "waiting", "wait%", "last", "early", "unmatched", "streams", "waited for");
+	for (size_t i = 0; i < w->nranks; i++) {
+		const struct cut_collwait_rank *r = &w->ranks[i];
+		char most[24] = "-";
+		if (r->most >= 0)
+			snprintf(most, sizeof(most), "%lld", (long long)r->most);
+		printf("%8lld %11lld %14s %14s %6.1f%% %7lld %7lld %9lld %8lld %11s\n",
+		       (long long)r->rank, (long long)r->collectives,
+		       cut_format_duration((double)r->in_ns, a, sizeof(a)),
+		       cut_format_duration((double)r->wait_ns, b, sizeof(b)),
+		       pct(r->wait_ns, r->in_ns), (long long)r->last, (long long)r->early,
+		       (long long)r->unmatched, (long long)r->streams, most);
+	}
+	printf("%8s %11s %7s %14s\n", "rank", "waited for", "count", "total");
+	for (size_t i = 0; i < w->npairs; i++) {
+		const struct cut_collwait_pair *pr = &w->pairs[i];
+		printf("%8lld %11lld %7lld %14s\n", (long long)pr->rank, (long long)pr->waited_for,
+		       (long long)pr->count,
+		       cut_format_duration((double)pr->wait_ns, a, sizeof(a)));
+	}
+	for (size_t i = 0; i < w->nranks; i++)
+		if (w->ranks[i].streams > 1)
+			printf(
+			    "note: rank %lld ran NCCL kernels on %lld streams: collectives of "
+			    "different communicators with one name are matched as one sequence\n",
+			    (long long)w->ranks[i].rank, (long long)w->ranks[i].streams);
+	if (w->unranked)
+		printf("note: %lld NCCL kernels of no known rank were left out\n",
+		       (long long)w->unranked);
 }
 
 static void
@@ -695,6 +747,9 @@ print_text(int64_t traced)
 			putchar('\n');
 		}
 
+	if (ranked())
+		print_rank_waits();
+
 	printf("\nGaps of %s or more, by start\n%-7s %7s %8s %12s %16s %16s %12s  %-8s %s\n",
 	       cut_format_duration((double)g.threshold, a, sizeof(a)), "kind", "pid", "tid",
 	       "stream", "start(ns)", "end(ns)", "length", "reason",
@@ -740,6 +795,43 @@ static void
 set_int(json_t *o, const char *k, int64_t v)
 {
 	json_object_set_new(o, k, json_integer(v));
+}
+
+static json_t *
+rank_waits_json(void)
+{
+	const struct cut_collwait *w = g.cw;
+	json_t *o = json_object(), *ranks = json_array(), *pairs = json_array();
+	set_int(o, "instances", w->instances);
+	set_int(o, "unmatched", w->unmatched);
+	set_int(o, "unranked", w->unranked);
+	for (size_t i = 0; i < w->nranks; i++) {
+		const struct cut_collwait_rank *r = &w->ranks[i];
+		json_t *x = json_object();
+		set_int(x, "rank", r->rank);
+		set_int(x, "collectives", r->collectives);
+		set_int(x, "in_ns", r->in_ns);
+		set_int(x, "wait_ns", r->wait_ns);
+		set_int(x, "last", r->last);
+		set_int(x, "early", r->early);
+		set_int(x, "unmatched", r->unmatched);
+		set_int(x, "streams", r->streams);
+		json_object_set_new(x, "waited_most_for",
+		                    r->most >= 0 ? json_integer(r->most) : json_null());
+		json_array_append_new(ranks, x);
+	}
+	for (size_t i = 0; i < w->npairs; i++) {
+		const struct cut_collwait_pair *pr = &w->pairs[i];
+		json_t *x = json_object();
+		set_int(x, "rank", pr->rank);
+		set_int(x, "waited_for", pr->waited_for);
+		set_int(x, "count", pr->count);
+		set_int(x, "wait_ns", pr->wait_ns);
+		json_array_append_new(pairs, x);
+	}
+	json_object_set_new(o, "ranks", ranks);
+	json_object_set_new(o, "pairs", pairs);
+	return o;
 }
 
 static void
@@ -834,6 +926,8 @@ print_json(int64_t traced)
 	json_object_set_new(root, "streams", streams);
 	json_object_set_new(root, "gaps", gaps);
 	json_object_set_new(root, "histogram", hist);
+	if (ranked())
+		json_object_set_new(root, "rank_waits", rank_waits_json());
 	if (json_dumpf(root, stdout, JSON_INDENT(2)) < 0)
 		err(CUT_EXIT_FATAL, "write error on standard output");
 	putchar('\n');
@@ -891,6 +985,7 @@ main(int argc, char *argv[])
 	g.open = cut_calls_new(1u << CUT_API | 1u << CUT_IOCTL);
 	g.ekeys = idmap_new();
 	heap_init(&g.pend, sizeof(struct completion));
+	g.cw = collwait_new();
 	g.first = g.last = g.last_ts = NONE;
 	status = cut_read_all(argc, argv, read_event, NULL);
 	if (g.unsorted > 1)

@@ -1,0 +1,301 @@
+/* collwait.c: NCCL collectives matched across ranks, and the time waiting in them (see
+ * collwait.h). Kernels are kept to the end (the participants are known only then), then sorted
+ * by name, rank and start so each rank's sequence of a name is one run of the array. */
+#include <err.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "args.h"
+#include "collwait.h"
+#include "idmap.h"
+#include "meta.h"
+#include "strtab.h"
+
+struct kernel {
+	int64_t ts, dur;
+	uint64_t stream;
+	uint32_t name, owner;
+};
+
+/* A process, by host and pid: its rank from its events' envelope, else from its record. */
+struct owner {
+	int64_t ev_rank, meta_rank;
+	int64_t host, pid;
+};
+
+struct priv {
+	struct cut_strtab *names, *hosts;
+	struct cut_idmap *owners; /* (host, pid) to owner */
+	struct owner *own;
+	size_t nown, capown;
+	struct kernel *k;
+	size_t nk, capk;
+};
+
+static void *
+grow(void *p, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return p;
+	size_t n = *cap ? *cap : 16;
+	while (n < need)
+		n *= 2;
+	if (!(p = realloc(p, n * size)))
+		err(2, "out of memory");
+	*cap = n;
+	return p;
+}
+
+struct cut_collwait *
+collwait_new(void)
+{
+	struct cut_collwait *w = calloc(1, sizeof(*w));
+	struct priv *p = calloc(1, sizeof(*p));
+	if (!w || !p)
+		err(2, "out of memory");
+	p->names = strtab_new();
+	p->hosts = strtab_new();
+	p->owners = idmap_new();
+	w->priv = p;
+	return w;
+}
+
+static struct owner *
+owner(struct priv *p, const struct cut_event *ev, uint32_t *idx)
+{
+	int64_t host = ev->host ? (int64_t)strtab_intern(p->hosts, ev->host) : -1;
+	bool isnew;
+	size_t i = idmap_put2(p->owners, host, ev->pid, &isnew);
+	if (isnew) {
+		p->own = grow(p->own, &p->capown, i + 1, sizeof(*p->own));
+		p->own[i] = (struct owner){-1, -1, host, ev->pid};
+		if (i + 1 > p->nown)
+			p->nown = i + 1;
+	}
+	if (idx)
+		*idx = (uint32_t)i;
+	struct owner *o = &p->own[i];
+	if ((ev->has & CUT_HAS_RANK) && ev->rank >= 0)
+		o->ev_rank = ev->rank;
+	return o;
+}
+
+void
+collwait_add(struct cut_collwait *w, const struct cut_event *ev)
+{
+	struct priv *p = w->priv;
+	if (ev->layer == CUT_META) {
+		if (cut_meta_kind(ev) != CUT_META_PROCESS)
+			return;
+		struct cut_meta m;
+		if (cut_meta_read(ev, &m) == CUT_META_PROCESS && m.task.rank != CUT_ABSENT &&
+		    m.task.rank >= 0)
+			owner(p, ev, NULL)->meta_rank = m.task.rank;
+		cut_meta_release(&m);
+		return;
+	}
+	if (ev->layer != CUT_GPU || !(ev->has & CUT_HAS_DUR) || !ev->cat ||
+	    strcmp(ev->cat, "kernel") != 0 || !ev->name || !strcasestr(ev->name, "nccl"))
+		return;
+	uint32_t o;
+	owner(p, ev, &o);
+	int64_t stream = 0;
+	if (ev->args)
+		cut_args_int(ev->args, "stream", &stream);
+	p->k = grow(p->k, &p->capk, p->nk + 1, sizeof(*p->k));
+	p->k[p->nk++] = (struct kernel){ev->ts, ev->dur, (uint64_t)stream,
+	                                (uint32_t)strtab_intern(p->names, ev->name), o};
+}
+
+/* A process's rank: its events', else its record's; a record written without the host of
+ * its events (or the other way round) is found by pid alone. */
+static int64_t
+rank_of(const struct priv *p, const struct owner *o)
+{
+	if (o->ev_rank >= 0)
+		return o->ev_rank;
+	if (o->meta_rank >= 0)
+		return o->meta_rank;
+	for (size_t i = 0; i < p->nown; i++)
+		if (p->own[i].pid == o->pid && p->own[i].meta_rank >= 0 &&
+		    (p->own[i].host == -1 || o->host == -1))
+			return p->own[i].meta_rank;
+	return -1;
+}
+
+/* Kernels, their rank resolved into owner (as a dense rank index), sorted for matching. */
+static int
+by_name_rank_start(const void *a, const void *b)
+{
+	const struct kernel *x = a, *y = b;
+	if (x->name != y->name)
+		return x->name < y->name ? -1 : 1;
+	if (x->owner != y->owner)
+		return x->owner < y->owner ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->dur < y->dur ? -1 : x->dur > y->dur;
+}
+
+static int
+by_int64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int
+by_pair(const void *a, const void *b)
+{
+	const struct cut_collwait_pair *x = a, *y = b;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return x->waited_for < y->waited_for ? -1 : x->waited_for > y->waited_for;
+}
+
+void
+collwait_finish(struct cut_collwait *w)
+{
+	struct priv *p = w->priv;
+	/* the participants, in rank order, and each kernel's rank index in place of its owner */
+	int64_t *orank = malloc((p->nown + 1) * sizeof(*orank));
+	int64_t *ranks = malloc((p->nown + 1) * sizeof(*ranks));
+	if (!orank || !ranks)
+		err(2, "out of memory");
+	size_t nr = 0, nk = 0;
+	for (size_t i = 0; i < p->nown; i++)
+		orank[i] = rank_of(p, &p->own[i]);
+	struct cut_idmap *rk = idmap_new(), *streams = idmap_new();
+	for (size_t i = 0; i < p->nk; i++) {
+		int64_t r = orank[p->k[i].owner];
+		if (r < 0) {
+			w->unranked++;
+			continue;
+		}
+		bool isnew;
+		idmap_put(rk, r, &isnew);
+		if (isnew)
+			ranks[nr++] = r;
+		p->k[nk++] = p->k[i];
+	}
+	p->nk = nk;
+	if (nr)
+		qsort(ranks, nr, sizeof(*ranks), by_int64);
+	idmap_free(rk);
+	rk = idmap_new();
+	for (size_t i = 0; i < nr; i++)
+		idmap_put(rk, ranks[i], NULL); /* index i */
+	w->ranks = calloc(nr + 1, sizeof(*w->ranks));
+	if (!w->ranks)
+		err(2, "out of memory");
+	w->nranks = nr;
+	for (size_t i = 0; i < nr; i++)
+		w->ranks[i] = (struct cut_collwait_rank){.rank = ranks[i], .most = -1};
+	for (size_t i = 0; i < p->nk; i++) {
+		struct kernel *k = &p->k[i];
+		k->owner = (uint32_t)idmap_get(rk, orank[k->owner]);
+		bool isnew;
+		idmap_put2(streams, k->owner, (int64_t)k->stream, &isnew);
+		if (isnew)
+			w->ranks[k->owner].streams++;
+	}
+	idmap_free(streams);
+	if (p->nk)
+		qsort(p->k, p->nk, sizeof(*p->k), by_name_rank_start);
+
+	/* per name: each rank's run [first[r], first[r] + count[r]); instances up to the least */
+	size_t *first = calloc(nr + 1, sizeof(*first)), *count = calloc(nr + 1, sizeof(*count));
+	struct cut_idmap *pidx = idmap_new(); /* (rank index, waited-for index) to pair */
+	size_t cappairs = 0;
+	if (!first || !count)
+		err(2, "out of memory");
+	for (size_t i = 0; i < p->nk;) {
+		size_t j = i;
+		memset(count, 0, nr * sizeof(*count));
+		for (; j < p->nk && p->k[j].name == p->k[i].name; j++)
+			if (count[p->k[j].owner]++ == 0)
+				first[p->k[j].owner] = j;
+		size_t n = SIZE_MAX;
+		for (size_t r = 0; r < nr; r++)
+			if (count[r] < n)
+				n = count[r];
+		for (size_t r = 0; r < nr; r++) {
+			w->ranks[r].unmatched += (int64_t)(count[r] - n);
+			w->unmatched += (int64_t)(count[r] - n);
+		}
+		for (size_t q = 0; q < n; q++) {
+			size_t last = 0;
+			for (size_t r = 1; r < nr; r++)
+				if (p->k[first[r] + q].ts > p->k[first[last] + q].ts)
+					last = r;
+			int64_t at = p->k[first[last] + q].ts;
+			w->instances++;
+			w->ranks[last].last++;
+			for (size_t r = 0; r < nr; r++) {
+				const struct kernel *k = &p->k[first[r] + q];
+				w->ranks[r].collectives++;
+				w->ranks[r].in_ns += k->dur;
+				if (r == last)
+					continue;
+				if (k->ts + k->dur <= at) {
+					w->ranks[r].early++;
+					continue;
+				}
+				int64_t wait = at - k->ts;
+				if (wait == 0)
+					continue;
+				w->ranks[r].wait_ns += wait;
+				bool isnew;
+				size_t pi = idmap_put2(pidx, (int64_t)r, (int64_t)last, &isnew);
+				if (isnew) {
+					w->pairs =
+					    grow(w->pairs, &cappairs, pi + 1, sizeof(*w->pairs));
+					w->pairs[pi] =
+					    (struct cut_collwait_pair){ranks[r], ranks[last], 0, 0};
+					w->npairs = pi + 1;
+				}
+				w->pairs[pi].count++;
+				w->pairs[pi].wait_ns += wait;
+			}
+		}
+		i = j;
+	}
+	idmap_free(pidx);
+	free(first);
+	free(count);
+	if (w->npairs)
+		qsort(w->pairs, w->npairs, sizeof(*w->pairs), by_pair);
+	/* the rank each waited for longest: pairs are in rank order, so the first of equals */
+	int64_t *best = calloc(nr + 1, sizeof(*best));
+	if (!best)
+		err(2, "out of memory");
+	for (size_t i = 0; i < w->npairs; i++) {
+		const struct cut_collwait_pair *pr = &w->pairs[i];
+		size_t r = idmap_get(rk, pr->rank);
+		if (w->ranks[r].most < 0 || pr->wait_ns > best[r])
+			w->ranks[r].most = pr->waited_for, best[r] = pr->wait_ns;
+	}
+	free(best);
+	idmap_free(rk);
+	free(orank);
+	free(ranks);
+}
+
+void
+collwait_free(struct cut_collwait *w)
+{
+	if (!w)
+		return;
+	struct priv *p = w->priv;
+	strtab_free(p->names);
+	strtab_free(p->hosts);
+	idmap_free(p->owners);
+	free(p->own);
+	free(p->k);
+	free(p);
+	free(w->ranks);
+	free(w->pairs);
+	free(w);
+}
