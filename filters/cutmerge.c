@@ -49,6 +49,7 @@ struct input {
 	int64_t mono, real;
 	char host[128], tool[32];
 	int64_t gpu_error_ns; /* the largest GPU clock bound of its trailers; -1: none */
+	struct cut_buf args;  /* the head's args when shifting rewrote them */
 };
 
 /* GPU work seen within the last GPU_SAME_NS, so that a copy of it from another input (the
@@ -136,6 +137,26 @@ read_trailer(struct input *in, const struct cut_event *ev)
 	cut_meta_release(&m);
 }
 
+/* GPU work's args.submit, the ts of the call that submitted it, moves with it, so that its
+ * launch latency stays what it was. */
+static void
+shift_submit(struct input *in, struct cut_event *ev)
+{
+	const char *p = cut_args_find(ev->args, "submit");
+	int64_t v;
+	if (!p || *p == '"' || cut_args_int(ev->args, "submit", &v) < 0 ||
+	    __builtin_add_overflow(v, in->shift, &v))
+		return;
+	const char *end = p + (*p == '-');
+	while (*end >= '0' && *end <= '9')
+		end++;
+	buf_reset(&in->args);
+	buf_add(&in->args, ev->args, (size_t)(p - ev->args));
+	buf_addi64(&in->args, v);
+	buf_adds(&in->args, end);
+	ev->args = in->args.s;
+}
+
 /* Moves an event onto the reference clock. Returns false, having reported it, when it would
  * land before time 0 or its end past the largest time. */
 static bool
@@ -152,6 +173,8 @@ shift(struct input *in, struct cut_event *ev)
 		return false;
 	}
 	ev->ts += in->shift;
+	if (ev->layer == CUT_GPU)
+		shift_submit(in, ev);
 	return true;
 }
 
@@ -889,6 +912,7 @@ main(int argc, char *argv[])
 		if (cut_reader_close(g.in[i].rd))
 			status = CUT_EXIT_BADINPUT;
 		cut_sorter_free(g.in[i].sort);
+		buf_free(&g.in[i].args);
 	}
 	if (g.stop || g.bad)
 		status = CUT_EXIT_BADINPUT;
