@@ -48,6 +48,18 @@ struct input {
 	bool clock;
 	int64_t mono, real;
 	char host[128], tool[32];
+	int64_t gpu_error_ns; /* the largest GPU clock bound of its trailers; -1: none */
+	struct cut_buf args;  /* the head's args when shifting rewrote them */
+};
+
+/* GPU work seen within the last GPU_SAME_NS, so that a copy of it from another input (the
+ * same recording given twice) is recognised. */
+struct gpu_seen {
+	int64_t ts, end, pid, corr, stream, device; /* stream, device: CUT_ABSENT when absent */
+	int in;
+	uint64_t next;    /* the entry met before it in its bucket, or NONE */
+	size_t name, cat; /* offsets in text, which holds host, name and cat NUL-terminated */
+	struct cut_buf text;
 };
 
 /* The held queue: events wait here while a call before them is still open. */
@@ -71,7 +83,12 @@ static struct {
 	uint64_t qhead, qtail; /* sequence numbers: slots qhead..qtail-1 are held */
 	int64_t next_id, last_out;
 	uint64_t written, unsorted, partial, sorted_inputs, spilled, bad;
-	uint64_t *dups; /* [kept * nin + dropped] */
+	uint64_t *dups;      /* [kept * nin + dropped] */
+	struct gpu_seen *gq; /* a ring of entries gqhead..gqtail-1 in order of ts */
+	size_t gqcap;
+	uint64_t gqhead, gqtail;
+	uint64_t *gbucket; /* [gqcap]: the latest entry of each (pid, corr) hash, or NONE */
+	uint64_t *gpudups; /* [kept * nin + dropped] */
 	struct cut_buf out;
 	bool stop, lost;
 } g;
@@ -108,6 +125,38 @@ read_header(struct input *in, const struct cut_event *ev)
 	cut_meta_release(&m);
 }
 
+/* What an input's trailer (one per process in a file several wrote) says of the bound on
+ * the error of its GPU times mapped onto the host clock. */
+static void
+read_trailer(struct input *in, const struct cut_event *ev)
+{
+	struct cut_meta m;
+	if (cut_meta_read(ev, &m) == CUT_META_TRAILER && m.trailer.gpu_error_ns != CUT_ABSENT &&
+	    m.trailer.gpu_error_ns > in->gpu_error_ns)
+		in->gpu_error_ns = m.trailer.gpu_error_ns;
+	cut_meta_release(&m);
+}
+
+/* GPU work's args.submit, the ts of the call that submitted it, moves with it, so that its
+ * launch latency stays what it was. */
+static void
+shift_submit(struct input *in, struct cut_event *ev)
+{
+	const char *p = cut_args_find(ev->args, "submit");
+	int64_t v;
+	if (!p || *p == '"' || cut_args_int(ev->args, "submit", &v) < 0 ||
+	    __builtin_add_overflow(v, in->shift, &v))
+		return;
+	const char *end = p + (*p == '-');
+	while (*end >= '0' && *end <= '9')
+		end++;
+	buf_reset(&in->args);
+	buf_add(&in->args, ev->args, (size_t)(p - ev->args));
+	buf_addi64(&in->args, v);
+	buf_adds(&in->args, end);
+	ev->args = in->args.s;
+}
+
 /* Moves an event onto the reference clock. Returns false, having reported it, when it would
  * land before time 0 or its end past the largest time. */
 static bool
@@ -124,6 +173,8 @@ shift(struct input *in, struct cut_event *ev)
 		return false;
 	}
 	ev->ts += in->shift;
+	if (ev->layer == CUT_GPU)
+		shift_submit(in, ev);
 	return true;
 }
 
@@ -386,6 +437,121 @@ count_ioctl(const struct cut_event *ev, struct cut_span *p)
 	}
 }
 
+/* ---- GPU work recorded twice ---- */
+
+/* Two records of GPU work whose starts, and ends, are this close are one piece of work, if
+ * the rest agrees. The hook's GPU times are multiples of 32 ns and copies of one recording
+ * are equal; work with the same corr on the same stream is not 1 us apart unless it is
+ * the same work. */
+#define GPU_SAME_NS 1000
+#define NONE UINT64_MAX
+
+static size_t
+gpu_bucket(int64_t pid, int64_t corr, size_t n)
+{
+	uint64_t h = (uint64_t)pid * 0x9e3779b97f4a7c15u ^ (uint64_t)corr * 0xc2b2ae3d27d4eb4fu;
+	return (size_t)(h ^ h >> 29) & (n - 1);
+}
+
+/* Makes room for one more entry: the ring doubles and the buckets are built again. */
+static void
+gpu_grow(void)
+{
+	size_t cap = g.gqcap ? g.gqcap * 2 : 256;
+	struct gpu_seen *q = calloc(cap, sizeof(*q));
+	uint64_t *b = malloc(cap * sizeof(*b));
+	if (!q || !b)
+		err(CUT_EXIT_FATAL, "gpu work");
+	for (uint64_t i = g.gqhead; i < g.gqtail; i++) {
+		q[i % cap] = g.gq[i % g.gqcap];
+		g.gq[i % g.gqcap].text = (struct cut_buf){0};
+	}
+	for (size_t i = 0; i < g.gqcap; i++)
+		buf_free(&g.gq[i].text);
+	for (size_t i = 0; i < cap; i++)
+		b[i] = NONE;
+	/* in order, so each bucket's chain runs from the latest entry to older ones */
+	for (uint64_t i = g.gqhead; i < g.gqtail; i++) {
+		struct gpu_seen *e = &q[i % cap];
+		size_t k = gpu_bucket(e->pid, e->corr, cap);
+		e->next = b[k];
+		b[k] = i;
+	}
+	free(g.gq);
+	free(g.gbucket);
+	g.gq = q;
+	g.gbucket = b;
+	g.gqcap = cap;
+}
+
+static bool
+gpu_same(const struct gpu_seen *e, const struct cut_event *ev, const char *host, int64_t stream,
+         int64_t device)
+{
+	const char *cat = ev->cat ? ev->cat : "";
+	int64_t end = cut_event_end(ev);
+	return e->pid == ev->pid && llabs(e->ts - ev->ts) <= GPU_SAME_NS &&
+	       llabs(e->end - end) <= GPU_SAME_NS && e->stream == stream && e->device == device &&
+	       strcmp(e->text.s + e->name, ev->name) == 0 && strcmp(e->text.s + e->cat, cat) == 0 &&
+	       (!*host || !e->text.s[0] || strcmp(e->text.s, host) == 0);
+}
+
+/* Whether ev, GPU work of input in, is a copy of work an earlier input already gave (the
+ * same recording twice, or a trace that holds it merged with the file it came from): same
+ * host when both are known, pid, args.corr, name, cat, args.stream and args.device, its start
+ * and end within GPU_SAME_NS. Counts the copy left out; remembers ev otherwise. Work without
+ * corr is never taken for a copy. Entries are forgotten once the merge is GPU_SAME_NS past
+ * them, so memory follows the work in that window, not the length of the traces. */
+static bool
+gpu_duplicate(const struct cut_event *ev, int in)
+{
+	int64_t corr, stream = CUT_ABSENT, device = CUT_ABSENT;
+	if (cut_args_int(ev->args, "corr", &corr) < 0)
+		return false;
+	if (cut_args_int(ev->args, "stream", &stream) < 0)
+		stream = CUT_ABSENT;
+	if (cut_args_int(ev->args, "device", &device) < 0)
+		device = CUT_ABSENT;
+	const char *host = ev->host ? ev->host : g.in[in].host;
+	while (g.gqhead < g.gqtail && g.gq[g.gqhead % g.gqcap].ts < ev->ts - GPU_SAME_NS)
+		g.gqhead++;
+	if (g.gqcap) {
+		size_t k = gpu_bucket(ev->pid, corr, g.gqcap);
+		for (uint64_t i = g.gbucket[k]; i != NONE && i >= g.gqhead;) {
+			const struct gpu_seen *e = &g.gq[i % g.gqcap];
+			if (e->corr == corr && e->in != in &&
+			    gpu_same(e, ev, host, stream, device)) {
+				g.gpudups[e->in * g.nin + in]++;
+				return true;
+			}
+			i = e->next;
+		}
+	}
+	if (g.gqtail - g.gqhead == g.gqcap)
+		gpu_grow();
+	uint64_t i = g.gqtail++;
+	struct gpu_seen *e = &g.gq[i % g.gqcap];
+	size_t k = gpu_bucket(ev->pid, corr, g.gqcap);
+	struct cut_buf text = e->text;
+	*e = (struct gpu_seen){.ts = ev->ts,
+	                       .end = cut_event_end(ev),
+	                       .pid = ev->pid,
+	                       .corr = corr,
+	                       .stream = stream,
+	                       .device = device,
+	                       .in = in,
+	                       .next = g.gbucket[k]};
+	buf_reset(&text);
+	buf_add(&text, host, strlen(host) + 1);
+	e->name = text.len;
+	buf_add(&text, ev->name, strlen(ev->name) + 1);
+	e->cat = text.len;
+	buf_add(&text, ev->cat ? ev->cat : "", strlen(ev->cat ? ev->cat : "") + 1);
+	e->text = text;
+	g.gbucket[k] = i;
+	return false;
+}
+
 /* Handles one event in merged order: its parent, its id, the ioctls of the calls around it,
  * duplicates; then writes it or holds it back. An event out of order is not correlated. */
 static void
@@ -394,6 +560,10 @@ merge_one(struct cut_event *ev, int in)
 	bool late = g.in[in].late, span = cut_layer_rank(ev->layer) > 0;
 	bool counted = ev->layer == CUT_API || ev->layer == CUT_RUNTIME;
 	struct kept k = {0};
+	if (ev->layer == CUT_GPU && !late && gpu_duplicate(ev, in))
+		return;
+	if (ev->layer == CUT_META && strcmp(ev->name, "trailer") == 0)
+		read_trailer(&g.in[in], ev);
 	ev->has &= ~(CUT_HAS_PARENT | CUT_HAS_NIOCTL | CUT_HAS_ID);
 	ev->pname = NULL;
 	/* p and pname point into the tracker: used before the next cut_calls_open */
@@ -524,33 +694,64 @@ header(int64_t ts)
 	buf_free(&inputs);
 }
 
+/* One line per pair of inputs that recorded the same things: n of them, whose were kept. */
 static void
-trailer(void)
+report_dups(const uint64_t *dups, const char *what)
 {
-	uint64_t dups = 0;
-	for (int i = 0; i < g.nin * g.nin; i++)
-		dups += g.dups[i];
-	char more[256];
-	struct cut_meta m;
-	cut_meta_init(&m, CUT_META_TRAILER);
-	m.trailer.events = (int64_t)g.written;
-	snprintf(more, sizeof(more),
-	         "\"duplicates\":%llu,\"unsorted\":%llu,\"partial\":%llu,\"sorted_inputs\":%llu",
-	         (unsigned long long)dups, (unsigned long long)g.unsorted,
-	         (unsigned long long)g.partial, (unsigned long long)g.sorted_inputs);
-	m.trailer.more = more;
-	write_meta(g.last_out, &m);
-	cut_write_buf(&g.out);
 	for (int k = 0; k < g.nin; k++)
 		for (int d = 0; d < g.nin; d++)
-			if (g.dups[k * g.nin + d])
-				warnx("%llu calls were recorded in both %s%s%s%s and %s%s%s%s: "
+			if (dups[k * g.nin + d])
+				warnx("%llu %s were recorded in both %s%s%s%s and %s%s%s%s: "
 				      "kept those of %s",
-				      (unsigned long long)g.dups[k * g.nin + d], g.in[k].path,
+				      (unsigned long long)dups[k * g.nin + d], what, g.in[k].path,
 				      g.in[k].tool[0] ? " (" : "", g.in[k].tool,
 				      g.in[k].tool[0] ? ")" : "", g.in[d].path,
 				      g.in[d].tool[0] ? " (" : "", g.in[d].tool,
 				      g.in[d].tool[0] ? ")" : "", g.in[k].path);
+}
+
+static void
+trailer(void)
+{
+	uint64_t dups = 0, gpudups = 0;
+	for (int i = 0; i < g.nin * g.nin; i++) {
+		dups += g.dups[i];
+		gpudups += g.gpudups[i];
+	}
+	struct cut_buf more = {0};
+	struct cut_meta m;
+	cut_meta_init(&m, CUT_META_TRAILER);
+	m.trailer.events = (int64_t)g.written;
+	buf_addf(&more,
+	         "\"duplicates\":%llu,\"gpu_duplicates\":%llu,\"unsorted\":%llu,"
+	         "\"partial\":%llu,\"sorted_inputs\":%llu",
+	         (unsigned long long)dups, (unsigned long long)gpudups,
+	         (unsigned long long)g.unsorted, (unsigned long long)g.partial,
+	         (unsigned long long)g.sorted_inputs);
+	/* The GPU clock bound of each input that stated one, and the largest as the trailer's
+	 * own gpu.error_ns: the merge moves GPU work with its trace, so the bounds stand. */
+	bool gpu = false;
+	for (int i = 0; i < g.nin; i++)
+		if (g.in[i].gpu_error_ns >= 0 &&
+		    (!gpu || g.in[i].gpu_error_ns > m.trailer.gpu_error_ns))
+			gpu = true, m.trailer.gpu_error_ns = g.in[i].gpu_error_ns;
+	if (gpu) {
+		buf_adds(&more, ",\"inputs\":[");
+		for (int i = 0; i < g.nin; i++) {
+			buf_adds(&more, i ? ",{" : "{");
+			buf_addkv_str(&more, "file", g.in[i].path);
+			if (g.in[i].gpu_error_ns >= 0)
+				buf_addkv_int(&more, "gpu_error_ns", g.in[i].gpu_error_ns);
+			buf_addc(&more, '}');
+		}
+		buf_addc(&more, ']');
+	}
+	m.trailer.more = more.s;
+	write_meta(g.last_out, &m);
+	buf_free(&more);
+	cut_write_buf(&g.out);
+	report_dups(g.dups, "calls");
+	report_dups(g.gpudups, "GPU events");
 	if (g.partial)
 		warnx("%llu calls were written without nioctl/ioctl_ns: more than %zu events "
 		      "were held back while they were open (raise -m)",
@@ -602,6 +803,7 @@ open_inputs(int argc, char *argv[])
 			continue;
 		}
 		in->last_ts = INT64_MIN;
+		in->gpu_error_ns = -1;
 		int rc = cut_reader_next(in->rd, &first[g.nin]);
 		in->line = cut_reader_line(in->rd);
 		if (rc < 0 && cut_reader_failed(in->rd))
@@ -639,7 +841,8 @@ open_inputs(int argc, char *argv[])
 	free(first);
 	free(have);
 	g.dups = calloc((size_t)g.nin * (size_t)g.nin + 1, sizeof(*g.dups));
-	if (!g.dups)
+	g.gpudups = calloc((size_t)g.nin * (size_t)g.nin + 1, sizeof(*g.gpudups));
+	if (!g.dups || !g.gpudups)
 		err(CUT_EXIT_FATAL, "inputs");
 }
 
@@ -709,6 +912,7 @@ main(int argc, char *argv[])
 		if (cut_reader_close(g.in[i].rd))
 			status = CUT_EXIT_BADINPUT;
 		cut_sorter_free(g.in[i].sort);
+		buf_free(&g.in[i].args);
 	}
 	if (g.stop || g.bad)
 		status = CUT_EXIT_BADINPUT;
@@ -721,6 +925,11 @@ main(int argc, char *argv[])
 	free(g.in);
 	heap_free(&g.heads);
 	free(g.dups);
+	free(g.gpudups);
+	for (size_t i = 0; i < g.gqcap; i++)
+		buf_free(&g.gq[i].text);
+	free(g.gq);
+	free(g.gbucket);
 	buf_free(&g.out);
 	return cut_finish_output(status);
 }
