@@ -18,7 +18,7 @@ struct {
 /* Entry of a call, probed: the runtime layer's programs are the same (cookies after the
  * driver's), so a runtime call and the driver calls inside it share the thread's frames. */
 static __always_inline int
-call_entry(struct pt_regs *ctx)
+call_entry(struct pt_regs *ctx, bool runtime)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	if (!is_traced(id >> 32))
@@ -43,6 +43,18 @@ call_entry(struct pt_regs *ctx)
 	__u32 fid = bpf_get_attach_cookie(ctx) & (CC_MAX_FUNCS - 1);
 	f->fid = fid;
 	f->sp = PT_REGS_SP(ctx);
+	f->flags = runtime ? CC_A_RUNTIME : 0;
+	/* A call made by a probed function of the same layer (libcudart's cudaLaunchKernel
+	 * calling its cudaLaunchKernel_ptsz directly, libcuda's exported functions calling each
+	 * other) is the library's doing, not the program's: its frame is kept so that its
+	 * return matches, but nothing is recorded (neither cuthook nor CUPTI sees such calls). */
+	if (d > 0 && !(t->f[(d - 1) & (CC_DEPTH - 1)].flags & CC_A_RUNTIME) == !runtime) {
+		f->flags |= CC_A_INNER;
+		f->ts = bpf_ktime_get_ns();
+		t->depth = d + 1;
+		count(CC_C_INNER);
+		return 0;
+	}
 	f->a[0] = PT_REGS_PARM1(ctx);
 	f->a[1] = PT_REGS_PARM2(ctx);
 	f->a[2] = PT_REGS_PARM3(ctx);
@@ -55,11 +67,10 @@ call_entry(struct pt_regs *ctx)
 	__u32 n = targ_fdesc[fid].nextra;
 	if (n > CC_NEXTRA)
 		n = CC_NEXTRA;
-	f->flags = 0;
 	if (extra == CC_EXTRA_STACK || extra == CC_EXTRA_ARG0) {
 		__u64 from = extra == CC_EXTRA_STACK ? f->sp + 8 : f->a[0];
 		if (!bpf_probe_read_user(&f->a[6], n * 8, (void *)from))
-			f->flags = CC_A_EXTRA;
+			f->flags |= CC_A_EXTRA;
 	} else if (extra == CC_EXTRA_GATHER) {
 		long bad = 0;
 		for (__u32 i = 0; i < CC_NEXTRA; i++) {
@@ -69,7 +80,7 @@ call_entry(struct pt_regs *ctx)
 			bad |= bpf_probe_read_user(&f->a[6 + i], 8, (void *)(f->a[0] + off));
 		}
 		if (!bad)
-			f->flags = CC_A_EXTRA;
+			f->flags |= CC_A_EXTRA;
 	}
 	/* The clock last, so the probe's own work falls outside the call. */
 	f->ts = bpf_ktime_get_ns();
@@ -134,6 +145,8 @@ call_return(struct pt_regs *ctx)
 		count(CC_C_UNMATCHED);
 		return 0;
 	}
+	if (f->flags & CC_A_INNER)
+		goto pop;
 	__u32 fid = f->fid & (CC_MAX_FUNCS - 1);
 	__u8 strmode = targ_fdesc[fid].strmode;
 	if (strmode == CC_STR_NONE) {
@@ -179,7 +192,7 @@ SEC("uprobe.multi")
 int
 api_entry(struct pt_regs *ctx)
 {
-	return call_entry(ctx);
+	return call_entry(ctx, false);
 }
 
 SEC("uretprobe.multi")
@@ -193,7 +206,7 @@ SEC("uprobe.multi")
 int
 rt_entry(struct pt_regs *ctx)
 {
-	return call_entry(ctx);
+	return call_entry(ctx, true);
 }
 
 SEC("uretprobe.multi")

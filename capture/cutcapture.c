@@ -267,6 +267,7 @@ end_trace(struct drain *d, int status, bool exited)
 	layers_trailer(m.trailer.layers, c.layer);
 	/* cutcapture's own members */
 	buf_addkv_int(&more, "unmatched", (int64_t)d->unmatched);
+	buf_addkv_int(&more, "inner", (int64_t)d->counters[CC_C_INNER]);
 	if (env.lo.bare) {
 		buf_addkv_int(&more, "bare_calls", (int64_t)d->counters[CC_C_BARE_CALLS]);
 		buf_addkv_int(&more, "bare_ns", (int64_t)d->counters[CC_C_BARE_NS]);

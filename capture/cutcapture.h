@@ -81,12 +81,15 @@ enum {
 	CC_C_BARE_CALLS, /* --bench-bare: calls counted... */
 	CC_C_BARE_NS,    /* ...and their time, with no record written */
 	CC_C_OWN,        /* calls and ioctls of libcuthook's own, left out */
+	CC_C_INNER,      /* calls a probed function made to another of its layer, left out */
 	CC_NCOUNTERS
 };
 
 /* Flags of a driver API call (cc_frame.flags, cc_api.flags). */
 enum {
-	CC_A_EXTRA = 1 << 0, /* the words beyond the registers were read */
+	CC_A_EXTRA = 1 << 0,   /* the words beyond the registers were read */
+	CC_A_RUNTIME = 1 << 1, /* a runtime function's frame */
+	CC_A_INNER = 1 << 2,   /* called by a function of its own layer: not recorded */
 };
 
 /* One driver API call in flight. */

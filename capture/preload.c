@@ -160,56 +160,12 @@ static struct {
 	int64_t events, lost, layer[CUT_NLAYERS]; /* the library's records passed on */
 	int64_t gpu_timed, gpu_untimed, gpu_skips, gpu_error_ns;
 	unsigned files;
-	/* When each copy or memset that the library timed was entered, by (pid, corr). */
-	struct cut_idmap *copies;
-	int64_t *entered;
-	size_t nentered;
+	uint64_t own_late; /* cutcapture's records of the library's threads, left out here... */
+	int64_t late_layer[CUT_NLAYERS]; /* ...by layer */
+	/* The library's own threads (its trailers' own_thread), by (pid, tid), and their tids. */
+	struct cut_idmap *own_threads;
+	struct cut_buf own_tids; /* ",tid" each */
 } M;
-
-/* A copy or memset call of cutcapture's that submitted work the library timed: when it was
- * entered, to hold its work to (below). */
-static void
-note_copy(const struct cut_event *ev)
-{
-	int64_t corr;
-	if (ev->layer != CUT_API || !ev->cat || strcmp(ev->cat, "transfer") != 0 || !ev->args ||
-	    cut_args_int(ev->args, "corr", &corr) != 0)
-		return;
-	size_t i = idmap_put2(M.copies, ev->pid, corr, NULL);
-	if (i >= M.nentered) {
-		size_t n = M.nentered ? M.nentered * 2 : 1024;
-		while (n <= i)
-			n *= 2;
-		int64_t *p = realloc(M.entered, n * sizeof(*p));
-		if (!p)
-			errx(CUT_EXIT_FATAL, "out of memory");
-		M.entered = p;
-		M.nentered = n;
-	}
-	M.entered[i] = ev->ts;
-}
-
-/*
- * A copy or memset that returns once done may have started, as far as the library can tell,
- * when its wrapper called the driver; the uprobe's record of the call, entered a trap later,
- * says more: the work starts no earlier than that.
- */
-static void
-hold_to_call(struct cut_event *ev)
-{
-	int64_t corr;
-	if (ev->layer != CUT_GPU || !ev->cat ||
-	    (strcmp(ev->cat, "memcpy") != 0 && strcmp(ev->cat, "memset") != 0) || !ev->args ||
-	    cut_args_int(ev->args, "corr", &corr) != 0)
-		return;
-	size_t i = idmap_get2(M.copies, ev->pid, corr);
-	if (i == IDMAP_NONE || M.entered[i] <= ev->ts)
-		return;
-	int64_t end = ev->ts + ((ev->has & CUT_HAS_DUR) ? ev->dur : 0);
-	ev->ts = M.entered[i];
-	if (ev->has & CUT_HAS_DUR)
-		ev->dur = end > ev->ts ? end - ev->ts : 0;
-}
 
 static int64_t
 add(int64_t a, int64_t b)
@@ -233,10 +189,17 @@ fold_header(const struct cut_event *ev)
 	cut_meta_release(&m);
 }
 
-/* A library trailer: its losses and its GPU timing. */
+/* A library trailer: its losses, its GPU timing and its own thread. */
 static void
 fold_trailer(const struct cut_event *ev)
 {
+	int64_t tid;
+	bool isnew = false;
+	if (ev->args && cut_args_int(ev->args, "own_thread", &tid) == 0 &&
+	    (idmap_put2(M.own_threads, ev->pid, tid, &isnew), isnew)) {
+		buf_addc(&M.own_tids, ',');
+		buf_addi64(&M.own_tids, tid);
+	}
 	struct cut_meta m;
 	cut_meta_read(ev, &m);
 	const struct cut_trailer *t = &m.trailer;
@@ -299,12 +262,17 @@ read_trace(const char *path, bool own, const char *what)
 		/* cutcapture follows the processes itself: their records are its. */
 		if (!own && k == CUT_META_PROCESS)
 			continue;
-		if (own)
-			note_copy(&ev);
-		else {
+		/* The library's thread made calls or went off the CPU before the probes knew it
+		 * for the library's (it registers as it starts): left out here. */
+		if (own && ev.layer != CUT_META &&
+		    idmap_get2(M.own_threads, ev.pid, ev.tid) != IDMAP_NONE) {
+			M.own_late++;
+			M.late_layer[ev.layer]++;
+			continue;
+		}
+		if (!own) {
 			M.events++;
 			M.layer[ev.layer]++;
-			hold_to_call(&ev);
 		}
 		if (cut_sorter_add(M.so, &ev, 0) < 0) {
 			warn("sorting the trace");
@@ -360,11 +328,11 @@ static void
 write_trailer(uint64_t own)
 {
 	struct cut_trailer *t = &M.tail.trailer;
-	t->events = add(t->events, M.events);
+	t->events = add(t->events, M.events - (int64_t)M.own_late);
 	t->lost = add(t->lost, M.lost);
 	for (int l = 0; l < CUT_NLAYERS; l++)
-		if (M.layer[l])
-			t->layers[l] = add(t->layers[l], M.layer[l]);
+		if (M.layer[l] || M.late_layer[l])
+			t->layers[l] = add(t->layers[l], M.layer[l] - M.late_layer[l]);
 	t->gpu_timed = M.gpu_timed;
 	t->gpu_untimed = M.gpu_untimed;
 	t->gpu_capture_skips = M.gpu_skips;
@@ -379,8 +347,11 @@ write_trailer(uint64_t own)
 	buf_adds(&more, ",\"files\":");
 	buf_addi64(&more, M.files);
 	buf_adds(&more, ",\"own_left_out\":");
-	buf_addi64(&more, (int64_t)own);
-	buf_addc(&more, '}');
+	buf_addi64(&more, (int64_t)(own + M.own_late));
+	buf_adds(&more, ",\"threads\":[");
+	if (M.own_tids.len)
+		buf_add(&more, M.own_tids.s + 1, M.own_tids.len - 1);
+	buf_adds(&more, "]}");
 	const char *was = t->more;
 	t->more = more.s;
 	write_meta(&M.tail_at, &M.tail);
@@ -393,12 +364,13 @@ preload_merge(uint64_t own)
 {
 	int rc = -1;
 	M.lost = M.gpu_timed = M.gpu_untimed = M.gpu_skips = M.gpu_error_ns = CUT_ABSENT;
-	M.copies = idmap_new();
+	M.own_threads = idmap_new();
 	if (!(M.so = cut_sorter_new(0))) {
 		warnx("out of memory");
 		return -1;
 	}
-	if (read_trace(P.own, true, "cutcapture's records") < 0 || read_library_files() < 0)
+	/* The library's files first: their trailers name its threads. */
+	if (read_library_files() < 0 || read_trace(P.own, true, "cutcapture's records") < 0)
 		goto done;
 	if (M.have_head) {
 		preload_header(M.head.header.layers);
@@ -423,8 +395,8 @@ preload_merge(uint64_t own)
 	rc = 0;
 done:
 	cut_sorter_free(M.so);
-	idmap_free(M.copies);
-	free(M.entered);
+	idmap_free(M.own_threads);
+	buf_free(&M.own_tids);
 	if (M.have_head)
 		cut_meta_release(&M.head);
 	if (M.have_tail)

@@ -47,7 +47,7 @@ sched_switch(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	__u32 ntid = BPF_CORE_READ(next, pid);
 	struct cc_thread *t = bpf_map_lookup_elem(&threads, &ntid);
-	if (!t || !t->off_ts)
+	if (!t || !t->off_ts || t->hook_thread) /* libcuthook's thread, registered since */
 		return 0;
 	if (!now)
 		now = bpf_ktime_get_ns();

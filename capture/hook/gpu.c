@@ -533,6 +533,12 @@ hook_gpu_trailer(struct cut_buf *b)
 	buf_adds(b, ",\"error_ns_median\":");
 	buf_addi64(b, gpu_sh.err_median);
 	buf_addc(b, '}');
+	/* The library's own thread, which cutcapture leaves out of its records. */
+	int64_t own = __atomic_load_n(&gpu_sh.poller_tid, __ATOMIC_ACQUIRE);
+	if (own > 0) {
+		buf_adds(b, ",\"own_thread\":");
+		buf_addi64(b, own);
+	}
 }
 
 void

@@ -144,7 +144,8 @@ struct gpu_shared {
 	/* counts (atomics) */
 	uint64_t timed, untimed, skips, starts, from_call, events;
 	int64_t err_max, err_median;
-	int64_t gap; /* the first context's, for the trailer */
+	int64_t gap;        /* the first context's, for the trailer */
+	int64_t poller_tid; /* the completion thread's, once it runs */
 };
 extern struct gpu_shared gpu_sh;
 

@@ -497,6 +497,7 @@ static void *
 poll_main(void *arg)
 {
 	(void)arg;
+	hook_mark_thread(1); /* first: none of this thread's calls or time is the program's */
 	hook_guard = 1;
 	/* Signals are the program's threads' business. */
 	sigset_t all;
@@ -505,9 +506,10 @@ poll_main(void *arg)
 	const char *e = getenv("CUTHOOK_GPU_POLL_US");
 	P.busy_sleep = e && atol(e) > 0 ? atol(e) * 1000 : BUSY_SLEEP_NS;
 	P.t = hook_thread_new();
-	if (P.t)
+	if (P.t) {
 		P.t->need_thread_record = false;
-	hook_mark_thread(1); /* none of this thread's calls are the program's */
+		__atomic_store_n(&gpu_sh.poller_tid, P.t->tid, __ATOMIC_RELEASE);
+	}
 	/* Without this, a query of ours while a program's thread captures a graph in global
 	 * mode would invalidate that capture. */
 	int mode = CU_STREAM_CAPTURE_MODE_RELAXED;

@@ -54,6 +54,8 @@ cuthook_mark_thread(struct hook_mark *mark, int own_thread)
 void
 hook_mark_thread(int own_thread)
 {
+	static HOOK_TLS int own; /* once the library's own, always */
+	own |= own_thread;
 	if (marking)
-		cuthook_mark_thread(&hook_mark, own_thread);
+		cuthook_mark_thread(&hook_mark, own);
 }

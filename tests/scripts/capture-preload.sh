@@ -4,8 +4,7 @@
 # stand-in libcuda and its device (tests/fixtures/fakegpu.c writes the true times of the work):
 # one sorted trace; the library's own driver calls (its events and queries, its completion
 # thread) left out of the uprobes' records, so every function is counted as without it; one
-# gpu event per submission linked by corr to the uprobes' record of its call, never starting
-# before it, with durations as the truth; NVTX ranges as cuthook records them, nesting
+# gpu event per submission linked by corr to its call, never starting before it, with durations as the truth; NVTX ranges as cuthook records them, nesting
 # NVTX -> runtime -> driver once merged; the header saying why the layers are off with -p or
 # when not asked for. Needs root with BPF.
 . "$(dirname "$0")/lib/capture-setup.sh"
@@ -26,11 +25,16 @@ if grep -q '"layer":"gpu"\|"corr"\|"preload"' "$t/uprobes.jsonl"; then
 fi
 head -1 "$t/uprobes.jsonl" | grep -q '"gpu":"off: not asked for (-l)"' ||
 	fail "-l api: header: $(head -1 "$t/uprobes.jsonl" | cut -c1-400)"
-# What every function's count must be: the program's own calls, as cuthook sees them (a
-# uprobe also sees the stand-in's cuLaunchKernel_ptsz calling cuLaunchKernel, which cutcapture
-# leaves to the library with the gpu layer).
+# What every function's count must be: the program's own calls, as cuthook sees them; the
+# uprobes too, leaving out the stand-in's cuLaunchKernel_ptsz calling cuLaunchKernel (20
+# calls, counted in the trailer's "inner").
 "$B/bin/cuthook" -l api -o "$t/plain.jsonl" -- "$fx/gpuprog" $rounds >/dev/null 2>"$t/err" ||
 	fail "cuthook -l api: exit $?: $(cat "$t/err")"
+calls() { jq -r 'select(.layer=="api") | .name' "$1" | sort | uniq -c; }
+[ "$(calls "$t/uprobes.jsonl")" = "$(calls "$t/plain.jsonl")" ] ||
+	fail "uprobes and cuthook count calls differently: $(calls "$t/uprobes.jsonl" | tr '\n' ' ')"
+[ "$(tail -1 "$t/uprobes.jsonl" | jq .args.inner)" = $rounds ] ||
+	fail "trailer: inner $(tail -1 "$t/uprobes.jsonl" | jq .args.inner), want $rounds"
 
 # With the gpu layer (and off-CPU time, whose spans of the library's thread are left out).
 FAKEGPU_TRUTH=$t/truth $cap -q -l api,sched,gpu $lib -o "$t/gpu.jsonl" -- "$fx/gpuprog" $rounds \
@@ -66,11 +70,14 @@ def check(ev, what, uprobes):
         bad(f"{what}: trailer gpu {g}: want timed {want}, untimed 0, capture_skips 3")
     gpu = [e for e in ev if e["layer"] == "gpu"]
     if len(gpu) != want or tail["layers"].get("gpu") != want: bad(f"{what}: {len(gpu)} gpu events (trailer {tail['layers'].get('gpu')}), want {want}")
-    # The library's thread is not the program's: no call, ioctl or off-CPU span of a thread
-    # beyond the program's.
+    # The library's thread is not the program's: no call, ioctl or off-CPU span of it, no call
+    # or ioctl of a thread beyond the program's.
     want_threads = len({e["tid"] for e in base if e["layer"] == "api"})
-    threads = {e["tid"] for e in ev if e["layer"] in ("api", "ioctl", "sched")}
-    if len(threads) != want_threads: bad(f"{what}: records of {len(threads)} threads, the program has {want_threads}")
+    threads = {e["tid"] for e in ev if e["layer"] in ("api", "ioctl")}
+    if len(threads) != want_threads: bad(f"{what}: calls on {len(threads)} threads, the program has {want_threads}")
+    own = set(pre.get("threads", []))
+    if len(own) != 1: bad(f"{what}: the library's threads: {pre}")
+    if any(e["tid"] in own for e in ev if e["layer"] != "meta"): bad(f"{what}: records of the library's thread {own}")
     calls = {}
     for e in ev:
         c = (e.get("args") or {}).get("corr")
