@@ -1,0 +1,49 @@
+#!/bin/sh
+# bench-preload.sh BUILDDIR [runs] [python]: on a GPU machine with PyTorch, as root: what each
+# capture mode costs a launch-bound PyTorch loop (x.add_(1) on 256 floats, 30,000 ops: about
+# five driver calls an op), in us per op, min/median/max of `runs` alternated runs: plain;
+# cuthook -l api; cuthook (api + gpu); cutcapture with uprobes only (api, ioctl, irq, sched);
+# cutcapture with the nvtx layer (libcuthook preloaded, no gpu layer); cutcapture with its
+# default layers (libcuthook preloaded for gpu and nvtx); cutcapture
+# --hook-api (api from the library too). Then each cutcapture trailer's counts. Prints a table;
+# BENCHMARKS.md keeps the results.
+#   BUILDDIR holds bin/cutcapture-static, bin/cuthook, lib/libcuthook.so
+set -u
+B=$(cd "${1:?usage: bench-preload.sh BUILDDIR [runs] [python]}" && pwd)
+runs=${2:-3}
+py=${3:-python3}
+cap=$B/bin/cutcapture-static
+export CUTHOOK_LIB=$B/lib/libcuthook.so
+w=$(mktemp -d)
+trap 'rm -rf "$w"' EXIT
+echo "us per op, min/median/max of $runs"
+cat >"$w/loop.py" <<'PY'
+import time, torch
+x = torch.zeros(256, device="cuda")
+for _ in range(2000):
+    x.add_(1)
+torch.cuda.synchronize()
+n = 30000
+t0 = time.perf_counter()
+for _ in range(n):
+    x.add_(1)
+torch.cuda.synchronize()
+print(f"{1e6 * (time.perf_counter() - t0) / n:.2f}")
+PY
+for r in $(seq "$runs"); do
+	echo "plain $($py "$w/loop.py")"
+	echo "cuthook $("$B/bin/cuthook" -o "$w/h.jsonl" -- $py "$w/loop.py")"
+	echo "cuthook-api $("$B/bin/cuthook" -l api -o "$w/ha.jsonl" -- $py "$w/loop.py")"
+	echo "cutcapture-uprobes $($cap -q -l api,ioctl,irq,sched -o "$w/u.jsonl" -- $py "$w/loop.py" 2>/dev/null)"
+	echo "cutcapture-nvtx $($cap -q -l api,ioctl,irq,sched,nvtx -o "$w/n.jsonl" -- $py "$w/loop.py" 2>/dev/null)"
+	echo "cutcapture $($cap -q -o "$w/c.jsonl" -- $py "$w/loop.py" 2>/dev/null)"
+	echo "cutcapture-hook-api $($cap -q --hook-api -o "$w/a.jsonl" -- $py "$w/loop.py" 2>/dev/null)"
+done >"$w/loop"
+for m in plain cuthook-api cuthook cutcapture-uprobes cutcapture-nvtx cutcapture cutcapture-hook-api; do
+	awk -v m="$m" '$1 == m { print $2 }' "$w/loop" | sort -n |
+		awk -v m="$m" '{ v[NR] = $1 } END { printf "%-22s %6.2f %6.2f %6.2f\n", m, v[1], v[int((NR + 1) / 2)], v[NR] }'
+done
+for f in c a; do
+	tail -1 "$w/$f.jsonl" | grep -o '"layers":{[^}]*}\|"lost":[0-9]*\|"gpu":{[^}]*}\|"preload":{[^}]*}' | tr '\n' ' '
+	echo
+done
