@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cut.h"
 #include "args.h"
 #include "collwait.h"
 #include "idmap.h"
@@ -34,20 +35,6 @@ struct priv {
 	size_t nk, capk;
 };
 
-static void *
-grow(void *p, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return p;
-	size_t n = *cap ? *cap : 16;
-	while (n < need)
-		n *= 2;
-	if (!(p = realloc(p, n * size)))
-		err(2, "out of memory");
-	*cap = n;
-	return p;
-}
-
 struct cut_collwait *
 collwait_new(void)
 {
@@ -69,7 +56,7 @@ owner(struct priv *p, const struct cut_event *ev, uint32_t *idx)
 	bool isnew;
 	size_t i = idmap_put2(p->owners, host, ev->pid, &isnew);
 	if (isnew) {
-		p->own = grow(p->own, &p->capown, i + 1, sizeof(*p->own));
+		p->own = cut_grow(p->own, &p->capown, i + 1, sizeof(*p->own));
 		p->own[i] = (struct owner){-1, -1, host, ev->pid};
 		if (i + 1 > p->nown)
 			p->nown = i + 1;
@@ -104,7 +91,7 @@ collwait_add(struct cut_collwait *w, const struct cut_event *ev)
 	int64_t stream = 0;
 	if (ev->args)
 		cut_args_int(ev->args, "stream", &stream);
-	p->k = grow(p->k, &p->capk, p->nk + 1, sizeof(*p->k));
+	p->k = cut_grow(p->k, &p->capk, p->nk + 1, sizeof(*p->k));
 	p->k[p->nk++] = (struct kernel){ev->ts, ev->dur, (uint64_t)stream,
 	                                (uint32_t)strtab_intern(p->names, ev->name), o};
 }
@@ -250,8 +237,8 @@ collwait_finish(struct cut_collwait *w)
 				bool isnew;
 				size_t pi = idmap_put2(pidx, (int64_t)r, (int64_t)last, &isnew);
 				if (isnew) {
-					w->pairs =
-					    grow(w->pairs, &cappairs, pi + 1, sizeof(*w->pairs));
+					w->pairs = cut_grow(w->pairs, &cappairs, pi + 1,
+					                    sizeof(*w->pairs));
 					w->pairs[pi] =
 					    (struct cut_collwait_pair){ranks[r], ranks[last], 0, 0};
 					w->npairs = pi + 1;

@@ -55,3 +55,19 @@ cut_std_args(int argc, char *argv[], void (*usage)(void))
 		exit(CUT_EXIT_OK); /* a usage function that returns */
 	}
 }
+
+void *
+cut_grow(void *p, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return p;
+	size_t n = *cap ? *cap : 16;
+	while (n < need)
+		n *= 2;
+	char *q = realloc(p, n * size);
+	if (!q)
+		err(2, "out of memory");
+	memset(q + *cap * size, 0, (n - *cap) * size);
+	*cap = n;
+	return q;
+}

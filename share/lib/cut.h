@@ -28,5 +28,11 @@ int cut_finish_output(int status);
  * exits with status 0; --version prints "tool version" and exits 0. Call it first in main.
  */
 void cut_std_args(int argc, char *argv[], void (*usage)(void));
+/*
+ * An array p of *cap elements of size bytes, grown (doubling, from 16) to hold at least need;
+ * the new elements are zeroed and *cap updated. Returns the array, maybe moved. Exits with
+ * status 2 when memory runs out.
+ */
+void *cut_grow(void *p, size_t *cap, size_t need, size_t size);
 
 #endif

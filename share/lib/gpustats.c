@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cut.h"
 #include "args.h"
 #include "gpustats.h"
 #include "strtab.h"
@@ -46,22 +47,6 @@ sat_add(int64_t *a, int64_t b)
 		*a = b > 0 ? INT64_MAX : INT64_MIN;
 }
 
-static void *
-grow(void *v, size_t *cap, size_t need, size_t size)
-{
-	if (need < *cap)
-		return v;
-	size_t n = *cap ? *cap * 2 : 64;
-	while (n <= need)
-		n *= 2;
-	char *w = realloc(v, n * size);
-	if (!w)
-		err(2, "out of memory");
-	memset(w + *cap * size, 0, (n - *cap) * size);
-	*cap = n;
-	return w;
-}
-
 struct cut_gpu_stats *
 gpustats_new(void)
 {
@@ -82,10 +67,10 @@ static struct group *
 group_of(struct table *t, const char *key, int64_t pid, int64_t s, int64_t e)
 {
 	size_t i = strtab_intern(t->keys, key);
-	t->g = grow(t->g, &t->cap, i, sizeof(*t->g));
+	t->g = cut_grow(t->g, &t->cap, i + 1, sizeof(*t->g));
 	struct group *gr = &t->g[i];
 	gr->pid = pid;
-	gr->v = grow(gr->v, &gr->cap, gr->n, sizeof(*gr->v));
+	gr->v = cut_grow(gr->v, &gr->cap, gr->n + 1, sizeof(*gr->v));
 	gr->v[gr->n++] = (struct span){s, e};
 	return gr;
 }
@@ -153,7 +138,7 @@ gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev)
 	snprintf(key, sizeof(key), "pid %lld", (long long)ev->pid);
 	group_of(&p->procs, key, ev->pid, s, e);
 	if (cut_args_int(ev->args, "submit", &submit) == 0 && submit <= s) {
-		p->lat = grow(p->lat, &p->lat_cap, p->nlat, sizeof(*p->lat));
+		p->lat = cut_grow(p->lat, &p->lat_cap, p->nlat + 1, sizeof(*p->lat));
 		p->lat[p->nlat++] = s - submit;
 	}
 }
@@ -255,7 +240,7 @@ gpustats_finish(struct cut_gpu_stats *g)
 		nm->cat = gr->cat;
 		nm->bytes = gr->bytes;
 		nm->count = (int64_t)gr->n;
-		d = grow(d, &dcap, gr->n, sizeof(*d));
+		d = cut_grow(d, &dcap, gr->n, sizeof(*d));
 		double mean = 0, m2 = 0;
 		for (size_t k = 0; k < gr->n; k++) {
 			int64_t x = gr->v[k].e - gr->v[k].s;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cut.h"
 #include "args.h"
 #include "idmap.h"
 #include "nvtxstats.h"
@@ -39,22 +40,6 @@ struct priv {
 	int64_t seq;
 };
 
-static void *
-grow(void *p, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return p;
-	size_t n = *cap ? *cap : 16;
-	while (n < need)
-		n *= 2;
-	void *q = realloc(p, n * size);
-	if (!q)
-		err(2, "out of memory");
-	memset((char *)q + *cap * size, 0, (n - *cap) * size);
-	*cap = n;
-	return q;
-}
-
 struct cut_nvtx_stats *
 nvtxstats_new(void)
 {
@@ -80,8 +65,8 @@ row_of(struct cut_nvtx_stats *s, const struct cut_event *ev)
 	size_t i = strtab_intern(p->index, key);
 	if (i >= s->nranges) {
 		size_t cap = p->cap;
-		s->ranges = grow(s->ranges, &cap, i + 1, sizeof(*s->ranges));
-		p->stamp = grow(p->stamp, &p->cap, i + 1, sizeof(*p->stamp));
+		s->ranges = cut_grow(s->ranges, &cap, i + 1, sizeof(*s->ranges));
+		p->stamp = cut_grow(p->stamp, &p->cap, i + 1, sizeof(*p->stamp));
 		s->nranges = i + 1;
 	}
 	return i;
@@ -92,7 +77,7 @@ static struct thread *
 thread_of(struct priv *p, const struct cut_event *ev)
 {
 	size_t t = idmap_put2(p->threads, ev->pid, ev->tid, NULL);
-	p->thr = grow(p->thr, &p->nthr, t + 1, sizeof(*p->thr));
+	p->thr = cut_grow(p->thr, &p->nthr, t + 1, sizeof(*p->thr));
 	struct thread *th = &p->thr[t];
 	size_t k = 0;
 	for (size_t i = 0; i < th->n; i++)
@@ -138,7 +123,7 @@ keep_corr(struct priv *p, const struct cut_event *ev, const struct thread *th)
 	if (cut_args_int(ev->args, "corr", &corr) != 0)
 		return;
 	size_t i = idmap_put2(p->corrs, ev->pid, corr, NULL);
-	p->pend = grow(p->pend, &p->npend, i + 1, sizeof(*p->pend));
+	p->pend = cut_grow(p->pend, &p->npend, i + 1, sizeof(*p->pend));
 	struct pending *pd = &p->pend[i];
 	free(pd->keys);
 	pd->keys = malloc((th->n ? th->n : 1) * sizeof(*pd->keys));
@@ -174,7 +159,7 @@ nvtxstats_add(struct cut_nvtx_stats *s, const struct cut_event *ev)
 		size_t key = row_of(s, ev);
 		s->ranges[key].count++;
 		s->ranges[key].total += ev->dur;
-		th->open = grow(th->open, &th->cap, th->n + 1, sizeof(*th->open));
+		th->open = cut_grow(th->open, &th->cap, th->n + 1, sizeof(*th->open));
 		th->open[th->n++] = (struct open_range){key, ev->ts + ev->dur};
 		return;
 	}

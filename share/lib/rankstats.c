@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cut.h"
 #include "idmap.h"
 #include "rankstats.h"
 #include "strtab.h"
@@ -35,22 +36,6 @@ struct priv {
 	size_t nkerns, kcap;
 };
 
-static void *
-grow(void *p, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return p;
-	size_t n = *cap ? *cap : 16;
-	while (n < need)
-		n *= 2;
-	void *q = realloc(p, n * size);
-	if (!q)
-		err(2, "out of memory");
-	memset((char *)q + *cap * size, 0, (n - *cap) * size);
-	*cap = n;
-	return q;
-}
-
 struct cut_rank_stats *
 rankstats_new(void)
 {
@@ -79,8 +64,8 @@ rankstats_add(struct cut_rank_stats *s, const struct cut_event *ev)
 	size_t r = idmap_put(p->ranks, ev->rank, &isnew);
 	if (isnew) {
 		size_t cap = p->rcap;
-		s->rows = grow(s->rows, &cap, r + 1, sizeof(*s->rows));
-		p->rp = grow(p->rp, &p->rcap, r + 1, sizeof(*p->rp));
+		s->rows = cut_grow(s->rows, &cap, r + 1, sizeof(*s->rows));
+		p->rp = cut_grow(p->rp, &p->rcap, r + 1, sizeof(*p->rp));
 		if (r + 1 > s->nrows)
 			s->nrows = r + 1;
 		s->rows[r].rank = ev->rank;
@@ -93,7 +78,7 @@ rankstats_add(struct cut_rank_stats *s, const struct cut_event *ev)
 		row->api += ev->dur;
 	} else if (ev->layer == CUT_GPU) {
 		struct rank_priv *rp = &p->rp[r];
-		rp->work = grow(rp->work, &rp->cap, rp->n + 1, sizeof(*rp->work));
+		rp->work = cut_grow(rp->work, &rp->cap, rp->n + 1, sizeof(*rp->work));
 		rp->work[rp->n++] = (struct span){ev->ts, ev->ts + ev->dur};
 		row->work++;
 		if (!ev->cat || strcmp(ev->cat, "kernel") != 0 || !ev->name)
@@ -101,7 +86,7 @@ rankstats_add(struct cut_rank_stats *s, const struct cut_event *ev)
 		size_t nm = strtab_intern(p->names, ev->name);
 		size_t k = idmap_put2(p->kidx, (int64_t)r, (int64_t)nm, &isnew);
 		if (isnew) {
-			p->kerns = grow(p->kerns, &p->kcap, k + 1, sizeof(*p->kerns));
+			p->kerns = cut_grow(p->kerns, &p->kcap, k + 1, sizeof(*p->kerns));
 			p->kerns[k] = (struct kern){nm, r, 0};
 			if (k + 1 > p->nkerns)
 				p->nkerns = k + 1;
