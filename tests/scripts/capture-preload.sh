@@ -129,6 +129,18 @@ for pair in inner:outer cudaLaunchKernel:inner cuLaunchKernel:cudaLaunchKernel; 
 	[ "$n" -eq $N ] || fail "$n $child inside $parent once merged, not $N"
 done
 
+# A static program loads no preload: the header says the library did not load.
+if printf 'int main(void) { return 0; }\n' >"$t/static.c" &&
+	${CC:-cc} -static -o "$t/static" "$t/static.c" 2>/dev/null; then
+	$cap -q -l api,gpu,nvtx $lib -o "$t/static.jsonl" -- "$t/static" 2>"$t/err" ||
+		fail "static program: exit $?: $(cat "$t/err")"
+	head -1 "$t/static.jsonl" | grep -q '"gpu":"off: libcuthook did not load' ||
+		fail "static program: header: $(head -1 "$t/static.jsonl" | cut -c1-500)"
+	[ "$(tail -1 "$t/static.jsonl" | jq .args.preload.files)" = 0 ] || fail "static program: trailer"
+else
+	echo "no static C library: the static program's case not run" >&2
+fi
+
 # -p: nothing can be preloaded into a running process: the header says why.
 sleep 30 &
 pid=$!
