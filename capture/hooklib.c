@@ -101,6 +101,8 @@ cut_gpu_kind_of(const char *n)
 		return GK_SET;
 	if (starts(n, "cuGraphLaunch"))
 		return GK_GRAPH;
+	if (starts(n, "cuStreamCreate") || starts(n, "cuGreenCtxStreamCreate"))
+		return GK_STREAM;
 	static const char *const enqueue[] = {
 	    "cuEventRecord",
 	    "cuStreamWaitEvent",

@@ -40,13 +40,14 @@ enum gpu_kind {
 	GK_SET,       /* cuMemsetD* */
 	GK_GRAPH,     /* cuGraphLaunch */
 	GK_ENQUEUE,   /* puts other work on a stream (an event, a wait, a host function) */
+	GK_STREAM,    /* creates a stream: the layer notes whether it is non-blocking */
 };
 /* What the driver function of that name is to the gpu layer. */
 enum gpu_kind cut_gpu_kind_of(const char *name);
 /* Whether libcuthook's gpu layer times the work the function submits (kernel, copy, memset,
  * graph launch): under cutcapture the library records those calls, not the uprobes, whose
  * return trap would come between a launch and the event that times its end. */
-#define CUT_GPU_TIMES(k) ((k) != GK_NONE && (k) != GK_ENQUEUE)
+#define CUT_GPU_TIMES(k) ((k) != GK_NONE && (k) != GK_ENQUEUE && (k) != GK_STREAM)
 /* Whether, under cutcapture, libcuthook records the program's calls to the driver function of
  * that name and the uprobes leave it alone: one of CUT_HOOK_OWN_CALLS, or (gpu: with the gpu
  * layer) one whose work the layer times. */

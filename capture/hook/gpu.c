@@ -265,6 +265,28 @@ stream_for(enum hook_id id, const uint64_t *a, int64_t tid, uint64_t *key)
 	return (void *)(uintptr_t)h;
 }
 
+/* How the stream waits for others unasked (gpu.h): from how it was created, a stream not
+ * seen created counting as blocking (a START where one may be needed). Under the lock. */
+static enum gpu_stream_class
+class_of(const struct gpu_stream *st)
+{
+	if (st->key == 1)
+		return SC_LEGACY;
+	return st->created_nonblocking ? SC_NONBLOCKING : SC_BLOCKING;
+}
+
+void
+gpu_stream_busy(struct gpu_ctx *c, struct gpu_stream *st, int delta)
+{
+	if (delta > 0)
+		st->busy_cls = st->cls;
+	c->busy += (unsigned)delta;
+	if (st->busy_cls == SC_LEGACY)
+		c->busy_legacy += (unsigned)delta;
+	else if (st->busy_cls == SC_BLOCKING)
+		c->busy_blocking += (unsigned)delta;
+}
+
 static void
 count(uint64_t *c)
 {
@@ -300,7 +322,7 @@ fill(struct gpu_sub *s, enum hook_id id, const uint64_t *a)
 static struct gpu_sub *
 before(enum hook_id id, const uint64_t *a)
 {
-	if (!G.on || hook_gpu_kind[id] == GK_ENQUEUE || !hook_self || !api_ready())
+	if (!G.on || !CUT_GPU_TIMES(hook_gpu_kind[id]) || !hook_self || !api_ready())
 		return NULL;
 	int64_t tid = hook_self->tid;
 	uint64_t key;
@@ -328,12 +350,16 @@ before(enum hook_id id, const uint64_t *a)
 		return NULL;
 	}
 	/* START where the stream may have been held up by something other than its own timed
-	 * work: other work put on it, other streams busy (the legacy stream and blocking
-	 * streams wait for each other), a synchronous call; or every start is asked for. */
-	bool busy = st->submitted != st->completed;
-	unsigned others = c->busy - (busy ? 1 : 0);
+	 * work: other work put on it, a busy stream it waits for unasked (the legacy stream and
+	 * blocking streams wait for each other; a non-blocking stream for none), a synchronous
+	 * call; or every start is asked for. */
+	enum gpu_stream_class cls = class_of(st);
+	st->cls = (unsigned char)cls;
+	unsigned held = cls == SC_LEGACY     ? c->busy_blocking
+	                : cls == SC_BLOCKING ? c->busy_legacy
+	                                     : 0;
 	bool sync = !G.async[id];
-	bool need_start = G.all_starts || sync || st->force_start || others > 0;
+	bool need_start = G.all_starts || sync || st->force_start || held > 0;
 	struct gpu_sub *s = NULL;
 	if (fill_pool(c, need_start ? 2 : 1) && (s = sub_alloc())) {
 		gpu_sh.outstanding++;
@@ -406,7 +432,7 @@ hook_gpu_queue(struct gpu_sub *s, const char *args, int64_t t1)
 	pthread_mutex_lock(&gpu_sh.lock);
 	struct gpu_stream *st = s->st;
 	if (st->submitted++ == st->completed)
-		s->gc->busy++;
+		gpu_stream_busy(s->gc, st, 1);
 	if (gpu_sh.in_tail)
 		gpu_sh.in_tail->next = s;
 	else
@@ -479,6 +505,35 @@ hook_gpu_enqueued(enum hook_id id, const uint64_t *a)
 {
 	hook_mark.own = 1;
 	enqueued(id, a);
+	hook_mark.own = 0;
+}
+
+static void
+stream_created(enum hook_id id, const uint64_t *a)
+{
+	if (!G.on || !hook_self || !api_ready() || !a[0])
+		return;
+	/* cuStreamCreate(&s, flags), cuStreamCreateWithPriority(&s, flags, priority),
+	 * cuGreenCtxStreamCreate(&s, green context, flags, priority) */
+	bool green = strncmp(hook_names[id], "cuGreenCtx", 10) == 0;
+	unsigned flags = (unsigned)a[green ? 2 : 1];
+	uint64_t handle;
+	memcpy(&handle, (const void *)(uintptr_t)a[0], sizeof(handle));
+	void *ctx = NULL;
+	if (!handle || gpu_api.ctx_get_current(&ctx) != 0 || !ctx)
+		return;
+	pthread_mutex_lock(&gpu_sh.lock);
+	struct gpu_stream *st = gpu_ctx_of(ctx) ? stream_of(ctx, handle) : NULL;
+	if (st) /* a handle used again is a new stream */
+		st->created_nonblocking = flags & CU_STREAM_NON_BLOCKING;
+	pthread_mutex_unlock(&gpu_sh.lock);
+}
+
+void
+hook_gpu_stream_created(enum hook_id id, const uint64_t *a)
+{
+	hook_mark.own = 1;
+	stream_created(id, a);
 	hook_mark.own = 0;
 }
 

@@ -21,13 +21,23 @@
 
 typedef void *gpu_event_t;
 
+#define CU_STREAM_NON_BLOCKING 1 /* cuStreamCreate's flag (cuda.h) */
+
+/* How a stream waits for others without being told (CUDA's implicit synchronization): the
+ * legacy stream for the blocking streams' earlier work, a blocking stream (per-thread default
+ * streams too) for the legacy stream's, a non-blocking stream for none. */
+enum gpu_stream_class { SC_LEGACY, SC_BLOCKING, SC_NONBLOCKING };
+
 /* A stream of a context, as both sides see it (under gpu_lock unless said otherwise). */
 struct gpu_stream {
 	void *ctx;
-	uint64_t key;       /* the stream handle; 1 the legacy stream; tid << 8 | 2 per-thread */
-	uint64_t submitted; /* timed submissions queued */
-	uint64_t completed; /* of them, those the completion thread saw end */
-	bool force_start;   /* other work went on the stream since: record the next START */
+	uint64_t key;      /* the stream handle; 1 the legacy stream; tid << 8 | 2 per-thread */
+	unsigned char cls; /* enum gpu_stream_class, as its latest submission found it */
+	unsigned char busy_cls;   /* the class it was counted busy under (gpu_ctx) */
+	bool created_nonblocking; /* seen created with CU_STREAM_NON_BLOCKING */
+	uint64_t submitted;       /* timed submissions queued */
+	uint64_t completed;       /* of them, those the completion thread saw end */
+	bool force_start;         /* other work went on the stream since: record the next START */
 	/* The completion thread's own: */
 	struct gpu_sub *head, *tail; /* timed submissions not yet seen to end, in order */
 	int64_t last_end;            /* host time the last timed work on it ended */
@@ -58,7 +68,8 @@ struct gpu_ctx {
 	int device; /* ordinal; -1 until known */
 	gpu_event_t *pool;
 	unsigned npool, cap;
-	unsigned busy; /* streams with timed work outstanding */
+	unsigned busy;                       /* streams with timed work outstanding... */
+	unsigned busy_legacy, busy_blocking; /* ...of them, the legacy stream and blocking ones */
 	/* The completion thread's own: */
 	bool ready;  /* private stream, gap and first anchor done */
 	bool broken; /* the context could not be set up: its work is untimed */
@@ -124,6 +135,9 @@ struct gpu_sub *hook_gpu_after(struct gpu_sub *s, CUresult r, int64_t t0);
 void hook_gpu_queue(struct gpu_sub *s, const char *args, int64_t t1);
 /* After a GK_ENQUEUE call: the stream's next timed work records a START. */
 void hook_gpu_enqueued(enum hook_id id, const uint64_t *a);
+/* After a GK_STREAM call that succeeded: notes whether the new stream is non-blocking (no
+ * driver query at launch: cuStreamGetFlags there invalidates a graph capture). */
+void hook_gpu_stream_created(enum hook_id id, const uint64_t *a);
 /* Stops the layer: waits a bounded time for outstanding work, writes it. Idempotent. */
 void hook_gpu_stop(void);
 /* The trailer's "gpu" member (",\"gpu\":{...}"), and the gpu events written. */
@@ -131,6 +145,10 @@ void hook_gpu_trailer(struct cut_buf *b);
 uint64_t hook_gpu_events(void);
 /* Around fork, as hook_resolve_fork. */
 void hook_gpu_fork(int phase);
+
+/* The stream has timed work outstanding from now (delta 1) or no more (-1): c's counts of
+ * busy streams, by the class the stream had when it became busy. Under gpu_sh.lock. */
+void gpu_stream_busy(struct gpu_ctx *c, struct gpu_stream *st, int delta);
 
 /* What both sides share (gpu.c). */
 struct gpu_shared {

@@ -16,7 +16,6 @@
 #include "writer.h"
 
 #define CUDA_ERROR_NOT_READY 600
-#define CU_STREAM_NON_BLOCKING 1
 #define CU_STREAM_CAPTURE_MODE_RELAXED 2
 #define ANCHOR_EVERY_NS 50000000 /* a new anchor this often while work completes */
 #define ANCHOR_TRIES 11          /* the median of so many is kept */
@@ -478,7 +477,7 @@ round_once(bool give_up)
 				st->tail = NULL;
 			pthread_mutex_lock(&gpu_sh.lock);
 			if (++st->completed == st->submitted)
-				s->gc->busy--;
+				gpu_stream_busy(s->gc, st, -1);
 			gpu_sub_free(s);
 			pthread_mutex_unlock(&gpu_sh.lock);
 		}

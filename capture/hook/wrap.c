@@ -49,7 +49,7 @@ hook_fbits(double d)
 		uint64_t a_[] = {HOOK_EXPAND pack};                                                \
 		struct gpu_sub *g_ = NULL;                                                         \
 		unsigned char gk_ = hook_gpu_kind[HOOK_ID_##name];                                 \
-		if (__builtin_expect(gk_ != GK_NONE && gk_ != GK_ENQUEUE, 0))                      \
+		if (__builtin_expect(CUT_GPU_TIMES(gk_), 0))                                       \
 			g_ = hook_gpu_before(HOOK_ID_##name, a_);                                  \
 		int64_t t0_ = hook_now();                                                          \
 		CUresult r_ = real args;                                                           \
@@ -58,6 +58,8 @@ hook_fbits(double d)
 			g_ = hook_gpu_after(g_, r_, t0_);                                          \
 		else if (__builtin_expect(gk_ == GK_ENQUEUE, 0) && r_ == 0)                        \
 			hook_gpu_enqueued(HOOK_ID_##name, a_);                                     \
+		else if (__builtin_expect(gk_ == GK_STREAM, 0) && r_ == 0)                         \
+			hook_gpu_stream_created(HOOK_ID_##name, a_);                               \
 		hook_record(t_, HOOK_ID_##name, via, t0_, end_, r_, a_, g_);                       \
 		if (HOOK_IS_GPA(HOOK_ID_##name))                                                   \
 			hook_gpa_fixup(HOOK_ID_##name, r_, a_);                                    \
