@@ -144,6 +144,16 @@ else
 	echo "no static C library: the static program's case not run" >&2
 fi
 
+# A second NVTX tool named already is chained to, not replaced: it sees every call, as alone.
+NVTX_INJECTION64_PATH=$fx/libnvtxtool.so NVTXTOOL_OUT=$t/tool-alone "$fx/nvtxprog" $N >/dev/null ||
+	fail "nvtxprog with nvtxtool failed"
+NVTX_INJECTION64_PATH=$fx/libnvtxtool.so NVTXTOOL_OUT=$t/tool-chained $cap -q -l api,nvtx $lib \
+	-o "$t/chained.jsonl" -- "$fx/nvtxprog" $N >/dev/null 2>"$t/err" ||
+	fail "cutcapture nvtxprog, chained: exit $?: $(cat "$t/err")"
+[ -s "$t/tool-alone" ] && cmp -s "$t/tool-alone" "$t/tool-chained" ||
+	fail "the chained tool saw other calls: $(diff "$t/tool-alone" "$t/tool-chained" | head -5 | tr '\n' ' ')"
+[ "$(ranges "$t/chained.jsonl")" = "$(ranges "$t/hook-nvtx.jsonl")" ] || fail "chained: nvtx ranges differ"
+
 # -p: nothing can be preloaded into a running process: the header says why.
 sleep 30 &
 pid=$!
