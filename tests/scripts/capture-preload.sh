@@ -5,8 +5,8 @@
 # one sorted trace; the library's own driver calls (its events and queries, its completion
 # thread) left out of the uprobes' records, so every function is counted as without it; one
 # gpu event per submission linked by corr to its call, never starting before it, with durations as the truth; NVTX ranges as cuthook records them, nesting
-# NVTX -> runtime -> driver once merged; the header saying why the layers are off with -p or
-# when not asked for. Needs root with BPF.
+# NVTX -> runtime -> driver once merged, a second NVTX tool chained to; the header saying why
+# the layers are off with -p, for a static program or when not asked for. Needs root with BPF.
 . "$(dirname "$0")/lib/capture-setup.sh"
 need_bpf
 command -v python3 >/dev/null || { echo "needs python3"; exit 77; }
