@@ -10,6 +10,7 @@
 #include <linux/types.h>
 
 #include "cutcapture.h"
+#include "event.h"
 
 /* Record kinds the loader queues itself, beside the BPF side's CC_EV_*. */
 enum { EV_LOST = 100, EV_PROC };
@@ -24,7 +25,7 @@ struct lost_rec {
 
 /* Per-layer counts of what was written. */
 struct decode_counts {
-	uint64_t layer[8];   /* by enum cut_layer */
+	uint64_t layer[CUT_NLAYERS]; /* by enum cut_layer */
 	uint64_t events;     /* all records but the header and trailer */
 	uint64_t lost;       /* the sum of the counts of the lost records written */
 	uint64_t unfinished; /* of which calls in flight when their thread ended */

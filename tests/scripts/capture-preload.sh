@@ -47,7 +47,7 @@ $cap -q -l api,gpu --hook-api $lib -o "$t/hookapi.jsonl" -- "$fx/gpuprog" $round
 	2>"$t/err" || fail "cutcapture --hook-api: exit $?: $(cat "$t/err")"
 valid "$t/hookapi.jsonl"
 
-python3 - "$t/plain.jsonl" "$t/gpu.jsonl" "$t/truth" $want "$t/hookapi.jsonl" <<'PY' || exit 1
+python3 - "$t/plain.jsonl" "$t/gpu.jsonl" "$t/truth" $want "$t/hookapi.jsonl" "$t/uprobes.jsonl" <<'PY' || exit 1
 import collections, json, sys
 plain, gpu_path, truth_path, want, hookapi = sys.argv[1:6]
 want = int(want)
@@ -62,6 +62,11 @@ def check(ev, what, uprobes):
     for layer in ("api", "gpu"):
         if head["layers"].get(layer) != "on": bad(f"{what}: header: {layer} {head['layers'].get(layer)}")
     if counts(ev) != counts(base): bad(f"{what}: calls differ from uprobes alone: {counts(ev) - counts(base)} / {counts(base) - counts(ev)}")
+    # The trailer counts what the trace holds: every record but the header and the trailer, by
+    # layer (meta records too).
+    n = collections.Counter(e["layer"] for e in ev[1:-1])
+    if tail["events"] != len(ev) - 2 or any(tail["layers"].get(k, 0) != v for k, v in n.items()):
+        bad(f"{what}: trailer events {tail['events']} layers {tail['layers']}, the trace {len(ev) - 2} {dict(n)}")
     pre = tail.get("preload", {})
     if pre.get("files") != 1: bad(f"{what}: trailer preload {pre}")
     if uprobes and not pre.get("own_left_out", 0) > 0: bad(f"{what}: no own call left out: {pre}")
@@ -95,6 +100,10 @@ def check(ev, what, uprobes):
     return gpu
 
 base = load(plain)
+up = load(sys.argv[6])
+n = collections.Counter(e["layer"] for e in up[1:-1])
+if up[-1]["args"]["events"] != len(up) - 2 or any(up[-1]["args"]["layers"].get(k, 0) != v for k, v in n.items()):
+    bad(f"uprobes: trailer {up[-1]['args']}, the trace {len(up) - 2} {dict(n)}")
 gpu = check(load(gpu_path), "gpu", True)
 check(load(hookapi), "--hook-api", False)
 # Durations as the stand-in ran the work, in submission order, to the 32 ns the events
