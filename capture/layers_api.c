@@ -29,6 +29,7 @@ struct probed {
 	bool multi;               /* one uprobe_multi link each way */
 	struct bpf_link **single; /* else 2 per function */
 	int attached, failed;
+	int unprobed; /* functions libcuthook records instead (layer_opts.unprobed) */
 	uint64_t attach_ns, detach_ns;
 };
 static struct probed A, RT; /* libcuda (api), libcudart (runtime) */
@@ -66,6 +67,7 @@ leave_unprobed(void)
 		if (layers_opts->unprobed &&
 		    layers_opts->unprobed(A.funcs[i], layers_opts->unprobed_gpu)) {
 			free(A.funcs[i]);
+			A.unprobed++;
 			continue;
 		}
 		A.funcs[kept] = A.funcs[i];
@@ -288,6 +290,8 @@ layers_probes(struct cut_buf *b)
 	buf_addkv_int(b, "attached", A.attached + RT.attached);
 	buf_addkv_int(b, "failed", A.failed + RT.failed);
 	buf_addkv_int(b, "attach_ns", (int64_t)A.attach_ns);
+	if (A.unprobed)
+		buf_addkv_int(b, "left_to_libcuthook", A.unprobed);
 	buf_addc(b, '}');
 }
 
