@@ -185,6 +185,7 @@ parse_args(int argc, char *argv[])
 			errx(CUT_EXIT_FATAL,
 			     "--hook-api: needs a command cutcapture starts, not -p");
 		/* The api and runtime layers asked for come from libcuthook, not uprobes. */
+		env.po.runtime = lo->layers & CC_L_RUNTIME;
 		env.po.api = lo->layers & (CC_L_API | CC_L_RUNTIME);
 		lo->layers &= ~(unsigned)(CC_L_API | CC_L_RUNTIME);
 	}

@@ -51,8 +51,8 @@ from_library(enum cut_layer l)
 	switch (l) {
 	case CUT_GPU: return P.o.gpu;
 	case CUT_NVTX: return P.o.nvtx;
-	case CUT_API:
-	case CUT_RUNTIME: return P.o.api;
+	case CUT_API: return P.o.api;
+	case CUT_RUNTIME: return P.o.api && P.o.runtime;
 	default: return false;
 	}
 }
@@ -92,7 +92,10 @@ preload_start(const struct preload_opts *o, bool command)
 	snprintf(start, sizeof(start), "%lld", (long long)now.tv_sec * 1000000000 + now.tv_nsec);
 	/* The library wraps every driver call (the gpu layer needs them); it writes the api and
 	 * runtime layers only when they are not the uprobes'. */
-	if (cut_hook_setenv(P.lib, out, o->gpu ? "api,gpu" : "api", o->nvtx) < 0 ||
+	char layers[32];
+	snprintf(layers, sizeof(layers), "api%s%s%s", o->gpu ? ",gpu" : "", o->nvtx ? ",nvtx" : "",
+	         o->api && o->runtime ? ",runtime" : "");
+	if (cut_hook_setenv(P.lib, out, layers, o->nvtx) < 0 ||
 	    setenv("CUTHOOK_MARK", "1", 1) < 0 || setenv("CUTHOOK_START", start, 1) < 0 ||
 	    (o->api ? unsetenv("CUTHOOK_SKIP") : setenv("CUTHOOK_SKIP", "api,runtime", 1)) < 0 ||
 	    unsetenv("CUTHOOK_ROOT") < 0) {
@@ -375,9 +378,10 @@ preload_merge(uint64_t own)
 	if (M.files == 0) /* no process wrote: none loaded the library */
 		for (int l = 0; l < CUT_NLAYERS; l++)
 			if (from_library(l) && !P.said[l])
-				P.said[l] = strdup("off: libcuthook did not load in any process of the "
-				                   "command (a static or setuid program ignores "
-				                   "LD_PRELOAD)");
+				P.said[l] =
+				    strdup("off: libcuthook did not load in any process of the "
+				           "command (a static or setuid program ignores "
+				           "LD_PRELOAD)");
 	if (M.have_head) {
 		preload_header(M.head.header.layers);
 		write_meta(&M.head_at, &M.head);

@@ -18,7 +18,8 @@ struct cutcapture_bpf;
 
 struct preload_opts {
 	bool gpu, nvtx;  /* the layers asked for (-l) */
-	bool api;        /* --hook-api: the api and runtime layers from the library too */
+	bool api;        /* --hook-api: the api layer from the library too... */
+	bool runtime;    /* ...and the runtime layer, when asked for */
 	const char *lib; /* --hook, or NULL to find it (hooklib.h) */
 };
 

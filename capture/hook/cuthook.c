@@ -270,12 +270,23 @@ sort_traces(const char *out, time_t start)
 		closedir(d);
 }
 
+/* Whether word is in the comma-separated list. */
+static bool
+listed(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+	for (const char *p = list; (p = strstr(p, word)); p += n)
+		if ((p == list || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+			return true;
+	return false;
+}
+
 /* -l: a comma-separated list of the layers the library records; api cannot be left out (the
  * other layers hang off its calls). */
 static void
 check_layers(const char *list)
 {
-	static const char *const known[] = {"api", "gpu"};
+	static const char *const known[] = {"api", "gpu", "nvtx", "runtime"};
 	bool api = false;
 	for (const char *p = list; *p;) {
 		size_t n = strcspn(p, ",");
@@ -284,7 +295,8 @@ check_layers(const char *list)
 			if (n == strlen(known[i]) && strncmp(p, known[i], n) == 0)
 				ok = true;
 		if (!ok)
-			errx(CUT_EXIT_FATAL, "-l: unknown layer '%.*s' (known: api, gpu)", (int)n,
+			errx(CUT_EXIT_FATAL,
+			     "-l: unknown layer '%.*s' (known: api, gpu, nvtx, runtime)", (int)n,
 			     p);
 		api |= n == 3 && strncmp(p, "api", 3) == 0;
 		p += n + (p[n] == ',');
@@ -337,7 +349,9 @@ main(int argc, char *argv[])
 		close(fd);
 	}
 
-	if (cut_hook_setenv(lib, out, layers, 1) < 0 ||
+	/* Without nvtx, NVTX_INJECTION64_PATH is left as it is (a tool named there keeps it). */
+	bool nvtx = !layers || listed(layers, "nvtx");
+	if (cut_hook_setenv(lib, out, layers, nvtx) < 0 ||
 	    (all_starts && setenv("CUTHOOK_GPU_STARTS", "all", 1) < 0))
 		err(CUT_EXIT_FATAL, "setenv");
 

@@ -106,7 +106,7 @@ build_header_locked(int64_t tid)
 	h->layers[CUT_API] = hook_skip_api ? by_uprobes : "on";
 	const char *gpu_off = hook_gpu_off_reason();
 	h->layers[CUT_GPU] = gpu_off ? gpu_off : "on";
-	h->layers[CUT_RUNTIME] = hook_skip_runtime ? by_uprobes : "on";
+	h->layers[CUT_RUNTIME] = hook_runtime_off ? hook_runtime_off : "on";
 	const char *nvtx_off = hook_nvtx_off_reason();
 	h->layers[CUT_NVTX] = nvtx_off ? nvtx_off : "on";
 	static const enum cut_layer kernel_side[] = {CUT_IOCTL, CUT_KERNEL, CUT_IRQ, CUT_SCHED};

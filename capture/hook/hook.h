@@ -78,6 +78,8 @@ extern HOOK_TLS struct hook_mark hook_mark;
 /* Layers the library leaves to cutcapture's uprobes (CUTHOOK_SKIP=api,runtime): it still
  * wraps every call (the gpu layer times work, names come from the calls) but writes none. */
 extern int hook_skip_api, hook_skip_runtime;
+/* Why the runtime layer is off (left to cutcapture, or not in CUTHOOK_LAYERS), or NULL. */
+extern const char *hook_runtime_off;
 /* Of the api layer skipped, the functions it still records: those the library calls itself
  * and those whose work the gpu layer times, which cutcapture leaves unprobed (hooklib.h). */
 extern unsigned char hook_keep[HOOK_NAPI];

@@ -11,6 +11,7 @@
 
 HOOK_TLS struct hook_mark hook_mark;
 int hook_skip_api, hook_skip_runtime;
+const char *hook_runtime_off;
 unsigned char hook_keep[HOOK_NAPI];
 static int marking;
 
@@ -32,10 +33,15 @@ hook_mark_init(void)
 {
 	const char *m = getenv("CUTHOOK_MARK"), *skip = getenv("CUTHOOK_SKIP");
 	marking = m && !strcmp(m, "1");
+	const char *layers = getenv("CUTHOOK_LAYERS");
+	bool chosen = layers && *layers; /* else every layer */
 	hook_skip_api = listed(skip, "api");
 	hook_skip_runtime = listed(skip, "runtime");
-	const char *layers = getenv("CUTHOOK_LAYERS");
-	bool gpu = !layers || !*layers || listed(layers, "gpu");
+	hook_runtime_off = hook_skip_runtime ? "off: recorded by cutcapture's uprobes"
+	                   : chosen && !listed(layers, "runtime")
+	                       ? "off: not requested (cuthook -l)"
+	                       : NULL;
+	bool gpu = !chosen || listed(layers, "gpu");
 	for (int id = 0; hook_skip_api && id < HOOK_NAPI; id++)
 		hook_keep[id] = cut_hook_unprobed(hook_names[id], gpu);
 }

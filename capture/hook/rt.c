@@ -232,7 +232,7 @@ static void
 rt_record(struct hook_thread *t, enum rt_id id, int64_t t0, uint64_t end, int64_t r,
           const uint64_t *a)
 {
-	if (hook_skip_runtime) /* cutcapture's uprobes record it */
+	if (hook_runtime_off) /* cutcapture's uprobes record it, or it was not asked for */
 		return;
 	hook_guard = 1;
 	int64_t t1 = hook_end_time(&t->tsc, end);
@@ -285,7 +285,7 @@ rt_register(const uint64_t *a)
 	hook_guard = 1;
 	const struct cut_name *n = hook_name_set(hook_hostfn_key(a[1]), name, strlen(name));
 	hook_guard = guard;
-	struct hook_thread *t = n && !hook_skip_runtime ? hook_enter() : NULL;
+	struct hook_thread *t = n && !hook_runtime_off ? hook_enter() : NULL;
 	if (!t)
 		return;
 	hook_guard = 1;

@@ -2,7 +2,7 @@
 # bench-preload.sh BUILDDIR [runs] [python]: on a GPU machine with PyTorch, as root: what each
 # capture mode costs a launch-bound PyTorch loop (x.add_(1) on 256 floats, 30,000 ops: about
 # five driver calls an op), in us per op, min/median/max of `runs` alternated runs: plain;
-# cuthook -l api; cuthook (api + gpu); cutcapture with uprobes only (api, ioctl, irq, sched);
+# cuthook -l api,runtime,nvtx; cuthook (+ gpu); cutcapture with uprobes only (api, ioctl, irq, sched);
 # cutcapture with the nvtx layer (libcuthook preloaded, no gpu layer); cutcapture with its
 # default layers (libcuthook preloaded for gpu and nvtx); cutcapture
 # --hook-api (api from the library too). Then each cutcapture trailer's counts. Prints a table;
@@ -33,7 +33,7 @@ PY
 for r in $(seq "$runs"); do
 	echo "plain $($py "$w/loop.py")"
 	echo "cuthook $("$B/bin/cuthook" -o "$w/h.jsonl" -- $py "$w/loop.py")"
-	echo "cuthook-api $("$B/bin/cuthook" -l api -o "$w/ha.jsonl" -- $py "$w/loop.py")"
+	echo "cuthook-api $("$B/bin/cuthook" -l api,runtime,nvtx -o "$w/ha.jsonl" -- $py "$w/loop.py")"
 	echo "cutcapture-uprobes $($cap -q -l api,ioctl,irq,sched -o "$w/u.jsonl" -- $py "$w/loop.py" 2>/dev/null)"
 	echo "cutcapture-nvtx $($cap -q -l api,ioctl,irq,sched,nvtx -o "$w/n.jsonl" -- $py "$w/loop.py" 2>/dev/null)"
 	echo "cutcapture $($cap -q -o "$w/c.jsonl" -- $py "$w/loop.py" 2>/dev/null)"

@@ -55,6 +55,6 @@ printf '|%s|%s|%s|\n' "------------------------------------" "----------" "-----
 for w in err:cudaGetLastError launch:"cudaLaunchKernel (+ cuLaunchKernel)" nvtx:"nvtxRangePushA + nvtxRangePop"; do
 	k=${w%%:*} label=${w#*:}
 	plain=$(best env -u NVTX_INJECTION64_PATH "$tmp/rtbench" "$N" "$k")
-	hook=$(best "$B/bin/cuthook" -l api -o "$tmp/t.jsonl" -- "$tmp/rtbench" "$N" "$k")
+	hook=$(best "$B/bin/cuthook" -l api,runtime,nvtx -o "$tmp/t.jsonl" -- "$tmp/rtbench" "$N" "$k")
 	printf '| %-34s | %8s | %8s |\n' "$label" "$plain" "$hook"
 done

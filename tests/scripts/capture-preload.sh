@@ -153,6 +153,16 @@ else
 	echo "no static C library: the static program's case not run" >&2
 fi
 
+# --hook-api with the runtime asked for: the library records it, as cuthook does.
+$cap -q -l api,runtime,nvtx --hook-api $lib --libcudart "$fx/libcudart.so.13" -o "$t/hrt.jsonl" -- \
+	"$fx/nvtxprog" $N >/dev/null 2>"$t/err" || fail "cutcapture --hook-api nvtxprog: exit $?: $(cat "$t/err")"
+layer_names() { jq -r "select(.layer==\"$2\") | .name" "$1" | sort | uniq -c; }
+[ "$(layer_names "$t/hrt.jsonl" runtime)" = "$(layer_names "$t/hook-nvtx.jsonl" runtime)" ] &&
+	[ -n "$(layer_names "$t/hrt.jsonl" runtime)" ] ||
+	fail "--hook-api: runtime calls differ from cuthook's: $(layer_names "$t/hrt.jsonl" runtime | tr '\n' ' ')"
+[ "$(jq -r 'select(.name=="header") | .args.layers.runtime' "$t/hrt.jsonl")" = on ] ||
+	fail "--hook-api: header: runtime not on"
+
 # A second NVTX tool named already is chained to, not replaced: it sees every call, as alone.
 NVTX_INJECTION64_PATH=$fx/libnvtxtool.so NVTXTOOL_OUT=$t/tool-alone "$fx/nvtxprog" $N >/dev/null ||
 	fail "nvtxprog with nvtxtool failed"

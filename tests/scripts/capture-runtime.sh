@@ -16,7 +16,7 @@ $cap -q -l api,runtime --libcuda "$fx/libcuda.so.1" --libcudart "$fx/libcudart.s
 	fail "cutcapture: exit $?: $(cat "$t/cap.err")"
 [ -s "$t/cap.err" ] && fail "cutcapture said: $(cat "$t/cap.err")"
 valid "$t/cap.jsonl"
-"$B/bin/cuthook" -l api -o "$t/hook.jsonl" -- $norand "$fx/rtprog" $T $L 2>"$t/hook.err" ||
+"$B/bin/cuthook" -l api,runtime -o "$t/hook.jsonl" -- $norand "$fx/rtprog" $T $L 2>"$t/hook.err" ||
 	fail "cuthook: exit $?: $(cat "$t/hook.err")"
 [ "$(head -1 "$t/cap.jsonl" | jq -r .args.layers.runtime)" = on ] || fail "runtime layer not on"
 [ "$(head -1 "$t/cap.jsonl" | jq -r .args.libcudart)" = "$fx/libcudart.so.13" ] ||

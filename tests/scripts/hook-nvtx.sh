@@ -126,4 +126,19 @@ for cmd in "cutmerge" "cutstat" "cutstat -j" "cutgaps" "cutgaps -j" "cutchrome" 
 	rc=$?
 	[ $rc -eq 0 ] && [ ! -s "$tmp/err" ] || bad "$cmd: exit $rc: $(head -3 "$tmp/err")"
 done
+
+# -l chooses the layers: -l api records neither NVTX nor the runtime (the header says so, and
+# NVTX_INJECTION64_PATH is left as it was); -l api,nvtx the ranges again.
+env -u NVTX_INJECTION64_PATH cuthook -l api -o "$tmp/api.jsonl" -- "$fx/nvtxprog" $N >/dev/null 2>&1 ||
+	bad "cuthook -l api: exit $?"
+[ "$(grep -c '"layer":"nvtx"\|"layer":"runtime"' "$tmp/api.jsonl")" -eq 0 ] || bad "-l api: nvtx or runtime records"
+grep -q '"layer":"api"' "$tmp/api.jsonl" || bad "-l api: no api records"
+head -1 "$tmp/api.jsonl" | grep -q '"runtime":"off: not requested (cuthook -l)"' ||
+	bad "-l api: header: $(head -1 "$tmp/api.jsonl" | cut -c1-300)"
+head -1 "$tmp/api.jsonl" | grep -q '"nvtx":"off: NVTX_INJECTION64_PATH is not set' || bad "-l api: header: nvtx"
+env -u NVTX_INJECTION64_PATH cuthook -l api,nvtx -o "$tmp/n.jsonl" -- "$fx/nvtxprog" $N >/dev/null 2>&1 ||
+	bad "cuthook -l api,nvtx: exit $?"
+[ "$(grep -c '"layer":"nvtx"' "$tmp/n.jsonl")" -eq $((2 * N + 8)) ] || bad "-l api,nvtx: nvtx records"
+cuthook -l api,bogus -o "$tmp/x.jsonl" -- true 2>"$tmp/err" && bad "-l api,bogus accepted"
+grep -q "unknown layer 'bogus' (known: api, gpu, nvtx, runtime)" "$tmp/err" || bad "-l bogus: $(cat "$tmp/err")"
 exit $fail
