@@ -375,13 +375,12 @@ preload_merge(uint64_t own)
 	/* The library's files first: their trailers name its threads. */
 	if (read_library_files() < 0 || read_trace(P.own, true, "cutcapture's records") < 0)
 		goto done;
-	if (M.files == 0) /* no process wrote: none loaded the library */
+	if (M.files == 0) /* no process loaded the library */
 		for (int l = 0; l < CUT_NLAYERS; l++)
 			if (from_library(l) && !P.said[l])
 				P.said[l] =
-				    strdup("off: libcuthook did not load in any process of the "
-				           "command (a static or setuid program ignores "
-				           "LD_PRELOAD)");
+				    strdup("off: libcuthook wrote nothing here (a static or "
+				           "setuid program ignores LD_PRELOAD)");
 	if (M.have_head) {
 		preload_header(M.head.header.layers);
 		write_meta(&M.head_at, &M.head);

@@ -351,7 +351,10 @@ main(int argc, char *argv[])
 
 	/* Without nvtx, NVTX_INJECTION64_PATH is left as it is (a tool named there keeps it). */
 	bool nvtx = !layers || listed(layers, "nvtx");
-	if (cut_hook_setenv(lib, out, layers, nvtx) < 0 ||
+	/* Under cutcapture, which leaves layers to its uprobes (CUTHOOK_SKIP), cuthook's own trace
+	 * still has them all; the marks that keep the library's own work out of cutcapture's
+	 * records (CUTHOOK_MARK) stay. */
+	if (unsetenv("CUTHOOK_SKIP") < 0 || cut_hook_setenv(lib, out, layers, nvtx) < 0 ||
 	    (all_starts && setenv("CUTHOOK_GPU_STARTS", "all", 1) < 0))
 		err(CUT_EXIT_FATAL, "setenv");
 

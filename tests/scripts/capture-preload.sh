@@ -146,7 +146,7 @@ if printf 'int main(void) { return 0; }\n' >"$t/static.c" &&
 	${CC:-cc} -static -o "$t/static" "$t/static.c" 2>/dev/null; then
 	$cap -q -l api,gpu,nvtx $lib -o "$t/static.jsonl" -- "$t/static" 2>"$t/err" ||
 		fail "static program: exit $?: $(cat "$t/err")"
-	head -1 "$t/static.jsonl" | grep -q '"gpu":"off: libcuthook did not load' ||
+	head -1 "$t/static.jsonl" | grep -q '"gpu":"off: libcuthook wrote nothing here' ||
 		fail "static program: header: $(head -1 "$t/static.jsonl" | cut -c1-500)"
 	[ "$(tail -1 "$t/static.jsonl" | jq .args.preload.files)" = 0 ] || fail "static program: trailer"
 else
@@ -162,6 +162,14 @@ layer_names() { jq -r "select(.layer==\"$2\") | .name" "$1" | sort | uniq -c; }
 	fail "--hook-api: runtime calls differ from cuthook's: $(layer_names "$t/hrt.jsonl" runtime | tr '\n' ' ')"
 [ "$(jq -r 'select(.name=="header") | .args.layers.runtime' "$t/hrt.jsonl")" = on ] ||
 	fail "--hook-api: header: runtime not on"
+
+# cuthook run inside cutcapture keeps every layer in its own trace; merged, every call once.
+$cap -q -l api,gpu $lib -o "$t/outer.jsonl" -- "$B/bin/cuthook" -l api,gpu -o "$t/inner.jsonl" -- \
+	"$fx/gpuprog" $rounds >/dev/null 2>"$t/err" || fail "cuthook inside cutcapture: exit $?: $(cat "$t/err")"
+[ "$(calls "$t/inner.jsonl")" = "$(calls "$t/plain.jsonl")" ] || fail "cuthook inside: calls differ from cuthook's"
+[ "$(grep -c '"layer":"gpu"' "$t/inner.jsonl")" = $want ] || fail "cuthook inside: gpu work"
+cutmerge "$t/outer.jsonl" "$t/inner.jsonl" 2>/dev/null >"$t/both.jsonl" || fail "cutmerge outer inner: exit $?"
+[ "$(calls "$t/both.jsonl")" = "$(calls "$t/plain.jsonl")" ] || fail "outer and inner merged: calls differ"
 
 # A second NVTX tool named already is chained to, not replaced: it sees every call, as alone.
 NVTX_INJECTION64_PATH=$fx/libnvtxtool.so NVTXTOOL_OUT=$t/tool-alone "$fx/nvtxprog" $N >/dev/null ||
