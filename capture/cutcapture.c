@@ -83,17 +83,6 @@ enum {
 	OPT_HOOK_API
 };
 
-/* Whether word is in the comma-separated list. */
-static bool
-listed(const char *list, const char *word)
-{
-	size_t n = strlen(word);
-	for (const char *p = list; (p = strstr(p, word)); p += n)
-		if ((p == list || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
-			return true;
-	return false;
-}
-
 static void
 parse_args(int argc, char *argv[])
 {
@@ -138,8 +127,8 @@ parse_args(int argc, char *argv[])
 			if ((layers = layers_parse(optarg)) < 0)
 				usage();
 			lo->layers = (unsigned)layers;
-			env.po.gpu = listed(optarg, "gpu");
-			env.po.nvtx = listed(optarg, "nvtx");
+			env.po.gpu = cut_hook_listed(optarg, "gpu");
+			env.po.nvtx = cut_hook_listed(optarg, "nvtx");
 			break;
 		case 'o': env.out_path = optarg; break;
 		case 'p':

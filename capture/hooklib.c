@@ -135,3 +135,13 @@ cut_hook_unprobed(const char *name, int gpu)
 			return 1;
 	return gpu && CUT_GPU_TIMES(cut_gpu_kind_of(name));
 }
+
+int
+cut_hook_listed(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+	for (const char *p = list; p && (p = strstr(p, word)); p += n)
+		if ((p == list || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+			return 1;
+	return 0;
+}

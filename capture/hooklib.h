@@ -21,6 +21,9 @@ char *cut_hook_library(const char *named, char *why, size_t n);
 	"cuCtxGetCurrent", "cuEventCreate", "cuEventRecord", "cuFuncGetName", "cuKernelGetName",   \
 	    "cuStreamIsCapturing"
 
+/* Whether word is one of the comma-separated list's (NULL: none): a layer in -l or
+ * CUTHOOK_LAYERS. */
+int cut_hook_listed(const char *list, const char *word);
 /*
  * The environment of a command run with library lib preloaded, writing to out (CUTHOOK_OUTPUT,
  * %p for each process's pid): LD_PRELOAD (after what is there), the library as the NVTX tool

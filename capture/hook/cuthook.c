@@ -270,17 +270,6 @@ sort_traces(const char *out, time_t start)
 		closedir(d);
 }
 
-/* Whether word is in the comma-separated list. */
-static bool
-listed(const char *list, const char *word)
-{
-	size_t n = strlen(word);
-	for (const char *p = list; (p = strstr(p, word)); p += n)
-		if ((p == list || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
-			return true;
-	return false;
-}
-
 /* -l: a comma-separated list of the layers the library records; api cannot be left out (the
  * other layers hang off its calls). */
 static void
@@ -350,7 +339,7 @@ main(int argc, char *argv[])
 	}
 
 	/* Without nvtx, NVTX_INJECTION64_PATH is left as it is (a tool named there keeps it). */
-	bool nvtx = !layers || listed(layers, "nvtx");
+	bool nvtx = !layers || cut_hook_listed(layers, "nvtx");
 	/* Under cutcapture, which leaves layers to its uprobes (CUTHOOK_SKIP), cuthook's own trace
 	 * still has them all; the marks that keep the library's own work out of cutcapture's
 	 * records (CUTHOOK_MARK) stay. */

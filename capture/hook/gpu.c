@@ -43,12 +43,7 @@ static bool
 layer_wanted(void)
 {
 	const char *l = getenv("CUTHOOK_LAYERS");
-	if (!l || !*l)
-		return true;
-	for (const char *p = l; (p = strstr(p, "gpu")); p += 3)
-		if ((p == l || p[-1] == ',') && (p[3] == '\0' || p[3] == ','))
-			return true;
-	return false;
+	return !l || !*l || cut_hook_listed(l, "gpu");
 }
 
 void

@@ -17,17 +17,6 @@ static int marking;
 
 _Static_assert(sizeof(struct hook_mark) == 4, "cutcapture.h's struct cc_hook_mark");
 
-/* A word of a comma-separated list. */
-static int
-listed(const char *list, const char *word)
-{
-	size_t n = strlen(word);
-	for (const char *p = list; p && (p = strstr(p, word)); p += n)
-		if ((p == list || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
-			return 1;
-	return 0;
-}
-
 void
 hook_mark_init(void)
 {
@@ -35,13 +24,13 @@ hook_mark_init(void)
 	marking = m && !strcmp(m, "1");
 	const char *layers = getenv("CUTHOOK_LAYERS");
 	bool chosen = layers && *layers; /* else every layer */
-	hook_skip_api = listed(skip, "api");
-	hook_skip_runtime = listed(skip, "runtime");
+	hook_skip_api = cut_hook_listed(skip, "api");
+	hook_skip_runtime = cut_hook_listed(skip, "runtime");
 	hook_runtime_off = hook_skip_runtime ? "off: recorded by cutcapture's uprobes"
-	                   : chosen && !listed(layers, "runtime")
+	                   : chosen && !cut_hook_listed(layers, "runtime")
 	                       ? "off: not requested (cuthook -l)"
 	                       : NULL;
-	bool gpu = !chosen || listed(layers, "gpu");
+	bool gpu = !chosen || cut_hook_listed(layers, "gpu");
 	for (int id = 0; hook_skip_api && id < HOOK_NAPI; id++)
 		hook_keep[id] = cut_hook_unprobed(hook_names[id], gpu);
 }
