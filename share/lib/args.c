@@ -123,15 +123,64 @@ cut_args_int(const char *args, const char *key, int64_t *v)
 	return 0;
 }
 
-static unsigned
-hexval(const char *p)
+static uint32_t
+hex4(const char *p)
 {
-	unsigned v = 0;
-	for (int i = 0; i < 4; i++) {
-		char c = p[i];
-		v = v * 16 + (unsigned)(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
-	}
+	uint32_t v = 0;
+	for (int i = 0; i < 4 && p[i]; i++)
+		v = v * 16 + (uint32_t)(p[i] <= '9' ? p[i] - '0' : (p[i] | 0x20) - 'a' + 10);
 	return v;
+}
+
+const char *
+cut_json_escape(const char *p, uint32_t *cp)
+{
+	char c = p[1];
+	p += c ? 2 : 1;
+	switch (c) {
+	case 'n': *cp = '\n'; break;
+	case 't': *cp = '\t'; break;
+	case 'r': *cp = '\r'; break;
+	case 'b': *cp = '\b'; break;
+	case 'f': *cp = '\f'; break;
+	case 'u':
+		*cp = hex4(p);
+		p += strnlen(p, 4);
+		if (*cp >= 0xd800 && *cp < 0xdc00 && p[0] == '\\' && p[1] == 'u') {
+			*cp = 0x10000 + ((*cp - 0xd800) << 10) + (hex4(p + 2) - 0xdc00);
+			p += 2 + strnlen(p + 2, 4);
+		} else if (*cp >= 0xd800 && *cp < 0xe000) {
+			*cp = 0xfffd; /* a lone surrogate */
+		}
+		break;
+	default: *cp = (unsigned char)c; break; /* \" \\ \/ */
+	}
+	return p;
+}
+
+size_t
+cut_utf8_put(char *o, uint32_t cp)
+{
+	if (cp < 0x80) {
+		o[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		o[0] = (char)(0xc0 | cp >> 6);
+		o[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		o[0] = (char)(0xe0 | cp >> 12);
+		o[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+		o[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	o[0] = (char)(0xf0 | cp >> 18);
+	o[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+	o[2] = (char)(0x80 | (cp >> 6 & 0x3f));
+	o[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
 }
 
 int
@@ -141,28 +190,18 @@ cut_args_str(const char *args, const char *key, char *out, size_t outlen)
 	if (!p || *p != '"')
 		return -1;
 	size_t n = 0;
-	for (p++; *p && *p != '"'; p++) {
-		char c = *p;
-		if (c == '\\') {
-			c = *++p;
-			switch (c) {
-			case 'n': c = '\n'; break;
-			case 't': c = '\t'; break;
-			case 'r': c = '\r'; break;
-			case 'b': c = '\b'; break;
-			case 'f': c = '\f'; break;
-			case 'u': {
-				unsigned cp = hexval(p + 1);
-				p += 4;
-				c = cp < 0x80 ? (char)cp : '?';
-				break;
-			}
-			default: break; /* \" \\ \/ */
-			}
-		}
-		if (n + 1 < outlen)
-			out[n] = c;
-		n++;
+	for (p++; *p && *p != '"';) {
+		char u[4];
+		size_t k = 1;
+		if (*p == '\\') {
+			uint32_t cp;
+			p = cut_json_escape(p, &cp);
+			k = cut_utf8_put(u, cp);
+		} else
+			u[0] = *p++;
+		for (size_t i = 0; i < k; i++, n++)
+			if (n + 1 < outlen)
+				out[n] = u[i];
 	}
 	if (outlen)
 		out[n < outlen ? n : outlen - 1] = '\0';

@@ -16,5 +16,10 @@ int cut_args_int(const char *args, const char *key, int64_t *v);
 /* Copies key's string value, unescaped and NUL-terminated, into out (truncated to fit).
  * Returns its full length, or -1 when absent or not a string. */
 int cut_args_str(const char *args, const char *key, char *out, size_t outlen);
+/* The escape at p (its backslash) of a JSON string: its code point into *cp (\\uD8xx\\uDCxx
+ * pairs joined, a lone surrogate as U+FFFD); returns what follows it. */
+const char *cut_json_escape(const char *p, uint32_t *cp);
+/* Writes code point cp as UTF-8 at o (1 to 4 bytes); returns how many. */
+size_t cut_utf8_put(char *o, uint32_t cp);
 
 #endif

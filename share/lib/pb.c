@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "cut.h"
 #include "pb.h"
 
@@ -73,36 +74,6 @@ pb_json_ws(const char *p)
 	return p;
 }
 
-static unsigned
-hex4(const char *p)
-{
-	unsigned v = 0;
-	for (int i = 0; i < 4; i++)
-		v = v * 16 + (unsigned)(p[i] <= '9' ? p[i] - '0' : (p[i] | 0x20) - 'a' + 10);
-	return v;
-}
-
-static uint8_t *
-put_utf8(uint8_t *o, unsigned cp)
-{
-	if (cp < 0x80) {
-		*o++ = (uint8_t)cp;
-	} else if (cp < 0x800) {
-		*o++ = (uint8_t)(0xc0 | cp >> 6);
-		*o++ = (uint8_t)(0x80 | (cp & 0x3f));
-	} else if (cp < 0x10000) {
-		*o++ = (uint8_t)(0xe0 | cp >> 12);
-		*o++ = (uint8_t)(0x80 | (cp >> 6 & 0x3f));
-		*o++ = (uint8_t)(0x80 | (cp & 0x3f));
-	} else {
-		*o++ = (uint8_t)(0xf0 | cp >> 18);
-		*o++ = (uint8_t)(0x80 | (cp >> 12 & 0x3f));
-		*o++ = (uint8_t)(0x80 | (cp >> 6 & 0x3f));
-		*o++ = (uint8_t)(0x80 | (cp & 0x3f));
-	}
-	return o;
-}
-
 const char *
 pb_json_string(const char *p, struct cut_pb *out)
 {
@@ -117,29 +88,9 @@ pb_json_string(const char *p, struct cut_pb *out)
 		p = q;
 		if (*p != '\\')
 			break;
-		char c = p[1];
-		p += 2;
-		switch (c) {
-		case 'n': c = '\n'; break;
-		case 't': c = '\t'; break;
-		case 'r': c = '\r'; break;
-		case 'b': c = '\b'; break;
-		case 'f': c = '\f'; break;
-		case 'u': {
-			unsigned cp = hex4(p);
-			p += 4;
-			if (cp >= 0xd800 && cp < 0xdc00 && p[0] == '\\' && p[1] == 'u') {
-				cp = 0x10000 + ((cp - 0xd800) << 10) + (hex4(p + 2) - 0xdc00);
-				p += 6;
-			} else if (cp >= 0xd800 && cp < 0xe000) {
-				cp = 0xfffd; /* a lone surrogate */
-			}
-			out->len = (size_t)(put_utf8(out->s + out->len, cp) - out->s);
-			continue;
-		}
-		default: break; /* \" \\ \/ */
-		}
-		out->s[out->len++] = (uint8_t)c;
+		uint32_t cp;
+		p = cut_json_escape(p, &cp);
+		out->len += cut_utf8_put((char *)out->s + out->len, cp);
 	}
 	out->s[out->len] = '\0';
 	return *p ? p + 1 : p;

@@ -68,6 +68,11 @@ START_TEST(test_args)
 	ck_assert_int_eq(cut_args_str(a, "s", s, 3), 4); /* truncated, full length returned */
 	ck_assert_str_eq(s, "a\"");
 	ck_assert_int_eq(cut_args_str(a, "bytes", s, sizeof(s)), -1);
+	/* \u escapes as UTF-8: one byte, two, a surrogate pair (four), a lone surrogate (U+FFFD) */
+	ck_assert_int_eq(
+	    cut_args_str("{\"s\":\"\\u0041\\u00e9\\ud83d\\ude00\\ud800x\"}", "s", s, sizeof(s)),
+	    1 + 2 + 4 + 3 + 1);
+	ck_assert_str_eq(s, "A\xc3\xa9\xf0\x9f\x98\x80\xef\xbf\xbdx");
 	ck_assert_ptr_null(cut_args_find("{}", "x"));
 	ck_assert_ptr_nonnull(cut_args_find("{ \"x\" : 1 }", "x"));
 }
