@@ -273,12 +273,26 @@ buf_addjstr(struct cut_buf *b, const char *s, size_t n)
 void
 buf_addkey(struct cut_buf *b, const char *key)
 {
+	size_t n = strlen(key);
+	char *p = buf_room(b, 6 * n + 4);
 	if (b->len == 0)
-		buf_addc(b, '{');
+		*p++ = '{';
 	else if (b->s[b->len - 1] != '{')
-		buf_addc(b, ',');
-	buf_addjstr(b, key, strlen(key));
-	buf_addc(b, ':');
+		*p++ = ',';
+	/* Keys are the writers' own names, plain ASCII: copied as they are, in one go (this is
+	 * on libcuthook's per-call path, several times a call); any other is escaped. */
+	size_t plain = 0;
+	while (plain < n && plain_byte((unsigned char)key[plain]))
+		plain++;
+	if (plain == n) {
+		*p++ = '"';
+		memcpy(p, key, n);
+		p += n;
+		*p++ = '"';
+	} else
+		p = buf_put_jstr(p, key, n);
+	*p++ = ':';
+	buf_commit(b, p);
 }
 
 void

@@ -1,5 +1,5 @@
 /* test_buf.c: the direct-write number formatters of buf.c (buf_put_i64, buf_put_hex) and the
- * buf_add* functions built on them, at every digit-count boundary. */
+ * buf_add* functions built on them, at every digit-count boundary; object keys (buf_addkey). */
 #include <check.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -75,6 +75,33 @@ START_TEST(test_room)
 }
 END_TEST
 
+/* A key opens the object or follows a member; a plain key is copied, any other escaped. */
+START_TEST(test_addkey)
+{
+	struct cut_buf b = {0};
+	buf_addkey(&b, "corr");
+	buf_addi64(&b, 7);
+	buf_addkey(&b, "a\"b\\c\n");
+	buf_addc(&b, '{');
+	buf_addkey(&b, "");
+	buf_addi64(&b, 1);
+	buf_addkey(&b, "caf\xc3\xa9");
+	buf_adds(&b, "2}}");
+	ck_assert_str_eq(b.s, "{\"corr\":7,\"a\\\"b\\\\c\\n\":{\"\":1,\"caf\xc3\xa9\":2}}");
+	ck_assert_uint_eq(b.len, strlen(b.s));
+	buf_free(&b);
+	/* a long key makes the buffer grow */
+	char key[600];
+	memset(key, 'k', sizeof(key) - 1);
+	key[sizeof(key) - 1] = '\0';
+	buf_addkey(&b, key);
+	ck_assert_uint_eq(b.len, 1 + 2 + 599 + 1);
+	ck_assert_int_eq(b.s[b.len - 1], ':');
+	ck_assert_int_eq(b.s[b.len - 2], '"');
+	buf_free(&b);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -83,6 +110,7 @@ main(void)
 	tcase_add_test(tc, test_put_i64);
 	tcase_add_test(tc, test_put_hex);
 	tcase_add_test(tc, test_room);
+	tcase_add_test(tc, test_addkey);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
