@@ -133,12 +133,32 @@ bracket(struct gpu_ctx *c, int64_t *host, int64_t *err)
 	return best >= 0 ? ev[best] : NULL;
 }
 
-/* Holds the private stream until the calibration's events are all queued behind it. */
+/*
+ * A host function that holds the private stream until the calibration's events are all
+ * queued behind it -- for HOLD_MAX_NS at most. While it holds, a driver call on another thread
+ * that waits for every stream with the context's lock held (cuModuleLoadData does) waits for
+ * it, and this thread's event records wait for that lock: without the bound they waited for
+ * each other for good (JAX on an H200, loading cuDNN's modules as its first work completed).
+ * A hold that gave up leaves the events spaced by the host, not back to back: not used.
+ */
+#define HOLD_MAX_NS 2000000
+struct hold {
+	int open;    /* the events are queued */
+	int gave_up; /* the host function returned first */
+	int64_t until;
+};
+
 static void
-hold_stream(void *gate)
+hold_stream(void *arg)
 {
-	while (!__atomic_load_n((int *)gate, __ATOMIC_ACQUIRE))
+	struct hold *h = arg;
+	while (!__atomic_load_n(&h->open, __ATOMIC_ACQUIRE)) {
+		if (now_ns() > h->until) {
+			__atomic_store_n(&h->gave_up, 1, __ATOMIC_RELEASE);
+			return;
+		}
 		sched_yield();
+	}
 }
 
 /* The differences between n events recorded back to back on the private stream (after a
@@ -147,20 +167,24 @@ static int
 event_gaps(struct gpu_ctx *c, bool hold, int64_t *d, int n)
 {
 	gpu_event_t ev[16];
-	static int gate;
-	__atomic_store_n(&gate, 0, __ATOMIC_RELEASE);
-	bool held = hold && gpu_api.launch_host_func &&
-	            gpu_api.launch_host_func(c->priv, hold_stream, &gate) == 0;
-	if (hold && !held)
-		return 0;
+	static struct hold h;
+	int made = 0;
+	/* Made before the stream is held: the less the driver is asked meanwhile, the better. */
+	while (made < n && made < 16 && gpu_api.event_create(&ev[made], 0) == 0)
+		made++;
+	__atomic_store_n(&h.open, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&h.gave_up, 0, __ATOMIC_RELEASE);
+	h.until = now_ns() + HOLD_MAX_NS;
+	bool held = made == n && hold && gpu_api.launch_host_func &&
+	            gpu_api.launch_host_func(c->priv, hold_stream, &h) == 0;
 	int k = 0;
-	for (; k < n && k < 16; k++)
-		if (gpu_api.event_create(&ev[k], 0) != 0 ||
-		    gpu_api.event_record(ev[k], c->priv) != 0)
-			break;
-	__atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
+	if (made == n && (held || !hold))
+		while (k < n && gpu_api.event_record(ev[k], c->priv) == 0)
+			k++;
+	__atomic_store_n(&h.open, 1, __ATOMIC_RELEASE);
 	int nd = 0;
-	if (k == n && gpu_api.event_sync(ev[n - 1]) == 0)
+	if (k == n && gpu_api.event_sync(ev[n - 1]) == 0 &&
+	    !(held && __atomic_load_n(&h.gave_up, __ATOMIC_ACQUIRE)))
 		for (int i = 1; i < n; i++) {
 			bool ok;
 			double g = elapsed_ns(ev[i - 1], ev[i], &ok);
@@ -168,7 +192,7 @@ event_gaps(struct gpu_ctx *c, bool hold, int64_t *d, int n)
 				d[nd++] = (int64_t)(g + 0.5);
 		}
 	pthread_mutex_lock(&gpu_sh.lock);
-	for (int i = 0; i < k; i++)
+	for (int i = 0; i < made; i++)
 		if (c->npool < c->cap)
 			c->pool[c->npool++] = ev[i];
 	pthread_mutex_unlock(&gpu_sh.lock);

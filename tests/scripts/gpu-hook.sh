@@ -4,8 +4,9 @@
 # event per submission, linked to its call by corr, named, on its stream; durations and the
 # times between pieces of work equal the truth to the 32 ns the events resolve; starts never
 # before the call; work captured into a graph skipped and counted; an exhausted event pool
-# leaves work untimed and counted, never lost; -l api turns the layer off; every filter reads
-# the trace.
+# leaves work untimed and counted, never lost; module loads that wait for every stream never
+# deadlock with the layer's calibration; -l api turns the layer off; every filter reads the
+# trace.
 . "$(dirname "$0")/lib/hook-setup.sh"
 PATH=$B/bin:$PATH
 command -v python3 >/dev/null || { echo "needs python3"; exit 77; }
@@ -154,6 +155,15 @@ sys.exit(0 if g["starts"] == g["timed"] == 23 else print("FAIL starts=all:", g) 
 cuthook -l api -o "$tmp/api.jsonl" -- "$fx/gpuprog" 3 >/dev/null || bad "-l api: exit $?"
 ! grep -q '"layer":"gpu"\|"corr"' "$tmp/api.jsonl" || bad "-l api: gpu events or corr written"
 head -1 "$tmp/api.jsonl" | grep -q '"gpu":"off: not requested' || bad "-l api: header: $(head -1 "$tmp/api.jsonl" | cut -c1-300)"
+
+# Module loads that wait for every stream while holding the context's lock (CUDA's do; JAX
+# makes them while its first work completes): the layer's calibration holds its own stream with
+# a host function only for a bounded time, so the two never wait for each other for good. Each
+# round's work all timed.
+FAKEGPU_MODULE_SYNC_US=300 timeout 60 cuthook -o "$tmp/loads.jsonl" -- "$fx/gpuprog" 10 loads \
+	>"$tmp/out" 2>&1 || bad "module loads: exit $? (a deadlock ends in timeout's 124): $(cat "$tmp/out")"
+[ "$(grep -c '"layer":"gpu"' "$tmp/loads.jsonl")" = $((10 * 17 + 2)) ] ||
+	bad "module loads: $(grep -c '"layer":"gpu"' "$tmp/loads.jsonl") gpu events, want $((10 * 17 + 2))"
 
 # A forked child: its work untimed (no CUDA after fork), the parent's timed.
 cuthook -o "$tmp/fork.jsonl" -- "$fx/cuprog" fork >/dev/null || bad "fork: exit $?"
