@@ -9,6 +9,7 @@ Prints how many were paired, the median and 95th percentile |duration difference
 the gaps between consecutive work, and the GPU busy share each saw over the window.
 """
 import json
+import re
 import sys
 from collections import defaultdict
 
@@ -78,7 +79,16 @@ for k, pw in byp.items():
     n = min(len(pw), len(cw))
     unmatched += len(pw) - n
     pairs += list(zip(pw[len(pw) - n:], cw[len(cw) - n:]))
-same = sum(1 for p, c in pairs if p[3] == c[3] or p[3].split("<")[0].split("(")[0].split()[-1] in c[3])
+def base(name):
+    """The function's own name in a demangled one: the last identifier before its template
+    or parameter list ("multi_tensor_apply_kernel" of "void at::native::(anonymous
+    namespace)::multi_tensor_apply_kernel<...>(...)"), which the mangled name holds too."""
+    head = name.replace("(anonymous namespace)", "").split("<")[0].split("(")[0]
+    ids = re.findall(r"[A-Za-z_]\w*", head)
+    return ids[-1] if ids else name
+
+
+same = sum(1 for p, c in pairs if p[3] == c[3] or base(p[3]) in c[3])
 print(f"pairs whose names agree (mangling aside): {same} of {len(pairs)}")
 
 

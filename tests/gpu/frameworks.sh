@@ -1,0 +1,85 @@
+#!/bin/sh
+# On a GPU machine, as root: programs of other frameworks and shapes than the PyTorch scripts the
+# capture was built against -- JAX (XLA), CuPy (NVRTC, raw kernels), Triton's own launcher,
+# torch.compile's CUDA graphs, per-thread default streams from four threads, and a program that
+# dies of SIGSEGV with work queued -- each run plain, under cuthook and under cutcapture. Each
+# must exit as it does plain and say so; each trace must pass check_trace.py (parses, counts
+# agree, nothing lost, every piece of GPU work linked to its call and not before it; cutcapture's
+# sorted); torch.compile's GPU work is compared with torch.profiler's in the same process.
+# A run that takes longer than LIMIT seconds (default 300) is killed and fails.
+# usage: tests/gpu/frameworks.sh BUILDDIR OUTDIR [python [program...]]
+#   BUILDDIR holds bin/cuthook (or cuthook-static), bin/cutcapture-static, bin/cutstat,
+#   lib/libcuthook.so; programs: jax cupy triton compile ptsz crash (default: all)
+set -u
+B=$(cd "$1" && pwd)
+out=$2
+py=${3:-python3}
+shift 2
+[ $# -gt 0 ] && shift
+progs=${*:-jax cupy triton compile ptsz crash}
+limit=${LIMIT:-300}
+T=$(cd "$(dirname "$0")" && pwd)
+hook=$B/bin/cuthook
+[ -x "$B/bin/cuthook-static" ] && hook=$B/bin/cuthook-static
+cap=$B/bin/cutcapture-static
+export CUTHOOK_LIB=$B/lib/libcuthook.so
+mkdir -p "$out"
+fail=0
+case " $progs " in *" ptsz "*)
+	nvcc -O2 -o "$out/ptsz_threads" --default-stream per-thread "$T/progs/ptsz_threads.cu" || fail=1 ;;
+esac
+case " $progs " in *" crash "*) nvcc -O2 -o "$out/crash_midway" "$T/progs/crash_midway.cu" || fail=1 ;; esac
+
+# run NAME EXPECTED-STATUS COMMAND...: plain, under cuthook, under cutcapture; the statuses and
+# the last line of output must agree with the plain run's, and the traces must pass (a program
+# that dies of a signal leaves cuthook's trace without a trailer: cuthook(1)).
+run() {
+	name=$1 want=$2
+	shift 2
+	died=
+	[ "$want" -gt 128 ] && died=--died
+	case " $progs " in *" $name "*) ;; *) return ;; esac
+	timeout -s KILL "$limit" "$@" >"$out/$name.plain.out" 2>&1
+	rp=$?
+	timeout -s KILL "$limit" "$hook" -o "$out/$name.hook.jsonl" -- "$@" >"$out/$name.hook.out" 2>&1
+	rh=$?
+	timeout -s KILL "$limit" "$cap" -q -o "$out/$name.cap.jsonl" -- "$@" >"$out/$name.cap.out" 2>&1
+	rc=$?
+	lp=$(tail -1 "$out/$name.plain.out")
+	lh=$(grep -v '^cuthook[-a-z]*:' "$out/$name.hook.out" | tail -1)
+	lc=$(grep -v '^cutcapture[-a-z]*:' "$out/$name.cap.out" | tail -1)
+	echo "== $name: exit plain $rp, cuthook $rh, cutcapture $rc; said: $lp"
+	# (what a program that died says is its shell's: compared only for programs that exit)
+	if [ "$rp" != "$want" ] || [ "$rh" != "$rp" ] || [ "$rc" != "$rp" ] ||
+		{ [ -z "$died" ] && { [ "$lh" != "$lp" ] || [ "$lc" != "$lp" ]; }; }; then
+		echo "FAIL $name: statuses or output differ (cuthook said: $lh; cutcapture: $lc)"
+		fail=1
+	fi
+	$py "$T/check_trace.py" "$out/$name.hook.jsonl" $died || fail=1
+	$py "$T/check_trace.py" "$out/$name.cap.jsonl" --sorted || fail=1
+	"$B/bin/cutstat" "$out/$name.cap.jsonl" >"$out/$name.stat" 2>&1 || { echo "FAIL cutstat $name"; fail=1; }
+}
+
+run jax 0 $py "$T/progs/jax_loop.py"
+run cupy 0 $py "$T/progs/cupy_loop.py"
+run triton 0 $py "$T/progs/triton_add.py"
+run compile 0 $py "$T/progs/compile_graphs.py"
+run ptsz 0 "$out/ptsz_threads"
+run crash 139 "$out/crash_midway"
+case " $progs " in *" crash "*)
+	for f in "$out/crash.hook.jsonl" "$out/crash.cap.jsonl"; do
+		n=$(grep -c '"name":"cuLaunchKernel"' "$f")
+		[ "$n" = 300 ] || { echo "FAIL $f: $n of the 300 launches before the crash"; fail=1; }
+	done
+	;;
+esac
+
+case " $progs " in *" compile "*)
+	echo "== torch.compile's CUDA graphs against torch.profiler in the same process"
+	timeout -s KILL "$limit" "$hook" -o "$out/compile.prof.jsonl" -- $py "$T/progs/compile_graphs.py" \
+		"$out/compile.prof.json" >/dev/null 2>&1
+	$py "$T/compare.py" "$out/compile.prof.jsonl" "$out/compile.prof.json" || fail=1
+	;;
+esac
+[ $fail = 0 ] && echo "frameworks: OK" || echo "frameworks: FAILED"
+exit $fail
