@@ -26,13 +26,13 @@
 #include <string.h>
 #include <time.h>
 
-#define CK(x)                                                                                  \
-	do {                                                                                   \
-		CUresult r_ = (x);                                                             \
-		if (r_ != CUDA_SUCCESS) {                                                      \
-			fprintf(stderr, "%s:%d: %s: %d\n", __FILE__, __LINE__, #x, (int)r_);   \
-			exit(1);                                                               \
-		}                                                                              \
+#define CK(x)                                                                                      \
+	do {                                                                                       \
+		CUresult r_ = (x);                                                                 \
+		if (r_ != CUDA_SUCCESS) {                                                          \
+			fprintf(stderr, "%s:%d: %s: %d\n", __FILE__, __LINE__, #x, (int)r_);       \
+			exit(1);                                                                   \
+		}                                                                                  \
 	} while (0)
 
 __device__ static unsigned long long
@@ -43,8 +43,12 @@ gtimer(void)
 	return t;
 }
 
-__global__ void empty(void) {}
-__global__ void spin(unsigned long long ns, unsigned long long *out)
+__global__ void
+empty(void)
+{
+}
+__global__ void
+spin(unsigned long long ns, unsigned long long *out)
 {
 	unsigned long long t0 = gtimer(), t;
 	while ((t = gtimer()) - t0 < ns)
@@ -145,8 +149,8 @@ host_costs(void)
 			pause_ns(20000);
 		}
 		sync_all();
-		printf("launch+%-5s %7.0f %7.0f %7.0f\n", way_name[w], pct(v, N, 0.5), pct(v, N, 0.9),
-		       sum / N);
+		printf("launch+%-5s %7.0f %7.0f %7.0f\n", way_name[w], pct(v, N, 0.5),
+		       pct(v, N, 0.9), sum / N);
 	}
 	/* the queries the layer makes before a launch */
 	{
@@ -160,7 +164,8 @@ host_costs(void)
 			v[i] = now() - t0;
 			sum += v[i];
 		}
-		printf("%-12s %7.0f %7.0f %7.0f\n", "iscap+ctx", pct(v, N, 0.5), pct(v, N, 0.9), sum / N);
+		printf("%-12s %7.0f %7.0f %7.0f\n", "iscap+ctx", pct(v, N, 0.5), pct(v, N, 0.9),
+		       sum / N);
 	}
 	/* the stamp alone, no launch */
 	for (int w = 1; w < W_NWAYS; w++) {

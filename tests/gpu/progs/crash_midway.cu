@@ -3,14 +3,16 @@
 #include <csignal>
 #include <cstdio>
 
-__global__ void spin(long long cycles)
+__global__ void
+spin(long long cycles)
 {
 	long long t0 = clock64();
 	while (clock64() - t0 < cycles)
 		;
 }
 
-int main()
+int
+main()
 {
 	for (int i = 0; i < 300; i++)
 		spin<<<1, 1>>>(200000);

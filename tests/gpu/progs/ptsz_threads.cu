@@ -5,14 +5,16 @@
 #include <thread>
 #include <vector>
 
-__global__ void inc(float *x, int n)
+__global__ void
+inc(float *x, int n)
 {
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < n)
 		x[i] += 1.0f;
 }
 
-static void work(int id, float *out)
+static void
+work(int id, float *out)
 {
 	const int n = 1 << 16;
 	float *d, *h;
@@ -33,7 +35,8 @@ static void work(int id, float *out)
 		cudaStreamDestroy(own);
 }
 
-int main()
+int
+main()
 {
 	float out[4] = {0};
 	std::vector<std::thread> ts;
