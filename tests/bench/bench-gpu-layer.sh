@@ -36,6 +36,7 @@ for p in idle busy two; do
 		row="$row | $v"
 		eval "v_$(echo "$m" | tr -c 'a-z\n' '_')=$v"
 	done
-	echo "$row | $((v_api_gpu - v_api)) |"
+	[ -n "$v_api_gpu" ] && [ -n "$v_api" ] && row="$row | $((v_api_gpu - v_api))" || row="$row | ?"
+	echo "$row |"
 done
 tail -1 "$tmp/g.jsonl" | grep -o '"gpu":{[^}]*}' || true
