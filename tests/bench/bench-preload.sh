@@ -5,8 +5,10 @@
 # cuthook -l api,runtime,nvtx; cuthook (+ gpu); cutcapture with uprobes only (api, ioctl, irq, sched);
 # cutcapture with the nvtx layer (libcuthook preloaded, no gpu layer); cutcapture with its
 # default layers (libcuthook preloaded for gpu and nvtx); cutcapture
-# --hook-api (api from the library too). Then each cutcapture trailer's counts. Prints a table;
-# BENCHMARKS.md keeps the results.
+# --hook-api (api from the library too); and, for the bar cut is measured against, the same loop
+# under torch.profiler recording GPU work through CUPTI (activities=[CUDA]), under its default
+# activities (CPU and CUDA), and under `nsys profile -t cuda` where nsys is installed. Then each
+# cutcapture trailer's counts. Prints a table; BENCHMARKS.md keeps the results.
 #   BUILDDIR holds bin/cutcapture-static, bin/cuthook, lib/libcuthook.so
 set -u
 B=$(cd "${1:?usage: bench-preload.sh BUILDDIR [runs] [python]}" && pwd)
@@ -18,18 +20,27 @@ w=$(mktemp -d)
 trap 'rm -rf "$w"' EXIT
 echo "us per op, min/median/max of $runs"
 cat >"$w/loop.py" <<'PY'
-import time, torch
+import contextlib, sys, time, torch
+from torch.profiler import ProfilerActivity, profile
+acts = {"cuda": [ProfilerActivity.CUDA],
+        "all": [ProfilerActivity.CPU, ProfilerActivity.CUDA]}
+prof = profile(activities=acts[sys.argv[1]]) if len(sys.argv) > 1 else contextlib.nullcontext()
 x = torch.zeros(256, device="cuda")
-for _ in range(2000):
-    x.add_(1)
-torch.cuda.synchronize()
-n = 30000
-t0 = time.perf_counter()
-for _ in range(n):
-    x.add_(1)
-torch.cuda.synchronize()
-print(f"{1e6 * (time.perf_counter() - t0) / n:.2f}")
+with prof:
+    for _ in range(2000):
+        x.add_(1)
+    torch.cuda.synchronize()
+    n = 30000
+    t0 = time.perf_counter()
+    for _ in range(n):
+        x.add_(1)
+    torch.cuda.synchronize()
+    t = time.perf_counter() - t0
+print(f"{1e6 * t / n:.2f}")
 PY
+nsys=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)
+modes="plain cuthook-api cuthook cutcapture-uprobes cutcapture-nvtx cutcapture cutcapture-hook-api profiler-cuda profiler-all"
+[ -n "$nsys" ] && modes="$modes nsys"
 for r in $(seq "$runs"); do
 	echo "plain $($py "$w/loop.py")"
 	echo "cuthook $("$B/bin/cuthook" -o "$w/h.jsonl" -- $py "$w/loop.py")"
@@ -38,8 +49,11 @@ for r in $(seq "$runs"); do
 	echo "cutcapture-nvtx $($cap -q -l api,ioctl,irq,sched,nvtx -o "$w/n.jsonl" -- $py "$w/loop.py" 2>/dev/null)"
 	echo "cutcapture $($cap -q -o "$w/c.jsonl" -- $py "$w/loop.py" 2>/dev/null)"
 	echo "cutcapture-hook-api $($cap -q --hook-api -o "$w/a.jsonl" -- $py "$w/loop.py" 2>/dev/null)"
+	echo "profiler-cuda $($py "$w/loop.py" cuda)"
+	echo "profiler-all $($py "$w/loop.py" all)"
+	[ -n "$nsys" ] && echo "nsys $("$nsys" profile -t cuda -o "$w/ns$r" -- $py "$w/loop.py" 2>/dev/null | grep -E "^[0-9]+\.[0-9]+$" | tail -1)"
 done >"$w/loop"
-for m in plain cuthook-api cuthook cutcapture-uprobes cutcapture-nvtx cutcapture cutcapture-hook-api; do
+for m in $modes; do
 	awk -v m="$m" '$1 == m { print $2 }' "$w/loop" | sort -n |
 		awk -v m="$m" '{ v[NR] = $1 } END { printf "%-22s %6.2f %6.2f %6.2f\n", m, v[1], v[int((NR + 1) / 2)], v[NR] }'
 done
