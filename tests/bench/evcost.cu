@@ -14,12 +14,15 @@
 // each launch), nt (an event without timing: no timestamp), side (an event without timing on
 // the stream, waited for by a private stream that records the timing event: the stream itself
 // carries only the cheap one), evblk (a timing event made with CU_EVENT_BLOCKING_SYNC), ev/2 (a
-// timing event after every other launch only).
+// timing event after every other launch only), wv (no event: cuStreamWriteValue32 of a
+// sequence number into pinned host memory, which a spinning host thread stamps with
+// CLOCK_MONOTONIC when it sees it; the stream carries a memory write, the host does the timing).
 //
 // build: nvcc -O2 -o evcost evcost.cu -lcuda
 // usage: evcost [legacy]   (legacy: the legacy default stream, as PyTorch uses, not a created one)
 #include <cuda.h>
 #include <cuda_runtime.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,9 +94,12 @@ launch(CUfunction f, unsigned long long ns, unsigned long long *out)
 	CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, S, f == f_spin ? args : NULL, NULL));
 }
 
-enum way { W_NONE, W_EV, W_NT, W_SIDE, W_EVB, W_EV2, W_NWAYS };
-static const char *way_name[] = {"none", "ev", "nt", "side", "evblk", "ev/2"};
-static CUevent *ev_b; /* timing, blocking sync */
+enum way { W_NONE, W_EV, W_NT, W_SIDE, W_EVB, W_EV2, W_WV, W_NWAYS };
+static const char *way_name[] = {"none", "ev", "nt", "side", "evblk", "ev/2", "wv"};
+static CUevent *ev_b;              /* timing, blocking sync */
+static volatile unsigned *wv_host; /* NEV slots of pinned host memory the stream writes */
+static CUdeviceptr wv_dev;         /* the same, as the device sees it */
+static unsigned wv_seq;            /* the last sequence number written */
 
 /* Stamps the stream after a launch, the i-th time, the way w. */
 static void
@@ -111,6 +117,10 @@ stamp(enum way w, int i)
 	case W_EV2:
 		if (i & 1)
 			CK(cuEventRecord(ev_t[i % NEV], S));
+		break;
+	case W_WV:
+		CK(cuStreamWriteValue32(S, wv_dev + (i % NEV) * sizeof(unsigned), ++wv_seq,
+		                        CU_STREAM_WRITE_VALUE_DEFAULT));
 		break;
 	default: break;
 	}
@@ -257,8 +267,27 @@ loops(void)
 		}
 }
 
+/* wv's host side: a thread spinning on the slots, stamping each sequence number as it lands. */
+static double wv_seen[NEV];
+static volatile int wv_want; /* slots to watch, from slot 0; 0: stop */
+static unsigned wv_first;    /* the sequence number slot 0 will get */
+
+static void *
+wv_spinner(void *unused)
+{
+	(void)unused;
+	int n = wv_want;
+	for (int i = 0; i < n; i++) {
+		while (wv_host[i] != wv_first + (unsigned)i)
+			;
+		wv_seen[i] = now();
+	}
+	return NULL;
+}
+
 /* stamp: each way's time against the kernel's own end, kernels of 3 to 30 us, spaced out
- * (idle stream) or back to back. */
+ * (idle stream) or back to back. wv's are host times, so only their differences from kernel
+ * 0's are held against the kernels' (as are the events'). */
 static void
 accuracy(void)
 {
@@ -273,10 +302,19 @@ accuracy(void)
 	       "of |deviation from that|, %d kernels\n",
 	       N);
 	for (int queued = 0; queued < 2; queued++)
-		for (int w = W_EV; w <= W_SIDE; w++) {
-			if (w == W_NT)
+		for (int w = W_EV; w < W_NWAYS; w++) {
+			if (w == W_NT || w == W_EVB || w == W_EV2)
 				continue;
 			sync_all();
+			pthread_t spinner;
+			if (w == W_WV) {
+				wv_want = N;
+				wv_first = wv_seq + 1;
+				if (pthread_create(&spinner, NULL, wv_spinner, NULL) != 0) {
+					fprintf(stderr, "evcost: pthread_create failed\n");
+					exit(1);
+				}
+			}
 			if (queued)
 				launch(f_spin, 20000000ull, NULL);
 			CK(cuEventRecord(ref_s, S));
@@ -291,9 +329,16 @@ accuracy(void)
 					pause_ns(60000);
 			}
 			sync_all();
+			if (w == W_WV)
+				pthread_join(spinner, NULL);
 			CK(cuMemcpyDtoH(h_end, (CUdeviceptr)d_end, sizeof(h_end)));
 			CUevent ref = w == W_SIDE ? ref_p : ref_s;
 			for (int i = 0; i < N; i++) {
+				if (w == W_WV) {
+					dev[i] = (wv_seen[i] - wv_seen[0]) -
+					         (double)(h_end[i] - h_end[0]);
+					continue;
+				}
 				float ms;
 				CUevent e = w == W_SIDE ? ev_p[i] : ev_t[i];
 				CK(cuEventElapsedTime(&ms, ref, e));
@@ -347,6 +392,14 @@ main(int argc, char **argv)
 		CK(cuEventCreate(&ev_p[i], 0));
 		CK(cuEventCreate(&ev_b[i], CU_EVENT_BLOCKING_SYNC));
 	}
+	int memops = 0;
+	CK(cuDeviceGetAttribute(&memops, CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1, d));
+	printf("stream memory operations: %s\n", memops ? "yes" : "no");
+	void *wv;
+	CK(cuMemHostAlloc(&wv, NEV * sizeof(unsigned), CU_MEMHOSTALLOC_DEVICEMAP));
+	memset(wv, 0, NEV * sizeof(unsigned));
+	wv_host = (volatile unsigned *)wv;
+	CK(cuMemHostGetDevicePointer(&wv_dev, wv, 0));
 	/* warm up */
 	for (int i = 0; i < 2000; i++) {
 		launch(f_empty, 0, NULL);
