@@ -8,7 +8,11 @@
 # --hook-api (api from the library too); and, for the bar cut is measured against, the same loop
 # under torch.profiler recording GPU work through CUPTI (activities=[CUDA]), under its default
 # activities (CPU and CUDA), and under `nsys profile -t cuda` where nsys is installed. Then each
-# cutcapture trailer's counts. Prints a table; BENCHMARKS.md keeps the results.
+# cutcapture trailer's counts. Then a GPU-bound training step (an 8-layer MLP, batch 4096,
+# forward, backward and AdamW: about 100 kernels of tens of us a step), ms a step, plain, under
+# cuthook with and without the gpu layer, cutcapture --hook-api and torch.profiler's CUDA
+# records: what the layer's one timing event a kernel costs a program the GPU paces. Prints
+# tables; BENCHMARKS.md keeps the results.
 #   BUILDDIR holds bin/cutcapture-static, bin/cuthook, lib/libcuthook.so
 set -u
 B=$(cd "${1:?usage: bench-preload.sh BUILDDIR [runs] [python]}" && pwd)
@@ -53,11 +57,55 @@ for r in $(seq "$runs"); do
 	echo "profiler-all $($py "$w/loop.py" all)"
 	[ -n "$nsys" ] && echo "nsys $("$nsys" profile -t cuda -o "$w/ns$r" -- $py "$w/loop.py" 2>/dev/null | grep -E "^[0-9]+\.[0-9]+$" | tail -1)"
 done >"$w/loop"
-for m in $modes; do
-	awk -v m="$m" '$1 == m { print $2 }' "$w/loop" | sort -n |
-		awk -v m="$m" '{ v[NR] = $1 } END { printf "%-22s %6.2f %6.2f %6.2f\n", m, v[1], v[int((NR + 1) / 2)], v[NR] }'
-done
+# table FILE MODE...: min, median and max of each mode's numbers in FILE
+table() {
+	f=$1
+	shift
+	for m; do
+		awk -v m="$m" '$1 == m { print $2 }' "$f" | sort -n |
+			awk -v m="$m" '{ v[NR] = $1 } END { printf "%-22s %6.2f %6.2f %6.2f\n", m, v[1], v[int((NR + 1) / 2)], v[NR] }'
+	done
+}
+table "$w/loop" $modes
 for f in c a; do
 	tail -1 "$w/$f.jsonl" | grep -o '"layers":{[^}]*}\|"lost":[0-9]*\|"gpu":{[^}]*}\|"preload":{[^}]*}' | tr '\n' ' '
 	echo
 done
+
+cat >"$w/step.py" <<'PY'
+import contextlib, sys, time, torch
+from torch.profiler import ProfilerActivity, profile
+prof = profile(activities=[ProfilerActivity.CUDA]) if len(sys.argv) > 1 else contextlib.nullcontext()
+torch.manual_seed(0)
+m = torch.nn.Sequential(*[torch.nn.Sequential(torch.nn.Linear(1024, 1024), torch.nn.GELU())
+                          for _ in range(8)]).cuda()
+opt = torch.optim.AdamW(m.parameters(), lr=1e-4)
+x = torch.randn(4096, 1024, device="cuda")
+def step():
+    opt.zero_grad(set_to_none=True)
+    m(x).square().mean().backward()
+    opt.step()
+with prof:
+    for _ in range(10):
+        step()
+    torch.cuda.synchronize()
+    n = 100
+    t0 = time.perf_counter()
+    for _ in range(n):
+        step()
+    torch.cuda.synchronize()
+    t = time.perf_counter() - t0
+print(f"{1e3 * t / n:.3f}")
+PY
+echo
+echo "GPU-bound training step, ms a step, min/median/max of $runs"
+for r in $(seq "$runs"); do
+	echo "plain $($py "$w/step.py")"
+	echo "cuthook-api $("$B/bin/cuthook" -l api,runtime,nvtx -o "$w/sa.jsonl" -- $py "$w/step.py")"
+	echo "cuthook $("$B/bin/cuthook" -o "$w/sh.jsonl" -- $py "$w/step.py")"
+	echo "cutcapture-hook-api $($cap -q --hook-api -o "$w/sc.jsonl" -- $py "$w/step.py" 2>/dev/null)"
+	echo "profiler-cuda $($py "$w/step.py" cuda)"
+done >"$w/step"
+table "$w/step" plain cuthook-api cuthook cutcapture-hook-api profiler-cuda
+printf 'gpu events a step: '
+grep -c '"layer":"gpu"' "$w/sh.jsonl" | awk '{ printf "%.0f\n", $1 / 110 }'
