@@ -103,9 +103,22 @@ cut_gpu_kind_of(const char *n)
 		return GK_GRAPH;
 	if (starts(n, "cuStreamCreate") || starts(n, "cuGreenCtxStreamCreate"))
 		return GK_STREAM;
+	/* Also what may make a stream wait: an allocation from a pool may wait for the stream
+	 * that freed the memory (CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, on by
+	 * default), and a context's wait holds every stream of it (gpu.c). */
 	static const char *const enqueue[] = {
 	    "cuEventRecord",
 	    "cuStreamWaitEvent",
+	    "cuCtxWaitEvent",
+	    "cuGreenCtxWaitEvent",
+	    "cuMemAllocAsync",
+	    "cuMemAllocFromPoolAsync",
+	    "cuGraphUpload",
+	    "cuGraphicsMapResources",
+	    "cuGraphicsUnmapResources",
+	    "cuMemMapArrayAsync",
+	    "cuMemDiscard",
+	    "cuStreamAttachMemAsync",
 	    "cuLaunchHostFunc",
 	    "cuStreamWaitValue",
 	    "cuStreamWriteValue",

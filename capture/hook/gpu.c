@@ -23,6 +23,9 @@ struct gpu_api gpu_api;
 #define STREAM_SLOTS 4096
 #define CU_STREAM_PER_THREAD ((void *)0x2)
 #define CUDA_ERROR_NOT_READY 600
+/* cuCtxWaitEvent holds every stream of the context it names; cuGreenCtxWaitEvent those of a
+ * green context, which is not told apart from the others here: every context's. */
+enum { CTX_WAIT_ONE = 1, CTX_WAIT_ALL };
 
 static struct {
 	bool on;
@@ -32,6 +35,7 @@ static struct {
 	unsigned char stream_arg[HOOK_NAPI]; /* 1 + argument index of the stream; 0: none */
 	bool per_thread[HOOK_NAPI];          /* a _ptsz/_ptds entry point */
 	bool async[HOOK_NAPI];               /* returns before its work is done */
+	unsigned char ctx_wait[HOOK_NAPI];   /* CTX_WAIT_*: makes a whole context wait */
 	struct gpu_ctx ctx[MAX_CTX];
 	unsigned nctx;
 	struct gpu_stream *streams[STREAM_SLOTS];
@@ -68,6 +72,9 @@ hook_gpu_init(void)
 		G.async[i] = k == GK_KERNEL || k == GK_KERNEL_EX || k == GK_GRAPH;
 		const char *sp = strchr(r, 'S');
 		G.stream_arg[i] = sp ? (unsigned char)(sp - r + 1) : 0;
+		G.ctx_wait[i] = !strncmp(n, "cuCtxWaitEvent", 14)        ? CTX_WAIT_ONE
+		                : !strncmp(n, "cuGreenCtxWaitEvent", 19) ? CTX_WAIT_ALL
+		                                                         : 0;
 	}
 	G.on = true;
 	G.off = NULL;
@@ -354,7 +361,8 @@ before(enum hook_id id, const uint64_t *a)
 	                : cls == SC_BLOCKING ? c->busy_legacy
 	                                     : 0;
 	bool sync = !G.async[id];
-	bool need_start = G.all_starts || sync || st->force_start || held > 0;
+	bool need_start =
+	    G.all_starts || sync || st->force_start || held > 0 || st->wait_gen != c->wait_gen;
 	struct gpu_sub *s = NULL;
 	if (fill_pool(c, need_start ? 2 : 1) && (s = sub_alloc())) {
 		gpu_sh.outstanding++;
@@ -364,6 +372,7 @@ before(enum hook_id id, const uint64_t *a)
 		if (need_start)
 			s->start = c->pool[--c->npool];
 		st->force_start = false;
+		st->wait_gen = c->wait_gen;
 	} else
 		st->force_start = true;
 	pthread_mutex_unlock(&gpu_sh.lock);
@@ -457,11 +466,32 @@ note_args(struct gpu_sub *s, const char *args)
 	}
 }
 
+/* A wait of a whole context: every stream of it, those not used yet included, records a
+ * START at its next timed work. Under the lock. */
+static void
+ctx_waited(enum hook_id id, const uint64_t *a)
+{
+	if (G.ctx_wait[id] == CTX_WAIT_ALL) {
+		for (unsigned i = 0; i < G.nctx; i++)
+			G.ctx[i].wait_gen++;
+		return;
+	}
+	struct gpu_ctx *c = gpu_ctx_of((void *)(uintptr_t)a[0]);
+	if (c)
+		c->wait_gen++;
+}
+
 static void
 enqueued(enum hook_id id, const uint64_t *a)
 {
 	if (!G.on || !hook_self || !api_ready())
 		return;
+	if (G.ctx_wait[id]) {
+		pthread_mutex_lock(&gpu_sh.lock);
+		ctx_waited(id, a);
+		pthread_mutex_unlock(&gpu_sh.lock);
+		return;
+	}
 	uint64_t key;
 	stream_for(id, a, hook_self->tid, &key);
 	void *ctx = NULL;

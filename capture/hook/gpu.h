@@ -5,8 +5,9 @@
  * records a timing event (END) on the same stream. Work starts when its stream is done with
  * the timed work before it (END(k-1) is START(k)), but not before its call handed it to the
  * GPU: on an idle stream, when the call returned. A START event is recorded before the call
- * only where something else may have held the stream up (other work put on it, a wait, other
- * streams busy, a synchronous copy): one event per launch in the common case, not two. A completion
+ * only where something else may have held the stream up (other work put on it, a wait, an
+ * allocation from a pool, a wait of the whole context, other streams busy, a synchronous
+ * copy): one event per launch in the common case, not two. A completion
  * thread of the library queries the events (never the program's threads), maps their GPU times onto
  * CLOCK_MONOTONIC through anchors, and writes one gpu event per submission. */
 #ifndef HOOK_GPU_H
@@ -38,6 +39,7 @@ struct gpu_stream {
 	uint64_t submitted;       /* timed submissions queued */
 	uint64_t completed;       /* of them, those the completion thread saw end */
 	bool force_start;         /* other work went on the stream since: record the next START */
+	unsigned wait_gen;        /* its context's wait_gen when it last recorded a START */
 	/* The completion thread's own: */
 	struct gpu_sub *head, *tail; /* timed submissions not yet seen to end, in order */
 	int64_t last_end;            /* host time the last timed work on it ended */
@@ -70,6 +72,8 @@ struct gpu_ctx {
 	unsigned npool, cap;
 	unsigned busy;                       /* streams with timed work outstanding... */
 	unsigned busy_legacy, busy_blocking; /* ...of them, the legacy stream and blocking ones */
+	unsigned wait_gen; /* waits of the whole context seen (cuCtxWaitEvent): each of its
+	                      streams records a START at its next timed work */
 	/* The completion thread's own: */
 	bool ready;  /* private stream, gap and first anchor done */
 	bool broken; /* the context could not be set up: its work is untimed */

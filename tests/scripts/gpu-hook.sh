@@ -3,7 +3,9 @@
 # drifts 18.4 ppm and whose work's true times the fixture writes down (FAKEGPU_TRUTH): one gpu
 # event per submission, linked to its call by corr, named, on its stream; durations and the
 # times between pieces of work equal the truth to the 32 ns the events resolve; starts never
-# before the call; work captured into a graph skipped and counted; an exhausted event pool
+# before the call; streams held up by waits no call names them in (streams that wait for each
+# other unasked, a pool allocation waiting for the stream that freed the memory, a wait of the
+# whole context) timed as the truth; work captured into a graph skipped and counted; an exhausted event pool
 # leaves work untimed and counted, never lost; module loads that wait for every stream never
 # deadlock with the layer's calibration; -l api turns the layer off; every filter reads the
 # trace.
@@ -105,21 +107,21 @@ for tool in "cutstat" "cutgaps" "cutchrome" "cutmerge" "cutplot -S" "cutioctl" "
 	[ ! -s "$tmp/err" ] || bad "$tool: $(cat "$tmp/err")"
 done
 
-# Streams that wait for each other unasked (the stand-in's legacy stream and a blocking one, as
-# CUDA's do): a START only where a busy stream may hold the next work up (not for the
-# non-blocking streams: far fewer than the submissions), and every start and duration as the
-# truth.
-FAKEGPU_TRUTH=$tmp/ltruth cuthook -o "$tmp/legacy.jsonl" -- "$fx/gpuprog" 10 legacy >/dev/null ||
-	bad "gpuprog legacy: exit $?"
-python3 - "$tmp/legacy.jsonl" "$tmp/ltruth" <<'PY' || fail=1
+# Against the truth of a run of gpuprog in MODE, 10 rounds of PER submissions: every start and
+# duration, and STARTs for no more than MAXSHARE of the work.
+truth_check() { # MODE PER MAXSHARE
+	FAKEGPU_TRUTH=$tmp/$1.truth cuthook -o "$tmp/$1.jsonl" -- "$fx/gpuprog" 10 "$1" >/dev/null ||
+		bad "gpuprog $1: exit $?"
+	python3 - "$tmp/$1.jsonl" "$tmp/$1.truth" "$@" <<'PY' || fail=1
 import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1])]
+mode, per, maxshare = sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
 gpu = sorted((e for e in ev if e["layer"] == "gpu"), key=lambda e: e["args"]["corr"])
 truth = [l.split() for l in open(sys.argv[2])]
 g = ev[-1]["args"].get("gpu", {})
 fails = []
-if len(truth) != len(gpu) or len(gpu) != 10 * 10 + 2: fails.append(f"{len(gpu)} pieces of work, truth {len(truth)}")
-if not g.get("starts", 0) <= 0.8 * g.get("timed", 0): fails.append(f"{g.get('starts')} STARTs for {g.get('timed')} pieces of work")
+if len(truth) != len(gpu) or len(gpu) != 10 * per + 2: fails.append(f"{len(gpu)} pieces of work, truth {len(truth)}")
+if not g.get("starts", 0) <= maxshare * g.get("timed", 0): fails.append(f"{g.get('starts')} STARTs for {g.get('timed')} pieces of work")
 so = [w["ts"] - int(t[1]) for w, t in zip(gpu, truth)]
 dd = sorted(abs(w["dur"] - (int(t[2]) - int(t[1]))) for w, t in zip(gpu, truth))
 mid = sorted(so)[len(so) // 2]
@@ -128,9 +130,19 @@ p95 = lambda v: v[int(len(v) * 0.95)]
 bound = max(140, g.get("error_ns", 0))
 if p95(dd) > 100: fails.append(f"durations off the truth: 95th percentile {p95(dd)} ns")
 if p95(ds) > bound: fails.append(f"starts off the truth: 95th percentile {p95(ds)} ns, bound {bound}")
-for m in fails: print("FAIL legacy:", m)
+for m in fails: print(f"FAIL {mode}:", m)
 sys.exit(1 if fails else 0)
 PY
+}
+
+# Streams that wait for each other unasked (the stand-in's legacy stream and a blocking one, as
+# CUDA's do): a START only where a busy stream may hold the next work up (not for the
+# non-blocking streams: far fewer than the submissions), and every start and duration as the
+# truth.
+truth_check legacy 10 0.8
+# Waits no call names the stream of: an allocation from the pool waiting for the stream that
+# freed the memory, a wait of the whole context; each gives the stream it holds a START.
+truth_check pool 11 0.8
 
 # Events run out: work goes untimed, counted; nothing is lost.
 FAKEGPU_EVENTS=24 cuthook -o "$tmp/few.jsonl" -- "$fx/gpuprog" $rounds >/dev/null || bad "few events: exit $?"
