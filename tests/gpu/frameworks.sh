@@ -1,22 +1,23 @@
 #!/bin/sh
 # On a GPU machine, as root: programs of other frameworks and shapes than the PyTorch scripts the
 # capture was built against -- JAX (XLA), CuPy (NVRTC, raw kernels), Triton's own launcher,
-# torch.compile's CUDA graphs, per-thread default streams from four threads, and a program that
-# dies of SIGSEGV with work queued -- each run plain, under cuthook and under cutcapture. Each
+# torch.compile's CUDA graphs, per-thread default streams from four threads, a program that
+# dies of SIGSEGV with work queued, and one whose memory pool makes a stream wait unnamed
+# (check_pool.py) -- each run plain, under cuthook and under cutcapture. Each
 # must exit as it does plain and say so; each trace must pass check_trace.py (parses, counts
 # agree, nothing lost, every piece of GPU work linked to its call and not before it; cutcapture's
 # sorted); torch.compile's GPU work is compared with torch.profiler's in the same process.
 # A run that takes longer than LIMIT seconds (default 300) is killed and fails.
 # usage: tests/gpu/frameworks.sh BUILDDIR OUTDIR [python [program...]]
 #   BUILDDIR holds bin/cuthook (or cuthook-static), bin/cutcapture-static, bin/cutstat,
-#   lib/libcuthook.so; programs: jax cupy triton compile ptsz crash (default: all)
+#   lib/libcuthook.so; programs: jax cupy triton compile ptsz crash pool (default: all)
 set -u
 B=$(cd "$1" && pwd)
 out=$2
 py=${3:-python3}
 shift 2
 [ $# -gt 0 ] && shift
-progs=${*:-jax cupy triton compile ptsz crash}
+progs=${*:-jax cupy triton compile ptsz crash pool}
 limit=${LIMIT:-300}
 T=$(cd "$(dirname "$0")" && pwd)
 hook=$B/bin/cuthook
@@ -29,6 +30,7 @@ case " $progs " in *" ptsz "*)
 	nvcc -O2 -o "$out/ptsz_threads" --default-stream per-thread "$T/progs/ptsz_threads.cu" || fail=1 ;;
 esac
 case " $progs " in *" crash "*) nvcc -O2 -o "$out/crash_midway" "$T/progs/crash_midway.cu" || fail=1 ;; esac
+case " $progs " in *" pool "*) nvcc -O2 -o "$out/pool_wait" "$T/progs/pool_wait.cu" || fail=1 ;; esac
 
 # run NAME EXPECTED-STATUS COMMAND...: plain, under cuthook, under cutcapture; the statuses and
 # the last line of output must agree with the plain run's, and the traces must pass (a program
@@ -66,6 +68,12 @@ run triton 0 $py "$T/progs/triton_add.py"
 run compile 0 $py "$T/progs/compile_graphs.py"
 run ptsz 0 "$out/ptsz_threads"
 run crash 139 "$out/crash_midway"
+run pool 0 "$out/pool_wait"
+case " $progs " in *" pool "*)
+	$py "$T/check_pool.py" "$out/pool.hook.jsonl" "$out/pool.hook.out" || fail=1
+	$py "$T/check_pool.py" "$out/pool.cap.jsonl" "$out/pool.cap.out" || fail=1
+	;;
+esac
 case " $progs " in *" crash "*)
 	for f in "$out/crash.hook.jsonl" "$out/crash.cap.jsonl"; do
 		n=$(grep -c '"name":"cuLaunchKernel"' "$f")
