@@ -1,6 +1,11 @@
 #!/bin/sh
 # On a GPU machine: two processes sharing one GPU under one cuthook (the time-slicing view),
-# and torch.profiler's output with and without cuthook in the same process.
+# each with torch.profiler (CUPTI) in it, once as cuthook records by default and once with -S
+# (an event before every submission: a start held up by the other process is measured, not
+# taken from the call); each process's gpu events against its own profiler's (compare.py), and
+# how long each side says the two processes' work overlapped on the GPU (a GPU time-slices
+# between processes: their kernels do not run at once). Then torch.profiler's output with and
+# without cuthook in the same process.
 # usage: tests/gpu/share_gpu.sh [python] [outdir]
 py=${1:-python3}
 out=${2:-/tmp/share}
@@ -9,8 +14,51 @@ hook=$B/bin/cuthook
 [ -x "$B/bin/cuthook-static" ] && hook=$B/bin/cuthook-static
 T=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
-"$hook" -o "$out/share.jsonl" -- sh -c "$py $T/torch_gpu_work.py $out/p1.json 40 & $py $T/torch_gpu_work.py $out/p2.json 40 & wait"
-echo "two processes: rc=$?"
+for mode in default S; do
+	flag=
+	[ $mode = S ] && flag=-S
+	"$hook" $flag -o "$out/share.$mode.jsonl" -- sh -c \
+		"$py $T/torch_gpu_work.py $out/p1.$mode.json 40 & $py $T/torch_gpu_work.py $out/p2.$mode.json 40 & wait"
+	echo "== two processes, cuthook $flag: rc=$?"
+	"$py" - "$out/share.$mode.jsonl" "$out/p1.$mode.json" "$out/p2.$mode.json" <<'PY' >"$out/pairs.$mode"
+import json, sys
+def union(iv):
+    tot, cs, ce = 0, None, None
+    for s, e in sorted(iv):
+        if cs is None or s > ce:
+            tot += 0 if cs is None else ce - cs
+            cs, ce = s, e
+        else:
+            ce = max(ce, e)
+    return tot + (0 if cs is None else ce - cs)
+def overlap(byproc):
+    return sum(union(v) for v in byproc.values()) - union([x for v in byproc.values() for x in v])
+trace = sys.argv[1]
+ev = [json.loads(l) for l in open(trace)]
+cut = {}
+for e in ev:
+    if e.get("layer") == "gpu":
+        cut.setdefault(e["pid"], []).append((e["ts"], e["ts"] + e["dur"]))
+for pid in cut:
+    with open(f"{trace[:-6]}.{pid}.jsonl", "w") as f:
+        for e in ev:
+            if e.get("pid") == pid:
+                f.write(json.dumps(e) + "\n")
+prof = {}
+for p in sys.argv[2:]:
+    pev = json.load(open(p))["traceEvents"]
+    pid = next(e["pid"] for e in pev if e.get("cat") == "cuda_runtime")
+    prof[pid] = [(float(e["ts"]) * 1e3, (float(e["ts"]) + float(e["dur"])) * 1e3)
+                 for e in pev if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    print(f"{trace[:-6]}.{pid}.jsonl {p}")
+print(f"overlap on the GPU: cut {overlap(cut) / 1e6:.2f} ms of {union([x for v in cut.values() for x in v]) / 1e6:.2f} ms busy; "
+      f"the profilers {overlap(prof) / 1e6:.2f} ms of {union([x for v in prof.values() for x in v]) / 1e6:.2f} ms", file=sys.stderr)
+PY
+	while read -r t p; do
+		echo "-- $(basename "$t") against $(basename "$p")"
+		"$py" "$T/compare.py" "$t" "$p"
+	done <"$out/pairs.$mode"
+done
 # The profiler's kernel counts and names, plain and under cuthook.
 "$py" "$T/torch_gpu_work.py" "$out/plain.json" 20 >/dev/null 2>&1
 "$hook" -o "$out/under.jsonl" -- "$py" "$T/torch_gpu_work.py" "$out/under.json" 20 >/dev/null 2>&1
