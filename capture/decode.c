@@ -208,18 +208,28 @@ thread_seen(uint64_t ts, uint32_t pid, uint32_t tid)
 }
 
 static void
-symbol_record(const struct cc_api *r, const char *via, const struct cut_api_sym *sym)
+symbol_line(uint64_t ts, const struct cc_hdr *h, uint64_t handle, const char *name, size_t len,
+            const char *kind, const char *via)
 {
-	names_set_handle(r->h.pid, sym->handle, sym->name, sym->len);
 	struct cut_event ev;
-	meta_event(&ev, (int64_t)r->h.ts, r->h.pid, r->h.tid, "symbol");
+	meta_event(&ev, (int64_t)ts, h->pid, h->tid, "symbol");
 	args_begin(&R.args);
-	arg_hex(&R.args, "handle", sym->handle);
-	arg_str(&R.args, "name", sym->name, sym->len);
-	arg_str(&R.args, "kind", sym->kind, strlen(sym->kind));
+	arg_hex(&R.args, "handle", handle);
+	arg_str(&R.args, "name", name, len);
+	arg_str(&R.args, "kind", kind, strlen(kind));
 	arg_str(&R.args, "via", via, strlen(via));
 	ev.args = args_end(&R.args);
 	emit(&ev);
+}
+
+/* A handle the call named. A kernel's host stub (__cudaRegisterFunction, a silent call) gets
+ * its record when a call first uses it instead: PyTorch registers some 20,000. */
+static void
+symbol_record(const struct cc_api *r, const char *via, bool silent, const struct cut_api_sym *sym)
+{
+	names_set_handle(r->h.pid, sym->handle, sym->name, sym->len, !silent);
+	if (!silent)
+		symbol_line(r->h.ts, &r->h, sym->handle, sym->name, sym->len, sym->kind, via);
 }
 
 /* The fields every span record shares: its time, its layer and, for a process's own events,
@@ -263,11 +273,17 @@ write_api(const struct cc_api *r)
 	if (d && d->decodes)
 		cut_api_args(d, &c, r->h.pid, names_handles(), &R.args, &sym);
 	ev.args = R.args.len ? R.args.s : NULL;
+	uint64_t stub;
+	const char *stub_name;
+	bool untold = names_untold(&stub, &stub_name);
 	/* A silent call (__cudaRegisterFunction) is no event: it names a kernel's host stub. */
 	if (!(d && d->silent))
 		emit(&ev);
+	if (untold) /* at the call's start: the records stay in order */
+		symbol_line(r->h.ts, &r->h, stub, stub_name, strlen(stub_name), "function",
+		            "__cudaRegisterFunction");
 	if (sym.handle)
-		symbol_record(r, ev.name, &sym);
+		symbol_record(r, ev.name, d && d->silent, &sym);
 }
 
 static void

@@ -113,10 +113,11 @@ set_str(char **dst, const char *s, size_t n)
 }
 
 static struct {
-	struct table handles;  /* (pid, handle) -> name */
+	struct table handles;  /* (pid, handle) -> name; flag: its symbol record was written */
 	struct table threads;  /* (tid, 0) -> comm; aux pid; flag: thread record written */
 	struct table labels;   /* (pid, 0) -> struct label (in s) */
 	struct cut_name found; /* what get returned last */
+	struct entry *untold;  /* a host stub get named, whose symbol record is due */
 } N;
 
 /* A process's rank: cur from `since` on (its last exec), prev before. */
@@ -236,12 +237,28 @@ names_rank(uint32_t pid, uint64_t ts)
 static const struct cut_name *
 handle_get(struct cut_names *n, uint32_t pid, uint64_t h, bool ok, enum cut_name_of of)
 {
-	(void)n, (void)ok, (void)of;
+	(void)n, (void)ok;
 	struct entry *e = table_get(&N.handles, pid, h);
 	if (!e || !e->s)
 		return NULL;
+	if (of == CUT_NAME_HOSTFN && !e->flag) {
+		e->flag = true;
+		N.untold = e;
+	}
 	N.found = (struct cut_name){e->s, NULL, 0};
 	return &N.found;
+}
+
+bool
+names_untold(uint64_t *handle, const char **name)
+{
+	struct entry *e = N.untold;
+	N.untold = NULL;
+	if (!e)
+		return false;
+	*handle = e->b;
+	*name = e->s;
+	return true;
 }
 
 static struct cut_names handles = {handle_get};
@@ -253,10 +270,12 @@ names_handles(void)
 }
 
 void
-names_set_handle(uint32_t pid, uint64_t handle, const char *name, size_t len)
+names_set_handle(uint32_t pid, uint64_t handle, const char *name, size_t len, bool told)
 {
 	struct entry *e = table_put(&N.handles, pid, handle);
 	set_str(&e->s, name, len);
+	e->flag = told;
+	N.untold = NULL; /* the table may have moved */
 }
 
 void

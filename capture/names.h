@@ -14,8 +14,12 @@
 
 /* The handle names, for the argument decoder (a name it returns is valid until the next). */
 struct cut_names *names_handles(void);
-/* Names handle of process pid (len bytes of name, copied). */
-void names_set_handle(uint32_t pid, uint64_t handle, const char *name, size_t len);
+/* Names handle of process pid (len bytes of name, copied); told: its symbol record is
+ * written now, else when a call first uses it (a kernel's host stub). */
+void names_set_handle(uint32_t pid, uint64_t handle, const char *name, size_t len, bool told);
+/* The host stub whose name the decoder took for the first time since the last call, if any:
+ * its symbol record is due (valid until the next names_set_handle). */
+bool names_untold(uint64_t *handle, const char **name);
 /* Remembers thread tid of process pid and its name (comm, or /proc's when NULL) while /proc
  * still has them. */
 void names_thread_note(uint32_t pid, uint32_t tid, const char *comm);

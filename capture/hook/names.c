@@ -14,6 +14,7 @@
 struct name_slot {
 	uint64_t handle;
 	const struct cut_name *name; /* raw "" when the handle is known to have none */
+	unsigned char told;          /* a host stub's: its symbol record was written */
 };
 static struct name_slot *names;
 static unsigned nnames;
@@ -30,9 +31,9 @@ slot_of(uint64_t h)
 
 static const struct cut_name no_name = {"", "\"\"", 2};
 
-/* Name of handle h: NULL when never seen, raw "" when known to have none. */
-static const struct cut_name *
-name_of(uint64_t h)
+/* The slot of handle h, NULL when never seen. */
+static struct name_slot *
+find(uint64_t h)
 {
 	struct name_slot *tab = __atomic_load_n(&names, __ATOMIC_ACQUIRE);
 	if (!tab || !h)
@@ -40,11 +41,19 @@ name_of(uint64_t h)
 	for (unsigned i = slot_of(h), n = 0; n < NAMES_CAP; i = (i + 1) & (NAMES_CAP - 1), n++) {
 		uint64_t k = __atomic_load_n(&tab[i].handle, __ATOMIC_ACQUIRE);
 		if (k == h)
-			return __atomic_load_n(&tab[i].name, __ATOMIC_ACQUIRE);
+			return &tab[i];
 		if (!k)
 			return NULL;
 	}
 	return NULL;
+}
+
+/* Name of handle h: NULL when never seen, raw "" when known to have none. */
+static const struct cut_name *
+name_of(uint64_t h)
+{
+	struct name_slot *sl = find(h);
+	return sl ? __atomic_load_n(&sl->name, __ATOMIC_ACQUIRE) : NULL;
 }
 
 const struct cut_name *
@@ -82,6 +91,8 @@ hook_name_set(uint64_t h, const char *raw, size_t len)
 		     i = (i + 1) & (NAMES_CAP - 1), n++) {
 			if (tab[i].handle == h) {
 				__atomic_store_n(&tab[i].name, nm, __ATOMIC_RELEASE);
+				__atomic_store_n(&tab[i].told, 0,
+				                 __ATOMIC_RELAXED); /* named anew */
 				ret = nm;
 				break;
 			}
@@ -111,15 +122,23 @@ hook_names_fork(int phase)
 /* The name of a function or kernel handle, or of a kernel's host stub (named only by
  * __cudaRegisterFunction); asks the driver (cuFuncGetName, then cuKernelGetName
  * for a CUkernel passed as a function) once about a handle no call named, when the call that
- * used it succeeded (only a handle the driver accepted is worth asking about). */
+ * used it succeeded (only a handle the driver accepted is worth asking about). A host stub's
+ * symbol record is written when a call first uses it, not when it is registered: PyTorch
+ * registers some 20,000 and launches a few hundred. */
 static const struct cut_name *
 get(struct cut_names *names, uint32_t pid, uint64_t h, bool ok, enum cut_name_of of)
 {
 	struct hook_names *hn = (struct hook_names *)names;
 	(void)pid;
 	if (of == CUT_NAME_HOSTFN) {
-		const struct cut_name *n = name_of(hook_hostfn_key(h));
-		return n && *n->raw ? n : NULL;
+		struct name_slot *sl = find(hook_hostfn_key(h));
+		const struct cut_name *n = sl ? __atomic_load_n(&sl->name, __ATOMIC_ACQUIRE) : NULL;
+		if (!n || !*n->raw)
+			return NULL;
+		if (!__atomic_exchange_n(&sl->told, 1, __ATOMIC_ACQ_REL))
+			hn->asked =
+			    (struct hook_symbol){h, n->raw, "function", "__cudaRegisterFunction"};
+		return n;
 	}
 	const struct cut_name *n = name_of(h);
 	if (n)

@@ -334,7 +334,7 @@ emit(const char *cat, const struct range *r, int64_t dur, int64_t end_tid)
 	struct cut_buf a = {0};
 	struct cut_event ev;
 	range_event(&ev, &a, cat, r, dur, end_tid, false);
-	hook_record_line(t, &ev, NULL);
+	hook_record_line(t, &ev, NULL, NULL);
 	buf_free(&a);
 	hook_guard = 0;
 }
@@ -355,7 +355,7 @@ emit_meta(const char *name, int64_t tid, struct cut_buf *args)
 	ev.layer = CUT_META;
 	ev.name = name;
 	ev.args = args->s;
-	hook_record_line(t, &ev, NULL);
+	hook_record_line(t, &ev, NULL, NULL);
 	hook_guard = 0;
 }
 

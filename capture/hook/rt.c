@@ -238,7 +238,7 @@ rt_record(struct hook_thread *t, enum rt_id id, int64_t t0, uint64_t end, int64_
 	int64_t t1 = hook_end_time(&t->tsc, end);
 	pthread_once(&descs_once, describe);
 	const struct cut_api_desc *d = &descs[id];
-	struct hook_symbol sym = {0};
+	struct hook_symbol sym = {0}, asked = {0};
 	struct cut_event ev;
 	cut_event_init(&ev);
 	ev.ts = t0;
@@ -263,18 +263,19 @@ rt_record(struct hook_thread *t, enum rt_id id, int64_t t0, uint64_t end, int64_
 		cut_api_args(d, &c, 0, &hn.names, &t->args, &s);
 		if (t->args.len)
 			ev.args = t->args.s;
+		asked = hn.asked;
 		if (s.handle) {
 			const struct cut_name *n = hook_name_set(s.handle, s.name, s.len);
 			if (n)
 				sym = (struct hook_symbol){s.handle, n->raw, s.kind, rt_as[id]};
 		}
 	}
-	hook_record_line(t, &ev, &sym);
+	hook_record_line(t, &ev, &sym, &asked);
 	hook_guard = 0;
 }
 
 /* __cudaRegisterFunction(handle, hostFun, deviceFun, deviceName, ...): the host stub's name,
- * for the launches that name it; a symbol record when recording. */
+ * for the launches that name it (its symbol record comes with the first: names.c). */
 static void
 rt_register(const uint64_t *a)
 {
@@ -283,17 +284,6 @@ rt_register(const uint64_t *a)
 		return;
 	int guard = hook_guard;
 	hook_guard = 1;
-	const struct cut_name *n = hook_name_set(hook_hostfn_key(a[1]), name, strlen(name));
+	hook_name_set(hook_hostfn_key(a[1]), name, strlen(name));
 	hook_guard = guard;
-	struct hook_thread *t = n && !hook_runtime_off ? hook_enter() : NULL;
-	if (!t)
-		return;
-	hook_guard = 1;
-	struct hook_symbol sym = {a[1], n->raw, "function", "__cudaRegisterFunction"};
-	hook_prepare_header(t->tid);
-	if (own_begin(t)) {
-		hook_symbol_record(t, hook_now(), &sym);
-		own_end(t);
-	}
-	hook_guard = 0;
 }

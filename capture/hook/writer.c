@@ -457,7 +457,8 @@ hook_record(struct hook_thread *t, enum hook_id id, enum hook_via via, int64_t t
 }
 
 bool
-hook_record_line(struct hook_thread *t, const struct cut_event *ev, const struct hook_symbol *sym)
+hook_record_line(struct hook_thread *t, const struct cut_event *ev, const struct hook_symbol *sym,
+                 const struct hook_symbol *asked)
 {
 	hook_prepare_header(t->tid);
 	if (!own_begin(t)) {
@@ -478,6 +479,8 @@ hook_record_line(struct hook_thread *t, const struct cut_event *ev, const struct
 		__atomic_add_fetch(ev->layer == CUT_NVTX ? &hook_nvtx_events : &hook_rt_events, 1,
 		                   __ATOMIC_RELAXED);
 	}
+	if (asked && asked->handle)
+		hook_symbol_record(t, ev->ts + ev->dur, asked);
 	if (sym && sym->handle)
 		hook_symbol_record(t, ev->ts + ev->dur, sym);
 	if (t->out.len >= FLUSH_AT)

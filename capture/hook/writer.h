@@ -112,11 +112,12 @@ struct cut_event;
 /* Puts this process's host and rank, when known, on ev. */
 void hook_label(struct cut_event *ev);
 /* Appends event ev of a layer other than api (runtime, nvtx: the slow, general path), then the
- * symbol record of sym when it names a handle. Caller holds hook_guard; ev->args may be t->args.
+ * symbol records of asked (a handle the call used, named for the first time) and sym (a handle
+ * the call named) where they name one. Caller holds hook_guard; ev->args may be t->args.
  * Returns false when the event was lost (counted). */
 extern uint64_t hook_rt_events, hook_nvtx_events; /* written by hook_record_line, per layer */
 bool hook_record_line(struct hook_thread *t, const struct cut_event *ev,
-                      const struct hook_symbol *sym);
+                      const struct hook_symbol *sym, const struct hook_symbol *asked);
 /* Cuts the per-function fragments of API event lines out of cut_event_format's own output. */
 void hook_id_fragments(void);
 

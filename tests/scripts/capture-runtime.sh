@@ -44,6 +44,7 @@ diff "$t/cap.calls" "$t/hook.calls" >"$t/diff" || fail "the two paths differ (< 
 $(head -20 "$t/diff")"
 syms() { grep '"name":"symbol"' "$1" | grep '__cudaRegisterFunction' | sed 's/.*"args"://' | sort; }
 [ "$(syms "$t/cap.jsonl" | wc -l)" -eq 2 ] || fail "not 2 symbol records from __cudaRegisterFunction"
+! grep -q '"name":"_Z6unusedv"' "$t/cap.jsonl" || fail "a symbol record for a stub never launched"
 [ "$(syms "$t/cap.jsonl")" = "$(syms "$t/hook.jsonl")" ] || fail "the symbol records differ"
 cutmerge "$t/cap.jsonl" >"$t/m.jsonl" || fail "cutmerge failed"
 n=$(grep '"layer":"api","name":"cuLaunchKernel"' "$t/m.jsonl" | grep -c '"pname":"cudaLaunchKernel"')

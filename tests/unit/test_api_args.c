@@ -414,9 +414,15 @@ START_TEST(test_runtime_launches)
 	           "{\"func\":\"0x401000\",\"kernel\":\"_Z4axpyPf\",\"grid\":[8,4,2],\"block\":["
 	           "128,2,1],\"shmem\":2048,\"stream\":\"0x9\"}",
 	           NULL);
-	/* nvcc's __cudaLaunchKernel is recorded as cudaLaunchKernel (rt.def), with its line. */
+	/* nvcc's __cudaLaunchKernel (CUDA 13's host stubs) is recorded as cudaLaunchKernel
+	 * (rt.def), and decoded as it is. */
 	d = desc("__cudaLaunchKernel");
-	ck_assert(d.runtime && !d.row);
+	ck_assert(d.runtime && d.row);
+	a[0] = 0x401000;
+	check_raw(
+	    "__cudaLaunchKernel_ptsz", a, N(a), 0, NULL, NULL,
+	    "{\"func\":\"0x401000\",\"kernel\":\"_Z4axpyPf\",\"grid\":[64,2,3],\"block\":[256,"
+	    "1,1],\"shmem\":4096,\"stream\":\"0x5\"}");
 }
 END_TEST
 
