@@ -133,12 +133,17 @@ get(struct cut_names *names, uint32_t pid, uint64_t h, bool ok, enum cut_name_of
 	if (of == CUT_NAME_HOSTFN) {
 		struct name_slot *sl = find(hook_hostfn_key(h));
 		const struct cut_name *n = sl ? __atomic_load_n(&sl->name, __ATOMIC_ACQUIRE) : NULL;
-		if (!n || !*n->raw)
-			return NULL;
-		if (!__atomic_exchange_n(&sl->told, 1, __ATOMIC_ACQ_REL))
-			hn->asked =
-			    (struct hook_symbol){h, n->raw, "function", "__cudaRegisterFunction"};
-		return n;
+		if (n && *n->raw) {
+			if (!__atomic_exchange_n(&sl->told, 1, __ATOMIC_ACQ_REL))
+				hn->asked = (struct hook_symbol){h, n->raw, "function",
+				                                 "__cudaRegisterFunction"};
+			return n;
+		}
+		/* CUDA 13's host stubs launch their kernel's handle (__cudaGetKernel), a CUkernel
+		 * the driver's calls named: by that name, never asking the driver about what may
+		 * be a host address. */
+		n = name_of(h);
+		return n && *n->raw ? n : NULL;
 	}
 	const struct cut_name *n = name_of(h);
 	if (n)
