@@ -3,7 +3,8 @@
 # (issue 15): JSON shape, durations, nesting per track, every flow bound to the slices
 # catapult and Perfetto bind it to, names for every process and thread, numeric counters, and
 # every slice at its source event's nanosecond, on traces of every layer: a capture with
-# ioctls and off-CPU time, GPU work, NVTX ranges and the runtime layer, a 2-GPU DDP job,
+# ioctls and off-CPU time, GPU work, NVTX ranges and the runtime layer, a 2-GPU DDP job, two
+# processes sharing a GPU, graphs and side streams with the runtime layer,
 # three rank files of two hosts, hand-built layers, the job of chrome-job.sh.
 B=${CUT_BUILD:-build}
 PATH=$B/bin:$PATH
@@ -34,6 +35,8 @@ check capture cutmerge samples/capture-torch-train.jsonl
 check gpu cutmerge samples/hook-torch-mlp-gpu.jsonl.zst
 check nvtx cutmerge samples/hook-torch-nvtx-runtime.jsonl.zst
 check ddp cutmerge samples/ddp-2gpu-hook.jsonl.zst
+check share cutmerge samples/hook-share-2proc.jsonl.zst
+check work cutmerge samples/hook-torch-gpu-work.jsonl.zst
 check layers cat tests/cases/cutchrome/layers/input
 # GPU work queued deep (each piece overlaps all before it, twice): past the lanes scanned, the
 # spill lanes; 100 tracks, each nesting.
