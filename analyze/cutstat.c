@@ -315,6 +315,14 @@ print_gpu(const struct cut_gpu_stats *g, int64_t traced)
 	}
 	printf("\nGPU busy (time covered by at least one piece of work)\n");
 	print_busy("device", g->devices, g->ndevices, traced);
+	for (size_t i = 0; i < g->ndevices; i++)
+		if (g->devices[i].overlap > 0)
+			printf("note: on %s the work of %lld processes overlapped %s: unless MPS "
+			       "was on, the GPU ran one process's work at a time and a start taken "
+			       "from its call includes the wait for the other's turn (record with "
+			       "cuthook -S)\n",
+			       cut_esc(g->devices[i].key), (long long)g->devices[i].procs,
+			       cut_format_duration((double)g->devices[i].overlap, a, sizeof(a)));
 	print_busy("stream", g->streams, g->nstreams, traced);
 	print_busy("process", g->procs, g->nprocs, traced);
 	if (g->lat_count)
@@ -426,6 +434,10 @@ busy_json(const struct cut_gpu_busy *b, size_t n, int64_t traced)
 		set_int(o, "work", b[i].work);
 		set_int(o, "busy_ns", b[i].busy);
 		json_object_set_new(o, "busy_pct", json_real(pct(b[i].busy, traced)));
+		if (b[i].procs > 1) { /* a device processes share */
+			set_int(o, "processes", b[i].procs);
+			set_int(o, "overlap_ns", b[i].overlap);
+		}
 		json_array_append_new(a, o);
 	}
 	return a;

@@ -198,6 +198,33 @@ busy_table(struct table *t, size_t *n)
 	return b;
 }
 
+/* What each process kept busy of a physical device, summed: past the device's own busy, the
+ * processes' work overlapped (which a GPU time-slicing between them never does: cuthook -S). */
+static void
+overlaps(struct priv *p, struct cut_gpu_stats *g)
+{
+	size_t n;
+	struct cut_gpu_busy *pd = busy_table(&p->devs, &n);
+	for (size_t i = 0; i < n; i++) {
+		long long pid, dev;
+		const char *key = pd[i].key, *uuid = NULL;
+		if (sscanf(key, "pid %lld device %lld", &pid, &dev) == 2)
+			uuid = uuid_of(p, pid, dev);
+		for (size_t j = 0; j < g->ndevices; j++)
+			if (strcmp(g->devices[j].key, uuid ? uuid : key) == 0) {
+				g->devices[j].procs++;
+				g->devices[j].overlap += pd[i].busy;
+				break;
+			}
+	}
+	free(pd);
+	for (size_t j = 0; j < g->ndevices; j++) {
+		g->devices[j].overlap -= g->devices[j].busy;
+		if (g->devices[j].procs < 2 || g->devices[j].overlap < 0)
+			g->devices[j].overlap = 0;
+	}
+}
+
 static int
 cmp_name(const void *a, const void *b)
 {
@@ -284,6 +311,7 @@ gpustats_finish(struct cut_gpu_stats *g)
 			err(2, "out of memory");
 	table_free(&phys);
 	strtab_free(phys.keys);
+	overlaps(p, g);
 	g->streams = busy_table(&p->streams, &g->nstreams);
 	g->procs = busy_table(&p->procs, &g->nprocs);
 	g->lat_count = (int64_t)p->nlat;

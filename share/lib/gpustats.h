@@ -2,7 +2,8 @@
  * the style of nsys stats' cuda_gpu_kern_sum and cuda_gpu_mem_time_sum: per kernel (or copy
  * direction, memset, graph) its instances and time; copies by direction with bytes and the
  * device-side bandwidth; how busy each device, stream and process kept the GPU (the union of
- * its work's intervals, not their sum); and the launch latency, submit to start. */
+ * its work's intervals, not their sum), and how long processes' work overlapped on a device;
+ * and the launch latency, submit to start. */
 #ifndef CUT_GPUSTATS_H
 #define CUT_GPUSTATS_H
 
@@ -25,6 +26,9 @@ struct cut_gpu_busy {
 	int64_t work;    /* pieces of work */
 	int64_t busy;    /* ns covered by at least one piece */
 	int64_t first, last;
+	/* A device's only: the processes whose work ran on it, and how long their work overlapped
+	 * (each process's busy on it, summed, less the device's own). */
+	int64_t procs, overlap;
 };
 
 struct cut_gpu_stats {
