@@ -6,18 +6,10 @@
 // are loaded and run once first. Both write their own %globaltimer start and end; the program
 // prints, a character a round, whether after_free began after hold ended (1) or not (0), then
 // "done" (check_pool.py holds the trace to the first line).
-#include <cstdio>
-#include <cuda_runtime.h>
+#define PROG "pool_wait"
+#include "globaltimer.h"
 
 enum { ROUNDS = 50, BLOCK = 32 << 20 };
-
-__device__ static unsigned long long
-gtimer()
-{
-	unsigned long long t;
-	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-	return t;
-}
 
 __device__ static void
 spin(unsigned long long ns, unsigned long long *out)
@@ -40,15 +32,6 @@ after_free(unsigned long long ns, unsigned long long *out)
 {
 	spin(ns, out);
 }
-
-#define CK(x)                                                                                      \
-	do {                                                                                       \
-		cudaError_t e_ = (x);                                                              \
-		if (e_ != cudaSuccess) {                                                           \
-			std::fprintf(stderr, "pool_wait: %s: %s\n", #x, cudaGetErrorString(e_));   \
-			return 1;                                                                  \
-		}                                                                                  \
-	} while (0)
 
 int
 main()

@@ -4,18 +4,10 @@
 // start and end; the program prints in how many rounds small began after fill ended and how
 // long after fill began (tests/gpu/sm_wait.sh holds cut's times to it: a limit of timing
 // without CUPTI, stated in cuthook(1)).
-#include <cstdio>
-#include <cuda_runtime.h>
+#define PROG "sm_wait"
+#include "globaltimer.h"
 
 enum { ROUNDS = 50 };
-
-__device__ static unsigned long long
-gtimer()
-{
-	unsigned long long t;
-	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-	return t;
-}
 
 __global__ void
 fill(unsigned long long ns, unsigned long long *out)
@@ -39,15 +31,6 @@ small(unsigned long long ns, unsigned long long *out)
 	out[0] = t0;
 	out[1] = t;
 }
-
-#define CK(x)                                                                                      \
-	do {                                                                                       \
-		cudaError_t e_ = (x);                                                              \
-		if (e_ != cudaSuccess) {                                                           \
-			std::fprintf(stderr, "sm_wait: %s: %s\n", #x, cudaGetErrorString(e_));     \
-			return 1;                                                                  \
-		}                                                                                  \
-	} while (0)
 
 int
 main()
