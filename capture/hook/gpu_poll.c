@@ -325,8 +325,9 @@ note_err(int64_t b)
 		P.errs[P.nerrs++] = b;
 }
 
+/* from_call: the start is the submitting call's return (cut-events(5), args.start). */
 static void
-write_work(struct gpu_sub *s, int64_t start, int64_t end)
+write_work(struct gpu_sub *s, int64_t start, int64_t end, bool from_call)
 {
 	static const char *const cats[] = {[GK_KERNEL] = "kernel",
 	                                   [GK_KERNEL_EX] = "kernel",
@@ -376,6 +377,8 @@ write_work(struct gpu_sub *s, int64_t start, int64_t end)
 	}
 	buf_addkey(a, "submit");
 	buf_addi64(a, s->t0);
+	if (from_call)
+		buf_addkv_str(a, "start", "call");
 	buf_addc(a, '}');
 	struct cut_event ev;
 	cut_event_init(&ev);
@@ -444,7 +447,7 @@ complete(struct gpu_sub *s)
 	if (from_call)
 		__atomic_fetch_add(&gpu_sh.from_call, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&gpu_sh.timed, 1, __ATOMIC_RELAXED);
-	write_work(s, sstart, e);
+	write_work(s, sstart, e, from_call);
 }
 
 /* Takes what the program's threads queued onto the streams' own lists. */
