@@ -2,7 +2,9 @@
 # Per-call cost of libcuthook: each call timed plain, under bare LD_PRELOAD wrappers that keep
 # nothing (bare: two clock reads, the floor of a tracer that reads the clock at both ends;
 # bare1: a clock read and a TSC read, the floor of cuthook's way, see capture/hook/clock.c),
-# and under cuthook; prints a table.
+# and under cuthook with its call layers alone (-l api,runtime,nvtx) and with every layer (the
+# gpu layer too: one timing event a launch); prints a table: the calls' overhead, and what the
+# gpu layer adds on top of it.
 # usage: tests/bench/bench-hook.sh [builddir] [calls]
 # Uses the stand-in libcuda of the build; on a GPU machine (nvcc and libcuda present) also
 # samples/scripts/driverapi.c's `bench` mode on the real driver. Each figure is the fastest of
@@ -111,20 +113,24 @@ measure() {
 	best "$@" >"$tmp/plain"
 	best env LD_PRELOAD="$tmp/bare.so" "$@" >"$tmp/bare"
 	best env LD_PRELOAD="$tmp/bare1.so" "$@" >"$tmp/bare1"
-	best "$B/bin/cuthook" -o "$tmp/trace.jsonl" -- "$@" >"$tmp/hook"
+	best "$B/bin/cuthook" -l api,runtime,nvtx -o "$tmp/trace.jsonl" -- "$@" >"$tmp/hook"
 	events=$(grep -c '"layer":"api"' "$tmp/trace.jsonl")
 	durs=$(tail -1 "$tmp/trace.jsonl" | grep -o '"durations":{[^}]*}')
+	best "$B/bin/cuthook" -o "$tmp/all.jsonl" -- "$@" >"$tmp/all"
+	gpu=$(grep -c '"layer":"gpu"' "$tmp/all.jsonl")
 	awk -F '\t' -v l="$label" 'FILENAME == ARGV[1] { bare[$1] = $2; next }
 		FILENAME == ARGV[2] { bare1[$1] = $2; next }
 		FILENAME == ARGV[3] { hook[$1] = $2; next }
+		FILENAME == ARGV[4] { all[$1] = $2; next }
 		{ b = $1 == "cuCtxGetCurrent" ? sprintf("%.1f", bare[$1]) : "-"
 		  b1 = $1 == "cuCtxGetCurrent" ? sprintf("%.1f", bare1[$1]) : "-"
-		  printf "%-12s %-38s %8.1f %8s %8s %8.1f %9.1f\n", l, $1, $2, b, b1, hook[$1], hook[$1] - $2 }' \
-		"$tmp/bare" "$tmp/bare1" "$tmp/hook" "$tmp/plain"
-	echo "$label: last cuthook run wrote $events API events; $durs"
+		  printf "%-12s %-38s %8.1f %8s %8s %8.1f %9.1f %8.1f %9.1f\n", l, $1, $2, b, b1, hook[$1],
+		      hook[$1] - $2, all[$1], all[$1] - hook[$1] }' \
+		"$tmp/bare" "$tmp/bare1" "$tmp/hook" "$tmp/all" "$tmp/plain"
+	echo "$label: last cuthook run wrote $events API events; $durs; with every layer, $gpu gpu events"
 }
 
-printf '%-12s %-38s %8s %8s %8s %8s %9s\n' driver call plain bare bare1 cuthook overhead
+printf '%-12s %-38s %8s %8s %8s %8s %9s %8s %9s\n' driver call plain bare bare1 cuthook overhead '+gpu' 'gpu adds'
 measure stand-in "$tmp/hookbench" "$N"
 
 # The real driver, where there is one (a toolkit without a driver links against its stub
@@ -139,3 +145,4 @@ else
 fi
 echo "bare: a wrapper that reads CLOCK_MONOTONIC twice; bare1: once, and the TSC at the return."
 echo "cuthook reads the clock at entry and, once it knows the TSC's rate, the TSC at the return."
+echo "cuthook: -l api,runtime,nvtx (the calls); +gpu: every layer; gpu adds: the difference."
