@@ -126,6 +126,17 @@ stamp(enum way w, int i)
 	}
 }
 
+/* One step of the loops: a launch (a 2 us kernel when busy, else an empty one), stamped. */
+static void
+step(bool busy, enum way w, int i)
+{
+	if (busy)
+		launch(f_spin, 2000, NULL);
+	else
+		launch(f_empty, 0, NULL);
+	stamp(w, i);
+}
+
 static void
 sync_all(void)
 {
@@ -209,13 +220,8 @@ gpu_costs(void)
 			for (int rep = 0; rep < 3; rep++) {
 				launch(f_spin, 40000000ull, NULL); /* 40 ms: the host queues all */
 				CK(cuEventRecord(a, S));
-				for (int i = 0; i < N; i++) {
-					if (k)
-						launch(f_spin, 2000, NULL);
-					else
-						launch(f_empty, 0, NULL);
-					stamp((enum way)w, i);
-				}
+				for (int i = 0; i < N; i++)
+					step(k, (enum way)w, i);
 				CK(cuEventRecord(b, S));
 				sync_all();
 				float ms;
@@ -251,13 +257,8 @@ loops(void)
 			for (int rep = 0; rep < 6; rep++) {
 				sync_all();
 				double t0 = now();
-				for (int i = 0; i < N; i++) {
-					if (k)
-						launch(f_spin, 2000, NULL);
-					else
-						launch(f_empty, 0, NULL);
-					stamp((enum way)w, i);
-				}
+				for (int i = 0; i < N; i++)
+					step(k, (enum way)w, i);
 				sync_all();
 				double t = (now() - t0) / N;
 				if (rep && t < best)
