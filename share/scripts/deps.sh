@@ -11,7 +11,7 @@ need_root() {
 }
 
 . /etc/os-release
-pkgs="libjansson-dev check gnuplot-nox clang llvm libelf-dev zlib1g-dev libzstd-dev zstd pkg-config make gcc python3 jq protobuf-compiler"
+pkgs="libjansson-dev check gnuplot-nox clang llvm libelf-dev zlib1g-dev libzstd-dev zstd pkg-config make gcc python3 jq protobuf-compiler python3-distributed"
 bpfpkgs="libbpf-dev bpftool"
 
 # --if-missing: do nothing when everything is there (used by make demo / make check).
@@ -27,6 +27,8 @@ missing() {
 		command -v "$t" >/dev/null 2>&1 || m="$m $t"
 	done
 	command -v bpftool >/dev/null 2>&1 || [ -x /usr/sbin/bpftool ] || m="$m bpftool"
+	# Dask for share/dask/cutjob.py, in the system's python3 (the one apt installs into)
+	/usr/bin/python3 -c 'import distributed' >/dev/null 2>&1 || m="$m python3-distributed"
 	echo "$m"
 }
 PKG_CONFIG=${PKG_CONFIG:-pkg-config}
