@@ -22,7 +22,7 @@ CHECKS :=
 all:
 
 include $(wildcard share/lib/module.mk share/sql/module.mk analyze/module.mk filters/module.mk \
-	visualize/module.mk capture/module.mk capture/hook/module.mk tests/module.mk)
+	visualize/module.mk capture/module.mk capture/hook/module.mk share/dask/module.mk tests/module.mk)
 
 all: $(addprefix $(B)/bin/,$(TOOLS))
 
