@@ -100,10 +100,36 @@ digits(const char *p, unsigned base, uint64_t *u)
 	return p == d ? NULL : p;
 }
 
+const char *
+cut_args_next(const char *p, const char **key, size_t *klen, const char **val)
+{
+	if (!p)
+		return NULL;
+	p = skip_ws(p);
+	if (*p != '{' && *p != ',')
+		return NULL;
+	p = skip_ws(p + 1);
+	if (*p != '"')
+		return NULL;
+	const char *k = p + 1, *kend = skip_str(p);
+	p = skip_ws(kend);
+	if (*p != ':' || kend == k)
+		return NULL;
+	*key = k;
+	*klen = (size_t)(kend - 1 - k);
+	*val = p = skip_ws(p + 1);
+	return skip_ws(skip_val(p));
+}
+
 int
 cut_args_int(const char *args, const char *key, int64_t *v)
 {
-	const char *p = cut_args_find(args, key);
+	return cut_args_int_at(cut_args_find(args, key), v);
+}
+
+int
+cut_args_int_at(const char *p, int64_t *v)
+{
 	uint64_t u;
 	if (!p)
 		return -1;

@@ -13,6 +13,14 @@ const char *cut_args_find(const char *args, const char *key);
  * number (how handles and pointers are written). Returns 0, or -1 when absent or not an
  * integer. */
 int cut_args_int(const char *args, const char *key, int64_t *v);
+/* Reads the value at p (where cut_args_find or cut_args_next found it; NULL: absent) as
+ * cut_args_int reads a member. Returns 0, or -1 when it is not an integer. */
+int cut_args_int_at(const char *p, int64_t *v);
+/* The members of args in turn: p is args for the first, then what the last call returned.
+ * Sets *key to the member's key as written (its *klen bytes after the opening quote, not
+ * terminated) and *val to the start of its value; returns where the next member is looked
+ * for, or NULL when there is none (or args is NULL or not an object). */
+const char *cut_args_next(const char *p, const char **key, size_t *klen, const char **val);
 /* Copies key's string value, unescaped and NUL-terminated, into out (truncated to fit).
  * Returns its full length, or -1 when absent or not a string. */
 int cut_args_str(const char *args, const char *key, char *out, size_t outlen);

@@ -78,6 +78,32 @@ START_TEST(test_args)
 }
 END_TEST
 
+/* The members in turn, nested values skipped whole, and the end. */
+START_TEST(test_args_next)
+{
+	const char *a =
+	    "{ \"s\":\"a,\\\"}\" , \"nested\":{\"ptr\":\"0x1\"},\"ptr\":\"0x7f00\",\"n\":[1,2]}";
+	static const char *const keys[] = {"s", "nested", "ptr", "n"};
+	const char *key, *val, *p = a;
+	size_t klen, n = 0;
+	int64_t v;
+	while ((p = cut_args_next(p, &key, &klen, &val))) {
+		ck_assert_uint_lt(n, 4);
+		ck_assert_uint_eq(klen, strlen(keys[n]));
+		ck_assert(memcmp(key, keys[n], klen) == 0);
+		ck_assert_int_eq(cut_args_int_at(val, &v), n == 2 ? 0 : -1);
+		n++;
+	}
+	ck_assert_uint_eq(n, 4);
+	ck_assert_int_eq(cut_args_int_at(cut_args_find(a, "ptr"), &v), 0);
+	ck_assert_int_eq(v, 0x7f00);
+	ck_assert_ptr_null(cut_args_next("{}", &key, &klen, &val));
+	ck_assert_ptr_null(cut_args_next(NULL, &key, &klen, &val));
+	ck_assert_ptr_null(cut_args_next("[1]", &key, &klen, &val));
+	ck_assert_int_eq(cut_args_int_at(NULL, &v), -1);
+}
+END_TEST
+
 START_TEST(test_strtab)
 {
 	struct cut_strtab *t = strtab_new();
@@ -221,6 +247,7 @@ main(void)
 	Suite *s = suite_create("util");
 	TCase *tc = tcase_create("util");
 	tcase_add_test(tc, test_args);
+	tcase_add_test(tc, test_args_next);
 	tcase_add_test(tc, test_strtab);
 	tcase_add_test(tc, test_buf);
 	tcase_add_test(tc, test_units);
