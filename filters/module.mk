@@ -1,6 +1,8 @@
-# Filters: JSONL in, JSONL out (cutmerge, cutioctl).
+# Filters: JSONL in, JSONL out (cutmerge, cutioctl, cutslice).
 TOOLS += cutmerge cutioctl
 MAN1 += share/man/cutmerge.1 share/man/cutioctl.1
+TOOLS += cutslice
+MAN1 += share/man/cutslice.1
 
 # NVIDIA's ioctl tables: compiled into libcut's ioctl.c from share/data/nvidia (one source),
 # and installed under $(DATADIR)/nvidia for reference.

@@ -9,8 +9,10 @@ trap 'rm -rf "$t"' EXIT
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 version=$(sed -n 's/^VERSION = //p' "$top/config.mk")
+# every tool the build makes: the TOOLS of each part of the tree
+tools=$(sed -n 's/^TOOLS += //p' "$top"/*/module.mk "$top"/*/*/module.mk)
 n=0
-for tool in cutstat cutgaps cutioctl cutmerge cutchrome cutplot cutperfetto cutcapture cuthook; do
+for tool in $tools; do
 	[ -x "$B/bin/$tool" ] || { bad "$tool not built"; continue; }
 	n=$((n + 1))
 	"$B/bin/$tool" --help >"$t/out" 2>"$t/err"
@@ -33,7 +35,7 @@ for tool in cutstat cutgaps cutioctl cutmerge cutchrome cutplot cutperfetto cutc
 		[ $? = 2 ] || bad "$tool --version >/dev/full: not exit 2"
 	fi
 done
-[ $n = 9 ] || bad "only $n tools"
+[ $n -ge 10 ] || bad "only $n tools: $tools"
 # the command's own --help is the command's
 if [ -x "$B/fixtures/cuprog" ]; then
 	"$B/bin/cuthook" -o "$t/h.jsonl" sh -c 'echo "[$1]"' sh --help >"$t/out" 2>&1
