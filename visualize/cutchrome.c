@@ -22,6 +22,7 @@
 #include "meta.h"
 #include "outfile.h"
 #include "reader.h"
+#include "strtab.h"
 #include "text.h"
 #include "units.h"
 
@@ -48,26 +49,36 @@ struct lane {
  * its off-CPU track, a process's GPU track, a CPU's interrupts. Overlaps spill into lanes. */
 struct group {
 	enum kind kind;
-	int64_t pid, key; /* pid: see HOST_PID; key: the tid, or the CPU for IRQ */
+	int64_t pid, key; /* pid: its process's index in procs; key: the tid, or the CPU (IRQ) */
 	char *comm;       /* from meta process/thread records */
 	struct lane *lanes;
 	int64_t jpid, mem;    /* PROCESS: its "pid" in the output, device bytes allocated */
 	int64_t rank;         /* PROCESS: its rank in a distributed job, or -1 */
-	int64_t spid, stream; /* GPU: the process and stream handle of the track */
+	int64_t spid, stream; /* GPU: the process (index in procs) and stream of the track */
 	size_t order;         /* of creation */
 	struct lane **spill;  /* lanes past the scanned ones, see place() */
 	size_t nspill, spillcap;
 	int file;
 };
 
-/* The hosts of the inputs: a process of the first host keeps its pid; one of another host is
- * (host index << 32 | pid) inside, and gets a made-up "pid" in the output, since pids of two
- * hosts may be equal. Interrupts are per host too: pid -1 - (index << 32). */
-#define HOST_PID(host, pid) ((host) ? (int64_t)((uint64_t)(host) << 32 | (uint64_t)(pid)) : (pid))
-#define REAL_PID(pid) ((pid) >= 0 ? (pid)&0xffffffff : (pid))
-#define HOST_OF(pid) ((pid) >= 0 ? (size_t)((uint64_t)(pid) >> 32) : (size_t)((-1 - (pid)) >> 32))
-static char **hosts; /* "" when unknown */
-static size_t nhosts;
+/* The hosts of the inputs, by name ("" when unknown), in order of appearance. */
+static struct cut_strtab *hosts;
+
+/* The processes of the output: a pid of a host, a host's interrupts, a GPU. Everything else
+ * keys by the index here, never by the input's pid, which two hosts may share and which may
+ * be any value of 64 bits. A process of the first host whose pid is a Linux pid keeps it in
+ * the output; the others get a made-up one, as do the threads of theirs. */
+enum proc_kind { TASK, INTERRUPTS, DEVICE };
+static struct proc {
+	enum proc_kind kind;
+	size_t host;   /* index in hosts (TASK, INTERRUPTS) */
+	int64_t pid;   /* the input's (TASK) */
+	size_t device; /* index in devices (DEVICE) */
+} * procs;
+static size_t nprocs;
+/* (host, pid) of a TASK, (-2 - host, 0) of INTERRUPTS, (-1, device) of a DEVICE -> index in
+ * procs: the three never meet, whatever the pids. */
+static struct cut_idmap *proc_ids;
 
 static struct group **groups; /* in order of creation */
 static size_t ngroups;
@@ -75,29 +86,34 @@ static struct {
 	struct cut_idmap *ids; /* (pid, key) -> index in g */
 	struct group **g;
 } kinds[NKINDS];
-static struct cut_idmap *allocs; /* (pid, dptr) of live allocations -> index in alloc_bytes */
+static struct cut_idmap *allocs; /* (proc, dptr) of live allocations -> index in alloc_bytes */
 static int64_t *alloc_bytes;
 static size_t alloc_cap;
 static int64_t nsynth, nflows;
 
 /* The gpu layer: a process per GPU (the physical one, by its device records' uuid, when
  * known: processes sharing it share its tracks), a track per process and stream on it, a
- * flow from each submitting call to its work, and a counter of the work running. */
-#define MAX_DEVICES 256
-#define IS_GPU_PID(pid) ((pid) <= -2 && (pid) > -2 - MAX_DEVICES)
+ * flow from each submitting call to its work, and a counter of the work running. As many
+ * GPUs as the trace names. */
 static struct device {
-	char *name;    /* "GPU-uuid (name)", or "pid P device D" */
+	size_t uuid; /* index in uuids, or IDMAP_NONE: the GPU of task's ordinal */
+	size_t task; /* the process (index in procs) whose ordinal it is */
+	int64_t ordinal;
 	int64_t *ends; /* ends of the work running, for the counter */
 	size_t nends, cap;
-	int64_t jpid; /* its PROCESS group's pid: -2 - index */
-} devices[MAX_DEVICES];
+	size_t proc; /* its index in procs */
+} * devices;
 static size_t ndevices;
-static struct cut_idmap *uuid_ids; /* (pid, ordinal) -> index in uuids */
-static char **uuids;
-static size_t nuuids;
-static struct cut_idmap *subs;       /* (pid, corr) -> index in sub_at: submitting calls */
+/* (-1, index in uuids) of a GPU named by uuid, (proc, ordinal) of one that is not -> index
+ * in devices. */
+static struct cut_idmap *device_ids;
+static struct cut_idmap *uuid_ids; /* (proc, ordinal) -> index in uuids, from device records */
+static struct cut_strtab *uuids, *uuid_labels; /* uuids; the first "uuid (name)" of each */
+static size_t *uuid_of;                        /* index in uuid_ids -> index in uuids */
+static struct cut_idmap *streams;    /* (proc, stream) -> key of the GPU group of its track */
+static struct cut_idmap *subs;       /* (proc, corr) -> index in sub_at: submitting calls */
 #define MAX_SUBS (1 << 18)           /* of them, the latest kept */
-static struct cut_idmap *stream_ids; /* (pid, handle) -> index in stream_names (NVTX) */
+static struct cut_idmap *stream_ids; /* (proc, handle) -> index in stream_names (NVTX) */
 static char **stream_names;
 static size_t nstream_names;
 static struct sub {
@@ -125,6 +141,45 @@ usage(void)
 	exit(CUT_EXIT_FATAL);
 }
 
+/* The index in procs of (a, b) (see proc_ids), added as p when new. */
+static size_t
+proc_index(int64_t a, int64_t b, struct proc p)
+{
+	bool isnew;
+	size_t i = idmap_put2(proc_ids, a, b, &isnew);
+	if (isnew) {
+		if (!(procs = realloc(procs, (i + 1) * sizeof(*procs))))
+			err(CUT_EXIT_FATAL, "out of memory");
+		procs[i] = p;
+		nprocs = i + 1;
+	}
+	return i;
+}
+
+/* The process of pid on host h. */
+static size_t
+task_of(size_t h, int64_t pid)
+{
+	return proc_index((int64_t)h, pid, (struct proc){.kind = TASK, .host = h, .pid = pid});
+}
+
+/* Whether the process keeps its pid, and its threads their tids, in the output: those of the
+ * first host whose pid is a Linux pid (another host's may be equal, and a viewer would take a
+ * tid kept under a made-up pid for a thread of the process that has that tid's pid). */
+static bool
+keeps_ids(size_t proc)
+{
+	return procs[proc].kind == TASK && procs[proc].host == 0 && procs[proc].pid > 0 &&
+	       procs[proc].pid < SYNTH_ID;
+}
+
+/* The thread's "tid" in the output, where one is given without a track of its own. */
+static int64_t
+out_tid(size_t proc, int64_t tid, int64_t jpid)
+{
+	return keeps_ids(proc) && tid > 0 && tid < SYNTH_ID ? tid : jpid;
+}
+
 /* The group of this kind for pid and key, created when absent if create is set. */
 static struct group *
 group_find(enum kind kind, int64_t pid, int64_t key, bool create)
@@ -143,7 +198,7 @@ group_find(enum kind kind, int64_t pid, int64_t key, bool create)
 	*g = (struct group){.kind = kind, .pid = pid, .key = key, .file = -1, .order = ngroups};
 	g->rank = -1;
 	if (kind == PROCESS)
-		g->jpid = pid > 0 && pid < SYNTH_ID ? pid : SYNTH_ID + nsynth++;
+		g->jpid = keeps_ids((size_t)pid) ? procs[pid].pid : SYNTH_ID + nsynth++;
 	return kinds[kind].g[i] = groups[ngroups++] = g;
 }
 
@@ -166,7 +221,8 @@ lane_new(struct group *g, bool first)
 	if (!l)
 		err(CUT_EXIT_FATAL, "out of memory");
 	/* A thread of the first host keeps its tid; two hosts' tids may be equal. */
-	l->jtid = first && g->kind == THREAD && g->key > 0 && g->key < SYNTH_ID && g->pid < SYNTH_ID
+	l->jtid = first && g->kind == THREAD && keeps_ids((size_t)g->pid) && g->key > 0 &&
+	                  g->key < SYNTH_ID
 	              ? g->key
 	              : SYNTH_ID + nsynth++;
 	l->file = -1;
@@ -389,18 +445,21 @@ track_name(const struct group *g, const struct group *thread, const struct group
 	case GPU: {
 		/* "pid P stream S", and the name NVTX gave the stream */
 		size_t i = idmap_get2(stream_ids, g->spid, g->stream);
-		const char *host = nhosts > 1 ? hosts[HOST_OF(g->spid)] : "";
-		len = snprintf(s, n, "pid %lld%s%s stream 0x%llx%s%s", (long long)REAL_PID(g->spid),
+		const struct proc *sp = &procs[g->spid];
+		const char *host = strtab_len(hosts) > 1 ? strtab_key(hosts, sp->host) : "";
+		len = snprintf(s, n, "pid %lld%s%s stream 0x%llx%s%s", (long long)sp->pid,
 		               *host ? " on " : "", host, (unsigned long long)g->stream,
 		               i != IDMAP_NONE ? ": " : "", i != IDMAP_NONE ? stream_names[i] : "");
 		break;
 	}
 	default: {
 		/* A lane with a made-up id says which thread it belongs to. */
-		bool synth = g->kind == OFFCPU || lane > 0 || g->pid >= SYNTH_ID;
-		const char *name = thread && thread->comm                        ? thread->comm
-		                   : g->key == REAL_PID(g->pid) && process->comm ? process->comm
-		                                                                 : NULL;
+		bool synth = g->kind == OFFCPU || lane > 0 || g->lanes->jtid != g->key;
+		const char *name =
+		    thread && thread->comm ? thread->comm
+		    : procs[g->pid].kind == TASK && g->key == procs[g->pid].pid && process->comm
+		        ? process->comm
+		        : NULL;
 		if (!name)
 			len = snprintf(s, n, "tid %lld", (long long)g->key);
 		else if (synth)
@@ -453,7 +512,7 @@ ends_pop(struct device *d)
 static void
 busy_value(struct device *d, int64_t ts)
 {
-	struct group *p = group_get(PROCESS, d->jpid, 0);
+	struct group *p = group_get(PROCESS, (int64_t)d->proc, 0);
 	begin("C", "GPU work running", p->jpid, p->jpid, ts);
 	buf_adds(&b, ",\"args\":{\"work\":");
 	buf_addi64(&b, (int64_t)d->nends);
@@ -497,17 +556,29 @@ static void
 process_name(const struct group *g, char *s, size_t n)
 {
 	char base[300];
-	const char *host = hosts && HOST_OF(g->pid) < nhosts ? hosts[HOST_OF(g->pid)] : "";
+	const struct proc *pr = &procs[g->pid];
+	const char *host = pr->kind != DEVICE ? strtab_key(hosts, pr->host) : "";
+	if (pr->kind == DEVICE) {
+		const struct device *d = &devices[pr->device];
+		const struct proc *t = &procs[d->task];
+		const char *th = strtab_len(hosts) > 1 ? strtab_key(hosts, t->host) : "";
+		if (d->uuid != IDMAP_NONE)
+			snprintf(s, n, "GPU %s", strtab_key(uuid_labels, d->uuid));
+		else
+			snprintf(s, n, "GPU pid %lld%s%s device %lld", (long long)t->pid,
+			         *th ? " on " : "", th, (long long)d->ordinal);
+		return;
+	}
 	if (g->comm)
 		snprintf(base, sizeof(base), "%s", g->comm);
-	else if (g->pid < 0)
+	else if (pr->kind == INTERRUPTS)
 		snprintf(base, sizeof(base), "interrupts");
 	else
-		snprintf(base, sizeof(base), "pid %lld", (long long)REAL_PID(g->pid));
+		snprintf(base, sizeof(base), "pid %lld", (long long)pr->pid);
 	if (g->rank >= 0)
 		snprintf(s, n, "rank %lld%s%s: %s", (long long)g->rank, *host ? " on " : "", host,
 		         base);
-	else if (nhosts > 1 && *host && !IS_GPU_PID(g->pid))
+	else if (strtab_len(hosts) > 1 && *host)
 		snprintf(s, n, "%s on %s", base, host);
 	else
 		snprintf(s, n, "%s", base);
@@ -527,7 +598,7 @@ close_file(void)
 			metadata("process_name", g->jpid, g->jpid, name, 0);
 			if (g->rank >= 0)
 				metadata("process_sort_index", g->jpid, g->jpid, NULL, g->rank);
-			if (IS_GPU_PID(g->pid)) /* its counter's track */
+			if (procs[g->pid].kind == DEVICE) /* its counter's track */
 				metadata("thread_name", g->jpid, g->jpid, "GPU work running", 0);
 		}
 		if (!g->lanes)
@@ -725,16 +796,21 @@ meta(const struct cut_event *ev)
 	if (k == CUT_META_LOST)
 		lost(ev, &m.lost);
 	if (k == CUT_META_DEVICE && m.device.uuid) {
+		/* The first record of a process's ordinal holds; a uuid keeps the label it was
+		 * first given. */
 		bool isnew;
 		size_t i = idmap_put2(uuid_ids, ev->pid, m.device.device, &isnew);
 		if (isnew) {
 			char u[512];
+			size_t n = strtab_len(uuids);
 			snprintf(u, sizeof(u), m.device.name ? "%s (%s)" : "%s", m.device.uuid,
 			         m.device.name);
-			if (!(uuids = realloc(uuids, (i + 1) * sizeof(*uuids))) ||
-			    !(uuids[i] = strdup(u)))
+			size_t j = strtab_intern(uuids, m.device.uuid);
+			if (j == n)
+				strtab_intern(uuid_labels, u);
+			if (!(uuid_of = realloc(uuid_of, (i + 1) * sizeof(*uuid_of))))
 				err(CUT_EXIT_FATAL, "out of memory");
-			nuuids = i + 1;
+			uuid_of[i] = j;
 		}
 	}
 	if (k == CUT_META_SYMBOL && m.symbol.kind && strcmp(m.symbol.kind, "stream") == 0 &&
@@ -765,38 +841,28 @@ meta(const struct cut_event *ev)
 	cut_meta_release(&m);
 }
 
-/* The GPU a piece of work ran on: by uuid when the process's device record named it. */
+/* The GPU a piece of work of process proc ran on: by uuid when the process's device record
+ * named it, else the process's own. */
 static struct device *
-device_of(int64_t pid, int64_t ordinal)
+device_of(size_t proc, int64_t ordinal)
 {
-	char name[512];
-	size_t u = idmap_get2(uuid_ids, pid, ordinal);
-	if (u != IDMAP_NONE)
-		snprintf(name, sizeof(name), "%s", uuids[u]);
-	else
-		snprintf(name, sizeof(name), "pid %lld%s%s device %lld", (long long)REAL_PID(pid),
-		         HOST_OF(pid) ? " on " : "", HOST_OF(pid) ? hosts[HOST_OF(pid)] : "",
-		         (long long)ordinal);
-	size_t i;
-	for (i = 0; i < ndevices; i++)
-		if (strcmp(devices[i].name, name) == 0)
-			break;
-	if (i == ndevices) {
-		if (ndevices == MAX_DEVICES)
-			i = 0; /* cannot happen short of made-up input: share the first */
-		else if (!(devices[ndevices].name = strdup(name)))
-			err(CUT_EXIT_FATAL, "out of memory");
-		else {
-			devices[i].jpid = -2 - (int64_t)i;
-			struct group *p = group_get(PROCESS, devices[i].jpid, 0);
-			char label[600];
-			snprintf(label, sizeof(label), "GPU %s", name);
-			if (!(p->comm = strdup(label)))
-				err(CUT_EXIT_FATAL, "out of memory");
-			ndevices++;
-		}
-	}
-	return &devices[i];
+	size_t u = idmap_get2(uuid_ids, (int64_t)proc, ordinal);
+	bool isnew;
+	size_t i = u != IDMAP_NONE ? idmap_put2(device_ids, -1, (int64_t)uuid_of[u], &isnew)
+	                           : idmap_put2(device_ids, (int64_t)proc, ordinal, &isnew);
+	if (!isnew)
+		return &devices[i];
+	if (!(devices = realloc(devices, (i + 1) * sizeof(*devices))))
+		err(CUT_EXIT_FATAL, "out of memory");
+	ndevices = i + 1;
+	struct device *d = &devices[i];
+	*d = (struct device){
+	    .uuid = u != IDMAP_NONE ? uuid_of[u] : IDMAP_NONE,
+	    .task = proc,
+	    .ordinal = ordinal,
+	    .proc = proc_index(-1, (int64_t)i, (struct proc){.kind = DEVICE, .device = i})};
+	group_get(PROCESS, (int64_t)d->proc, 0);
+	return d;
 }
 
 /* The count of work running on d, as a counter track: ends up to ts first, then the start;
@@ -852,10 +918,10 @@ gpu_work(const struct cut_event *ev)
 	int64_t ordinal = -1, stream = 0, corr;
 	cut_args_int(ev->args, "device", &ordinal);
 	cut_args_int(ev->args, "stream", &stream);
-	struct device *d = device_of(ev->pid, ordinal);
-	/* One track per process and stream: key mixes them (pids stay below 2^22). */
-	int64_t key = (int64_t)(((uint64_t)stream << 22) ^ (uint64_t)ev->pid);
-	struct group *g = group_get(GPU, d->jpid, key);
+	struct device *d = device_of((size_t)ev->pid, ordinal);
+	/* One track per process and stream on the GPU. */
+	int64_t key = (int64_t)idmap_put2(streams, ev->pid, stream, NULL);
+	struct group *g = group_get(GPU, (int64_t)d->proc, key);
 	g->spid = ev->pid;
 	g->stream = stream;
 	slice(g, ev);
@@ -892,7 +958,8 @@ startend_range(const struct cut_event *ev)
 	/* the domain as a second category: "nvtx,train" */
 	if (cut_args_str(ev->args, "domain", cat + 5, sizeof(cat) - 5) > 0)
 		cat[4] = ',';
-	begin("b", ev->name, p->jpid, ev->tid, ev->ts);
+	int64_t jtid = out_tid((size_t)ev->pid, ev->tid, p->jpid);
+	begin("b", ev->name, p->jpid, jtid, ev->ts);
 	buf_adds(&b, ",\"cat\":");
 	buf_addjstr(&b, cat, strlen(cat));
 	buf_adds(&b, ",\"id\":");
@@ -902,7 +969,7 @@ startend_range(const struct cut_event *ev)
 		buf_adds(&b, ev->args);
 	}
 	end();
-	begin("e", ev->name, p->jpid, ev->tid, cut_event_end(ev));
+	begin("e", ev->name, p->jpid, jtid, cut_event_end(ev));
 	buf_adds(&b, ",\"cat\":");
 	buf_addjstr(&b, cat, strlen(cat));
 	buf_adds(&b, ",\"id\":");
@@ -943,13 +1010,7 @@ struct head {
 static size_t
 host_index(const char *h)
 {
-	for (size_t i = 0; i < nhosts; i++)
-		if (strcmp(hosts[i], h) == 0)
-			return i;
-	if (!(hosts = realloc(hosts, (nhosts + 1) * sizeof(*hosts))) ||
-	    !(hosts[nhosts] = strdup(h)))
-		err(CUT_EXIT_FATAL, "out of memory");
-	return nhosts++;
+	return strtab_intern(hosts, h);
 }
 
 /* Reads src's next event into the heap; false at its end (or when it must stop). */
@@ -995,6 +1056,32 @@ event_host(struct input *src, const struct cut_event *ev)
 	return src->env_index;
 }
 
+/* Refuses an input named twice (standard input, or one file under two names), as cutmerge
+ * does: the inputs are read at once, so two readers of one pipe would split it between them,
+ * and a file read twice would draw each event twice. */
+static void
+check_inputs(int argc, char *argv[])
+{
+	struct stat *st = calloc((size_t)argc + 1, sizeof(*st));
+	bool *known = calloc((size_t)argc + 1, sizeof(*known));
+	if (!st || !known)
+		err(CUT_EXIT_FATAL, "out of memory");
+	for (int i = 0; i < argc; i++) {
+		bool in = strcmp(argv[i], "-") == 0;
+		known[i] = in ? fstat(0, &st[i]) == 0 : stat(argv[i], &st[i]) == 0;
+		for (int j = 0; j < i; j++) {
+			bool same = in && strcmp(argv[j], "-") == 0;
+			same |= known[i] && known[j] && st[i].st_dev == st[j].st_dev &&
+			        st[i].st_ino == st[j].st_ino && !S_ISDIR(st[i].st_mode);
+			if (same)
+				errx(CUT_EXIT_FATAL, "%s and %s are the same input: name each once",
+				     cut_esc(argv[j]), cut_esc(argv[i]));
+		}
+	}
+	free(st);
+	free(known);
+}
+
 /* One event of src; false when the output stops here (a limit without -o). */
 static bool
 event(struct input *src, struct cut_event *ev)
@@ -1014,7 +1101,9 @@ event(struct input *src, struct cut_event *ev)
 		src->host = host_index("");
 		src->headed = true;
 	}
-	ev->pid = HOST_PID(event_host(src, ev), ev->pid);
+	/* From here on an event's pid is its process's index in procs. */
+	size_t host = event_host(src, ev);
+	ev->pid = (int64_t)task_of(host, ev->pid);
 	if (ev->layer == CUT_META) {
 		meta(ev);
 		return true;
@@ -1036,7 +1125,12 @@ event(struct input *src, struct cut_event *ev)
 	switch (ev->layer) {
 	case CUT_IRQ:
 		cut_args_int(ev->args, "cpu", &cpu);
-		slice(group_get(IRQ, -1 - (int64_t)(HOST_OF(ev->pid) << 32), cpu), ev);
+		slice(
+		    group_get(IRQ,
+		              (int64_t)proc_index(-2 - (int64_t)host, 0,
+		                                  (struct proc){.kind = INTERRUPTS, .host = host}),
+		              cpu),
+		    ev);
 		break;
 	case CUT_SCHED: slice(group_get(OFFCPU, ev->pid, ev->tid), ev); break;
 	case CUT_GPU: gpu_work(ev); break;
@@ -1082,9 +1176,16 @@ main(int argc, char *argv[])
 	}
 	argc -= optind;
 	argv += optind;
+	check_inputs(argc, argv);
 
 	out = stdout;
 	allocs = idmap_new();
+	hosts = strtab_new();
+	proc_ids = idmap_new();
+	device_ids = idmap_new();
+	streams = idmap_new();
+	uuids = strtab_new();
+	uuid_labels = strtab_new();
 	uuid_ids = idmap_new();
 	subs = idmap_new();
 	stream_ids = idmap_new();
@@ -1104,7 +1205,7 @@ main(int argc, char *argv[])
 	heap_init(&heads, sizeof(struct head));
 	for (int i = 0; i < n; i++) {
 		if (!(in[i].r = cut_reader_open(argc ? argv[i] : NULL, 0))) {
-			warn("%s", argc ? argv[i] : "<stdin>");
+			warn("%s", argc ? cut_esc(argv[i]) : "<stdin>");
 			status = CUT_EXIT_LOST;
 			continue;
 		}
