@@ -401,7 +401,7 @@ begin(const char *ph, const char *name, int64_t jpid, int64_t jtid, int64_t ts)
 static void
 write_failed(void)
 {
-	err(CUT_EXIT_FATAL, "write error on %s", prefix ? out_name : "standard output");
+	err(CUT_EXIT_FATAL, "write error on %s", prefix ? cut_esc(out_name) : "standard output");
 }
 
 static void
@@ -418,7 +418,9 @@ static void
 open_file(void)
 {
 	if (prefix) {
-		snprintf(out_name, sizeof(out_name), "%s-%03d.json", prefix, nfile + 1);
+		if ((size_t)snprintf(out_name, sizeof(out_name), "%s-%03d.json", prefix,
+		                     nfile + 1) >= sizeof(out_name)) /* never a name cut short */
+			errx(CUT_EXIT_FATAL, "-o: %s: %s", cut_esc(prefix), strerror(ENAMETOOLONG));
 		/* A fresh file, renamed into place when complete: never through a link (a
 		 * shared directory), 0644 whatever the umask. */
 		if (!(out = outfile_open(out_name)) && errno == ELOOP)

@@ -8,15 +8,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "args.h"
 #include "cut.h"
 #include "event.h"
+#include "idmap.h"
 #include "outfile.h"
 #include "pb.h"
 #include "reader.h"
 #include "strtab.h"
+#include "text.h"
 
 /* Field numbers of protos/perfetto/trace/perfetto_trace.proto (google/perfetto; a copy is in
  * tests/fixtures/perfetto), by message, then the enum values used. */
@@ -76,6 +79,10 @@ enum {
  * either of which may come first. */
 #define FLOW_SHIFT 20
 #define GPU_FLOW (1ULL << 63)
+/* Linux pids and tids stay below PID_MAX_LIMIT; the format's are any 64-bit value, and
+ * ProcessDescriptor's pid is an int32: the ids written from here up are made up, and the
+ * track says the real one in its name. */
+#define SYNTH_ID (1 << 22)
 
 /* A machine: one host and boot, one clock, one packet sequence with its own interning. */
 struct machine {
@@ -128,9 +135,13 @@ struct group {
 	size_t nspill, spillcap, nlanes;
 	char *name, *nvtx, *cmdline; /* comm or device name; NVTX thread or stream name; command
 	                                line, or a GPU's uuid */
-	int64_t rank;  /* PROCESS: -1 outside a distributed job; DEVICE: its ordinal */
-	int64_t value; /* PROCESS: bytes allocated; DEVICE: work in flight; STREAM: its handle;
-	                  ALLOC: its bytes */
+	int64_t rank;       /* PROCESS: -1 outside a distributed job; DEVICE: its ordinal */
+	int64_t out;        /* PROCESS, THREAD: the pid, tid written (see SYNTH_ID) */
+	bool nostream;      /* STREAM: work without a stream */
+	struct group *same; /* SNAME: the process's tracks of its stream, one per GPU; STREAM:
+	                       the next of them */
+	int64_t value;      /* PROCESS: bytes allocated; DEVICE: work in flight; STREAM: its handle;
+	                       ALLOC: its bytes */
 };
 
 /* One input file: its machine, from its header. */
@@ -170,6 +181,8 @@ static struct {
 	struct hent *heap;
 	size_t nheap, heapcap;
 	struct cut_strtab *strs, *gpus; /* interned strings; GPUs' uuids */
+	struct cut_idmap *streams;      /* (GPU track, handle) -> key of a STREAM group */
+	int64_t nsynth;                 /* ids made up so far */
 	struct islot cache[1 << ICACHE_BITS];
 	uint64_t uuids, serials;
 	enum kind place[CUT_NLAYERS];
@@ -426,14 +439,22 @@ group_get(enum kind kind, struct machine *m, int64_t pid, int64_t key, struct gr
 	if (kind == ALLOC || kind == DEVREF || kind == SNAME)
 		return x;
 	x->uuid = ++g.uuids;
-	if (kind == DEVICE && pid < 0)
-		return x; /* described once its device record is read */
+	if ((kind == DEVICE && pid < 0) || kind == STREAM)
+		return x; /* described once its device record is read; by stream_of */
 	if (!parent && (kind == THREAD || kind == ASYNC || (kind == DEVICE && pid >= 0)))
 		x->parent = group_get(PROCESS, m, pid, 0, NULL, 0);
 	else if (!parent && kind == OFFCPU)
 		x->parent = group_get(THREAD, m, pid, key, NULL, 0);
 	else if (!parent && kind == IRQCPU)
 		x->parent = group_get(IRQS, m, 0, 0, NULL, 0);
+	/* A process keeps a Linux pid, and its threads their tids: trace processor keys them by
+	 * machine, pid and tid. A thread of a process with a made-up pid gets one too, or it
+	 * would be taken for the thread of that tid in the process of the tid's pid. */
+	if (kind == PROCESS)
+		x->out = pid > 0 && pid < SYNTH_ID ? pid : SYNTH_ID + g.nsynth++;
+	else if (kind == THREAD)
+		x->out = x->parent->out == pid && key > 0 && key < SYNTH_ID ? key
+		                                                            : SYNTH_ID + g.nsynth++;
 	describe(x);
 	return x;
 }
@@ -462,11 +483,11 @@ track_name(const struct group *x, char *s, size_t n)
 		char pid[32] = "";
 		if (x->parent->pid < 0) /* a GPU shared by processes */
 			snprintf(pid, sizeof(pid), "pid %lld ", (long long)x->pid);
-		if (x->nvtx && x->value >= 0)
+		if (x->nostream)
+			snprintf(s, n, "%sno stream", pid);
+		else if (x->nvtx)
 			snprintf(s, n, "%s%s (stream 0x%llx)", pid, x->nvtx,
 			         (unsigned long long)x->value);
-		else if (x->value < 0)
-			snprintf(s, n, "%sno stream", pid);
 		else
 			snprintf(s, n, "%sstream 0x%llx", pid, (unsigned long long)x->value);
 		break;
@@ -487,6 +508,16 @@ track_name(const struct group *x, char *s, size_t n)
 	case THREAD: snprintf(s, n, "tid %lld", (long long)x->key); break;
 	default: snprintf(s, n, "pid %lld", (long long)x->pid);
 	}
+}
+
+/* Adds a real id to a name (of size n) whose track has a made-up one: "name (pid N)", or
+ * "pid N" alone. */
+static void
+real_id(char *name, size_t n, const char *what, int64_t id)
+{
+	size_t len = strlen(name);
+	snprintf(name + len, n - len, "%s%s %lld%s", len ? " (" : "", what, (long long)id,
+	         len ? ")" : "");
 }
 
 /* Writes x's TrackDescriptor; again after a rename (a later one wins). The processes of a
@@ -511,24 +542,31 @@ describe(struct group *x)
 	switch (x->kind) {
 	case PROCESS:
 		p = pb_nest(&g.out, TRACK_PROCESS);
-		pb_field(&g.out, PROCESS_PID, (uint64_t)x->pid);
+		pb_field(&g.out, PROCESS_PID, (uint64_t)x->out);
 		if (x->cmdline)
 			pb_string(&g.out, PROCESS_CMDLINE, x->cmdline);
 		if (x->rank >= 0)
 			snprintf(name, sizeof(name), "rank %lld%s%s%s", (long long)x->rank,
 			         *x->m->host ? " (" : "", x->m->host, *x->m->host ? ")" : "");
-		if (x->rank >= 0 || x->name)
-			pb_string(&g.out, PROCESS_NAME, x->rank >= 0 ? name : x->name);
+		else
+			snprintf(name, sizeof(name), "%s", x->name ? x->name : "");
+		if (x->out != x->pid) /* a made-up pid: the real one in the name */
+			real_id(name, sizeof(name), "pid", x->pid);
+		if (*name || x->rank >= 0 || x->name)
+			pb_string(&g.out, PROCESS_NAME, name);
 		pb_nest_end(&g.out, p);
 		if (x->rank >= 0)
 			pb_field(&g.out, TRACK_ORDER_RANK, (uint64_t)(int32_t)x->rank);
 		break;
 	case THREAD:
 		p = pb_nest(&g.out, TRACK_THREAD);
-		pb_field(&g.out, THREAD_PID, (uint64_t)x->pid);
-		pb_field(&g.out, THREAD_TID, (uint64_t)x->key);
-		if (x->nvtx || x->name)
-			pb_string(&g.out, THREAD_NAME, x->nvtx ? x->nvtx : x->name);
+		pb_field(&g.out, THREAD_PID, (uint64_t)x->parent->out);
+		pb_field(&g.out, THREAD_TID, (uint64_t)x->out);
+		snprintf(name, sizeof(name), "%s", x->nvtx ? x->nvtx : x->name ? x->name : "");
+		if (x->out != x->key)
+			real_id(name, sizeof(name), "tid", x->key);
+		if (*name || x->nvtx || x->name)
+			pb_string(&g.out, THREAD_NAME, name);
 		pb_nest_end(&g.out, p);
 		break;
 	default:
@@ -884,9 +922,7 @@ slice(struct machine *m, struct group *x, const struct cut_event *ev, struct gro
 	pb_field(&g.out, EVENT_TRACK_UUID, l->uuid);
 	pb_field(&g.out, EVENT_CATEGORY_IIDS, cat);
 	pb_field(&g.out, EVENT_NAME_IID, name);
-	pb_need(&g.out, g.ann.len);
-	memcpy(g.out.s + g.out.len, g.ann.s, g.ann.len);
-	g.out.len += g.ann.len;
+	pb_append(&g.out, &g.ann);
 	if (layer == g.ioctl_layer && (a = enclosing_api(x, ev, end)) &&
 	    a->nflow + 1 < 1u << FLOW_SHIFT)
 		pb_fixed64(&g.out, EVENT_FLOW_IDS, a->serial << FLOW_SHIFT | ++a->nflow);
@@ -932,9 +968,7 @@ lost(struct input *in, struct machine *m, const struct cut_event *ev)
 	pb_field(&g.out, EVENT_TRACK_UUID, p->uuid);
 	pb_field(&g.out, EVENT_CATEGORY_IIDS, cat);
 	pb_field(&g.out, EVENT_NAME_IID, name_iid);
-	pb_need(&g.out, g.ann.len);
-	memcpy(g.out.s + g.out.len, g.ann.s, g.ann.len);
-	g.out.len += g.ann.len;
+	pb_append(&g.out, &g.ann);
 	pb_nest_end(&g.out, e);
 	packet_end(at);
 }
@@ -962,21 +996,30 @@ device_of(struct machine *m, int64_t pid, int64_t ordinal)
 	return r ? r->parent : group_get(DEVICE, m, pid, ordinal, NULL, 0);
 }
 
-/* The track of a process's stream on GPU d, named as NVTX named the stream. */
+/* The track of a process's stream on GPU d (has: the work named one), named as NVTX named the
+ * stream. */
 static struct group *
-stream_of(struct machine *m, struct group *d, int64_t pid, int64_t stream)
+stream_of(struct machine *m, struct group *d, int64_t pid, bool has, int64_t stream)
 {
-	int64_t key = (int64_t)hash_key(STREAM, NULL, (int64_t)d->uuid, stream);
+	/* key: the GPU's track and the handle, by a map (no two share one); work without a
+	 * stream apart from any handle */
+	int64_t key = (int64_t)idmap_put2(g.streams, has ? (int64_t)d->uuid : -(int64_t)d->uuid,
+	                                  has ? stream : 0, NULL);
 	if (g.ngroups >= g.ntab)
 		tab_grow();
 	struct group *x = *group_slot(STREAM, m, pid, key), *n;
 	if (x)
 		return x;
 	x = group_get(STREAM, m, pid, key, d, stream);
-	if ((n = *group_slot(SNAME, m, pid, stream))) {
-		x->nvtx = xstrdup(n->nvtx);
-		describe(x);
+	x->nostream = !has;
+	if (has) {
+		n = group_get(SNAME, m, pid, stream, NULL, 0);
+		x->same = n->same;
+		n->same = x;
+		if (n->nvtx)
+			x->nvtx = xstrdup(n->nvtx);
 	}
+	describe(x);
 	return x;
 }
 
@@ -991,15 +1034,13 @@ stream_name(struct machine *m, const struct cut_event *ev)
 	    cut_args_int(ev->args, "handle", &handle) ||
 	    cut_args_str(ev->args, "name", name, sizeof(name)) < 1)
 		return;
-	for (size_t i = 0; i < g.ntab; i++)
-		for (struct group *x = g.tab[i]; x; x = x->hnext)
-			if (x->kind == STREAM && x->m == m && x->pid == ev->pid &&
-			    x->value == handle && (!x->nvtx || strcmp(x->nvtx, name) != 0)) {
-				free(x->nvtx);
-				x->nvtx = xstrdup(name);
-				describe(x);
-			}
 	struct group *n = group_get(SNAME, m, ev->pid, handle, NULL, 0);
+	for (struct group *x = n->same; x; x = x->same)
+		if (!x->nvtx || strcmp(x->nvtx, name) != 0) {
+			free(x->nvtx);
+			x->nvtx = xstrdup(name);
+			describe(x);
+		}
 	free(n->nvtx);
 	n->nvtx = xstrdup(name);
 }
@@ -1123,7 +1164,8 @@ event(struct input *in, const struct cut_event *ev)
 	if (ev->ts > in->last)
 		in->last = ev->ts;
 	drain(ev->ts);
-	int64_t dev = 0, stream = -1, cpu = -1;
+	int64_t dev = 0, stream = 0, cpu = -1;
+	bool has_stream;
 	struct group *d;
 	switch (g.place[ev->layer]) {
 	case OFFCPU: slice(m, group_get(OFFCPU, m, ev->pid, ev->tid, NULL, 0), ev, NULL); break;
@@ -1133,9 +1175,9 @@ event(struct input *in, const struct cut_event *ev)
 		break;
 	case STREAM:
 		cut_args_int(ev->args, "device", &dev);
-		cut_args_int(ev->args, "stream", &stream);
+		has_stream = cut_args_int(ev->args, "stream", &stream) == 0;
 		d = device_of(m, ev->pid, dev);
-		slice(m, stream_of(m, d, ev->pid, stream), ev, d);
+		slice(m, stream_of(m, d, ev->pid, has_stream, stream), ev, d);
 		break;
 	default:
 		if ((int)ev->layer == g.nvtx_layer && (ev->has & CUT_HAS_DUR) && ev->cat &&
@@ -1145,6 +1187,30 @@ event(struct input *in, const struct cut_event *ev)
 		}
 		slice(m, group_get(THREAD, m, ev->pid, ev->tid, NULL, 0), ev, NULL);
 	}
+}
+
+/* Refuses an input named twice (standard input, or one file under two names), as cutmerge
+ * does: the second reading of a pipe would find it empty, that of a file draw its events
+ * twice. */
+static void
+check_inputs(int argc, char *argv[])
+{
+	struct stat *st = xcalloc((size_t)argc + 1, sizeof(*st));
+	bool *known = xcalloc((size_t)argc + 1, sizeof(*known));
+	for (int i = 0; i < argc; i++) {
+		bool in = strcmp(argv[i], "-") == 0;
+		known[i] = in ? fstat(0, &st[i]) == 0 : stat(argv[i], &st[i]) == 0;
+		for (int j = 0; j < i; j++) {
+			bool same = in && strcmp(argv[j], "-") == 0;
+			same |= known[i] && known[j] && st[i].st_dev == st[j].st_dev &&
+			        st[i].st_ino == st[j].st_ino && !S_ISDIR(st[i].st_mode);
+			if (same)
+				errx(CUT_EXIT_FATAL, "%s and %s are the same input: name each once",
+				     cut_esc(argv[j]), cut_esc(argv[i]));
+		}
+	}
+	free(st);
+	free(known);
 }
 
 int
@@ -1169,14 +1235,15 @@ main(int argc, char *argv[])
 	}
 	argc -= optind;
 	argv += optind;
+	check_inputs(argc, argv);
 
 	if (path) {
 		/* A fresh file, renamed into place when complete: never through a link. */
 		if (!(g.f = outfile_open(path)) && errno == ELOOP)
-			errx(CUT_EXIT_FATAL, "%s: a symbolic link: not followed", path);
+			errx(CUT_EXIT_FATAL, "%s: a symbolic link: not followed", cut_esc(path));
 		if (!g.f)
-			err(CUT_EXIT_FATAL, "%s", path);
-		g.path = path;
+			err(CUT_EXIT_FATAL, "%s", cut_esc(path));
+		g.path = xstrdup(cut_esc(path)); /* (cut_esc reuses its buffers) */
 	} else {
 		if (isatty(STDOUT_FILENO))
 			errx(CUT_EXIT_FATAL,
@@ -1213,12 +1280,13 @@ main(int argc, char *argv[])
 	                          .key = annotation_iid};
 	g.strs = strtab_new();
 	g.gpus = strtab_new();
+	g.streams = idmap_new();
 	tab_grow();
 
 	for (int i = 0; i < (argc ? argc : 1) && rc >= 0; i++) {
 		struct input in = {.last = INT64_MIN};
 		if (!(in.r = cut_reader_open(argc ? argv[i] : NULL, 0))) {
-			warn("%s", argc ? argv[i] : "<stdin>");
+			warn("%s", argc ? cut_esc(argv[i]) : "<stdin>");
 			status = CUT_EXIT_LOST;
 			continue;
 		}
@@ -1237,6 +1305,6 @@ main(int argc, char *argv[])
 	drain(INT64_MAX);
 	flush();
 	if (path && outfile_commit(g.f))
-		err(CUT_EXIT_FATAL, "write error on %s", path);
+		err(CUT_EXIT_FATAL, "write error on %s", g.path);
 	return path ? status : cut_finish_output(status);
 }

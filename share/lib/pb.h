@@ -81,10 +81,13 @@ pb_nest_end(struct cut_pb *b, size_t at)
 		pb_nest_end_long(b, at);
 }
 
-/* Appends the bytes of m (an encoded message's fields) to b. */
+/* Appends the bytes of m (an encoded message's fields) to b; m may be empty, never written
+ * (its s NULL). */
 static inline void
 pb_append(struct cut_pb *b, const struct cut_pb *m)
 {
+	if (!m->len)
+		return;
 	pb_need(b, m->len);
 	memcpy(b->s + b->len, m->s, m->len);
 	b->len += m->len;

@@ -54,4 +54,39 @@ for args in "- -" "/dev/stdin -" "$tmp/one.jsonl $tmp/../$(basename "$tmp")/one.
 	grep -q 'are the same input: name each once' "$tmp/err" || bad "cutchrome $args: $(cat "$tmp/err")"
 	[ -s "$tmp/out" ] && bad "cutchrome $args: wrote output"
 done
+
+# cutperfetto: the same traces, decoded by protoc and checked against their input by
+# visualize-perfetto-check.py (which reads a made-up id's real one from its track's name):
+# pids out of ProcessDescriptor's int32 were written cut to 32 bits, 4294967303 as 7, the
+# process of pid 7. A stream named through NVTX after its work ran on two GPUs: both tracks
+# renamed; a stream of handle 0xffffffffffffffff is not work without a stream.
+if command -v protoc >/dev/null; then
+	cat >"$tmp/streams.jsonl" <<'EOF'
+{"ts":1000,"dur":10,"pid":5,"tid":5,"layer":"gpu","name":"k","args":{"device":0,"stream":"0x7"}}
+{"ts":1000,"dur":10,"pid":5,"tid":5,"layer":"gpu","name":"k","args":{"device":1,"stream":"0x7"}}
+{"ts":1000,"dur":10,"pid":5,"tid":5,"layer":"gpu","name":"k","args":{"device":1,"stream":"0xffffffffffffffff"}}
+{"ts":1000,"dur":10,"pid":5,"tid":5,"layer":"gpu","name":"k","args":{"device":1}}
+{"ts":1100,"pid":5,"tid":5,"layer":"meta","name":"symbol","args":{"handle":"0x7","name":"copies","kind":"stream"}}
+EOF
+	for f in tests/cases/cutperfetto/ids/input "$tmp/gpus.jsonl" "$tmp/streams.jsonl"; do
+		cutperfetto "$f" >"$tmp/p.pb" 2>"$tmp/err" || bad "cutperfetto $f: exit $?: $(cat "$tmp/err")"
+		protoc --decode=perfetto.protos.Trace tests/fixtures/perfetto/perfetto_trace.proto \
+			<"$tmp/p.pb" >"$tmp/p.txt" || bad "cutperfetto $f: protoc cannot decode it"
+		python3 tests/scripts/visualize-perfetto-check.py "$tmp/p.txt" "$f" >"$tmp/check" ||
+			bad "cutperfetto $f: $(cat "$tmp/check")"
+	done
+	[ "$(grep -c 'name: "copies (stream 0x7)"' "$tmp/p.txt")" = 2 ] ||
+		bad "cutperfetto: the stream named after its work: $(grep 'name: ".*stream' "$tmp/p.txt")"
+	[ "$(grep -c 'name: "no stream"' "$tmp/p.txt")" = 1 ] ||
+		bad "cutperfetto: stream 0xffffffffffffffff taken for no stream"
+else
+	echo "protoc not installed: cutperfetto's outputs not decoded"
+fi
+for args in "- -" "/dev/stdin -"; do
+	# shellcheck disable=SC2086
+	cutperfetto $args <"$tmp/one.jsonl" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ $rc -eq 2 ] || bad "cutperfetto $args: exit $rc, want 2"
+	grep -q 'are the same input: name each once' "$tmp/err" || bad "cutperfetto $args: $(cat "$tmp/err")"
+done
 exit $fail

@@ -32,6 +32,21 @@ THREAD_LAYERS = {"api", "runtime", "nvtx", "ioctl", "kernel"}
 KNOWN = {"ts", "dur", "host", "rank", "pid", "tid", "layer", "name", "cat", "ret", "id",
          "parent", "pname", "nioctl", "ioctl_ns", "args"}
 HEX = re.compile(r"0x[0-9a-fA-F]{1,16}$")
+# Pids and tids from here up are made up (the real one is out of a Linux pid's range, or of
+# ProcessDescriptor's int32): the track's name ends with the real one, "(pid N)" or "pid N".
+SYNTH_ID = 1 << 22
+REAL_ID = re.compile(r"^(.*?)(?: \((pid|tid) (\d+)\)|^(pid|tid) (\d+))$")
+
+
+def real_id(name, what):
+    """A made-up id's track name: the name without the real id, and the real id."""
+    m = REAL_ID.match(name or "")
+    if not m or (m.group(2) or m.group(4)) != what:
+        bad("a track with a made-up %s is named %r, without the real one" % (what, name))
+        return name, None
+    if m.group(4):
+        return None, int(m.group(5))
+    return m.group(1), int(m.group(3))
 SAME_BOOT_NS = 1000000000
 problems = []
 
@@ -429,15 +444,21 @@ def check(packets, exp, want_overlaps, unsorted):
                 if f in a:
                     out.append((name, t, one(a, f)))
 
+    real_pid = {}  # (sequence, made-up pid) -> the real one, filled below
+
     # Owners of tracks.
     def owner(uuid):
         t = tracks[uuid]
         seq = t["_seq"]
         if "process" in t:
-            return ("process", seq, one(t["process"][0], "pid"))
+            pid = one(t["process"][0], "pid")
+            return ("process", seq, real_pid.get((seq, pid), pid))
         if "thread" in t:
             th = t["thread"][0]
-            return ("thread", seq, one(th, "pid"), one(th, "tid"))
+            pid, tid = one(th, "pid"), one(th, "tid")
+            if tid >= SYNTH_ID:
+                tid = real_id(one(th, "thread_name"), "tid")[1]
+            return ("thread", seq, real_pid.get((seq, pid), pid), tid)
         name = one(t, "name", "")
         par = one(t, "parent_uuid")
         m = re.match(r"(.*) overlap \d+$", name)
@@ -475,6 +496,11 @@ def check(packets, exp, want_overlaps, unsorted):
     for p in packets:
         for td in p.get("track_descriptor", []):
             tracks[one(td, "uuid")].setdefault("_seq", one(p, "trusted_packet_sequence_id"))
+    # Processes with made-up pids: the real ones, from their names.
+    for t in tracks.values():
+        if "process" in t and one(t["process"][0], "pid") >= SYNTH_ID:
+            real_pid[(t["_seq"], one(t["process"][0], "pid"))] = real_id(
+                one(t["process"][0], "process_name"), "pid")[1]
 
     # Slices: a stable sort by time, then a stack per track, as trace processor reads them.
     order.sort(key=lambda x: (x[0], x[1]))
@@ -569,6 +595,8 @@ def check(packets, exp, want_overlaps, unsorted):
             want = ("rank %d (%s)" % (p["rank"], p["host"]) if p.get("host") else
                     "rank %d" % p["rank"]) if "rank" in p else p.get("name")
             got = one(t["process"][0], "process_name")
+            if one(t["process"][0], "pid") >= SYNTH_ID:
+                got = real_id(got, "pid")[0]
             if got != want:
                 bad("process %s named %r, want %r" % (o, got, want))
             if one(t, "sibling_order_rank") != p.get("rank") or (
@@ -578,8 +606,11 @@ def check(packets, exp, want_overlaps, unsorted):
         if o[0] == "thread" and o in exp.names:
             n = exp.names[o]
             want = n.get("name", n.get("comm"))
-            if one(t["thread"][0], "thread_name") != want:
-                bad("thread %s named %r, want %r" % (o, one(t["thread"][0], "thread_name"), want))
+            got = one(t["thread"][0], "thread_name")
+            if one(t["thread"][0], "tid") >= SYNTH_ID:
+                got = real_id(got, "tid")[0]
+            if got != want:
+                bad("thread %s named %r, want %r" % (o, got, want))
         if o[0] == "device" and o in exp.names and exp.names[o] not in one(t, "name"):
             bad("GPU %s named %r, want its name %r" % (o, one(t, "name"), exp.names[o]))
     for kind in ("process", "thread", "offcpu", "device", "stream", "irq", "interrupts", "async"):
