@@ -2,7 +2,6 @@
  * API time by category, call durations and idle gaps, as PNG, SVG or text in the terminal. */
 #include <err.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -21,8 +20,10 @@
 #include "event.h"
 #include "idmap.h"
 #include "meta.h"
+#include "outfile.h"
 #include "reader.h"
 #include "stats.h"
+#include "text.h"
 #include "units.h"
 
 /* Time bins per row. The range doubles as the trace grows, so memory is per row, not per
@@ -1033,14 +1034,18 @@ main(int argc, char *argv[])
 	if (script_only) {
 		fwrite(script, 1, len, stdout);
 	} else {
-		int fd = 1;
+		/* gnuplot draws to its standard output: the terminal or pipe, or with -o a fresh
+		 * file beside the name, renamed to it once gnuplot has succeeded (never through a
+		 * link, 0644 whatever the umask; removed when it fails or a signal ends us). */
+		FILE *f = NULL;
 		fflush(stdout);
-		if (outfile &&
-		    (fd = open(outfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0)
-			err(CUT_EXIT_FATAL, "%s", outfile);
-		run_gnuplot(script, len, fd);
-		if (outfile && close(fd) < 0)
-			err(CUT_EXIT_FATAL, "%s", outfile);
+		if (outfile && !(f = outfile_open(outfile)) && errno == ELOOP)
+			errx(CUT_EXIT_FATAL, "%s: a symbolic link: not followed", cut_esc(outfile));
+		if (outfile && !f)
+			err(CUT_EXIT_FATAL, "%s", cut_esc(outfile));
+		run_gnuplot(script, len, f ? fileno(f) : 1);
+		if (f && outfile_commit(f))
+			err(CUT_EXIT_FATAL, "write error on %s", cut_esc(outfile));
 	}
 	free(script);
 	stats_free(st);
