@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@
 #include "outfile.h"
 #include "reader.h"
 #include "stats.h"
+#include "strtab.h"
 #include "text.h"
 #include "units.h"
 
@@ -33,9 +35,9 @@
 #define DFLOOR 0.5 /* the bottom of their log count axis: half a call */
 #define IDLE CUT_NLAYERS
 #define TMAX ((int64_t)1 << 61)
-/* GPU work has a row per process and stream: its "tid" is below every thread's and name's. */
-#define GPU_ROW(stream) (-16 - (int64_t)((uint64_t)(stream) & ((UINT64_C(1) << 48) - 1)))
-#define GPU_STREAM(tid) ((uint64_t)(-16 - (tid)))
+/* GPU work has a row per process and stream: its "tid" is below every thread's and name's,
+ * -16 - the stream's index in stream_ids. */
+#define GPU_ROW(index) (-16 - (int64_t)(index))
 
 /* Colour classes: the API categories, then the layers but api and meta (in their order),
  * then gap lengths. The categories and layers are named by share/lib (init_classes). */
@@ -73,8 +75,9 @@ static struct {
 /* A chart row (a thread's layer, or its idle gaps), or with layer < 0 a thread's (-1) or
  * process's (-2) name. */
 struct row {
-	int64_t pid, tid;
+	int64_t pid, tid; /* pid: the process's index in procs (-1: other threads) */
 	int layer;
+	uint64_t stream; /* GPU rows: the stream's handle */
 	char *comm;
 	float *t;                            /* NBINS x NCLASS ns, allocated on first use */
 	int64_t from, to;                    /* the span of its events */
@@ -90,7 +93,21 @@ static struct thread_rows {
 	struct row *rows[IDLE + 4];
 } * threads;
 static size_t nthreads;
-static struct cut_idmap *thread_ids; /* (pid, tid) -> index in threads */
+static struct cut_idmap *thread_ids; /* (proc, tid) -> index in threads */
+/* The processes: a pid of a host, or a host's interrupts. Rows key by the index here, never
+ * by the input's pid, which two hosts may share. */
+static struct proc {
+	size_t host; /* index in hosts */
+	int64_t pid; /* -1: the interrupts */
+} * procs;
+static struct cut_idmap *proc_ids;   /* (host, pid) -> index in procs; (-1 - host, 0): irq */
+static struct cut_strtab *hosts;     /* names, "" when unknown */
+static struct cut_idmap *stream_ids; /* (proc, stream handle) -> index, for GPU_ROW */
+static struct {
+	const struct cut_reader *r; /* the input being read, its latest line, its host */
+	uint64_t line;
+	size_t host;
+} input;
 static struct cut_calls *open_calls; /* the top-level API calls, for host gaps */
 static int64_t origin, width, tmin = INT64_MAX, tmax = INT64_MIN, threshold = 10000;
 static int64_t hist[NHIST][CUT_NCATS];
@@ -141,7 +158,7 @@ row_get(int64_t pid, int64_t tid, int layer)
 				row_make(pid, tid, -3);
 				other_threads++;
 			}
-			return row_make(0, OTHER_TID, layer);
+			return row_make(-1, OTHER_TID, layer);
 		}
 	}
 	return row_make(pid, tid, layer);
@@ -246,6 +263,42 @@ class_of(const struct cut_event *ev)
 	return c < 0 ? CUT_CAT_OTHER : c;
 }
 
+/* The index in procs of (a, b) (see proc_ids), added as p when new. */
+static int64_t
+proc_index(int64_t a, int64_t b, struct proc p)
+{
+	bool isnew;
+	size_t i = idmap_put2(proc_ids, a, b, &isnew);
+	if (isnew) {
+		if (!(procs = realloc(procs, (i + 1) * sizeof(*procs))))
+			err(CUT_EXIT_FATAL, "out of memory");
+		procs[i] = p;
+	}
+	return (int64_t)i;
+}
+
+/* The host of an event: its envelope's, else the one its input's header names when the
+ * input starts with one (later headers are other processes' of the same capture, or a
+ * merge's inputs, whose records carry their host). A new input shows as a new reader or a
+ * line not after the last one: each event is a line of its own. */
+static size_t
+host_of(const struct cut_reader *r, const struct cut_event *ev)
+{
+	uint64_t line = cut_reader_line(r);
+	if (r != input.r || line <= input.line) {
+		struct cut_meta m;
+		input.host = strtab_intern(hosts, "");
+		if (ev->layer == CUT_META && cut_meta_kind(ev) == CUT_META_HEADER) {
+			if (cut_meta_read(ev, &m) == CUT_META_HEADER && m.header.host)
+				input.host = strtab_intern(hosts, m.header.host);
+			cut_meta_release(&m);
+		}
+	}
+	input.r = r;
+	input.line = line;
+	return ev->host ? strtab_intern(hosts, ev->host) : input.host;
+}
+
 /* The name of a process (row layer -2) or thread (-1) from its meta record. */
 static void
 name_row(const struct cut_event *ev)
@@ -264,6 +317,7 @@ name_row(const struct cut_event *ev)
 	cut_meta_release(&m);
 }
 
+/* An event whose pid is its process's index in procs. */
 static void
 add_event(const struct cut_event *ev)
 {
@@ -281,10 +335,17 @@ add_event(const struct cut_event *ev)
 	if (ev->layer == CUT_GPU) { /* a row per process and stream, as the device ran it */
 		int64_t stream = 0;
 		cut_args_int(ev->args, "stream", &stream);
-		add_span(row_get(ev->pid, GPU_ROW(stream), CUT_GPU), class_of(ev), ts, end);
+		r = row_get(ev->pid, GPU_ROW(idmap_put2(stream_ids, ev->pid, stream, NULL)),
+		            CUT_GPU);
+		r->stream = (uint64_t)stream;
+		add_span(r, class_of(ev), ts, end);
 		return;
 	}
-	add_span(row_get(irq ? 0 : ev->pid, irq ? 0 : ev->tid, ev->layer), class_of(ev), ts, end);
+	int64_t irqs = irq ? proc_index(-1 - (int64_t)procs[ev->pid].host, 0,
+	                                (struct proc){.host = procs[ev->pid].host, .pid = -1})
+	                   : 0;
+	add_span(row_get(irq ? irqs : ev->pid, irq ? 0 : ev->tid, ev->layer), class_of(ev), ts,
+	         end);
 	if (ev->layer != CUT_API || !(ev->has & CUT_HAS_DUR))
 		return;
 	int h = ev->dur < 10 ? 0 : (int)(4 * log10((double)ev->dur)) - 4;
@@ -314,13 +375,29 @@ add_event(const struct cut_event *ev)
 	r->last = r->prev_end;
 }
 
+/* Where a row's process sorts: by pid, those of pid 0, the interrupts and the other
+ * threads last. */
+static int64_t
+pid_order(const struct row *r)
+{
+	return r->pid < 0 || procs[r->pid].pid <= 0 ? INT64_MAX : procs[r->pid].pid;
+}
+
 static int
 row_order(const void *a, const void *b)
 {
 	const struct row *x = *(struct row *const *)a, *y = *(struct row *const *)b;
-	int64_t px = x->pid ? x->pid : INT64_MAX, py = y->pid ? y->pid : INT64_MAX;
+	int64_t px = pid_order(x), py = pid_order(y);
+	size_t hx = x->pid < 0 ? 0 : procs[x->pid].host, hy = y->pid < 0 ? 0 : procs[y->pid].host;
 	if (px != py)
 		return px < py ? -1 : 1;
+	if (hx != hy)
+		return hx < hy ? -1 : 1;
+	if (x->pid != y->pid) /* (a host's pid 0 and its interrupts) */
+		return x->pid < y->pid ? -1 : 1;
+	if (x->layer == CUT_GPU && y->layer == CUT_GPU && x->tid <= -16 && y->tid <= -16 &&
+	    x->stream != y->stream) /* streams by handle, the highest first */
+		return x->stream > y->stream ? -1 : 1;
 	if (x->tid != y->tid)
 		return x->tid < y->tid ? -1 : 1;
 	return x->layer - y->layer;
@@ -462,26 +539,32 @@ select_rows(struct row **sel, bool gaps)
 static const char *
 row_label(const struct row *r, char *label, size_t n)
 {
-	struct row *t = row_find(r->pid, r->tid, -1), *p = row_find(r->pid, 0, -2);
-	const char *who = t && t->comm                       ? t->comm
-	                  : r->tid == r->pid && p && p->comm ? p->comm
-	                                                     : "tid";
-	char c[64];
-	clean(who, c, sizeof(c));
-	if (r->tid == OTHER_TID)
+	if (r->tid == OTHER_TID) {
 		snprintf(label, n, "%lld other threads %s", (long long)other_threads,
 		         cut_layer_name(r->layer));
-	else if (r->layer == CUT_IRQ)
-		snprintf(label, n, "interrupts");
+		return label;
+	}
+	struct row *t = row_find(r->pid, r->tid, -1), *p = row_find(r->pid, 0, -2);
+	int64_t pid = procs[r->pid].pid;
+	const char *who = t && t->comm ? t->comm : r->tid == pid && p && p->comm ? p->comm : "tid";
+	char c[64], on[80] = "", h[64];
+	clean(who, c, sizeof(c));
+	if (strtab_len(hosts) > 1) /* " on host" after the id, when hosts may share them */
+		snprintf(on, sizeof(on), " on %s",
+		         clean(strtab_key(hosts, procs[r->pid].host), h, sizeof(h)));
+	if (r->layer == CUT_IRQ)
+		snprintf(label, n, "interrupts%s", on);
 	else if (r->layer == CUT_GPU && r->tid <= -16)
-		snprintf(label, n, "%s %lld GPU stream 0x%llx",
-		         p && p->comm ? clean(p->comm, c, sizeof(c)) : "pid", (long long)r->pid,
-		         (unsigned long long)GPU_STREAM(r->tid));
+		snprintf(label, n, "%s %lld%s GPU stream 0x%llx",
+		         p && p->comm ? clean(p->comm, c, sizeof(c)) : "pid", (long long)pid, on,
+		         (unsigned long long)r->stream);
 	else if (r->layer == IDLE)
-		snprintf(label, n, "%s %lld (%.0f%%%% idle)", c, (long long)r->tid,
-		         100.0 * (double)r->idle / (double)(r->last - r->first));
+		snprintf(label, n, "%s %lld%s (%.0f%%%% idle)", c, (long long)r->tid, on,
+		         r->last > r->first ? 100.0 * (double)r->idle / (double)(r->last - r->first)
+		                            : 0.0);
 	else
-		snprintf(label, n, "%s %lld %s", c, (long long)r->tid, cut_layer_name(r->layer));
+		snprintf(label, n, "%s %lld%s %s", c, (long long)r->tid, on,
+		         cut_layer_name(r->layer));
 	return label;
 }
 
@@ -530,6 +613,8 @@ plot_timeline(FILE *sc, bool gaps, const double frame[4])
 {
 	bool dumb = strcmp(term, "dumb") == 0, used[NCLASS] = {false};
 	struct row **sel = calloc(nrows + 1, sizeof(*sel));
+	if (!sel)
+		err(CUT_EXIT_FATAL, "out of memory");
 	size_t n = select_rows(sel, gaps), lw = 0;
 	char label[160], *tics, note[128], *nt = NULL;
 	const char *what = gaps ? "host idle gaps between driver calls" : "timeline";
@@ -572,6 +657,8 @@ plot_timeline(FILE *sc, bool gaps, const double frame[4])
 	double *sum = malloc(sizeof(double) * NCLASS * (size_t)cols),
 	       x = (double)span / cols / unit;
 	int *nbin = malloc(sizeof(int) * (size_t)cols);
+	if (!sum || !nbin)
+		err(CUT_EXIT_FATAL, "out of memory");
 	char *data[NCLASS];
 	size_t dlen[NCLASS];
 	FILE *ds[NCLASS];
@@ -748,20 +835,27 @@ plot_gpu(FILE *sc, const double frame[4])
 {
 	bool dumb = strcmp(term, "dumb") == 0;
 	chart(sc, "GPU utilisation (layer gpu)", NULL, height_or(dumb ? 24 : 480), frame);
-	int64_t pids[64];
-	size_t np = 0;
+	/* A line per process with GPU work, each GPU row adding its bins to its process's
+	 * columns: linear in the rows, however many processes. */
+	size_t *line_of = malloc((nrows + 1) * sizeof(*line_of)), np = 0;
+	int64_t *pids = malloc((nrows + 1) * sizeof(*pids));
+	struct cut_idmap *lines = idmap_new();
+	if (!line_of || !pids)
+		err(CUT_EXIT_FATAL, "out of memory");
 	for (size_t i = 0; i < nrows; i++) {
 		const struct row *r = rows[i];
+		bool isnew;
 		if (r->layer != CUT_GPU || !r->t)
 			continue;
-		size_t k = 0;
-		while (k < np && pids[k] != r->pid)
-			k++;
-		if (k == np && np < 64)
+		line_of[i] = idmap_put(lines, r->pid, &isnew);
+		if (isnew)
 			pids[np++] = r->pid;
 	}
 	if (!np) {
 		no_data(sc, "no GPU work in the trace (the gpu layer was off)");
+		free(line_of);
+		free(pids);
+		idmap_free(lines);
 		return;
 	}
 	const char *uname;
@@ -771,23 +865,33 @@ plot_gpu(FILE *sc, const double frame[4])
 	int cols = dumb ? (wid ? wid : 120) - 12 : 600;
 	cols = cols > hi - lo ? (int)(hi - lo) : cols < 10 ? 10 : cols;
 	double per = (double)(hi - lo) / cols; /* bins per column */
-	fprintf(sc, "$gpu << EOD\n");
-	for (size_t k = 0; k < np; k++) {
+	double *busy = calloc(np * (size_t)cols, sizeof(*busy));
+	if (!busy)
+		err(CUT_EXIT_FATAL, "out of memory");
+	for (size_t i = 0; i < nrows; i++) {
+		const struct row *r = rows[i];
+		if (r->layer != CUT_GPU || !r->t)
+			continue;
 		for (int col = 0; col < cols; col++) {
-			double busy = 0;
 			int64_t b0 = lo + (int64_t)(col * per),
 			        b1 = lo + (int64_t)((col + 1) * per);
 			if (b1 <= b0)
 				b1 = b0 + 1;
-			for (size_t i = 0; i < nrows; i++) {
-				const struct row *r = rows[i];
-				if (r->layer != CUT_GPU || !r->t || r->pid != pids[k])
-					continue;
-				for (int64_t b = b0; b < b1 && b < NBINS; b++)
-					for (int c = 0; c < NCLASS; c++)
-						busy += r->t[b * NCLASS + c];
-			}
-			double u = 100 * busy / ((double)(b1 - b0) * (double)width);
+			for (int64_t b = b0; b < b1 && b < NBINS; b++)
+				for (int c = 0; c < NCLASS; c++)
+					busy[line_of[i] * (size_t)cols + (size_t)col] +=
+					    r->t[b * NCLASS + c];
+		}
+	}
+	fprintf(sc, "$gpu << EOD\n");
+	for (size_t k = 0; k < np; k++) {
+		for (int col = 0; col < cols; col++) {
+			int64_t b0 = lo + (int64_t)(col * per),
+			        b1 = lo + (int64_t)((col + 1) * per);
+			if (b1 <= b0)
+				b1 = b0 + 1;
+			double u = 100 * busy[k * (size_t)cols + (size_t)col] /
+			           ((double)(b1 - b0) * (double)width);
 			fprintf(sc, "%g %g\n", (double)(origin + b0 * width - tmin) / unit,
 			        u > 100 ? 100 : u);
 		}
@@ -799,12 +903,20 @@ plot_gpu(FILE *sc, const double frame[4])
 	        uname);
 	for (size_t k = 0; k < np; k++) {
 		const struct row *p = row_find(pids[k], 0, -2);
-		char c[64];
-		fprintf(sc, "%s$gpu index %zu using 1:2 with %s title \"%s %lld\"", k ? ", " : "",
-		        k, dumb ? "lines" : "steps",
-		        p && p->comm ? clean(p->comm, c, sizeof(c)) : "pid", (long long)pids[k]);
+		char c[64], h[64];
+		fprintf(sc, "%s$gpu index %zu using 1:2 with %s title \"%s %lld%s%s\"",
+		        k ? ", " : "", k, dumb ? "lines" : "steps",
+		        p && p->comm ? clean(p->comm, c, sizeof(c)) : "pid",
+		        (long long)procs[pids[k]].pid, strtab_len(hosts) > 1 ? " on " : "",
+		        strtab_len(hosts) > 1
+		            ? clean(strtab_key(hosts, procs[pids[k]].host), h, sizeof(h))
+		            : "");
 	}
 	fprintf(sc, "\n");
+	free(busy);
+	free(line_of);
+	free(pids);
+	idmap_free(lines);
 }
 
 /* How long driver API calls take: a histogram on a log time scale, stacked by category. The
@@ -924,9 +1036,37 @@ parse_dur(const char *s)
 static void
 read_event(struct cut_reader *r, struct cut_event *ev, void *arg)
 {
-	(void)r, (void)arg;
+	(void)arg;
 	stats_add(st, ev);
+	/* From here on its pid is its process's index in procs: two hosts' pids may be equal. */
+	size_t host = host_of(r, ev);
+	ev->pid = proc_index((int64_t)host, ev->pid, (struct proc){.host = host, .pid = ev->pid});
 	add_event(ev);
+}
+
+/* Refuses an input named twice (standard input, or one file under two names), as cutmerge
+ * does: a file read twice would count its events twice. */
+static void
+check_inputs(int argc, char *argv[])
+{
+	struct stat *st = calloc((size_t)argc + 1, sizeof(*st));
+	bool *known = calloc((size_t)argc + 1, sizeof(*known));
+	if (!st || !known)
+		err(CUT_EXIT_FATAL, "out of memory");
+	for (int i = 0; i < argc; i++) {
+		bool in = strcmp(argv[i], "-") == 0;
+		known[i] = in ? fstat(0, &st[i]) == 0 : stat(argv[i], &st[i]) == 0;
+		for (int j = 0; j < i; j++) {
+			bool same = in && strcmp(argv[j], "-") == 0;
+			same |= known[i] && known[j] && st[i].st_dev == st[j].st_dev &&
+			        st[i].st_ino == st[j].st_ino && !S_ISDIR(st[i].st_mode);
+			if (same)
+				errx(CUT_EXIT_FATAL, "%s and %s are the same input: name each once",
+				     cut_esc(argv[j]), cut_esc(argv[i]));
+		}
+	}
+	free(st);
+	free(known);
 }
 
 int
@@ -962,6 +1102,7 @@ main(int argc, char *argv[])
 	}
 	argc -= optind;
 	argv += optind;
+	check_inputs(argc, argv);
 	for (int i = 0; i < 6; i++)
 		if (strcmp(chartname, charts[i]) == 0)
 			which = i;
@@ -991,6 +1132,9 @@ main(int argc, char *argv[])
 	init_classes();
 	st = stats_new(0);
 	thread_ids = idmap_new();
+	proc_ids = idmap_new();
+	stream_ids = idmap_new();
+	hosts = strtab_new();
 	open_calls = cut_calls_new(1u << CUT_API);
 	status = cut_read_all(argc, argv, read_event, NULL);
 	stats_finish(st);
@@ -1004,6 +1148,8 @@ main(int argc, char *argv[])
 	if (which == 4 && strcmp(term, "dumb")) {
 		/* One image: the timeline and the gaps over the whole width, then two charts. */
 		struct row **sel = calloc(nrows + 1, sizeof(*sel));
+		if (!sel)
+			err(CUT_EXIT_FATAL, "out of memory");
 		double th = timeline_height(select_rows(sel, false)),
 		       gh = 40 + timeline_height(select_rows(sel, true)), bh = 460,
 		       h = th + gh + bh;

@@ -2,7 +2,8 @@
 # The viewers on ids of any size and number (issue 23): cutchrome draws 300 GPUs, each on a
 # process of its own (it had room for 256, the rest drawn on the first GPU's track); pids and
 # tids of 64 bits, 0, or shared by two hosts stay apart and are named as they are; an input
-# named twice (stdin, or one file under two names) is refused as cutmerge refuses it.
+# named twice (stdin, or one file under two names) is refused as cutmerge refuses it; cutplot
+# draws a line per process in its GPU chart, however many.
 B=${CUT_BUILD:-build}
 PATH=$B/bin:$PATH
 tmp=$(mktemp -d) || exit 1
@@ -88,5 +89,26 @@ for args in "- -" "/dev/stdin -"; do
 	rc=$?
 	[ $rc -eq 2 ] || bad "cutperfetto $args: exit $rc, want 2"
 	grep -q 'are the same input: name each once' "$tmp/err" || bad "cutperfetto $args: $(cat "$tmp/err")"
+done
+# cutplot: the GPU chart has a line per process, however many (it kept the first 64): 100
+# here, each busy 100 % while its work runs; two hosts' pid 7 are two lines.
+python3 - >"$tmp/procs.jsonl" <<'PY'
+import json
+for p in range(1, 101):
+    print(json.dumps({"ts": 1000, "dur": 1000, "pid": p, "tid": p, "layer": "gpu", "name": "k", "args": {"stream": "0x1"}}))
+for h in ("a", "b"):
+    print(json.dumps({"ts": 1000, "dur": 1000, "host": h, "pid": 7, "tid": 7, "layer": "gpu", "name": "k", "args": {"stream": "0x1"}}))
+PY
+cutplot -S -T dumb -c gpu "$tmp/procs.jsonl" >"$tmp/gpu.gp" || bad "cutplot -c gpu: exit $?"
+n=$(grep -o 'title "pid [0-9]*[^"]*"' "$tmp/gpu.gp" | sort -u | wc -l)
+[ "$n" = 102 ] || bad "cutplot -c gpu: $n processes, want 102"
+grep -q 'title "pid 7 on a"' "$tmp/gpu.gp" && grep -q 'title "pid 7 on b"' "$tmp/gpu.gp" ||
+	bad "cutplot -c gpu: the hosts' pid 7 not apart"
+for args in "- -" "/dev/stdin -"; do
+	# shellcheck disable=SC2086
+	cutplot -S $args <"$tmp/one.jsonl" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ $rc -eq 2 ] || bad "cutplot $args: exit $rc, want 2"
+	grep -q 'are the same input: name each once' "$tmp/err" || bad "cutplot $args: $(cat "$tmp/err")"
 done
 exit $fail
