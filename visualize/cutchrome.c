@@ -698,12 +698,24 @@ count_memory(const struct cut_event *ev)
 	p->file = nfile;
 }
 
+/* An event as the tracker of open calls sees it: its pid is its process's index in procs,
+ * which tells hosts apart, so without host or rank. */
+static struct cut_event
+on_thread(const struct cut_event *ev)
+{
+	struct cut_event e = *ev;
+	e.host = NULL;
+	e.has &= ~(unsigned)CUT_HAS_RANK;
+	return e;
+}
+
 /* An arrow from the call an ioctl was made in (its parent: cutmerge's, else the call open
  * around it) to the ioctl's slice on track jtid. */
 static void
 flow(const struct group *p, const struct cut_event *ev, int64_t jtid)
 {
-	struct cut_span *a = cut_calls_parent(open_calls, ev);
+	struct cut_event e = on_thread(ev);
+	struct cut_span *a = cut_calls_parent(open_calls, &e);
 	if (!a || a->ts >= ev->ts)
 		return;
 	/* The start binds to the slice enclosing it (the call, which starts there); the end, a
@@ -756,7 +768,8 @@ slice(struct group *g, const struct cut_event *ev)
 	}
 	buf_adds(&b, "}");
 	end();
-	if ((s = cut_calls_open(open_calls, ev)))
+	struct cut_event e = on_thread(ev);
+	if ((s = cut_calls_open(open_calls, &e)))
 		s->user[0] = (uint64_t)l->jtid;
 	last_jtid = l->jtid;
 	if (ev->layer == CUT_API)

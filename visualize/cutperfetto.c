@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "calls.h"
 #include "cut.h"
 #include "event.h"
 #include "idmap.h"
@@ -182,6 +183,7 @@ static struct {
 	size_t nheap, heapcap;
 	struct cut_strtab *strs, *gpus; /* interned strings; GPUs' uuids */
 	struct cut_idmap *streams;      /* (GPU track, handle) -> key of a STREAM group */
+	struct cut_calls *calls;        /* the API calls open (user: lane, depth), for flows */
 	int64_t nsynth;                 /* ids made up so far */
 	struct islot cache[1 << ICACHE_BITS];
 	uint64_t uuids, serials;
@@ -778,26 +780,35 @@ push(struct lane *l, const struct open *o)
 	l->depth++;
 }
 
-/* The open API call an ioctl belongs to: its parent id when cutmerge wrote one, else the
- * innermost call enclosing it. */
-static struct open *
-enclosing_api(struct group *x, const struct cut_event *ev, int64_t end)
+/* An event of thread group x as the tracker of open calls sees it: its process by its track,
+ * which tells machines apart (two machines' pids may be equal), so without host or rank. */
+static struct cut_event
+on_thread(const struct group *x, const struct cut_event *ev)
 {
-	struct open *best = NULL;
-	for (struct lane *l = x->lanes; l; l = l->next)
-		for (size_t i = l->depth; i-- > 0;) {
-			struct open *o = &l->stack[i];
-			if (!o->serial)
-				continue;
-			if (ev->has & CUT_HAS_PARENT) {
-				if (o->id == ev->parent)
-					return o;
-			} else if (o->ts <= ev->ts && end <= o->end &&
-			           (!best || o->ts > best->ts)) {
-				best = o;
-			}
-		}
-	return best;
+	struct cut_event e = *ev;
+	e.pid = (int64_t)x->parent->uuid;
+	e.host = NULL;
+	e.has &= ~(unsigned)CUT_HAS_RANK;
+	return e;
+}
+
+/* The open API call an ioctl of thread group x belongs to, by the rule every tool follows
+ * (cut_calls_parent): its parent id when cutmerge wrote one, else the latest started call
+ * of the thread open at its start. Linear in the calls open, however many ioctls. */
+static struct open *
+enclosing_api(struct group *x, const struct cut_event *ev)
+{
+	struct cut_event e = on_thread(x, ev);
+	struct cut_span *s = cut_calls_parent(g.calls, &e);
+	if (!s || s->layer != CUT_API)
+		return NULL;
+	struct lane *l = (struct lane *)(uintptr_t)s->user[0];
+	size_t d = (size_t)s->user[1];
+	/* (still the call's entry: unsorted input could have closed it and opened another) */
+	if (d >= l->depth || !l->stack[d].serial || l->stack[d].ts != s->ts ||
+	    l->stack[d].end != s->end)
+		return NULL;
+	return &l->stack[d];
 }
 
 /* ---- arguments as debug annotations ---- */
@@ -923,7 +934,7 @@ slice(struct machine *m, struct group *x, const struct cut_event *ev, struct gro
 	pb_field(&g.out, EVENT_CATEGORY_IIDS, cat);
 	pb_field(&g.out, EVENT_NAME_IID, name);
 	pb_append(&g.out, &g.ann);
-	if (layer == g.ioctl_layer && (a = enclosing_api(x, ev, end)) &&
+	if (layer == g.ioctl_layer && x->kind == THREAD && (a = enclosing_api(x, ev)) &&
 	    a->nflow + 1 < 1u << FLOW_SHIFT)
 		pb_fixed64(&g.out, EVENT_FLOW_IDS, a->serial << FLOW_SHIFT | ++a->nflow);
 	if (has_corr && (layer == g.api_layer || layer == g.gpu_layer))
@@ -942,6 +953,13 @@ slice(struct machine *m, struct group *x, const struct cut_event *ev, struct gro
 			counter(busy, ev->ts);
 		}
 		push(l, &o);
+		struct cut_event te;
+		struct cut_span *cs;
+		if (layer == g.api_layer && x->kind == THREAD &&
+		    (cs = cut_calls_open(g.calls, (te = on_thread(x, ev), &te)))) {
+			cs->user[0] = (uint64_t)(uintptr_t)l;
+			cs->user[1] = l->depth - 1;
+		}
 	}
 	if (layer == g.api_layer)
 		memory(m, ev);
@@ -1281,6 +1299,7 @@ main(int argc, char *argv[])
 	g.strs = strtab_new();
 	g.gpus = strtab_new();
 	g.streams = idmap_new();
+	g.calls = cut_calls_new(1u << CUT_API);
 	tab_grow();
 
 	for (int i = 0; i < (argc ? argc : 1) && rc >= 0; i++) {

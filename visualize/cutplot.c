@@ -360,9 +360,13 @@ add_event(const struct cut_event *ev)
 	if (ts < r->latest)
 		return;
 	r->latest = ts;
-	if (cut_calls_within(open_calls, ev, CUT_API))
+	/* (its pid tells hosts apart: the tracker needs neither host nor rank) */
+	struct cut_event e = *ev;
+	e.host = NULL;
+	e.has &= ~(unsigned)CUT_HAS_RANK;
+	if (cut_calls_within(open_calls, &e, CUT_API))
 		return;
-	cut_calls_open(open_calls, ev);
+	cut_calls_open(open_calls, &e);
 	int64_t gap = r->prev_end == INT64_MIN ? 0 : ts - r->prev_end;
 	if (gap > 0) {
 		r->idle += gap;

@@ -348,7 +348,7 @@ class Expected:
                     if a.get("id") == i["parent"]:
                         best = a
                         break
-                elif iend <= aend and (best is None or a["ts"] > best["ts"]):
+                elif best is None or a["ts"] > best["ts"]:
                     best = a
             if best is not None:
                 ends = ((owner, best["name"], best["ts"]), (owner, i["name"], i["ts"]))
