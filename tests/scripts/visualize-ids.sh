@@ -111,4 +111,18 @@ for args in "- -" "/dev/stdin -"; do
 	[ $rc -eq 2 ] || bad "cutplot $args: exit $rc, want 2"
 	grep -q 'are the same input: name each once' "$tmp/err" || bad "cutplot $args: $(cat "$tmp/err")"
 done
+# Two files whose headers name two hosts, pid 100 in each: two processes in every viewer.
+for h in x y; do
+	printf '{"ts":1,"pid":100,"tid":100,"layer":"meta","name":"header","args":{"schema":1,"tool":"cutcapture","host":"%s"}}\n{"ts":10,"dur":5,"pid":100,"tid":100,"layer":"api","name":"cuInit"}\n' $h >"$tmp/h$h.jsonl"
+done
+n=$(cutchrome "$tmp/hx.jsonl" "$tmp/hy.jsonl" | grep -c '"process_name".*"pid 100 on [xy]"')
+[ "$n" = 2 ] || bad "cutchrome, two hosts' pid 100: $n processes, want 2"
+cutplot -S -T dumb "$tmp/hx.jsonl" "$tmp/hy.jsonl" | grep -q '"tid 100 on x api" 2, "tid 100 on y api" 1' ||
+	bad "cutplot, two hosts' pid 100: not two rows"
+if command -v protoc >/dev/null; then
+	cutperfetto "$tmp/hx.jsonl" "$tmp/hy.jsonl" |
+		protoc --decode=perfetto.protos.Trace tests/fixtures/perfetto/perfetto_trace.proto >"$tmp/p.txt"
+	python3 tests/scripts/visualize-perfetto-check.py "$tmp/p.txt" "$tmp/hx.jsonl" "$tmp/hy.jsonl" >"$tmp/check" ||
+		bad "cutperfetto, two hosts' pid 100: $(cat "$tmp/check")"
+fi
 exit $fail
