@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "buf.h"
 #include "calls.h"
 #include "cut.h"
 #include "event.h"
@@ -184,6 +185,7 @@ static struct {
 	struct cut_strtab *strs, *gpus; /* interned strings; GPUs' uuids */
 	struct cut_idmap *streams;      /* (GPU track, handle) -> key of a STREAM group */
 	struct cut_calls *calls;        /* the API calls open (user: lane, depth), for flows */
+	struct cut_buf name;            /* a track's name being made */
 	int64_t nsynth;                 /* ids made up so far */
 	struct islot cache[1 << ICACHE_BITS];
 	uint64_t uuids, serials;
@@ -470,56 +472,54 @@ group_drop(struct group *x)
 	free(x);
 }
 
-/* A track's name, for the kinds the viewer does not name from a process or thread. */
-static void
-track_name(const struct group *x, char *s, size_t n)
+/* A track's name, for the kinds the viewer does not name from a process or thread, appended
+ * to b: whole, however long its parts (two names cut to one length could read the same). */
+static const char *
+track_name(const struct group *x, struct cut_buf *b)
 {
 	switch (x->kind) {
-	case OFFCPU: snprintf(s, n, "off-CPU (tid %lld)", (long long)x->key); break;
+	case OFFCPU: buf_addf(b, "off-CPU (tid %lld)", (long long)x->key); break;
 	case DEVICE:
-		snprintf(s, n, "GPU %lld%s%s%s%s%s", (long long)x->rank, x->name ? ": " : "",
+		buf_addf(b, "GPU %lld%s%s%s%s%s", (long long)x->rank, x->name ? ": " : "",
 		         x->name ? x->name : "", x->cmdline ? " (" : "",
 		         x->cmdline ? x->cmdline : "", x->cmdline ? ")" : "");
 		break;
-	case STREAM: {
-		char pid[32] = "";
+	case STREAM:
 		if (x->parent->pid < 0) /* a GPU shared by processes */
-			snprintf(pid, sizeof(pid), "pid %lld ", (long long)x->pid);
+			buf_addf(b, "pid %lld ", (long long)x->pid);
 		if (x->nostream)
-			snprintf(s, n, "%sno stream", pid);
+			buf_adds(b, "no stream");
 		else if (x->nvtx)
-			snprintf(s, n, "%s%s (stream 0x%llx)", pid, x->nvtx,
-			         (unsigned long long)x->value);
+			buf_addf(b, "%s (stream 0x%llx)", x->nvtx, (unsigned long long)x->value);
 		else
-			snprintf(s, n, "%sstream 0x%llx", pid, (unsigned long long)x->value);
+			buf_addf(b, "stream 0x%llx", (unsigned long long)x->value);
 		break;
-	}
-	case IRQS: snprintf(s, n, "interrupts"); break;
+	case IRQS: buf_adds(b, "interrupts"); break;
 	case ASYNC:
 		if (x->key < 0)
-			snprintf(s, n, "NVTX");
+			buf_adds(b, "NVTX");
 		else
-			snprintf(s, n, "NVTX: %s", strtab_key(g.strs, (size_t)x->key));
+			buf_addf(b, "NVTX: %s", strtab_key(g.strs, (size_t)x->key));
 		break;
 	case IRQCPU:
 		if (x->key < 0)
-			snprintf(s, n, "CPU unknown");
+			buf_adds(b, "CPU unknown");
 		else
-			snprintf(s, n, "CPU %lld", (long long)x->key);
+			buf_addf(b, "CPU %lld", (long long)x->key);
 		break;
-	case THREAD: snprintf(s, n, "tid %lld", (long long)x->key); break;
-	default: snprintf(s, n, "pid %lld", (long long)x->pid);
+	case THREAD: buf_addf(b, "tid %lld", (long long)x->key); break;
+	default: buf_addf(b, "pid %lld", (long long)x->pid);
 	}
+	return b->s;
 }
 
-/* Adds a real id to a name (of size n) whose track has a made-up one: "name (pid N)", or
- * "pid N" alone. */
+/* Adds a real id to the name in b of a track with a made-up one: "name (pid N)", or "pid N"
+ * alone. */
 static void
-real_id(char *name, size_t n, const char *what, int64_t id)
+real_id(struct cut_buf *b, const char *what, int64_t id)
 {
-	size_t len = strlen(name);
-	snprintf(name + len, n - len, "%s%s %lld%s", len ? " (" : "", what, (long long)id,
-	         len ? ")" : "");
+	bool named = b->len > 0;
+	buf_addf(b, "%s%s %lld%s", named ? " (" : "", what, (long long)id, named ? ")" : "");
 }
 
 /* Writes x's TrackDescriptor; again after a rename (a later one wins). The processes of a
@@ -527,8 +527,9 @@ real_id(char *name, size_t n, const char *what, int64_t id)
 static void
 describe(struct group *x)
 {
-	char name[512];
+	struct cut_buf *name = &g.name;
 	size_t at, d, p;
+	buf_reset(name);
 	if (x->kind == PROCESS && x->rank >= 0 && !x->m->ranked) {
 		at = packet(x->m, -1);
 		d = pb_nest(&g.out, PKT_TRACK_DESCRIPTOR);
@@ -548,14 +549,14 @@ describe(struct group *x)
 		if (x->cmdline)
 			pb_string(&g.out, PROCESS_CMDLINE, x->cmdline);
 		if (x->rank >= 0)
-			snprintf(name, sizeof(name), "rank %lld%s%s%s", (long long)x->rank,
+			buf_addf(name, "rank %lld%s%s%s", (long long)x->rank,
 			         *x->m->host ? " (" : "", x->m->host, *x->m->host ? ")" : "");
-		else
-			snprintf(name, sizeof(name), "%s", x->name ? x->name : "");
+		else if (x->name)
+			buf_adds(name, x->name);
 		if (x->out != x->pid) /* a made-up pid: the real one in the name */
-			real_id(name, sizeof(name), "pid", x->pid);
-		if (*name || x->rank >= 0 || x->name)
-			pb_string(&g.out, PROCESS_NAME, name);
+			real_id(name, "pid", x->pid);
+		if (name->len || x->rank >= 0 || x->name)
+			pb_string(&g.out, PROCESS_NAME, name->len ? name->s : "");
 		pb_nest_end(&g.out, p);
 		if (x->rank >= 0)
 			pb_field(&g.out, TRACK_ORDER_RANK, (uint64_t)(int32_t)x->rank);
@@ -564,16 +565,16 @@ describe(struct group *x)
 		p = pb_nest(&g.out, TRACK_THREAD);
 		pb_field(&g.out, THREAD_PID, (uint64_t)x->parent->out);
 		pb_field(&g.out, THREAD_TID, (uint64_t)x->out);
-		snprintf(name, sizeof(name), "%s", x->nvtx ? x->nvtx : x->name ? x->name : "");
+		if (x->nvtx || x->name)
+			buf_adds(name, x->nvtx ? x->nvtx : x->name);
 		if (x->out != x->key)
-			real_id(name, sizeof(name), "tid", x->key);
-		if (*name || x->nvtx || x->name)
-			pb_string(&g.out, THREAD_NAME, name);
+			real_id(name, "tid", x->key);
+		if (name->len || x->nvtx || x->name)
+			pb_string(&g.out, THREAD_NAME, name->len ? name->s : "");
 		pb_nest_end(&g.out, p);
 		break;
 	default:
-		track_name(x, name, sizeof(name));
-		pb_string(&g.out, TRACK_NAME, name);
+		pb_string(&g.out, TRACK_NAME, track_name(x, name));
 		if (x->parent)
 			pb_field(&g.out, TRACK_PARENT, x->parent->uuid);
 		pb_field(&g.out, TRACK_MERGE, SIBLING_MERGE_NONE);
@@ -691,15 +692,15 @@ drain(int64_t ts)
 static struct lane *
 lane_new(struct group *x)
 {
-	char name[600], base[512];
 	struct lane *l = xcalloc(1, sizeof(*l));
 	*l = (struct lane){.last = INT64_MIN, .floor = INT64_MIN, .g = x};
 	if (x->nlanes++ == 0) {
 		l->uuid = x->uuid;
 	} else {
-		track_name(x, base, sizeof(base));
-		snprintf(name, sizeof(name), "%s overlap %zu", base, x->nlanes - 1);
-		l->uuid = child_track(x->m, x->uuid, name, 0);
+		buf_reset(&g.name);
+		track_name(x, &g.name);
+		buf_addf(&g.name, " overlap %zu", x->nlanes - 1);
+		l->uuid = child_track(x->m, x->uuid, g.name.s, 0);
 	}
 	return l;
 }
@@ -991,16 +992,35 @@ lost(struct input *in, struct machine *m, const struct cut_event *ev)
 	packet_end(at);
 }
 
-/* Replaces *s with the string value of key in args, when present and different; returns
- * whether it changed. */
+/* The string value of key in args, whole (a copy to free), or NULL when absent or not a
+ * string: names and hosts are never cut to a buffer, so two long ones stay apart. */
+static char *
+args_strdup(const char *args, const char *key)
+{
+	char small[256], *s;
+	int n = cut_args_str(args, key, small, sizeof(small));
+	if (n < 0)
+		return NULL;
+	if ((size_t)n < sizeof(small))
+		return xstrdup(small);
+	if (!(s = malloc((size_t)n + 1)))
+		err(CUT_EXIT_FATAL, "out of memory");
+	cut_args_str(args, key, s, (size_t)n + 1);
+	return s;
+}
+
+/* Replaces *s with the string value of key in args, when present, not empty and different;
+ * returns whether it changed. */
 static bool
 set_name(char **s, const char *args, const char *key)
 {
-	char v[512];
-	if (cut_args_str(args, key, v, sizeof(v)) < 1 || (*s && strcmp(*s, v) == 0))
+	char *v = args_strdup(args, key);
+	if (!v || !*v || (*s && strcmp(*s, v) == 0)) {
+		free(v);
 		return false;
+	}
 	free(*s);
-	*s = xstrdup(v);
+	*s = v;
 	return true;
 }
 
@@ -1046,21 +1066,20 @@ stream_of(struct machine *m, struct group *d, int64_t pid, bool has, int64_t str
 static void
 stream_name(struct machine *m, const struct cut_event *ev)
 {
-	char kind[16], name[256];
+	char kind[16];
 	int64_t handle;
 	if (cut_args_str(ev->args, "kind", kind, sizeof(kind)) < 1 || strcmp(kind, "stream") != 0 ||
-	    cut_args_int(ev->args, "handle", &handle) ||
-	    cut_args_str(ev->args, "name", name, sizeof(name)) < 1)
+	    cut_args_int(ev->args, "handle", &handle))
 		return;
 	struct group *n = group_get(SNAME, m, ev->pid, handle, NULL, 0);
+	if (!set_name(&n->nvtx, ev->args, "name"))
+		return;
 	for (struct group *x = n->same; x; x = x->same)
-		if (!x->nvtx || strcmp(x->nvtx, name) != 0) {
+		if (!x->nvtx || strcmp(x->nvtx, n->nvtx) != 0) {
 			free(x->nvtx);
-			x->nvtx = xstrdup(name);
+			x->nvtx = xstrdup(n->nvtx);
 			describe(x);
 		}
-	free(n->nvtx);
-	n->nvtx = xstrdup(name);
 }
 
 /* Names of processes, threads and GPUs; lost events. */
@@ -1082,17 +1101,20 @@ meta(struct input *in, struct machine *m, const struct cut_event *ev)
 		changed =
 		    set_name(&x->name, ev->args, "comm") | set_name(&x->nvtx, ev->args, "name");
 	} else if (strcmp(ev->name, "device") == 0 && cut_args_int(ev->args, "device", &v) == 0) {
-		char uuid[128];
-		if (cut_args_str(ev->args, "uuid", uuid, sizeof(uuid)) > 0) {
+		char *uuid = args_strdup(ev->args, "uuid");
+		if (uuid && *uuid) {
 			x = group_get(DEVICE, m, -1, (int64_t)strtab_intern(g.gpus, uuid), NULL, 0);
 			group_get(DEVREF, m, ev->pid, v, NULL, 0)->parent = x;
 			bool isnew = !x->cmdline;
 			if (isnew) { /* named by the first process's ordinal */
-				x->cmdline = xstrdup(uuid);
+				x->cmdline = uuid;
 				x->rank = v;
+			} else {
+				free(uuid);
 			}
 			changed = set_name(&x->name, ev->args, "name") | isnew;
 		} else {
+			free(uuid);
 			x = device_of(m, ev->pid, v);
 			changed = set_name(&x->name, ev->args, "name");
 		}
@@ -1114,14 +1136,14 @@ meta(struct input *in, struct machine *m, const struct cut_event *ev)
 static void
 header(struct input *in, const struct cut_event *ev)
 {
-	char host[256] = "", tool[64];
+	char *host = args_strdup(ev->args, "host"), tool[64];
 	int64_t mono = 0, real = 0;
 	const char *clock = cut_args_find(ev->args, "clock");
 	bool has_clock = clock && cut_args_int(clock, "monotonic_ns", &mono) == 0 &&
 	                 cut_args_int(clock, "realtime_ns", &real) == 0 && mono >= 0 && real >= 0;
-	cut_args_str(ev->args, "host", host, sizeof(host));
 	if (!in->m)
-		in->m = machine_get(host, has_clock, mono, real);
+		in->m = machine_get(host ? host : "", has_clock, mono, real);
+	free(host);
 	in->writer = ev->pid;
 	free(in->tool);
 	in->tool = cut_args_str(ev->args, "tool", tool, sizeof(tool)) > 0 ? xstrdup(tool) : NULL;
@@ -1154,10 +1176,11 @@ machine_of(struct input *in, const struct cut_event *ev)
 static struct group *
 nvtx_track(struct machine *m, const struct cut_event *ev)
 {
-	char domain[256];
+	char *domain = args_strdup(ev->args, "domain");
 	int64_t key = -1;
-	if (cut_args_str(ev->args, "domain", domain, sizeof(domain)) > 0)
+	if (domain && *domain)
 		key = (int64_t)intern(domain, strlen(domain));
+	free(domain);
 	return group_get(ASYNC, m, ev->pid, key, NULL, 0);
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "buf.h"
 #include "cut.h"
 #include "pb.h"
 
@@ -41,7 +42,28 @@ pb_bytes(struct cut_pb *b, unsigned num, const void *s, size_t n)
 void
 pb_string(struct cut_pb *b, unsigned num, const char *s)
 {
-	pb_bytes(b, num, s, strlen(s));
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n = strlen(s), i = 0, k, bad = 0;
+	for (; i < n; i += k ? k : 1)
+		bad += (k = buf_utf8_len(u + i, n - i)) == 0;
+	if (!bad) {
+		pb_bytes(b, num, s, n);
+		return;
+	}
+	/* A byte that begins no valid sequence becomes U+FFFD: protobuf strings are UTF-8, and
+	 * a name cut to a buffer's size may end inside a character. */
+	pb_varint(b, (uint64_t)num << 3 | PB_LEN);
+	pb_varint(b, n + 2 * bad);
+	pb_need(b, n + 2 * bad);
+	for (i = 0; i < n; i += k ? k : 1) {
+		if ((k = buf_utf8_len(u + i, n - i)) != 0) {
+			memcpy(b->s + b->len, u + i, k);
+			b->len += k;
+		} else {
+			memcpy(b->s + b->len, "\xef\xbf\xbd", 3);
+			b->len += 3;
+		}
+	}
 }
 
 void

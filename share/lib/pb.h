@@ -55,7 +55,8 @@ pb_field(struct cut_pb *b, unsigned num, uint64_t v)
 void pb_fixed64(struct cut_pb *b, unsigned num, uint64_t v);
 /* Field num holding n bytes of s (bytes, strings, an encoded message). */
 void pb_bytes(struct cut_pb *b, unsigned num, const void *s, size_t n);
-/* Field num holding the NUL-terminated string s. */
+/* Field num holding the NUL-terminated string s, valid UTF-8: a byte that begins no valid
+ * sequence (a name cut inside a character) is written as U+FFFD. */
 void pb_string(struct cut_pb *b, unsigned num, const char *s);
 
 /* Opens a nested message, field num; returns where its length goes, for pb_nest_end. One byte

@@ -125,4 +125,30 @@ if command -v protoc >/dev/null; then
 	python3 tests/scripts/visualize-perfetto-check.py "$tmp/p.txt" "$tmp/hx.jsonl" "$tmp/hy.jsonl" >"$tmp/check" ||
 		bad "cutperfetto, two hosts' pid 100: $(cat "$tmp/check")"
 fi
+# Long names, whole and valid UTF-8 (cutperfetto cut them to 511 bytes inside a character,
+# which protobuf readers refuse, and hosts, uuids and NVTX domains to 255 or 127, so that two
+# long ones sharing a start were one machine, GPU or track): two hosts whose names differ
+# after 300 bytes, a 800-byte process name, a long uuid and domain.
+python3 - "$tmp" <<'PY'
+import json, sys
+for h in ("1", "2"):
+    with open("%s/long%s.jsonl" % (sys.argv[1], h), "w", encoding="utf-8") as f:
+        for e in ({"ts": 1, "pid": 5, "tid": 5, "layer": "meta", "name": "header", "args": {"schema": 2, "tool": "hand", "host": "h" * 300 + h}},
+                  {"ts": 1, "pid": 5, "tid": 5, "layer": "meta", "name": "process", "args": {"comm": "é" * 400 + h}},
+                  {"ts": 1, "pid": 5, "tid": 6, "layer": "meta", "name": "thread", "args": {"comm": "€" * 200 + h}},
+                  {"ts": 1, "pid": 5, "tid": 5, "layer": "meta", "name": "device", "args": {"device": 0, "uuid": "GPU-" + "é" * 300 + h, "name": "H100"}},
+                  {"ts": 10, "dur": 5, "pid": 5, "tid": 6, "layer": "api", "name": "cuInit"},
+                  {"ts": 10, "dur": 5, "pid": 5, "tid": 5, "layer": "gpu", "name": "k", "args": {"device": 0, "stream": "0x1"}},
+                  {"ts": 11, "dur": 5, "pid": 5, "tid": 5, "layer": "nvtx", "name": "r", "cat": "startend", "args": {"domain": "d" * 300 + h}},
+                  {"ts": 12, "dur": 5, "pid": 5, "tid": 5, "layer": "nvtx", "name": "r", "cat": "startend", "args": {"domain": "d" * 300 + "x"}}):
+            f.write(json.dumps(e, ensure_ascii=False) + "\n")
+PY
+if command -v protoc >/dev/null; then
+	cutperfetto "$tmp/long1.jsonl" "$tmp/long2.jsonl" >"$tmp/p.pb" || bad "cutperfetto, long names: exit $?"
+	protoc --decode=perfetto.protos.Trace tests/fixtures/perfetto/perfetto_trace.proto \
+		<"$tmp/p.pb" >"$tmp/p.txt" 2>"$tmp/err" && ! [ -s "$tmp/err" ] ||
+		bad "cutperfetto, long names: protoc: $(head -c 300 "$tmp/err")"
+	python3 tests/scripts/visualize-perfetto-check.py --layers nvtx "$tmp/p.txt" "$tmp/long1.jsonl" "$tmp/long2.jsonl" >"$tmp/check" 2>&1 ||
+		bad "cutperfetto, long names: $(head -c 600 "$tmp/check")"
+fi
 exit $fail

@@ -1,6 +1,6 @@
 /* test_pb.c: the hand-written protobuf encoder (pb.c), read back by a small decoder here:
  * varints at every length, nested messages whose length needs 1 to 4 bytes, JSON values as
- * tagged-value messages. */
+ * tagged-value messages, strings as valid UTF-8. */
 #include <check.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -192,6 +192,41 @@ START_TEST(test_json)
 }
 END_TEST
 
+/* Strings are UTF-8 on the wire: valid text as it is, a byte that begins no valid sequence
+ * (a name cut inside a character, a stray byte) as U+FFFD; an empty message appends nothing
+ * (and reads no NULL). */
+START_TEST(test_strings)
+{
+	static const struct {
+		const char *s, *want;
+	} cases[] = {
+	    {"", ""},
+	    {"plain", "plain"},
+	    {"\xc3\xa9t\xc3\xa9", "\xc3\xa9t\xc3\xa9"},
+	    {"cut \xc3", "cut \xef\xbf\xbd"},
+	    {"\xe2\x82", "\xef\xbf\xbd\xef\xbf\xbd"},
+	    {"a\xff"
+	     "b\xed\xa0\x80"
+	     "c",
+	     "a\xef\xbf\xbd"
+	     "b\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+	     "c"},
+	};
+	for (size_t k = 0; k < sizeof(cases) / sizeof(*cases); k++) {
+		struct cut_pb b = {0}, empty = {0};
+		pb_string(&b, 2, cases[k].s);
+		pb_append(&b, &empty);
+		const uint8_t *p = b.s;
+		ck_assert_uint_eq(get_varint(&p), 2 << 3 | PB_LEN);
+		uint64_t n = get_varint(&p);
+		ck_assert_uint_eq(n, strlen(cases[k].want));
+		ck_assert_msg(memcmp(p, cases[k].want, n) == 0, "case %zu", k);
+		ck_assert_ptr_eq(p + n, b.s + b.len);
+		pb_free(&b);
+	}
+}
+END_TEST
+
 int
 main(void)
 {
@@ -200,6 +235,7 @@ main(void)
 	tcase_add_test(tc, test_varints);
 	tcase_add_test(tc, test_nested);
 	tcase_add_test(tc, test_json);
+	tcase_add_test(tc, test_strings);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
