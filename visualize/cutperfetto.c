@@ -91,10 +91,13 @@ struct machine {
 	char *host; /* "" when unknown */
 	int64_t mono, real;
 	bool clock;
-	uint32_t id;   /* TracePacket.machine_id; 0, the host machine, for the first */
-	uint8_t *sent; /* per interned string: bits of the kinds sent on this sequence */
-	size_t nsent;
-	bool ranked; /* processes are ordered by rank */
+	uint32_t id; /* TracePacket.machine_id; 0, the host machine, for the first */
+	/* per interned string: bits of the kinds sent on this sequence, in pages of SENT_PAGE
+	 * allocated when a string of theirs is first sent here, so that machines that use few
+	 * of many names (a merge of many hosts) take little memory each */
+	uint8_t **sent;
+	size_t nsent; /* pages */
+	bool ranked;  /* processes are ordered by rank */
 };
 
 /* A slice still open on a lane. */
@@ -255,21 +258,26 @@ intern(const char *s, size_t n)
 	return i;
 }
 
+#define SENT_PAGE 4096
+
 static uint64_t
 iid(struct machine *m, const char *s, size_t len, unsigned kind)
 {
-	size_t i = intern(s, len);
-	if (i >= m->nsent) {
-		size_t n = m->nsent ? m->nsent : 256;
-		while (n <= i)
+	size_t i = intern(s, len), pg = i / SENT_PAGE;
+	if (pg >= m->nsent) {
+		size_t n = m->nsent ? m->nsent : 16;
+		while (n <= pg)
 			n *= 2;
-		if (!(m->sent = realloc(m->sent, n)))
+		if (!(m->sent = realloc(m->sent, n * sizeof(*m->sent))))
 			err(CUT_EXIT_FATAL, "out of memory");
-		memset(m->sent + m->nsent, 0, n - m->nsent);
+		memset(m->sent + m->nsent, 0, (n - m->nsent) * sizeof(*m->sent));
 		m->nsent = n;
 	}
-	if (!(m->sent[i] & kind)) {
-		m->sent[i] |= (uint8_t)kind;
+	if (!m->sent[pg])
+		m->sent[pg] = xcalloc(SENT_PAGE, 1);
+	uint8_t *sent = &m->sent[pg][i % SENT_PAGE];
+	if (!(*sent & kind)) {
+		*sent |= (uint8_t)kind;
 		size_t at = pb_nest(&g.intern, kind == SENT_NAME       ? INTERNED_NAMES
 		                               : kind == SENT_CATEGORY ? INTERNED_CATEGORIES
 		                                                       : INTERNED_ANNOTATION_NAMES);
