@@ -173,11 +173,33 @@ keeps_ids(size_t proc)
 	       procs[proc].pid < SYNTH_ID;
 }
 
+/* Whether thread tid of process proc keeps its tid in the output: its process keeps its pid,
+ * and no other process has a thread of that tid (as in a trace made by hand, or of hosts
+ * without names): viewers take a tid for one thread of one process. */
+static bool
+keeps_tid(size_t proc, int64_t tid)
+{
+	static struct cut_idmap *kept; /* tid -> index in owner */
+	static size_t *owner;
+	bool isnew;
+	if (!keeps_ids(proc) || tid <= 0 || tid >= SYNTH_ID)
+		return false;
+	if (!kept)
+		kept = idmap_new();
+	size_t i = idmap_put(kept, tid, &isnew);
+	if (isnew) {
+		if (!(owner = realloc(owner, (i + 1) * sizeof(*owner))))
+			err(CUT_EXIT_FATAL, "out of memory");
+		owner[i] = proc;
+	}
+	return owner[i] == proc;
+}
+
 /* The thread's "tid" in the output, where one is given without a track of its own. */
 static int64_t
 out_tid(size_t proc, int64_t tid, int64_t jpid)
 {
-	return keeps_ids(proc) && tid > 0 && tid < SYNTH_ID ? tid : jpid;
+	return keeps_tid(proc, tid) ? tid : jpid;
 }
 
 /* The group of this kind for pid and key, created when absent if create is set. */
@@ -221,8 +243,7 @@ lane_new(struct group *g, bool first)
 	if (!l)
 		err(CUT_EXIT_FATAL, "out of memory");
 	/* A thread of the first host keeps its tid; two hosts' tids may be equal. */
-	l->jtid = first && g->kind == THREAD && keeps_ids((size_t)g->pid) && g->key > 0 &&
-	                  g->key < SYNTH_ID
+	l->jtid = first && g->kind == THREAD && keeps_tid((size_t)g->pid, g->key)
 	              ? g->key
 	              : SYNTH_ID + nsynth++;
 	l->file = -1;

@@ -189,6 +189,8 @@ static struct {
 	struct cut_idmap *streams;      /* (GPU track, handle) -> key of a STREAM group */
 	struct cut_calls *calls;        /* the API calls open (user: lane, depth), for flows */
 	struct cut_buf name;            /* a track's name being made */
+	struct cut_idmap *tids;         /* (machine, tid) kept -> index in tid_owner */
+	int64_t *tid_owner;             /* the pid of the thread that kept it */
 	int64_t nsynth;                 /* ids made up so far */
 	struct islot cache[1 << ICACHE_BITS];
 	uint64_t uuids, serials;
@@ -461,12 +463,25 @@ group_get(enum kind kind, struct machine *m, int64_t pid, int64_t key, struct gr
 		x->parent = group_get(IRQS, m, 0, 0, NULL, 0);
 	/* A process keeps a Linux pid, and its threads their tids: trace processor keys them by
 	 * machine, pid and tid. A thread of a process with a made-up pid gets one too, or it
-	 * would be taken for the thread of that tid in the process of the tid's pid. */
-	if (kind == PROCESS)
+	 * would be taken for the thread of that tid in the process of the tid's pid, and so does
+	 * one whose tid a thread of another process of its machine kept (a trace made by hand). */
+	if (kind == PROCESS) {
 		x->out = pid > 0 && pid < SYNTH_ID ? pid : SYNTH_ID + g.nsynth++;
-	else if (kind == THREAD)
-		x->out = x->parent->out == pid && key > 0 && key < SYNTH_ID ? key
-		                                                            : SYNTH_ID + g.nsynth++;
+	} else if (kind == THREAD) {
+		bool keep = x->parent->out == pid && key > 0 && key < SYNTH_ID;
+		if (keep) {
+			bool isnew;
+			size_t i = idmap_put2(g.tids, (int64_t)m->id, key, &isnew);
+			if (isnew) {
+				if (!(g.tid_owner =
+				          realloc(g.tid_owner, (i + 1) * sizeof(*g.tid_owner))))
+					err(CUT_EXIT_FATAL, "out of memory");
+				g.tid_owner[i] = pid;
+			}
+			keep = g.tid_owner[i] == pid;
+		}
+		x->out = keep ? key : SYNTH_ID + g.nsynth++;
+	}
 	describe(x);
 	return x;
 }
@@ -1330,6 +1345,7 @@ main(int argc, char *argv[])
 	g.strs = strtab_new();
 	g.gpus = strtab_new();
 	g.streams = idmap_new();
+	g.tids = idmap_new();
 	g.calls = cut_calls_new(1u << CUT_API);
 	tab_grow();
 

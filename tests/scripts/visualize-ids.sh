@@ -151,4 +151,17 @@ if command -v protoc >/dev/null; then
 	python3 tests/scripts/visualize-perfetto-check.py --layers nvtx "$tmp/p.txt" "$tmp/long1.jsonl" "$tmp/long2.jsonl" >"$tmp/check" 2>&1 ||
 		bad "cutperfetto, long names: $(head -c 600 "$tmp/check")"
 fi
+# Two processes of one host with a thread of the same tid (a trace made by hand, or of hosts
+# without names): the first keeps the tid, the second gets a made-up one, as viewers take a
+# tid for one thread of one process.
+printf '{"ts":10,"dur":5,"pid":5,"tid":77,"layer":"api","name":"a"}\n{"ts":11,"dur":5,"pid":6,"tid":77,"layer":"api","name":"b"}\n' >"$tmp/tids.jsonl"
+cutchrome "$tmp/tids.jsonl" | grep -q '"name":"b","pid":6,"tid":4194304' ||
+	bad "cutchrome: two processes' tid 77: $(cutchrome "$tmp/tids.jsonl" | grep '"X"')"
+if command -v protoc >/dev/null; then
+	cutperfetto "$tmp/tids.jsonl" | protoc --decode=perfetto.protos.Trace \
+		tests/fixtures/perfetto/perfetto_trace.proto >"$tmp/p.txt"
+	[ "$(grep -c 'tid: 77$' "$tmp/p.txt")" = 1 ] || bad "cutperfetto: two processes' tid 77 kept"
+	python3 tests/scripts/visualize-perfetto-check.py "$tmp/p.txt" "$tmp/tids.jsonl" >"$tmp/check" ||
+		bad "cutperfetto, two processes' tid 77: $(cat "$tmp/check")"
+fi
 exit $fail
