@@ -1021,10 +1021,11 @@ run_gnuplot(const char *script, size_t len, int out)
 		errx(CUT_EXIT_FATAL,
 		     "cannot run %s: install gnuplot (Debian: apt-get install "
 		     "gnuplot-nox) or name it in GNUPLOT",
-		     prog);
+		     cut_esc(prog));
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		errx(CUT_EXIT_FATAL,
-		     "%s failed on the chart script (see above; cutplot -S shows it)", prog);
+		     "%s failed on the chart script (see above; cutplot -S shows it)",
+		     cut_esc(prog));
 }
 
 /* A duration option ("10ms", "2s", "500us", "1000" nanoseconds), or exit. */

@@ -6,7 +6,8 @@
 # succeeded, the earlier file left whole when it fails. And the temporary of cutchrome -o,
 # cutperfetto -o and cutplot -o is removed when SIGTERM, SIGINT, SIGHUP or SIGXFSZ ends the
 # tool (139 MB were left behind): each signal is sent once the temporary exists (the test
-# waits for the file, not for a time), and the tool dies of it as it would have.
+# waits for the file, not for a time), and the tool dies of it as it would have. File names
+# in their messages are escaped.
 B=${CUT_BUILD:-build}
 PATH=$B/bin:$PATH
 tmp=$(mktemp -d) || exit 1
@@ -146,4 +147,16 @@ for tool in ("cutchrome", "cutperfetto", "cutplot"):
 run("cutchrome", signal.SIGXFSZ, fsize=64 * 1024)
 sys.exit(1 if bad else 0)
 PY
+# File names in messages are escaped (a name can hold a terminal's escape sequences): an
+# input that does not exist, an -o that is a symbolic link.
+esc=$(printf 'x\033[2Jy')
+for t in cutchrome cutperfetto; do
+	$t "$tmp/$esc" >/dev/null 2>"$tmp/err"
+	grep -q "$(printf '\033')" "$tmp/err" && bad "$t: a file name printed raw: $(od -c "$tmp/err" | head -2)"
+	grep -q 'x\\x1b\[2Jy' "$tmp/err" || bad "$t: no escaped name: $(cat "$tmp/err")"
+done
+ln -s "$tmp/target" "$tmp/$esc.png"
+cutplot -o "$tmp/$esc.png" "$in" 2>"$tmp/err"
+grep -q "$(printf '\033')" "$tmp/err" && bad "cutplot: a file name printed raw"
+grep -q 'x\\x1b\[2Jy.png: a symbolic link' "$tmp/err" || bad "cutplot: no escaped name: $(cat "$tmp/err")"
 exit $fail
