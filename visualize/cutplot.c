@@ -906,11 +906,15 @@ plot_gpu(FILE *sc, const double frame[4])
 	        "set key outside right top\nplot ",
 	        uname);
 	for (size_t k = 0; k < np; k++) {
+		fprintf(sc, "%s$gpu index %zu using 1:2 with %s title ", k ? ", " : "", k,
+		        dumb ? "lines" : "steps");
+		if (pids[k] < 0) { /* the GPU rows past MAX_ROWS, summed */
+			fprintf(sc, "\"other threads\"");
+			continue;
+		}
 		const struct row *p = row_find(pids[k], 0, -2);
 		char c[64], h[64];
-		fprintf(sc, "%s$gpu index %zu using 1:2 with %s title \"%s %lld%s%s\"",
-		        k ? ", " : "", k, dumb ? "lines" : "steps",
-		        p && p->comm ? clean(p->comm, c, sizeof(c)) : "pid",
+		fprintf(sc, "\"%s %lld%s%s\"", p && p->comm ? clean(p->comm, c, sizeof(c)) : "pid",
 		        (long long)procs[pids[k]].pid, strtab_len(hosts) > 1 ? " on " : "",
 		        strtab_len(hosts) > 1
 		            ? clean(strtab_key(hosts, procs[pids[k]].host), h, sizeof(h))
