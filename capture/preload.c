@@ -13,7 +13,6 @@
 
 #include <linux/types.h>
 
-#include "args.h"
 #include "buf.h"
 #include "cut.h"
 #include "cutcapture.h"
@@ -160,8 +159,8 @@ static struct {
 	struct cut_meta head, tail; /* cutcapture's own header and trailer */
 	struct cut_event head_at, tail_at;
 	bool have_head, have_tail;
-	int64_t events, lost, layer[CUT_NLAYERS]; /* the library's records passed on */
-	int64_t gpu_timed, gpu_untimed, gpu_skips, gpu_error_ns;
+	int64_t events, layer[CUT_NLAYERS]; /* the library's records passed on */
+	struct cut_meta_fold *trailers;     /* the library's trailers, folded by their rules */
 	unsigned files;
 	uint64_t own_late; /* cutcapture's records of the library's threads, left out here... */
 	int64_t late_layer[CUT_NLAYERS]; /* ...by layer */
@@ -192,27 +191,19 @@ fold_header(const struct cut_event *ev)
 	cut_meta_release(&m);
 }
 
-/* A library trailer: its losses, its GPU timing and its own thread. */
+/* A library trailer: folded with the others, member by member (meta.h), and its own thread. */
 static void
 fold_trailer(const struct cut_event *ev)
 {
-	int64_t tid;
+	struct cut_meta m;
 	bool isnew = false;
-	if (ev->args && cut_args_int(ev->args, "own_thread", &tid) == 0 &&
-	    (idmap_put2(M.own_threads, ev->pid, tid, &isnew), isnew)) {
+	cut_meta_read(ev, &m);
+	int64_t tid = m.trailer.own_thread;
+	if (tid != CUT_ABSENT && (idmap_put2(M.own_threads, ev->pid, tid, &isnew), isnew)) {
 		buf_addc(&M.own_tids, ',');
 		buf_addi64(&M.own_tids, tid);
 	}
-	struct cut_meta m;
-	cut_meta_read(ev, &m);
-	const struct cut_trailer *t = &m.trailer;
-	M.lost = add(M.lost, t->lost);
-	M.gpu_timed = add(M.gpu_timed, t->gpu_timed);
-	M.gpu_untimed = add(M.gpu_untimed, t->gpu_untimed);
-	M.gpu_skips = add(M.gpu_skips, t->gpu_capture_skips);
-	if (t->gpu_error_ns != CUT_ABSENT &&
-	    (M.gpu_error_ns == CUT_ABSENT || t->gpu_error_ns > M.gpu_error_ns))
-		M.gpu_error_ns = t->gpu_error_ns;
+	cut_meta_fold_add(M.trailers, &m);
 	cut_meta_release(&m);
 }
 
@@ -326,21 +317,19 @@ write_meta(const struct cut_event *at, const struct cut_meta *m)
 	buf_free(&line);
 }
 
-/* cutcapture's trailer with the library's records, losses and GPU timing added. */
+/* cutcapture's trailer with the library's records and losses added, and every other member
+ * of the library's trailers, folded, where cutcapture's has none. */
 static void
 write_trailer(uint64_t own)
 {
 	struct cut_trailer *t = &M.tail.trailer;
+	const struct cut_meta *lib = cut_meta_fold_result(M.trailers);
 	t->events = add(t->events, M.events - (int64_t)M.own_late);
-	t->lost = add(t->lost, M.lost);
+	t->lost = add(t->lost, lib->trailer.lost);
 	for (int l = 0; l < CUT_NLAYERS; l++)
 		if (M.layer[l] || M.late_layer[l])
 			t->layers[l] = add(t->layers[l], M.layer[l] - M.late_layer[l]);
-	t->gpu_timed = M.gpu_timed;
-	t->gpu_untimed = M.gpu_untimed;
-	t->gpu_capture_skips = M.gpu_skips;
-	t->gpu_error_ns = M.gpu_error_ns;
-	struct cut_buf more = {0};
+	struct cut_buf more = {0}, with_lib = {0};
 	if (t->more && *t->more) {
 		buf_adds(&more, t->more);
 		buf_addc(&more, ',');
@@ -355,18 +344,21 @@ write_trailer(uint64_t own)
 	if (M.own_tids.len)
 		buf_add(&more, M.own_tids.s + 1, M.own_tids.len - 1);
 	buf_adds(&more, "]}");
+	/* the rest (gpu, durations, coverage, members of the library's own) as folded */
 	const char *was = t->more;
 	t->more = more.s;
+	cut_meta_fill(&M.tail, lib, &with_lib);
 	write_meta(&M.tail_at, &M.tail);
 	t->more = was;
 	buf_free(&more);
+	buf_free(&with_lib);
 }
 
 int
 preload_merge(uint64_t own)
 {
 	int rc = -1;
-	M.lost = M.gpu_timed = M.gpu_untimed = M.gpu_skips = M.gpu_error_ns = CUT_ABSENT;
+	M.trailers = cut_meta_fold_new(CUT_META_TRAILER);
 	M.own_threads = idmap_new();
 	if (!(M.so = cut_sorter_new(0))) {
 		warnx("out of memory");
@@ -404,6 +396,7 @@ preload_merge(uint64_t own)
 	rc = 0;
 done:
 	cut_sorter_free(M.so);
+	cut_meta_fold_free(M.trailers);
 	idmap_free(M.own_threads);
 	buf_free(&M.own_tids);
 	if (M.have_head)

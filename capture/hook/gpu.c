@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "gpu.h"
+#include "meta.h"
 #include "writer.h"
 
 unsigned char hook_gpu_kind[HOOK_NAPI];
@@ -592,33 +593,22 @@ hook_gpu_events(void)
 }
 
 void
-hook_gpu_trailer(struct cut_buf *b)
+hook_gpu_trailer(struct cut_trailer *t)
 {
 	if (!G.poller && !gpu_sh.skips && !gpu_sh.untimed)
 		return;
-	buf_adds(b, ",\"gpu\":{\"timed\":");
-	buf_addi64(b, (int64_t)gpu_sh.timed);
-	buf_adds(b, ",\"untimed\":");
-	buf_addi64(b, (int64_t)gpu_sh.untimed);
-	buf_adds(b, ",\"capture_skips\":");
-	buf_addi64(b, (int64_t)gpu_sh.skips);
-	buf_adds(b, ",\"starts\":");
-	buf_addi64(b, (int64_t)gpu_sh.starts);
-	buf_adds(b, ",\"starts_from_call\":");
-	buf_addi64(b, (int64_t)gpu_sh.from_call);
-	buf_adds(b, ",\"gap_ns\":");
-	buf_addi64(b, gpu_sh.gap);
-	buf_adds(b, ",\"error_ns\":");
-	buf_addi64(b, gpu_sh.err_max);
-	buf_adds(b, ",\"error_ns_median\":");
-	buf_addi64(b, gpu_sh.err_median);
-	buf_addc(b, '}');
+	t->gpu_timed = (int64_t)gpu_sh.timed;
+	t->gpu_untimed = (int64_t)gpu_sh.untimed;
+	t->gpu_capture_skips = (int64_t)gpu_sh.skips;
+	t->gpu_starts = (int64_t)gpu_sh.starts;
+	t->gpu_starts_from_call = (int64_t)gpu_sh.from_call;
+	t->gpu_gap_ns = gpu_sh.gap;
+	t->gpu_error_ns = gpu_sh.err_max;
+	t->gpu_error_ns_median = gpu_sh.err_median;
 	/* The library's own thread, which cutcapture leaves out of its records. */
 	int64_t own = __atomic_load_n(&gpu_sh.poller_tid, __ATOMIC_ACQUIRE);
-	if (own > 0) {
-		buf_adds(b, ",\"own_thread\":");
-		buf_addi64(b, own);
-	}
+	if (own > 0)
+		t->own_thread = own;
 }
 
 void

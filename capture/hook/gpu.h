@@ -144,8 +144,9 @@ void hook_gpu_enqueued(enum hook_id id, const uint64_t *a);
 void hook_gpu_stream_created(enum hook_id id, const uint64_t *a);
 /* Stops the layer: waits a bounded time for outstanding work, writes it. Idempotent. */
 void hook_gpu_stop(void);
-/* The trailer's "gpu" member (",\"gpu\":{...}"), and the gpu events written. */
-void hook_gpu_trailer(struct cut_buf *b);
+/* The trailer's "gpu" members and own_thread, when the layer ran; the gpu events written. */
+struct cut_trailer;
+void hook_gpu_trailer(struct cut_trailer *t);
 uint64_t hook_gpu_events(void);
 /* Around fork, as hook_resolve_fork. */
 void hook_gpu_fork(int phase);

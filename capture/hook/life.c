@@ -359,26 +359,19 @@ finish(bool at_exec)
 			m.trailer.layers[CUT_NVTX] = (int64_t)nvtx;
 		if (!hook_gpu_off_reason() || gpu)
 			m.trailer.layers[CUT_GPU] = (int64_t)gpu;
-		/* libcuthook's own members. How durations were measured (clock.c): ends read from
-		 * the TSC or the clock. NVTX ranges are no calls: their ends are clock reads, not
-		 * counted here. */
-		buf_adds(a, "\"durations\":{\"tsc\":");
-		buf_addi64(a, (int64_t)(events - nvtx - from_clock));
-		buf_adds(a, ",\"clock\":");
-		buf_addi64(a, (int64_t)from_clock);
+		/* How durations were measured (clock.c): ends read from the TSC or the clock. NVTX
+		 * ranges are no calls: their ends are clock reads, not counted here. */
+		m.trailer.durations_tsc = (int64_t)(events - nvtx - from_clock);
+		m.trailer.durations_clock = (int64_t)from_clock;
 		uint64_t hz = hook_tsc_hz();
-		if (hz) {
-			buf_adds(a, ",\"tsc_hz\":");
-			buf_addi64(a, (int64_t)hz);
-		}
-		buf_addc(a, '}');
-		hook_gpu_trailer(a);
+		if (hz)
+			m.trailer.durations_tsc_hz = (int64_t)hz;
+		hook_gpu_trailer(&m.trailer);
 		/* The coverage audit takes a lock this thread may hold when nested. */
 		if (!nested) {
-			buf_adds(a, ",\"coverage\":");
 			hook_audit(a, (const uint64_t(*)[HOOK_NVIA])calls);
+			m.trailer.coverage = a->s;
 		}
-		m.trailer.more = a->s;
 		hook_meta_record(line, now, tid, &m);
 		if (hook_output_ok())
 			hook_write_lines(line->s, line->len);

@@ -1,5 +1,6 @@
-/* meta.c: one table of members per record kind drives both the writer and the reader, so the
- * two cannot disagree on a key, a type or the order. */
+/* meta.c: one table of members per record kind drives the writer, the reader and the fold of
+ * several records into one (each member with its merge rule), so they cannot disagree on a key,
+ * a type or the order. */
 #include <err.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -18,6 +19,19 @@ enum type {
 	T_LSTR,   /* const char *[CUT_NLAYERS]: an object of layer names */
 	T_LINT,   /* int64_t[CUT_NLAYERS]: an object of layer names */
 	T_OBJECT, /* an object of the members sub[0..nsub) */
+	T_RAW,    /* const char *: any JSON value's text, written as it is */
+};
+
+/* How records of one kind fold into one (cut_meta_fold): cut-events(5), Merging. */
+enum merge {
+	M_FIRST,    /* the first record's that has it */
+	M_SUM,      /* a count: the sum, saturated */
+	M_MAX,      /* a bound: the largest */
+	M_MIN,      /* sorted: true only where every record says so */
+	M_MEDIAN,   /* the median of the records' values, each weighted by the member at weight */
+	M_ON,       /* layers: "on" where any record says so, else the first reason */
+	M_NONE,     /* of one process alone: left out */
+	M_COVERAGE, /* libcuthook's coverage audit: merge_coverage() */
 };
 
 struct member {
@@ -26,66 +40,90 @@ struct member {
 	size_t off; /* in struct cut_meta */
 	const struct member *sub;
 	size_t nsub;
+	enum merge merge;
+	size_t weight; /* M_MEDIAN: the offset of the count that weights a record's value */
 };
 
 #define AT(field) offsetof(struct cut_meta, field)
 #define N(a) (sizeof(a) / sizeof((a)[0]))
+/* A member at field of struct cut_meta, then its merge rule where not M_FIRST; an object. */
+#define MB(k, t, field, ...)                                                                       \
+	{                                                                                          \
+		.key = k, .type = t, .off = AT(field), __VA_ARGS__                                 \
+	}
+#define OBJ(k, members)                                                                            \
+	{                                                                                          \
+		.key = k, .type = T_OBJECT, .sub = members, .nsub = N(members)                     \
+	}
 
 static const struct member clock_members[] = {
-    {"monotonic_ns", T_INT, AT(header.monotonic_ns), NULL, 0},
-    {"realtime_ns", T_INT, AT(header.realtime_ns), NULL, 0},
+    MB("monotonic_ns", T_INT, header.monotonic_ns),
+    MB("realtime_ns", T_INT, header.realtime_ns),
 };
 static const struct member header_members[] = {
-    {"schema", T_INT, AT(header.schema), NULL, 0},
-    {"tool", T_STR, AT(header.tool), NULL, 0},
-    {"version", T_STR, AT(header.version), NULL, 0},
-    {"host", T_STR, AT(header.host), NULL, 0},
-    {"kernel", T_STR, AT(header.kernel), NULL, 0},
-    {"driver", T_STR, AT(header.driver), NULL, 0},
-    {"driver_flavour", T_STR, AT(header.driver_flavour), NULL, 0},
-    {"libcuda", T_STR, AT(header.libcuda), NULL, 0},
-    {"libcudart", T_STR, AT(header.libcudart), NULL, 0},
-    {"clock", T_OBJECT, 0, clock_members, N(clock_members)},
-    {"sorted", T_BOOL, AT(header.sorted), NULL, 0},
-    {"layers", T_LSTR, AT(header.layers), NULL, 0},
-    {"cmd", T_STRV, AT(header.cmd), NULL, 0},
+    MB("schema", T_INT, header.schema, .merge = M_MAX),
+    MB("tool", T_STR, header.tool),
+    MB("version", T_STR, header.version),
+    MB("host", T_STR, header.host),
+    MB("kernel", T_STR, header.kernel),
+    MB("driver", T_STR, header.driver),
+    MB("driver_flavour", T_STR, header.driver_flavour),
+    MB("libcuda", T_STR, header.libcuda),
+    MB("libcudart", T_STR, header.libcudart),
+    OBJ("clock", clock_members),
+    MB("sorted", T_BOOL, header.sorted, .merge = M_MIN),
+    MB("layers", T_LSTR, header.layers, .merge = M_ON),
+    MB("cmd", T_STRV, header.cmd),
+};
+static const struct member duration_members[] = {
+    MB("tsc", T_INT, trailer.durations_tsc, .merge = M_SUM),
+    MB("clock", T_INT, trailer.durations_clock, .merge = M_SUM),
+    MB("tsc_hz", T_INT, trailer.durations_tsc_hz, .merge = M_FIRST),
 };
 static const struct member gpu_members[] = {
-    {"timed", T_INT, AT(trailer.gpu_timed), NULL, 0},
-    {"untimed", T_INT, AT(trailer.gpu_untimed), NULL, 0},
-    {"capture_skips", T_INT, AT(trailer.gpu_capture_skips), NULL, 0},
-    {"error_ns", T_INT, AT(trailer.gpu_error_ns), NULL, 0},
+    MB("timed", T_INT, trailer.gpu_timed, .merge = M_SUM),
+    MB("untimed", T_INT, trailer.gpu_untimed, .merge = M_SUM),
+    MB("capture_skips", T_INT, trailer.gpu_capture_skips, .merge = M_SUM),
+    MB("starts", T_INT, trailer.gpu_starts, .merge = M_SUM),
+    MB("starts_from_call", T_INT, trailer.gpu_starts_from_call, .merge = M_SUM),
+    MB("gap_ns", T_INT, trailer.gpu_gap_ns, .merge = M_MEDIAN, .weight = AT(trailer.gpu_timed)),
+    MB("error_ns", T_INT, trailer.gpu_error_ns, .merge = M_MAX),
+    MB("error_ns_median", T_INT, trailer.gpu_error_ns_median, .merge = M_MEDIAN,
+       .weight = AT(trailer.gpu_timed)),
 };
 static const struct member trailer_members[] = {
-    {"events", T_INT, AT(trailer.events), NULL, 0},
-    {"lost", T_INT, AT(trailer.lost), NULL, 0},
-    {"layers", T_LINT, AT(trailer.layers), NULL, 0},
-    {"gpu", T_OBJECT, 0, gpu_members, N(gpu_members)},
+    MB("events", T_INT, trailer.events, .merge = M_SUM),
+    MB("lost", T_INT, trailer.lost, .merge = M_SUM),
+    MB("layers", T_LINT, trailer.layers, .merge = M_SUM),
+    OBJ("durations", duration_members),
+    OBJ("gpu", gpu_members),
+    MB("own_thread", T_INT, trailer.own_thread, .merge = M_NONE),
+    MB("coverage", T_RAW, trailer.coverage, .merge = M_COVERAGE),
 };
 static const struct member lost_members[] = {
-    {"count", T_INT, AT(lost.count), NULL, 0},
-    {"reason", T_STR, AT(lost.reason), NULL, 0},
-    {"layer", T_STR, AT(lost.layer), NULL, 0},
+    MB("count", T_INT, lost.count),
+    MB("reason", T_STR, lost.reason),
+    MB("layer", T_STR, lost.layer),
 };
 static const struct member symbol_members[] = {
-    {"handle", T_HEX, AT(symbol.handle), NULL, 0},
-    {"name", T_STR, AT(symbol.name), NULL, 0},
-    {"kind", T_STR, AT(symbol.kind), NULL, 0},
-    {"via", T_STR, AT(symbol.via), NULL, 0},
+    MB("handle", T_HEX, symbol.handle),
+    MB("name", T_STR, symbol.name),
+    MB("kind", T_STR, symbol.kind),
+    MB("via", T_STR, symbol.via),
 };
 static const struct member task_members[] = {
-    {"comm", T_STR, AT(task.comm), NULL, 0},
-    {"name", T_STR, AT(task.name), NULL, 0},
-    {"cmdline", T_STR, AT(task.cmdline), NULL, 0},
-    {"ppid", T_INT, AT(task.ppid), NULL, 0},
-    {"rank", T_INT, AT(task.rank), NULL, 0},
-    {"local_rank", T_INT, AT(task.local_rank), NULL, 0},
-    {"world_size", T_INT, AT(task.world_size), NULL, 0},
+    MB("comm", T_STR, task.comm),
+    MB("name", T_STR, task.name),
+    MB("cmdline", T_STR, task.cmdline),
+    MB("ppid", T_INT, task.ppid),
+    MB("rank", T_INT, task.rank),
+    MB("local_rank", T_INT, task.local_rank),
+    MB("world_size", T_INT, task.world_size),
 };
 static const struct member device_members[] = {
-    {"device", T_INT, AT(device.device), NULL, 0}, {"name", T_STR, AT(device.name), NULL, 0},
-    {"uuid", T_STR, AT(device.uuid), NULL, 0},     {"bus", T_STR, AT(device.bus), NULL, 0},
-    {"file", T_STR, AT(device.file), NULL, 0},
+    MB("device", T_INT, device.device), MB("name", T_STR, device.name),
+    MB("uuid", T_STR, device.uuid),     MB("bus", T_STR, device.bus),
+    MB("file", T_STR, device.file),
 };
 
 /* Per kind: the record name, its members, and where its "more" is. */
@@ -108,6 +146,8 @@ struct priv {
 	json_t *root;
 	const char **strv;
 	char *more;
+	char *raw[4]; /* T_RAW members' text */
+	size_t nraw;
 };
 
 #define FIELD(m, type, off) ((type *)((char *)(m) + (off)))
@@ -138,7 +178,8 @@ init_members(struct cut_meta *m, const struct member *mb, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		switch (mb[i].type) {
-		case T_STR: *FIELD(m, const char *, mb[i].off) = NULL; break;
+		case T_STR:
+		case T_RAW: *FIELD(m, const char *, mb[i].off) = NULL; break;
 		case T_STRV:
 			*FIELD(m, const char *const *, mb[i].off) = NULL;
 			*FIELD(m, size_t, mb[i].off + sizeof(char **)) = 0;
@@ -178,6 +219,7 @@ any_present(const struct cut_meta *m, const struct member *mb, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		switch (mb[i].type) {
 		case T_STR:
+		case T_RAW:
 		case T_STRV:
 			if (*FIELD(m, const char *, mb[i].off))
 				return true;
@@ -217,6 +259,7 @@ format_member(struct cut_buf *b, const struct cut_meta *m, const struct member *
 		buf_addjstr(b, s, strlen(s));
 		break;
 	}
+	case T_RAW: buf_adds(b, *FIELD(m, const char *const, mb->off)); break;
 	case T_INT: buf_addi64(b, *FIELD(m, const int64_t, mb->off)); break;
 	case T_HEX:
 		buf_addf(b, "\"0x%llx\"", (unsigned long long)*FIELD(m, const int64_t, mb->off));
@@ -339,6 +382,11 @@ read_member(struct cut_meta *m, json_t *j, const struct member *mb)
 		if (json_is_integer(j))
 			*FIELD(m, int64_t, mb->off) = json_integer_value(j);
 		break;
+	case T_RAW:
+		if (p->nraw < N(p->raw) &&
+		    (p->raw[p->nraw] = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY)))
+			*FIELD(m, const char *, mb->off) = p->raw[p->nraw++];
+		break;
 	case T_HEX: read_handle(j, FIELD(m, int64_t, mb->off)); break;
 	case T_BOOL:
 		if (json_is_boolean(j))
@@ -435,9 +483,483 @@ cut_meta_release(struct cut_meta *m)
 		json_decref(p->root);
 		free(p->strv);
 		free(p->more);
+		for (size_t i = 0; i < p->nraw; i++)
+			free(p->raw[i]);
 		free(p);
 	}
 	cut_meta_init(m, m->kind);
+}
+
+/* ---- folding ---- */
+
+/* An M_MEDIAN member's values so far, each with its weight. */
+struct median {
+	size_t off;
+	struct weighed {
+		int64_t v, w;
+	} * vals;
+	size_t n, cap;
+};
+
+/* An M_COVERAGE member so far, as JSON. */
+struct raw {
+	size_t off;
+	json_t *j;
+	char *text;
+};
+
+struct cut_meta_fold {
+	struct cut_meta m; /* the fold so far; its strings point at copies in strs */
+	size_t count;
+	struct median med[4];
+	size_t nmed;
+	struct raw raw[2];
+	size_t nraw;
+	json_t *more; /* the records' own members */
+	char *more_text;
+	void **strs; /* what the result's strings and arrays point into */
+	size_t nstrs, capstrs;
+};
+
+static void *
+keep(struct cut_meta_fold *f, void *p)
+{
+	if (!p ||
+	    (f->nstrs == f->capstrs &&
+	     !(f->strs = realloc(f->strs, (f->capstrs = f->capstrs * 2 + 8) * sizeof(*f->strs)))))
+		err(2, "out of memory");
+	f->strs[f->nstrs++] = p;
+	return p;
+}
+
+static const char *
+keep_str(struct cut_meta_fold *f, const char *s)
+{
+	return keep(f, strdup(s));
+}
+
+static int64_t
+fold_int(enum merge rule, int64_t into, int64_t from)
+{
+	int64_t sum;
+	if (from == CUT_ABSENT || rule == M_FIRST)
+		return into == CUT_ABSENT ? from : into;
+	if (into == CUT_ABSENT)
+		return from;
+	switch (rule) {
+	case M_SUM:
+		if (__builtin_add_overflow(into, from, &sum))
+			return from > 0 ? INT64_MAX : INT64_MIN + 1;
+		return sum;
+	case M_MAX: return from > into ? from : into;
+	case M_MIN: return from < into ? from : into;
+	default: return into;
+	}
+}
+
+static struct median *
+median_of(struct cut_meta_fold *f, size_t off)
+{
+	for (size_t i = 0; i < f->nmed; i++)
+		if (f->med[i].off == off)
+			return &f->med[i];
+	if (f->nmed == N(f->med))
+		errx(2, "meta: more median members than a fold holds");
+	f->med[f->nmed].off = off;
+	return &f->med[f->nmed++];
+}
+
+static struct raw *
+raw_of(struct cut_meta_fold *f, size_t off)
+{
+	for (size_t i = 0; i < f->nraw; i++)
+		if (f->raw[i].off == off)
+			return &f->raw[i];
+	if (f->nraw == N(f->raw))
+		errx(2, "meta: more raw members than a fold holds");
+	f->raw[f->nraw].off = off;
+	return &f->raw[f->nraw++];
+}
+
+/* The link calls of a coverage entry: link_calls where the entry has both kinds, else all of
+ * its calls when it was called through the link only. */
+static bool
+has_via(json_t *fn, const char *what)
+{
+	json_t *via = json_object_get(fn, "via");
+	for (size_t i = 0; i < json_array_size(via); i++) {
+		const char *s = json_string_value(json_array_get(via, i));
+		if (s && !strcmp(s, what))
+			return true;
+	}
+	return false;
+}
+
+/* The link calls of a coverage entry: link_calls where the entry has both kinds, else all of
+ * its calls when it was called through the link only. */
+static json_int_t
+link_calls(json_t *fn)
+{
+	json_t *n = json_object_get(fn, "link_calls");
+	if (json_is_integer(n))
+		return json_integer_value(n);
+	return has_via(fn, "link") ? json_integer_value(json_object_get(fn, "calls")) : 0;
+}
+
+/*
+ * Folds libcuthook's coverage audit from into into (cuthook(1)): the functions of both, by
+ * name, in name order, their calls summed and their ways of being obtained joined; the counts
+ * of functions obtained and called counted again from them; unwrapped pointers summed and
+ * listed once each; the rest (the cuda.h version, the functions wrapped) into's.
+ */
+static void
+merge_coverage(json_t *into, json_t *from)
+{
+	json_t *fns = json_object_get(into, "functions"), *fn, *v;
+	size_t i, j;
+	if (!json_is_array(fns) || !json_is_object(from))
+		return;
+	json_array_foreach(json_object_get(from, "functions"), i, fn)
+	{
+		const char *name = json_string_value(json_object_get(fn, "name"));
+		json_t *same = NULL;
+		size_t at = json_array_size(fns);
+		if (!name)
+			continue;
+		for (j = 0; j < json_array_size(fns); j++) {
+			const char *n =
+			    json_string_value(json_object_get(json_array_get(fns, j), "name"));
+			int c = n ? strcmp(n, name) : -1;
+			if (c == 0)
+				same = json_array_get(fns, j);
+			if (c >= 0) {
+				at = j;
+				break;
+			}
+		}
+		if (!same) {
+			json_array_insert_new(fns, at, json_deep_copy(fn));
+			continue;
+		}
+		json_int_t calls = json_integer_value(json_object_get(same, "calls")) +
+		                   json_integer_value(json_object_get(fn, "calls"));
+		json_int_t link = link_calls(same) + link_calls(fn);
+		json_t *via = json_object_get(same, "via");
+		json_array_foreach(json_object_get(fn, "via"), j, v)
+		{
+			if (json_is_string(v) && !has_via(same, json_string_value(v)) &&
+			    json_is_array(via))
+				json_array_append(via, v);
+		}
+		const char *copied[] = {"symbol", "version", "flags"};
+		for (j = 0; j < N(copied); j++)
+			if (!json_object_get(same, copied[j]) && json_object_get(fn, copied[j]))
+				json_object_set(same, copied[j], json_object_get(fn, copied[j]));
+		json_object_set_new(same, "calls", json_integer(calls));
+		json_object_del(same, "link_calls");
+		if (link && link < calls)
+			json_object_set_new(same, "link_calls", json_integer(link));
+	}
+	json_int_t n_link = 0, n_dlsym = 0, n_gpa = 0, n_called = 0;
+	json_array_foreach(fns, i, fn)
+	{
+		n_link += link_calls(fn) > 0;
+		n_dlsym += has_via(fn, "dlsym");
+		n_gpa += json_object_get(fn, "symbol") != NULL;
+		n_called += json_integer_value(json_object_get(fn, "calls")) > 0;
+	}
+	json_t *obtained = json_object_get(into, "obtained");
+	if (json_is_object(obtained)) {
+		json_object_set_new(obtained, "link", json_integer(n_link));
+		json_object_set_new(obtained, "dlsym", json_integer(n_dlsym));
+		json_object_set_new(obtained, "cuGetProcAddress", json_integer(n_gpa));
+	}
+	json_object_set_new(into, "called", json_integer(n_called));
+	json_object_set_new(into, "unwrapped",
+	                    json_integer(json_integer_value(json_object_get(into, "unwrapped")) +
+	                                 json_integer_value(json_object_get(from, "unwrapped"))));
+	json_t *syms = json_object_get(from, "unwrapped_symbols");
+	if (json_array_size(syms) && !json_object_get(into, "unwrapped_symbols"))
+		json_object_set_new(into, "unwrapped_symbols", json_array());
+	json_t *to = json_object_get(into, "unwrapped_symbols");
+	json_array_foreach(syms, i, v)
+	{
+		bool seen = false;
+		for (j = 0; j < json_array_size(to) && !seen; j++)
+			seen = json_equal(json_array_get(to, j), v);
+		if (!seen)
+			json_array_append(to, v);
+	}
+}
+
+static void
+fold_members(struct cut_meta_fold *f, const struct cut_meta *from, const struct member *mb,
+             size_t n)
+{
+	struct cut_meta *into = &f->m;
+	for (size_t i = 0; i < n; i++, mb++) {
+		if (mb->merge == M_NONE)
+			continue;
+		switch (mb->type) {
+		case T_OBJECT: fold_members(f, from, mb->sub, mb->nsub); break;
+		case T_STR:
+			if (!*FIELD(into, const char *, mb->off) &&
+			    *FIELD(from, const char *, mb->off))
+				*FIELD(into, const char *, mb->off) =
+				    keep_str(f, *FIELD(from, const char *, mb->off));
+			break;
+		case T_STRV: {
+			const char *const *v = *FIELD(from, const char *const *, mb->off);
+			size_t nv = *FIELD(from, const size_t, mb->off + sizeof(char **));
+			if (*FIELD(into, const char *const *, mb->off) || !v)
+				break;
+			const char **copy = keep(f, calloc(nv + 1, sizeof(*copy)));
+			for (size_t k = 0; k < nv; k++)
+				copy[k] = keep_str(f, v[k]);
+			*FIELD(into, const char **, mb->off) = copy;
+			*FIELD(into, size_t, mb->off + sizeof(char **)) = nv;
+			break;
+		}
+		case T_LSTR:
+			for (int l = 0; l < CUT_NLAYERS; l++) {
+				const char **to = &FIELD(into, const char *, mb->off)[l];
+				const char *s = FIELD(from, const char *, mb->off)[l];
+				if (s && (!*to || (mb->merge == M_ON && strcmp(*to, "on") != 0 &&
+				                   strcmp(s, "on") == 0)))
+					*to = keep_str(f, s);
+			}
+			break;
+		case T_LINT:
+			for (int l = 0; l < CUT_NLAYERS; l++)
+				FIELD(into, int64_t, mb->off)
+			[l] = fold_int(mb->merge, FIELD(into, int64_t, mb->off)[l],
+			               FIELD(from, const int64_t, mb->off)[l]);
+			break;
+		case T_RAW: {
+			const char *s = *FIELD(from, const char *const, mb->off);
+			struct raw *r = raw_of(f, mb->off);
+			json_t *j = s ? json_loads(s, JSON_DECODE_ANY, NULL) : NULL;
+			if (!j)
+				break;
+			if (!r->j)
+				r->j = j;
+			else {
+				if (mb->merge == M_COVERAGE)
+					merge_coverage(r->j, j);
+				json_decref(j);
+			}
+			break;
+		}
+		default: {
+			int64_t v = *FIELD(from, const int64_t, mb->off);
+			if (mb->merge == M_MEDIAN && v != CUT_ABSENT) {
+				struct median *md = median_of(f, mb->off);
+				int64_t w = *FIELD(from, const int64_t, mb->weight);
+				if (md->n == md->cap &&
+				    !(md->vals = realloc(md->vals, (md->cap = md->cap * 2 + 8) *
+				                                       sizeof(*md->vals))))
+					err(2, "out of memory");
+				md->vals[md->n].v = v;
+				md->vals[md->n++].w = w > 0 ? w : 1;
+			}
+			*FIELD(into, int64_t, mb->off) =
+			    fold_int(mb->merge, *FIELD(into, int64_t, mb->off), v);
+		}
+		}
+	}
+}
+
+struct cut_meta_fold *
+cut_meta_fold_new(enum cut_meta_kind k)
+{
+	struct cut_meta_fold *f = calloc(1, sizeof(*f));
+	if (!f || !(f->more = json_object()))
+		err(2, "out of memory");
+	cut_meta_init(&f->m, k);
+	if (k == CUT_META_HEADER)
+		f->m.header.schema = CUT_ABSENT;
+	return f;
+}
+
+void
+cut_meta_fold_add(struct cut_meta_fold *f, const struct cut_meta *m)
+{
+	if (m->kind != f->m.kind || (unsigned)m->kind >= N(kinds))
+		return;
+	const struct kind *k = &kinds[m->kind];
+	fold_members(f, m, k->members, k->nmembers);
+	const char *more = *FIELD(m, const char *const, k->more);
+	if (more && *more) {
+		struct cut_buf b = {0};
+		buf_addf(&b, "{%s}", more);
+		json_t *o = json_loads(b.s, 0, NULL), *v;
+		const char *key;
+		json_object_foreach(o, key, v)
+		{
+			if (!json_object_get(f->more, key))
+				json_object_set(f->more, key, v);
+		}
+		json_decref(o);
+		buf_free(&b);
+	}
+	f->count++;
+}
+
+size_t
+cut_meta_fold_count(const struct cut_meta_fold *f)
+{
+	return f->count;
+}
+
+static int
+by_value(const void *a, const void *b)
+{
+	int64_t x = ((const struct weighed *)a)->v, y = ((const struct weighed *)b)->v;
+	return (x > y) - (x < y);
+}
+
+/* Members of a JSON object's text without its braces, into a string of its own. */
+static char *
+members_text(json_t *o)
+{
+	char *s = json_object_size(o) ? json_dumps(o, JSON_COMPACT) : NULL;
+	if (s) {
+		size_t n = strlen(s);
+		memmove(s, s + 1, n - 2);
+		s[n - 2] = '\0';
+	}
+	return s;
+}
+
+const struct cut_meta *
+cut_meta_fold_result(struct cut_meta_fold *f)
+{
+	for (size_t i = 0; i < f->nmed; i++) {
+		struct median *md = &f->med[i];
+		int64_t total = 0, run = 0;
+		qsort(md->vals, md->n, sizeof(*md->vals), by_value);
+		for (size_t k = 0; k < md->n; k++)
+			total += md->vals[k].w;
+		for (size_t k = 0; k < md->n; k++) {
+			run += md->vals[k].w;
+			if (2 * run >= total) {
+				*FIELD(&f->m, int64_t, md->off) = md->vals[k].v;
+				break;
+			}
+		}
+	}
+	for (size_t i = 0; i < f->nraw; i++) {
+		free(f->raw[i].text);
+		f->raw[i].text =
+		    f->raw[i].j ? json_dumps(f->raw[i].j, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+		*FIELD(&f->m, const char *, f->raw[i].off) = f->raw[i].text;
+	}
+	free(f->more_text);
+	f->more_text = members_text(f->more);
+	if ((unsigned)f->m.kind < N(kinds))
+		*FIELD(&f->m, const char *, kinds[f->m.kind].more) = f->more_text;
+	return &f->m;
+}
+
+void
+cut_meta_fold_free(struct cut_meta_fold *f)
+{
+	if (!f)
+		return;
+	for (size_t i = 0; i < f->nmed; i++)
+		free(f->med[i].vals);
+	for (size_t i = 0; i < f->nraw; i++) {
+		json_decref(f->raw[i].j);
+		free(f->raw[i].text);
+	}
+	for (size_t i = 0; i < f->nstrs; i++)
+		free(f->strs[i]);
+	free(f->strs);
+	json_decref(f->more);
+	free(f->more_text);
+	free(f);
+}
+
+static void
+fill_members(struct cut_meta *into, const struct cut_meta *from, const struct member *mb, size_t n)
+{
+	for (size_t i = 0; i < n; i++, mb++) {
+		switch (mb->type) {
+		case T_OBJECT: fill_members(into, from, mb->sub, mb->nsub); break;
+		case T_STR:
+		case T_RAW:
+			if (!*FIELD(into, const char *, mb->off))
+				*FIELD(into, const char *, mb->off) =
+				    *FIELD(from, const char *, mb->off);
+			break;
+		case T_STRV:
+			if (!*FIELD(into, const char *const *, mb->off)) {
+				*FIELD(into, const char *const *, mb->off) =
+				    *FIELD(from, const char *const *, mb->off);
+				*FIELD(into, size_t, mb->off + sizeof(char **)) =
+				    *FIELD(from, const size_t, mb->off + sizeof(char **));
+			}
+			break;
+		case T_LSTR:
+			for (int l = 0; l < CUT_NLAYERS; l++)
+				if (!FIELD(into, const char *, mb->off)[l])
+					FIELD(into, const char *, mb->off)
+			[l] = FIELD(from, const char *, mb->off)[l];
+			break;
+		case T_LINT:
+			for (int l = 0; l < CUT_NLAYERS; l++)
+				if (FIELD(into, int64_t, mb->off)[l] == CUT_ABSENT)
+					FIELD(into, int64_t, mb->off)
+			[l] = FIELD(from, const int64_t, mb->off)[l];
+			break;
+		default:
+			if (*FIELD(into, int64_t, mb->off) == CUT_ABSENT)
+				*FIELD(into, int64_t, mb->off) =
+				    *FIELD(from, const int64_t, mb->off);
+		}
+	}
+}
+
+void
+cut_meta_fill(struct cut_meta *into, const struct cut_meta *from, struct cut_buf *more)
+{
+	if (into->kind != from->kind || (unsigned)into->kind >= N(kinds))
+		return;
+	const struct kind *k = &kinds[into->kind];
+	fill_members(into, from, k->members, k->nmembers);
+	const char *a = *FIELD(into, const char *const, k->more);
+	const char *b = *FIELD(from, const char *const, k->more);
+	if (!b || !*b)
+		return;
+	/* into's own text as it is, then from's members into's lacks */
+	struct cut_buf t = {0};
+	buf_addf(&t, "{%s}", a ? a : "");
+	json_t *mine = json_loads(t.s, 0, NULL), *theirs, *v, *extra = json_object();
+	buf_reset(&t);
+	buf_addf(&t, "{%s}", b);
+	theirs = json_loads(t.s, 0, NULL);
+	buf_free(&t);
+	const char *key;
+	if (!extra)
+		err(2, "out of memory");
+	json_object_foreach(theirs, key, v)
+	{
+		if (!json_object_get(mine, key))
+			json_object_set(extra, key, v);
+	}
+	char *s = members_text(extra);
+	buf_reset(more);
+	if (a && *a)
+		buf_adds(more, a);
+	if (a && *a && s)
+		buf_addc(more, ',');
+	if (s)
+		buf_adds(more, s);
+	free(s);
+	json_decref(mine);
+	json_decref(theirs);
+	json_decref(extra);
+	*FIELD(into, const char *, k->more) = more->len ? more->s : NULL;
 }
 
 const char *

@@ -45,7 +45,14 @@ struct cut_header {
 struct cut_trailer {
 	int64_t events, lost;
 	int64_t layers[CUT_NLAYERS]; /* events written per layer */
-	int64_t gpu_timed, gpu_untimed, gpu_capture_skips, gpu_error_ns; /* "gpu" */
+	/* "durations" (libcuthook): calls whose end was read from the TSC, from the clock, and
+	 * the TSC's rate */
+	int64_t durations_tsc, durations_clock, durations_tsc_hz;
+	/* "gpu": the gpu layer's work and the bounds of its clock mapping */
+	int64_t gpu_timed, gpu_untimed, gpu_capture_skips, gpu_starts, gpu_starts_from_call;
+	int64_t gpu_gap_ns, gpu_error_ns, gpu_error_ns_median;
+	int64_t own_thread;   /* libcuthook's completion thread, of one process */
+	const char *coverage; /* libcuthook's coverage audit: a JSON object's text */
 	const char *more;
 };
 
@@ -113,6 +120,29 @@ void cut_meta_format(struct cut_buf *out, const struct cut_event *at, const stru
 enum cut_meta_kind cut_meta_read(const struct cut_event *ev, struct cut_meta *m);
 /* Frees what a read left in m; m is then an empty record of its kind. */
 void cut_meta_release(struct cut_meta *m);
+
+/*
+ * Folding several records of one kind into one, as cutcapture folds the trailers of the
+ * processes its libcuthook wrote into its own: each member by its rule in cut-events(5)
+ * (Merging): counts summed, bounds the largest, medians the median of the records' medians
+ * weighted by what they count, a layer "on" where any record says so, the rest taken from the
+ * first record that has it; members of one process alone (own_thread) left out. Members of
+ * the records' "more" are kept, the first record's value for each key.
+ */
+struct cut_meta_fold;
+/* A fold of records of kind k, empty. Exits with status 2 when memory runs out. */
+struct cut_meta_fold *cut_meta_fold_new(enum cut_meta_kind k);
+/* Folds m (of the fold's kind; another kind is ignored) in. m may be released after. */
+void cut_meta_fold_add(struct cut_meta_fold *f, const struct cut_meta *m);
+/* The number of records folded in. */
+size_t cut_meta_fold_count(const struct cut_meta_fold *f);
+/* The record folded so far (every member absent while none was added); valid until the next
+ * cut_meta_fold_add or cut_meta_fold_free. */
+const struct cut_meta *cut_meta_fold_result(struct cut_meta_fold *f);
+void cut_meta_fold_free(struct cut_meta_fold *f);
+/* Gives every member absent from *into (and every key of from's "more" that into's lacks)
+ * from's value; into's strings then point into from. */
+void cut_meta_fill(struct cut_meta *into, const struct cut_meta *from, struct cut_buf *more);
 
 /* What a process or thread is shown as: the name given through NVTX when there is one, else
  * the kernel's comm; NULL when the record has neither (or only empty ones). */

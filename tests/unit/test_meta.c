@@ -2,6 +2,7 @@
  * the same bytes, absent members left out, writers' own members kept, odd input read as
  * absent. */
 #include <check.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "check_main.h"
@@ -261,6 +262,133 @@ START_TEST(test_reading)
 }
 END_TEST
 
+/* Reads one record from a line. */
+static void
+read_line(struct cut_parser *p, const char *line, struct cut_meta *m)
+{
+	static char copy[4096];
+	struct cut_event ev;
+	char why[256];
+	snprintf(copy, sizeof(copy), "%s", line);
+	ck_assert_int_eq(cut_parse(p, copy, strlen(copy), &ev, CUT_PARSE_AUTO, why, sizeof(why)),
+	                 CUT_PARSE_EVENT);
+	cut_meta_read(&ev, m);
+}
+
+/* Two libcuthook trailers folded: every member by its rule, the coverage audits joined, the
+ * writers' own members kept; then into cutcapture's own, which keeps what it has. */
+START_TEST(test_fold)
+{
+	struct cut_parser *p = cut_parser_new();
+	struct cut_meta a, b, own;
+	struct cut_buf line = {0}, more = {0};
+	struct cut_event at0 = at(9);
+	read_line(
+	    p,
+	    "{\"ts\":1,\"pid\":10,\"tid\":10,\"layer\":\"meta\",\"name\":\"trailer\",\"args\":{"
+	    "\"events\":74,\"lost\":1,\"layers\":{\"api\":51,\"gpu\":23},\"durations\":{\"tsc\":"
+	    "23,\"clock\":51,\"tsc_hz\":2300000000},\"gpu\":{\"timed\":23,\"untimed\":0,"
+	    "\"capture_skips\":3,\"starts\":11,\"starts_from_call\":7,\"gap_ns\":1200,"
+	    "\"error_ns\":5328,\"error_ns_median\":5320},\"own_thread\":2373,\"coverage\":{"
+	    "\"cuda_h\":13000,\"wrapped\":672,\"obtained\":{\"link\":2,\"dlsym\":0,"
+	    "\"cuGetProcAddress\":0},\"called\":2,\"functions\":[{\"name\":\"cuInit\",\"via\":"
+	    "[\"link\"],\"calls\":1},{\"name\":\"cuMemAlloc_v2\",\"via\":[\"link\"],\"calls\":2}"
+	    "],\"unwrapped\":0},\"mine\":1}}",
+	    &a);
+	read_line(
+	    p,
+	    "{\"ts\":2,\"pid\":11,\"tid\":11,\"layer\":\"meta\",\"name\":\"trailer\",\"args\":{"
+	    "\"events\":10,\"lost\":0,\"layers\":{\"api\":5,\"gpu\":5},\"durations\":{\"tsc\":5,"
+	    "\"clock\":6,\"tsc_hz\":2300000001},\"gpu\":{\"timed\":100,\"untimed\":0,"
+	    "\"capture_skips\":0,\"starts\":20,\"starts_from_call\":8,\"gap_ns\":1300,"
+	    "\"error_ns\":4000,\"error_ns_median\":4100},\"own_thread\":99,\"coverage\":{"
+	    "\"cuda_h\":13000,\"wrapped\":672,\"obtained\":{\"link\":1,\"dlsym\":1,"
+	    "\"cuGetProcAddress\":0},\"called\":2,\"functions\":[{\"name\":"
+	    "\"cuGetProcAddress_v2\",\"via\":[\"link\"],\"calls\":15},{\"name\":\"cuInit\","
+	    "\"via\":[\"dlsym\"],\"calls\":3}],\"unwrapped\":1,\"unwrapped_symbols\":[{"
+	    "\"symbol\":\"cuX\",\"via\":\"cuGetProcAddress_v2\",\"version\":12000,\"why\":"
+	    "\"w\"}]},\"mine\":2,\"theirs\":3}}",
+	    &b);
+	ck_assert_int_eq(a.trailer.gpu_starts_from_call, 7);
+	ck_assert_int_eq(b.trailer.own_thread, 99);
+	struct cut_meta_fold *f = cut_meta_fold_new(CUT_META_TRAILER);
+	ck_assert_ptr_eq(cut_meta_fold_result(f)->trailer.more, NULL);
+	cut_meta_fold_add(f, &a);
+	cut_meta_release(&a); /* the fold keeps copies */
+	cut_meta_fold_add(f, &b);
+	cut_meta_release(&b);
+	ck_assert_uint_eq(cut_meta_fold_count(f), 2);
+	static const char coverage[] =
+	    "\"coverage\":{\"cuda_h\":13000,\"wrapped\":672,\"obtained\":{\"link\":3,\"dlsym\":1,"
+	    "\"cuGetProcAddress\":0},\"called\":3,\"functions\":[{\"name\":\"cuGetProcAddress_v2\","
+	    "\"via\":[\"link\"],\"calls\":15},{\"name\":\"cuInit\",\"via\":[\"link\",\"dlsym\"],"
+	    "\"calls\":4,\"link_calls\":1},{\"name\":\"cuMemAlloc_v2\",\"via\":[\"link\"],"
+	    "\"calls\":"
+	    "2}],\"unwrapped\":1,\"unwrapped_symbols\":[{\"symbol\":\"cuX\",\"via\":"
+	    "\"cuGetProcAddress_v2\",\"version\":12000,\"why\":\"w\"}]}";
+	static const char folded[] =
+	    "\"events\":84,\"lost\":1,\"layers\":{\"api\":56,\"gpu\":28},\"durations\":{\"tsc\":28,"
+	    "\"clock\":57,\"tsc_hz\":2300000000},\"gpu\":{\"timed\":123,\"untimed\":0,"
+	    "\"capture_skips\":3,\"starts\":31,\"starts_from_call\":15,\"gap_ns\":1300,"
+	    "\"error_ns\":5328,\"error_ns_median\":4100},";
+	cut_meta_format(&line, &at0, cut_meta_fold_result(f));
+	struct cut_buf want = {0};
+	buf_addf(
+	    &want,
+	    "{\"ts\":9,\"pid\":77,\"tid\":78,\"layer\":\"meta\",\"name\":\"trailer\",\"args\":{"
+	    "%s%s,\"mine\":1,\"theirs\":3}}",
+	    folded, coverage);
+	ck_assert_str_eq(line.s, want.s);
+
+	/* cutcapture's own trailer keeps its counts and members, and takes the rest */
+	cut_meta_init(&own, CUT_META_TRAILER);
+	own.trailer.events = 5;
+	own.trailer.lost = 0;
+	own.trailer.layers[CUT_API] = 2;
+	own.trailer.more = "\"mine\":7,\"status\":0";
+	cut_meta_fill(&own, cut_meta_fold_result(f), &more);
+	buf_reset(&line);
+	cut_meta_format(&line, &at0, &own);
+	buf_reset(&want);
+	buf_addf(
+	    &want,
+	    "{\"ts\":9,\"pid\":77,\"tid\":78,\"layer\":\"meta\",\"name\":\"trailer\",\"args\":{"
+	    "\"events\":5,\"lost\":0,\"layers\":{\"api\":2,\"gpu\":28},%s%s,\"mine\":7,"
+	    "\"status\":0,\"theirs\":3}}",
+	    strchr(folded, '}') + 2, coverage);
+	ck_assert_str_eq(line.s, want.s);
+	cut_meta_fold_free(f);
+
+	/* Headers: the largest schema, sorted only if all are, a layer on where any is. */
+	f = cut_meta_fold_new(CUT_META_HEADER);
+	read_line(p,
+	          "{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"meta\",\"name\":\"header\",\"args\":{"
+	          "\"schema\":1,\"tool\":\"cuthook\",\"sorted\":true,\"layers\":{\"gpu\":\"off: a "
+	          "forked child\",\"nvtx\":\"on\"},\"cmd\":[\"a\",\"b\"]}}",
+	          &a);
+	read_line(p,
+	          "{\"ts\":1,\"pid\":2,\"tid\":2,\"layer\":\"meta\",\"name\":\"header\",\"args\":{"
+	          "\"schema\":2,\"tool\":\"other\",\"sorted\":false,\"layers\":{\"gpu\":\"on\","
+	          "\"nvtx\":\"off: x\",\"api\":\"on\"},\"cmd\":[\"c\"]}}",
+	          &b);
+	cut_meta_fold_add(f, &a);
+	cut_meta_fold_add(f, &b);
+	cut_meta_release(&a);
+	cut_meta_release(&b);
+	buf_reset(&line);
+	cut_meta_format(&line, &at0, cut_meta_fold_result(f));
+	ck_assert_str_eq(line.s,
+	                 "{\"ts\":9,\"pid\":77,\"tid\":78,\"layer\":\"meta\",\"name\":\"header\","
+	                 "\"args\":{\"schema\":2,\"tool\":\"cuthook\",\"sorted\":false,\"layers\":{"
+	                 "\"nvtx\":\"on\",\"api\":\"on\",\"gpu\":\"on\"},\"cmd\":[\"a\",\"b\"]}}");
+	cut_meta_fold_free(f);
+	buf_free(&line);
+	buf_free(&want);
+	buf_free(&more);
+	cut_parser_free(p);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -269,6 +397,7 @@ main(void)
 	tcase_add_test(tc, test_header);
 	tcase_add_test(tc, test_other_kinds);
 	tcase_add_test(tc, test_reading);
+	tcase_add_test(tc, test_fold);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
