@@ -61,11 +61,14 @@ absolute(const char *file)
 
 static pid_t child;
 
-/* A signal sent to cuthook alone goes to the command. */
+/* A signal a process sent to cuthook (kill(2), sigqueue(3): si_code SI_USER, SI_QUEUE,
+ * SI_TKILL) goes to the command; one the terminal sent (Ctrl-C, Ctrl-\\, a hangup: the
+ * kernel's) reached the command already, as every process of the foreground group. */
 static void
-pass_on(int sig)
+pass_on(int sig, siginfo_t *si, void *uc)
 {
-	if (child > 0)
+	(void)uc;
+	if (child > 0 && si && si->si_code <= 0)
 		kill(child, sig);
 }
 
@@ -379,11 +382,11 @@ main(int argc, char *argv[])
 	int e;
 	bool started = read(ready[0], &e, sizeof(e)) != sizeof(e); /* EOF: exec succeeded */
 	close(ready[0]);
-	signal(SIGINT, SIG_IGN);
-	signal(SIGQUIT, SIG_IGN);
-	static const int passed[] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM};
+	struct sigaction sa = {.sa_sigaction = pass_on, .sa_flags = SA_SIGINFO | SA_RESTART};
+	sigemptyset(&sa.sa_mask);
+	static const int passed[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM};
 	for (size_t i = 0; i < sizeof(passed) / sizeof(passed[0]); i++)
-		signal(passed[i], pass_on);
+		sigaction(passed[i], &sa, NULL);
 	int status;
 	while (waitpid(child, &status, 0) < 0)
 		if (errno != EINTR)
