@@ -1,10 +1,15 @@
 /* hooklib.c: finding libcuthook.so (hooklib.h). */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "hooklib.h"
@@ -77,6 +82,140 @@ cut_hook_setenv(const char *lib, const char *out, const char *layers, int nvtx)
 	if (tool && *tool && strcmp(tool, lib) != 0 && setenv("CUT_NVTX_NEXT", tool, 1) < 0)
 		return -1;
 	return setenv("NVTX_INJECTION64_PATH", lib, 1);
+}
+
+/* ---- the status page ---- */
+
+/* The start of process pid, in clock ticks after boot (/proc/PID/stat, field 22), or 0. */
+static uint64_t
+started(int pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')');
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+struct cut_hook_status *
+cut_hook_status_new(int stop_if_gone)
+{
+	int fd = memfd_create("cuthook-status", MFD_CLOEXEC);
+	struct cut_hook_status *s = MAP_FAILED;
+	if (fd >= 0 && ftruncate(fd, sizeof(*s)) == 0)
+		s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (s == MAP_FAILED) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		errno = e;
+		return NULL;
+	}
+	s->magic = CUT_HOOK_STATUS_MAGIC;
+	s->stop_if_gone = stop_if_gone;
+	char env[64];
+	snprintf(env, sizeof(env), "%d:%d:%llu", (int)getpid(), fd,
+	         (unsigned long long)started(getpid()));
+	if (setenv("CUTHOOK_STATUS", env, 1) < 0) {
+		munmap(s, sizeof(*s));
+		close(fd);
+		return NULL;
+	}
+	return s; /* fd stays open: the command's processes open it through /proc */
+}
+
+struct cut_hook_status *
+cut_hook_status_attach(int *pidfd, int *pid, uint64_t *start)
+{
+	const char *env = getenv("CUTHOOK_STATUS");
+	unsigned long long st;
+	int fd, p;
+	*pidfd = -1;
+	if (!env || sscanf(env, "%d:%d:%llu", &p, &fd, &st) != 3 || p <= 0 || fd < 0)
+		return NULL;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", p, fd);
+	int mine = open(path, O_RDWR | O_CLOEXEC);
+	if (mine < 0)
+		return NULL;
+	struct stat sb;
+	struct cut_hook_status *s = MAP_FAILED;
+	if (fstat(mine, &sb) == 0 && S_ISREG(sb.st_mode) && (size_t)sb.st_size >= sizeof(*s))
+		s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED, mine, 0);
+	close(mine);
+	if (s == MAP_FAILED)
+		return NULL;
+#ifdef SYS_pidfd_open
+	*pidfd = (int)syscall(SYS_pidfd_open, p, 0);
+	if (*pidfd >= 0)
+		fcntl(*pidfd, F_SETFD, FD_CLOEXEC);
+#endif
+	/* the process opened is the launcher, not a later one with its pid */
+	if (s->magic != CUT_HOOK_STATUS_MAGIC || started(p) != st) {
+		munmap(s, sizeof(*s));
+		if (*pidfd >= 0)
+			close(*pidfd);
+		*pidfd = -1;
+		return NULL;
+	}
+	*pid = p;
+	*start = st;
+	return s;
+}
+
+int
+cut_hook_launcher_alive(int pidfd, int pid, uint64_t start)
+{
+	if (pidfd >= 0) {
+		struct pollfd pf = {.fd = pidfd, .events = POLLIN};
+		return poll(&pf, 1, 0) == 0;
+	}
+	return started(pid) == start;
+}
+
+void
+cut_hook_status_error(struct cut_hook_status *s, int error)
+{
+	int32_t none = 0;
+	__atomic_add_fetch(&s->failures, 1, __ATOMIC_RELAXED);
+	__atomic_compare_exchange_n(&s->error, &none, error ? error : EIO, false, __ATOMIC_RELAXED,
+	                            __ATOMIC_RELAXED);
+}
+
+long
+cut_hook_pid_of(const char *name, const char *pattern)
+{
+	const char *digits = NULL;
+	size_t ndigits = 0;
+	while (*pattern) {
+		if (pattern[0] == '%' && pattern[1] == 'p') {
+			size_t k = 0;
+			while (name[k] >= '0' && name[k] <= '9')
+				k++;
+			if (k == 0 || k > 9 ||
+			    (digits && (k != ndigits || memcmp(digits, name, k))))
+				return -1;
+			digits = name, ndigits = k;
+			name += k;
+			pattern += 2;
+		} else if (*name++ != *pattern++)
+			return -1;
+	}
+	if (*name || !digits)
+		return -1;
+	long pid = 0;
+	for (size_t k = 0; k < ndigits; k++)
+		pid = pid * 10 + (digits[k] - '0');
+	return pid > 0 ? pid : -1;
 }
 
 /* ---- which calls submit work ---- */

@@ -4,6 +4,7 @@
 #define CUT_CAPTURE_HOOKLIB_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /*
  * The library: named when not NULL (an option), else $CUTHOOK_LIB, else beside the running
@@ -32,6 +33,40 @@ int cut_hook_listed(const char *list, const char *word);
  * errno set.
  */
 int cut_hook_setenv(const char *lib, const char *out, const char *layers, int nvtx);
+
+/*
+ * What libcuthook's processes tell the program that preloaded them (cuthook, cutcapture): a
+ * page they share with it, a memfd of the launcher's that each process maps from
+ * /proc/PID/fd/FD (CUTHOOK_STATUS="PID:FD:START", START the launcher's start in clock ticks
+ * after boot, so that a later process given its pid is not taken for it). Counts are updated
+ * with atomics.
+ */
+#define CUT_HOOK_STATUS_MAGIC 0x6375746873746174ull /* "cuthstat" */
+struct cut_hook_status {
+	uint64_t magic;
+	uint64_t processes;   /* processes that started recording */
+	uint64_t failures;    /* opens and writes of the output that failed */
+	uint64_t lost;        /* events lost to them that no trailer written counts */
+	uint64_t no_trailer;  /* processes that wrote no trailer for want of a writable output */
+	int32_t error;        /* errno of the first failure (0: none) */
+	int32_t stop_if_gone; /* the launcher's files are its own: stop writing once it is gone */
+};
+/* Launcher: makes the page and sets CUTHOOK_STATUS for the command. Returns the page, or NULL
+ * with errno set. */
+struct cut_hook_status *cut_hook_status_new(int stop_if_gone);
+/* Library: the launcher's page named by CUTHOOK_STATUS, or NULL (none, gone, or not
+ * mappable); *pidfd then refers to the launcher (-1 where pidfd_open(2) is missing), *pid and
+ * *start name it. */
+struct cut_hook_status *cut_hook_status_attach(int *pidfd, int *pid, uint64_t *start);
+/* Whether the launcher (pidfd, or pid started at start) still runs. Async-signal-safe with a
+ * pidfd. */
+int cut_hook_launcher_alive(int pidfd, int pid, uint64_t start);
+/* The first failure's errno: stored once. */
+void cut_hook_status_error(struct cut_hook_status *s, int error);
+
+/* The pid in file name name that pattern (a file name with one or more "%p") gives, each %p
+ * the same digits; -1 when name is not one of pattern's. Async-signal-safe. */
+long cut_hook_pid_of(const char *name, const char *pattern);
 
 /* What a wrapped function is to the gpu layer (libcuthook's hook_gpu_kind[id]; cutcapture leaves
  * the functions whose work it times to the library). */

@@ -21,6 +21,7 @@
 #include "event.h"
 #include "hooklib.h"
 #include "meta.h"
+#include "outfile.h"
 #include "parse.h"
 #include "reader.h"
 #include "sort.h"
@@ -120,7 +121,7 @@ sorted_header(struct cut_buf *b, const struct cut_event *ev)
 }
 
 static int
-write_all(int fd, const struct cut_buf *b, enum cut_compress kind)
+write_all(FILE *f, const struct cut_buf *b, enum cut_compress kind)
 {
 	static struct cut_buf z; /* a piece compressed: one gzip member or zstd frame */
 	if (kind != CUT_PLAIN) {
@@ -129,39 +130,34 @@ write_all(int fd, const struct cut_buf *b, enum cut_compress kind)
 			return -1;
 		b = &z;
 	}
-	for (size_t off = 0; off < b->len;) {
-		ssize_t n = write(fd, b->s + off, b->len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		off += (size_t)n;
-	}
-	return 0;
+	return b->len && fwrite(b->s, 1, b->len, f) != b->len ? -1 : 0;
 }
 
 /*
  * Sorts the trace at path in place (cut-events(5), Ordering): the first process's header
  * first, then every record in ts order, the headers and trailers of the other processes in
  * their place; every header says "sorted". The sorted trace goes to a new file beside it,
- * renamed over it at the end, so the file is never half sorted. Left as it is (its headers
- * say it is not sorted, and cutmerge sorts it) when another process still writes it, or when
- * it holds lines the reader cannot take (nothing is dropped to sort), quietly: the command's
- * standard error is the command's. Only a failure to write the sorted copy is reported.
+ * renamed over it at the end (outfile.h: 0644, never through a link), so the file is never half
+ * sorted. Left as it is (its headers say it is not sorted, and cutmerge sorts it) when another
+ * process still writes it, when it is not this user's own (another's file is neither read nor
+ * replaced), or when it holds lines the reader cannot take (nothing is dropped to sort),
+ * quietly: the command's standard error is the command's. Only a failure to write the sorted
+ * copy is reported, under name.
  */
 static void
-sort_trace(const char *path)
+sort_trace(const char *path, const char *name)
 {
 	struct stat st;
-	if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
+	if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    st.st_nlink != 1)
 		return;
 	if (still_open(&st))
 		return;
 	struct cut_reader *r = cut_reader_open(path, CUT_READ_QUIET);
 	struct cut_sorter *so = cut_sorter_new(0);
 	struct cut_buf head = {0}, b = {0};
-	char tmp[PATH_MAX] = "";
-	int fd = -1, rc = -1;
+	FILE *f = NULL;
+	int rc = -1;
 	enum cut_compress kind = cut_compress_of(path); /* compressed as it is sorted */
 	if (!r || !so)
 		goto done;
@@ -186,10 +182,10 @@ sort_trace(const char *path)
 		errno = 0;
 		goto done;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.sortXXXXXX", path);
-	if ((fd = mkstemp(tmp)) < 0 || fchmod(fd, st.st_mode & 07777) < 0 ||
-	    write_all(fd, &head, kind) < 0)
+	if (!(f = outfile_open(path)) || write_all(f, &head, kind) < 0) {
+		rc = -1;
 		goto done;
+	}
 	uint64_t line;
 	buf_reset(&b);
 	while ((rc = cut_sorter_next(so, &ev, &line)) > 0) {
@@ -205,72 +201,74 @@ sort_trace(const char *path)
 			buf_addc(&b, '\n');
 		}
 		if (b.len >= 1 << 20) {
-			if (write_all(fd, &b, kind) < 0)
+			if (write_all(f, &b, kind) < 0) {
+				rc = -1;
 				goto done;
+			}
 			buf_reset(&b);
 		}
 	}
-	if (rc < 0 || write_all(fd, &b, kind) < 0 || fsync(fd) < 0 || close(fd) < 0) {
-		fd = -1;
+	if (rc < 0 || write_all(f, &b, kind) < 0 || fflush(f) != 0 || fsync(fileno(f)) < 0) {
+		rc = -1;
 		goto done;
 	}
-	fd = -1;
-	rc = rename(tmp, path);
+	rc = outfile_commit(f);
+	f = NULL;
 done:
-	if (rc < 0) {
-		if (errno)
-			warn("%s: left unsorted", cut_esc(path));
-		if (tmp[0])
-			unlink(tmp);
+	if (f) { /* abandoned: a stream whose descriptor is gone fails to commit, which removes
+		  * the temporary (outfile.h) */
+		int e = errno;
+		close(fileno(f));
+		outfile_commit(f);
+		errno = e;
 	}
-	if (fd >= 0)
-		close(fd);
+	if (rc < 0 && errno)
+		warn("%s: left unsorted", cut_esc(name));
 	cut_reader_close(r);
 	cut_sorter_free(so);
 	buf_free(&head);
 	buf_free(&b);
 }
 
-/* The files of a capture: out itself, or with %p those the processes of this run made
- * (named by the pattern with a number for %p, and written since start). */
-static void
-sort_traces(const char *out, time_t start)
+/* The files of a capture: out itself, or with %p (in the file name only: checked at start)
+ * those the processes of this run made (named by the pattern, each %p one number, and written
+ * since start). Returns how many there are. To sort them (sort), this process moves to their
+ * directory: the temporary copy beside a file of a long name could be too long a name. */
+static unsigned
+capture_files(const char *out, time_t start, bool sort)
 {
-	const char *p = strstr(out, "%p");
-	if (!p) {
-		sort_trace(out);
-		return;
-	}
 	char dir[PATH_MAX];
 	const char *slash = strrchr(out, '/');
 	size_t dlen = (size_t)(slash - out);
-	if (dlen >= sizeof(dir) || p < slash)
-		return;
+	unsigned n = 0;
+	if (dlen >= sizeof(dir))
+		return 0;
 	memcpy(dir, out, dlen);
 	dir[dlen] = 0;
-	const char *prefix = slash + 1, *suffix = p + 2;
-	size_t plen = (size_t)(p - prefix), slen = strlen(suffix);
-	DIR *d = opendir(dlen ? dir : "/");
+	const char *in = sort && chdir(dlen ? dir : "/") == 0 ? "." : dlen ? dir : "/";
+	char path[PATH_MAX + 256], full[PATH_MAX + 256];
+	if (!strstr(out, "%p")) {
+		snprintf(path, sizeof(path), "%s/%s", in, slash + 1);
+		if (sort)
+			sort_trace(path, out);
+		return 1;
+	}
+	DIR *d = opendir(in);
 	struct dirent *e;
 	while (d && (e = readdir(d))) {
-		const char *n = e->d_name, *q = n + plen;
-		size_t len = strlen(n);
-		if (len <= plen + slen || strncmp(n, prefix, plen) != 0 ||
-		    strcmp(n + len - slen, suffix) != 0)
-			continue;
-		while (q < n + len - slen && *q >= '0' && *q <= '9')
-			q++;
-		if (q != n + len - slen || q == n + plen)
-			continue;
-		char path[PATH_MAX];
 		struct stat st;
-		if (snprintf(path, sizeof(path), "%s/%s", dir, n) >= (int)sizeof(path) ||
-		    stat(path, &st) < 0 || st.st_mtime < start)
+		if (cut_hook_pid_of(e->d_name, slash + 1) <= 0 ||
+		    snprintf(path, sizeof(path), "%s/%s", in, e->d_name) >= (int)sizeof(path) ||
+		    lstat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_mtime < start)
 			continue;
-		sort_trace(path);
+		n++;
+		snprintf(full, sizeof(full), "%s/%s", dir, e->d_name);
+		if (sort)
+			sort_trace(path, full);
 	}
 	if (d)
 		closedir(d);
+	return n;
 }
 
 /* -l: a comma-separated list of the layers the library records; api cannot be left out (the
@@ -297,6 +295,117 @@ check_layers(const char *list)
 		errx(CUT_EXIT_FATAL, "-l: the api layer cannot be left out");
 }
 
+/* What -o names, ready before the command runs. */
+struct output {
+	char *path;  /* absolute */
+	bool stream; /* a FIFO or a device: written as it comes, not sorted */
+	int fifo;    /* a FIFO, held open while the command runs: its reader sees one stream */
+};
+
+/*
+ * Prepares the output (file as given, for messages): a regular file is made afresh, empty and
+ * 0644 (outfile.h), the user's own, or none, only: one of another user's is refused, as a
+ * sticky directory's protected_regular would; a symbolic link is refused; a FIFO is opened
+ * (waiting for its reader, as a shell does) and held open, so the processes' opens find the
+ * reader there; a character device is written as it is. With %p, the directory must be
+ * there: %p in a directory name is refused (no process would make the directory). Fatal
+ * errors exit with status 2.
+ */
+static void
+prepare_output(const char *file, struct output *o)
+{
+	struct stat st;
+	const char *p = strstr(o->path, "%p"), *slash = strrchr(o->path, '/');
+	o->fifo = -1;
+	if (p) {
+		if (p < slash)
+			errx(CUT_EXIT_FATAL,
+			     "%s: %%p in a directory name: only the file name can "
+			     "have it",
+			     cut_esc(file));
+		char dir[PATH_MAX];
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - o->path), o->path);
+		if (stat(*dir ? dir : "/", &st) < 0)
+			err(CUT_EXIT_FATAL, "%s", cut_esc(file));
+		if (!S_ISDIR(st.st_mode))
+			errx(CUT_EXIT_FATAL, "%s: %s: not a directory", cut_esc(file),
+			     cut_esc(dir));
+		if (access(*dir ? dir : "/", W_OK | X_OK) < 0)
+			err(CUT_EXIT_FATAL, "%s", cut_esc(file));
+		return;
+	}
+	if (lstat(o->path, &st) == 0) {
+		if (S_ISLNK(st.st_mode))
+			errx(CUT_EXIT_FATAL, "%s: a symbolic link: not followed", cut_esc(file));
+		if (S_ISREG(st.st_mode) && st.st_uid != geteuid())
+			errx(CUT_EXIT_FATAL,
+			     "%s: owned by another user (uid %ld): not replaced (remove it first)",
+			     cut_esc(file), (long)st.st_uid);
+		if (S_ISFIFO(st.st_mode)) {
+			o->stream = true;
+			if ((o->fifo = open(o->path, O_WRONLY | O_CLOEXEC)) < 0)
+				err(CUT_EXIT_FATAL, "%s", cut_esc(file));
+			warnx("%s: a FIFO: the trace goes to it as written, not sorted",
+			      cut_esc(file));
+			return;
+		}
+		if (S_ISCHR(st.st_mode)) {
+			o->stream = true;
+			return;
+		}
+		if (!S_ISREG(st.st_mode))
+			errx(CUT_EXIT_FATAL, "%s: not a regular file, FIFO or character device",
+			     cut_esc(file));
+	}
+	/* Made afresh: the user's file replaced, not truncated (no other name of it, nor its
+	 * mode, is kept). A file planted between the two is refused by O_EXCL. */
+	if (unlink(o->path) < 0 && errno != ENOENT)
+		err(CUT_EXIT_FATAL, "%s", cut_esc(file));
+	int fd = open(o->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 && errno == ELOOP)
+		errx(CUT_EXIT_FATAL, "%s: a symbolic link: not followed", cut_esc(file));
+	if (fd < 0 || fchmod(fd, 0644) < 0)
+		err(CUT_EXIT_FATAL, "%s", cut_esc(file));
+	close(fd);
+}
+
+/*
+ * What the library's processes told (the status page, hooklib.h), and whether they wrote
+ * anything: a trace that could not be written whole, or nothing written at all, is said, as
+ * cutcapture says it. Returns true when the trace is incomplete.
+ */
+static bool
+report(const struct cut_hook_status *s, const char *file, const struct output *o, time_t start)
+{
+	uint64_t failures = __atomic_load_n(&s->failures, __ATOMIC_ACQUIRE);
+	uint64_t lost = __atomic_load_n(&s->lost, __ATOMIC_RELAXED);
+	uint64_t no_trailer = __atomic_load_n(&s->no_trailer, __ATOMIC_RELAXED);
+	if (failures) {
+		char what[128] = "";
+		if (lost || no_trailer)
+			snprintf(what, sizeof(what),
+			         " (%llu event%s lost, %llu process%s without "
+			         "a trailer)",
+			         (unsigned long long)lost, lost == 1 ? "" : "s",
+			         (unsigned long long)no_trailer, no_trailer == 1 ? "" : "es");
+		warnx("writing the trace to %s: %s: the trace is incomplete%s", cut_esc(file),
+		      strerror(s->error ? s->error : EIO), what);
+		return true;
+	}
+	/* The library never started in any process: the command ignores LD_PRELOAD. (One that
+	 * started and wrote nothing was killed first: its status says so.) */
+	struct stat st;
+	bool nothing =
+	    __atomic_load_n(&s->processes, __ATOMIC_RELAXED) == 0 &&
+	    (o->stream || (strstr(o->path, "%p") ? capture_files(o->path, start, false) == 0
+	                                         : stat(o->path, &st) == 0 && st.st_size == 0));
+	if (nothing)
+		warnx("%s: nothing written: the command did not load libcuthook (a static or "
+		      "set-user-ID program ignores LD_PRELOAD)",
+		      cut_esc(file));
+	return nothing;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -321,32 +430,26 @@ main(int argc, char *argv[])
 		check_layers(layers);
 
 	char *lib = find_library();
-	char *out = absolute(file);
-	if (!lib || !out)
+	struct output o = {.path = absolute(file)};
+	if (!lib || !o.path)
 		err(CUT_EXIT_FATAL, "out of memory");
 	/* Longest once each %p is a pid (at most 7 digits: pid_max is 2^22). */
-	size_t longest = strlen(out);
-	for (const char *p = out; (p = strstr(p, "%p")); p += 2)
+	size_t longest = strlen(o.path);
+	for (const char *p = o.path; (p = strstr(p, "%p")); p += 2)
 		longest += 5;
 	if (longest >= PATH_MAX)
 		errx(CUT_EXIT_FATAL, "%s: file name too long", cut_esc(file));
-	/* One file for the whole capture, truncated now, never through a symbolic link; with %p
-	 * each process makes its own. */
-	if (!strstr(out, "%p")) {
-		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-		if (fd < 0 && errno == ELOOP)
-			errx(CUT_EXIT_FATAL, "%s: a symbolic link: not followed", cut_esc(file));
-		if (fd < 0)
-			err(CUT_EXIT_FATAL, "%s", cut_esc(file));
-		close(fd);
-	}
+	prepare_output(file, &o);
 
 	/* Without nvtx, NVTX_INJECTION64_PATH is left as it is (a tool named there keeps it). */
 	bool nvtx = !layers || cut_hook_listed(layers, "nvtx");
 	/* Under cutcapture, which leaves layers to its uprobes (CUTHOOK_SKIP), cuthook's own trace
 	 * still has them all; the marks that keep the library's own work out of cutcapture's
 	 * records (CUTHOOK_MARK) stay. */
-	if (unsetenv("CUTHOOK_SKIP") < 0 || cut_hook_setenv(lib, out, layers, nvtx) < 0 ||
+	struct cut_hook_status *page = cut_hook_status_new(0);
+	if (!page)
+		err(CUT_EXIT_FATAL, "the library's status page");
+	if (unsetenv("CUTHOOK_SKIP") < 0 || cut_hook_setenv(lib, o.path, layers, nvtx) < 0 ||
 	    (all_starts && setenv("CUTHOOK_GPU_STARTS", "all", 1) < 0))
 		err(CUT_EXIT_FATAL, "setenv");
 
@@ -387,12 +490,24 @@ main(int argc, char *argv[])
 	static const int passed[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM};
 	for (size_t i = 0; i < sizeof(passed) / sizeof(passed[0]); i++)
 		sigaction(passed[i], &sa, NULL);
+	signal(SIGXFSZ, SIG_IGN); /* a sorted copy over the size limit is an error, said */
 	int status;
 	while (waitpid(child, &status, 0) < 0)
 		if (errno != EINTR)
 			err(CUT_EXIT_FATAL, "waitpid");
-	if (started)
-		sort_traces(out, start);
+	if (o.fifo >= 0)
+		close(o.fifo);
+	bool incomplete = started && report(page, file, &o, start);
+	if (started && !o.stream)
+		capture_files(o.path, start, true);
+	if (incomplete) {
+		/* as cutcapture: the trace could not be written, and the command's status is said
+		 */
+		int st = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		if (st)
+			warnx("the command exited with status %d", st);
+		return CUT_EXIT_FATAL;
+	}
 	if (WIFSIGNALED(status)) {
 		/* die of the same signal, as the command did, so the caller sees what it would
 		 * have seen without cuthook */

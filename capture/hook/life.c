@@ -205,6 +205,7 @@ init(void)
 	for (int i = 0; i < HOOK_NAPI; i++)
 		hook_w.cats[i] = cut_api_category(hook_names[i]);
 	hook_id_fragments();
+	hook_status_init();
 	buf_try_room(&end_args, 1 << 15);
 	buf_try_room(&end_line, 1 << 16);
 	if (hook_w.path && !strstr(hook_w.path, "%p"))
@@ -300,6 +301,7 @@ finish(bool at_exec)
 			    (!hook_output_ok() || hook_write_lines(t->out.s, t->out.len) < 0)) {
 				t->lost += t->pending;
 				t->events -= t->pending;
+				hook_io_lost(t->pending);
 			}
 			t->out.len = 0;
 			t->pending = 0;
@@ -373,8 +375,7 @@ finish(bool at_exec)
 			m.trailer.coverage = a->s;
 		}
 		hook_meta_record(line, now, tid, &m);
-		if (hook_output_ok())
-			hook_write_lines(line->s, line->len);
+		hook_trailer_written(hook_output_ok() && hook_write_lines(line->s, line->len) == 0);
 	}
 	buf_free(&unended);
 	hook_guard = guard;
@@ -623,6 +624,7 @@ fork_child(void)
 	hook_w.header_done = 0;
 	hook_w.header_ready = 0;
 	hook_w.lost_nested = 0;
+	hook_w.io_lost = 0;
 	buf_reset(&hook_w.header);
 	if (hook_w.membarrier)
 		hook_w.membarrier =

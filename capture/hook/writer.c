@@ -1,18 +1,22 @@
 /* writer.c: libcuthook's per-thread buffers of formatted events (API events put together
  * from fragments, fast) and the output file shared by every process of a capture: whole lines,
  * appended atomically. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "event.h"
 #include "gpu.h"
 #include "hook.h"
+#include "hooklib.h"
 #include "writer.h"
 
 HOOK_TLS struct hook_thread *hook_self;
@@ -93,12 +97,108 @@ stale_before(void)
 	       (hz > 0 ? 1000000000 / hz : 0);
 }
 
+/* ---- what the launcher is told (hooklib.h) ---- */
+
+void
+hook_status_init(void)
+{
+	hook_w.status = cut_hook_status_attach(&hook_w.launcher_fd, &hook_w.launcher_pid,
+	                                       &hook_w.launcher_start);
+	if (hook_w.status)
+		__atomic_add_fetch(&hook_w.status->processes, 1, __ATOMIC_RELAXED);
+}
+
+/* An open or write of the output failed with errno e. Async-signal-safe. */
+static void
+io_failed(int e)
+{
+	if (hook_w.status)
+		cut_hook_status_error(hook_w.status, e);
+}
+
+void
+hook_io_lost(uint64_t n)
+{
+	if (!n || !hook_w.status)
+		return;
+	__atomic_add_fetch(&hook_w.status->lost, n, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&hook_w.io_lost, n, __ATOMIC_RELAXED);
+}
+
+void
+hook_trailer_written(bool written)
+{
+	if (!hook_w.status)
+		return;
+	uint64_t mine = __atomic_exchange_n(&hook_w.io_lost, 0, __ATOMIC_RELAXED);
+	if (written) /* the trailer counts them */
+		__atomic_sub_fetch(&hook_w.status->lost, mine, __ATOMIC_RELAXED);
+	else
+		__atomic_add_fetch(&hook_w.status->no_trailer, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * cutcapture's files are its own: once it is gone (killed), nothing will read them. This
+ * process stops recording, and removes its file, the files of the capture's other processes
+ * and the directory, where it can. Async-signal-safe: hook_output_ok calls it.
+ */
+static bool
+launcher_gone(void)
+{
+	if (__atomic_load_n(&hook_w.gone, __ATOMIC_ACQUIRE))
+		return true;
+	if (!hook_w.status || !hook_w.status->stop_if_gone ||
+	    cut_hook_launcher_alive(hook_w.launcher_fd, hook_w.launcher_pid, hook_w.launcher_start))
+		return false;
+	if (__atomic_exchange_n(&hook_w.gone, 1, __ATOMIC_ACQ_REL))
+		return true;
+	__atomic_store_n(&hook_recording, 0, __ATOMIC_RELEASE);
+	if (hook_w.fd >= 0)
+		close(hook_w.fd);
+	hook_w.fd = -1;
+	char dir[PATH_MAX + 32];
+	const char *slash = strrchr(hook_w.path, '/'), *name = slash ? slash + 1 : hook_w.path;
+	size_t n = slash ? (size_t)(slash - hook_w.path) : 0;
+	if (n >= sizeof(dir))
+		return true;
+	memcpy(dir, hook_w.path, n);
+	dir[n] = '\0';
+	int dfd = open(n ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char buf[4096];
+	long got;
+	while (dfd >= 0 && (got = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < got;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			off += d->d_reclen;
+			if (cut_hook_pid_of(d->d_name, name) > 0)
+				unlinkat(dfd, d->d_name, 0);
+		}
+	}
+	if (dfd >= 0)
+		close(dfd);
+	rmdir(dir); /* empty now, unless the launcher's own files are left */
+	return true;
+}
+
+/* Whether the file at path (lstat st) is one this capture made: regular, this user's, no other
+ * name, no mode bits beyond 0644, and written since the capture started. */
+static bool
+ours(const struct stat *st)
+{
+	return S_ISREG(st->st_mode) && st->st_uid == geteuid() && st->st_nlink == 1 &&
+	       !(st->st_mode & 07777 & ~0644) &&
+	       (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec >= stale_before();
+}
+
 /*
  * Opens the output, never through a symbolic link (O_NOFOLLOW), created 0644. With "%p" the
  * file is this process's: created fresh (O_EXCL); one that is there already is kept and appended
  * to when this capture wrote it (an earlier image of this pid, before exec, or an earlier process
- * that had this pid), and truncated when it is older (a stale file of an earlier run). A path
- * that would be too long once "%p" is replaced is not opened. Async-signal-safe.
+ * that had this pid); anything else there (a stale file of an earlier run, a link, a file of
+ * another user's, planted) is removed and the file made afresh, or, where it cannot be removed,
+ * not written. A FIFO is opened without waiting for a reader (none: not written). A path that
+ * would be too long once "%p" is replaced is not opened. Failures are told to the launcher.
+ * Async-signal-safe.
  */
 void
 hook_open_output(void)
@@ -106,9 +206,13 @@ hook_open_output(void)
 	char path[PATH_MAX + 32];
 	size_t n = 0;
 	bool per_pid = false;
+	if (__atomic_load_n(&hook_w.gone, __ATOMIC_ACQUIRE))
+		return;
 	for (const char *s = hook_w.path; *s; s++) {
-		if (n >= PATH_MAX)
-			return; /* ENAMETOOLONG: never a shorter name than the one asked for */
+		if (n >= PATH_MAX) {
+			io_failed(ENAMETOOLONG); /* never a shorter name than the one asked for */
+			return;
+		}
 		if (s[0] == '%' && s[1] == 'p') {
 			char pid[24], *q = pid + sizeof(pid);
 			*--q = '\0';
@@ -124,31 +228,38 @@ hook_open_output(void)
 		} else
 			path[n++] = *s;
 	}
-	if (n >= PATH_MAX)
+	if (n >= PATH_MAX) {
+		io_failed(ENAMETOOLONG);
 		return;
+	}
 	path[n] = '\0';
-	int flags = O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW;
+	int flags = O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
 	int fd = open(path, flags | O_CREAT | (per_pid ? O_EXCL : 0), 0644);
-	if (fd < 0 && per_pid && errno == EEXIST && (fd = open(path, flags)) >= 0) {
-		struct stat st;
-		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-		    ((int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec <
-		         stale_before() &&
-		     ftruncate(fd, 0) < 0)) {
+	struct stat was, st;
+	if (fd < 0 && per_pid && errno == EEXIST) {
+		if (lstat(path, &was) == 0 && ours(&was) && (fd = open(path, flags)) >= 0 &&
+		    (fstat(fd, &st) < 0 || st.st_dev != was.st_dev || st.st_ino != was.st_ino)) {
 			close(fd);
 			fd = -1;
 		}
+		if (fd < 0 && unlink(path) == 0)
+			fd = open(path, flags | O_CREAT | O_EXCL, 0644);
+		else if (fd < 0)
+			errno = EEXIST; /* the cause: a file there that is not this capture's */
 	}
-	if (fd < 0)
+	if (fd < 0) {
+		io_failed(errno);
 		return;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	/* Out of the way of the program's own low descriptors. */
 	int high = fcntl(fd, F_DUPFD_CLOEXEC, 100);
 	if (high >= 0) {
 		close(fd);
 		fd = high;
 	}
-	struct stat st;
 	if (fstat(fd, &st) < 0) {
+		io_failed(errno);
 		close(fd);
 		return;
 	}
@@ -164,6 +275,8 @@ bool
 hook_output_ok(void)
 {
 	struct stat st;
+	if (launcher_gone())
+		return false;
 	if (hook_w.fd >= 0 && fstat(hook_w.fd, &st) == 0 && st.st_dev == hook_w.dev &&
 	    st.st_ino == hook_w.ino)
 		return true;
@@ -172,11 +285,27 @@ hook_output_ok(void)
 	return hook_w.fd >= 0;
 }
 
-/* Writes whole lines. A regular file opened for appending takes each write whole; a pipe does
- * so up to PIPE_BUF bytes, so longer writes to one are cut at line ends. Returns 0 or -1. */
+/*
+ * Writes whole lines. A regular file opened for appending takes each write whole; a pipe does
+ * so up to PIPE_BUF bytes, so longer writes to one are cut at line ends. A write past the
+ * file size limit (RLIMIT_FSIZE) or into a pipe with no reader raises SIGXFSZ or SIGPIPE in
+ * the writing thread, which by default kills the program: both are blocked here and the one
+ * this write raised is taken back, so the program runs as it would without the library.
+ * Returns 0, or -1 with errno set (the failure told to the launcher).
+ */
 int
 hook_write_lines(const char *s, size_t n)
 {
+	sigset_t quiet, old, before;
+	sigemptyset(&quiet);
+	sigaddset(&quiet, SIGXFSZ);
+	sigaddset(&quiet, SIGPIPE);
+	sigemptyset(&before);
+	pthread_sigmask(SIG_BLOCK, &quiet, &old);
+	/* One the program blocked and has pending already is its own: left to it. */
+	if (sigismember(&old, SIGXFSZ) || sigismember(&old, SIGPIPE))
+		sigpending(&before);
+	int e = 0;
 	while (n > 0) {
 		size_t chunk = n;
 		if (hook_w.pipe && chunk > PIPE_BUF) {
@@ -186,12 +315,27 @@ hook_write_lines(const char *s, size_t n)
 		ssize_t w = write(hook_w.fd, s, chunk);
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w <= 0)
-			return -1;
+		if (w <= 0) {
+			e = w < 0 ? errno : EIO;
+			break;
+		}
 		s += w;
 		n -= (size_t)w;
 	}
-	return 0;
+	if (e == EFBIG || e == EPIPE) {
+		int sig = e == EFBIG ? SIGXFSZ : SIGPIPE;
+		sigset_t one;
+		struct timespec now = {0, 0};
+		sigemptyset(&one);
+		sigaddset(&one, sig);
+		if (!sigismember(&before, sig))
+			sigtimedwait(&one, NULL, &now);
+	}
+	if (e)
+		io_failed(e);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = e;
+	return e ? -1 : 0;
 }
 
 void
@@ -203,6 +347,7 @@ hook_flush(struct hook_thread *t)
 	if (!hook_output_ok() || hook_write_lines(t->out.s, t->out.len) < 0) {
 		t->lost += t->pending;
 		t->events -= t->pending;
+		hook_io_lost(t->pending);
 	}
 	buf_reset(&t->out);
 	t->pending = 0;

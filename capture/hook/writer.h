@@ -62,6 +62,12 @@ struct hook_writer {
 	uint64_t lost_nested; /* calls from signal handlers that interrupted libcuthook's code */
 	struct cut_rank rank; /* from the launcher's variables (rank.h): -1 where none */
 	const char *host;     /* on every record when the rank is known, else NULL */
+	/* the launcher (cuthook, cutcapture) and the page it reads (hooklib.h) */
+	struct cut_hook_status *status;
+	int launcher_fd, launcher_pid;
+	uint64_t launcher_start;
+	uint64_t io_lost; /* events this process lost to failed writes, told to the launcher */
+	int gone;         /* the launcher is gone and its files with it: nothing is written */
 };
 
 extern struct hook_writer hook_w;
@@ -108,6 +114,13 @@ bool hook_output_ok(void);
 int hook_write_lines(const char *s, size_t n);
 /* Writes a thread's buffer out. Caller owns t. */
 void hook_flush(struct hook_thread *t);
+/* Finds the launcher's status page (CUTHOOK_STATUS), once, at start. */
+void hook_status_init(void);
+/* n events were lost to a failed write: the launcher is told. Async-signal-safe. */
+void hook_io_lost(uint64_t n);
+/* The trailer was written (the launcher's count of lost events then leaves out this
+ * process's, which it counts), or could not be. */
+void hook_trailer_written(bool written);
 struct cut_event;
 /* Puts this process's host and rank, when known, on ev. */
 void hook_label(struct cut_event *ev);

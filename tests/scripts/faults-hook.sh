@@ -1,8 +1,9 @@
 #!/bin/sh
 # cuthook under faults (tests/fixtures/capture-faulty.c): the traced program's standard output,
-# standard error and exit status are those of a plain run when its trace cannot be written
-# (a full disk, a directory that is not there or goes away), when it crashes (SIGSEGV: 139)
-# and when it exits before its child; what was written of the trace is whole lines that
+# standard error and exit status are those of a plain run when it crashes (SIGSEGV: 139) and
+# when it exits before its child; when its trace cannot be written (a full disk, a directory
+# that goes away) its output is, and cuthook says so and exits 2; a directory that is not there
+# is refused before it runs; what was written of the trace is whole lines that
 # CUT_STRICT=1 cutstat reads.
 # A process killed by a signal still writes its header first; a child forked after its parent
 # made calls writes its own pid and tid.
@@ -47,22 +48,34 @@ whole() {
 	CUT_STRICT=1 cutstat "$1" >/dev/null 2>"$t/stat.err" || bad "$1: cutstat: $(cat "$t/stat.err")"
 }
 
-# The trace cannot be written.
-run "exit 7, -o /dev/full" /dev/full exit 7
-[ $plain -eq 7 ] || bad "capture-faulty exit 7 exits $plain"
-run "exit 7, %p in no directory" "$t/no/such/dir/t.%p.jsonl" exit 7
+# The trace cannot be written: the program runs as plain (its output, its status said), and
+# cuthook says the trace is incomplete and exits 2, as cutcapture does (issue 23).
+unwritable() {
+	name=$1
+	[ "$st" -eq 2 ] || bad "$name: exit status $st, not 2"
+	cmp -s "$t/plain.out" "$t/hook.out" || bad "$name: standard output differs: $(cat "$t/hook.out")"
+	grep -v '^cuthook: ' "$t/hook.err" | cmp -s "$t/plain.err" - || bad "$name: standard error differs: $(cat "$t/hook.err")"
+	grep -q '^cuthook: writing the trace to .*: the trace is incomplete' "$t/hook.err" &&
+		grep -q '^cuthook: the command exited with status 7$' "$t/hook.err" ||
+		bad "$name: not said: $(cat "$t/hook.err")"
+}
+"$faulty" exit 7 >"$t/plain.out" 2>"$t/plain.err"
+[ $? -eq 7 ] || bad "capture-faulty exit 7 exits $?"
+cuthook -o /dev/full -- "$faulty" exit 7 >"$t/hook.out" 2>"$t/hook.err"
+st=$?
+unwritable "-o /dev/full"
 mkdir "$t/gone"
 # The directory goes away before the program's first call.
-"$faulty" exit 7 >"$t/plain.out" 2>"$t/plain.err"
 cuthook -o "$t/gone/t.jsonl" -- sh -c "rm -rf '$t/gone'; exec '$faulty' exit 7" >"$t/hook.out" 2>"$t/hook.err"
 st=$?
-[ $st -eq 7 ] && cmp -s "$t/plain.out" "$t/hook.out" && cmp -s "$t/plain.err" "$t/hook.err" ||
-	bad "directory removed: exit $st, output: $(cat "$t/hook.out" "$t/hook.err")"
-# Without %p a file that cannot be created is a usage error (cuthook(1)): nothing runs.
-cuthook -o "$t/no/such/dir/t.jsonl" -- "$faulty" exit 7 >"$t/hook.out" 2>"$t/hook.err"
-st=$?
-[ $st -eq 2 ] && [ ! -s "$t/hook.out" ] && [ "$(wc -l <"$t/hook.err")" -eq 1 ] &&
-	grep -q "t.jsonl" "$t/hook.err" || bad "no directory: exit $st, $(cat "$t/hook.err")"
+unwritable "directory removed"
+# A file that cannot be created, %p or not, is a usage error (cuthook(1)): nothing runs.
+for f in t.jsonl t.%p.jsonl; do
+	cuthook -o "$t/no/such/dir/$f" -- "$faulty" exit 7 >"$t/hook.out" 2>"$t/hook.err"
+	st=$?
+	[ $st -eq 2 ] && [ ! -s "$t/hook.out" ] && [ "$(wc -l <"$t/hook.err")" -eq 1 ] &&
+		grep -q "$f" "$t/hook.err" || bad "no directory ($f): exit $st, $(cat "$t/hook.err")"
+done
 
 # The program crashes with a call in flight on another thread: 139, the calls made before
 # it in the trace, in whole lines.
