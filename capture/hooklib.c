@@ -1,4 +1,5 @@
 /* hooklib.c: finding libcuthook.so (hooklib.h). */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -18,12 +19,82 @@
 #define CUT_HOOK_LIBDIR "/usr/local/lib/cut"
 #endif
 
+/*
+ * Whether path is libcuthook: an ELF shared object of this machine's kind whose dynamic
+ * symbols define cuthook_mark_thread, the library's marker (mark.c). Preloading anything else
+ * would have the dynamic linker complain in every process. This reads the ELF tables only to
+ * tell a wrong file early; uprobes are attached through libbpf. Returns true, or false with
+ * the reason in why.
+ */
+static bool
+is_libcuthook(const char *path, char *why, size_t n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	const unsigned char *m = MAP_FAILED;
+	bool ok = false;
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (size_t)st.st_size >= sizeof(Elf64_Ehdr))
+		m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (fd >= 0)
+		close(fd);
+	if (m == MAP_FAILED) {
+		snprintf(why, n, "%s: not an ELF shared object", path);
+		return false;
+	}
+	size_t size = (size_t)st.st_size;
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)m;
+	const char *what = "not an ELF shared object";
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_type != ET_DYN)
+		goto done;
+	what = "an ELF object for another machine";
+#if defined(__x86_64__)
+	if (eh->e_machine != EM_X86_64)
+		goto done;
+#elif defined(__aarch64__)
+	if (eh->e_machine != EM_AARCH64)
+		goto done;
+#endif
+	what = "not libcuthook (it defines no cuthook_mark_thread)";
+	if (eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shoff > size ||
+	    (size - eh->e_shoff) / sizeof(Elf64_Shdr) < eh->e_shnum)
+		goto done;
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)(m + eh->e_shoff);
+	for (unsigned i = 0; i < eh->e_shnum && !ok; i++) {
+		if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum ||
+		    sh[i].sh_offset > size || sh[i].sh_size > size - sh[i].sh_offset)
+			continue;
+		const Elf64_Shdr *str = &sh[sh[i].sh_link];
+		if (str->sh_offset > size || str->sh_size > size - str->sh_offset)
+			continue;
+		const Elf64_Sym *sym = (const Elf64_Sym *)(m + sh[i].sh_offset);
+		const char *names = (const char *)m + str->sh_offset;
+		for (size_t k = 0; k < sh[i].sh_size / sizeof(*sym) && !ok; k++)
+			ok = sym[k].st_name < str->sh_size && sym[k].st_shndx != SHN_UNDEF &&
+			     strnlen(names + sym[k].st_name, str->sh_size - sym[k].st_name) <
+			         str->sh_size - sym[k].st_name &&
+			     strcmp(names + sym[k].st_name, "cuthook_mark_thread") == 0;
+	}
+done:
+	munmap((void *)m, size);
+	if (!ok)
+		snprintf(why, n, "%s: %s", path, what);
+	return ok;
+}
+
 static char *
 readable(const char *path, const char *from, char *why, size_t n)
 {
 	char *real = access(path, R_OK) == 0 ? realpath(path, NULL) : NULL;
+	char whyfile[PATH_MAX + 64];
 	if (!real)
 		snprintf(why, n, "%s %s: %s", from, path, strerror(errno));
+	else if (!is_libcuthook(real, whyfile, sizeof(whyfile))) {
+		snprintf(why, n, "%s %s", from, whyfile);
+		free(real);
+		real = NULL;
+	}
 	return real;
 }
 
@@ -47,12 +118,12 @@ cut_hook_library(const char *named, char *why, size_t n)
 		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
 			snprintf(path, sizeof(path), "%s%s", exe, rel[i]);
 			if (access(path, R_OK) == 0)
-				return realpath(path, NULL);
+				return readable(path, "libcuthook", why, n);
 		}
 	}
 	snprintf(path, sizeof(path), "%s/libcuthook.so", CUT_HOOK_LIBDIR);
 	if (access(path, R_OK) == 0)
-		return strdup(path);
+		return readable(path, "libcuthook", why, n);
 	snprintf(why, n, "cannot find libcuthook.so (set CUTHOOK_LIB)");
 	return NULL;
 }

@@ -9,7 +9,9 @@
 /*
  * The library: named when not NULL (an option), else $CUTHOOK_LIB, else beside the running
  * program (../lib/cut/ when installed, ../lib/ in a build tree), else CUT_HOOK_LIBDIR. Returns
- * its real path (to free), or NULL with the reason in why (n bytes).
+ * its real path (to free), or NULL with the reason in why (n bytes): none found, or the file
+ * named or found is not libcuthook (an ELF shared object of this machine that defines
+ * cuthook_mark_thread), which the dynamic linker would refuse in every process.
  */
 char *cut_hook_library(const char *named, char *why, size_t n);
 /*

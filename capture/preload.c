@@ -74,8 +74,11 @@ preload_start(const struct preload_opts *o, bool command)
 		           "running process (-p; run it under cuthook for this layer)%s",
 		           "");
 	char why[PATH_MAX + 64];
-	if (!(P.lib = cut_hook_library(o->lib, why, sizeof(why))))
+	if (!(P.lib = cut_hook_library(o->lib, why, sizeof(why)))) {
+		if (o->lib) /* named: a mistyped path is no reason to trace without it */
+			errx(CUT_EXIT_FATAL, "--hook %s", why + strlen("libcuthook "));
 		return off("%s", why);
+	}
 	const char *tmp = getenv("TMPDIR");
 	snprintf(P.dir, sizeof(P.dir), "%s/cutcapture.XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(P.dir)) {
