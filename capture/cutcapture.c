@@ -312,7 +312,12 @@ main(int argc, char *argv[])
 	if (env.lo.pid && target_check(env.lo.pid) < 0)
 		return CUT_EXIT_FATAL;
 	libbpf_set_print(libbpf_print);
+	target_keep_disposition(SIGPIPE);
 	signal(SIGPIPE, SIG_IGN);
+	/* A write past the file size limit fails (said, the trace incomplete) instead of
+	 * killing cutcapture; the command gets the disposition cutcapture was given. */
+	target_keep_disposition(SIGXFSZ);
+	signal(SIGXFSZ, SIG_IGN);
 
 	/* libcuthook for the layers eBPF cannot see, in a command cutcapture starts; the driver
 	 * functions it calls itself are then its to record, not the uprobes'. */
@@ -354,12 +359,8 @@ main(int argc, char *argv[])
 	}
 	/* With libcuthook in the command (the gpu and nvtx layers), cutcapture's own records go
 	 * to a file of its own first, merged with the library's at the end. */
-	if (preload &&
-	    (own_fd = open(preload_own_file(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-	                   0600)) < 0) {
-		warn("%s", preload_own_file());
+	if (preload && (own_fd = preload_open_own()) < 0)
 		goto cleanup;
-	}
 	out_open(preload ? own_fd : out_fd);
 	if (!preload)
 		out_compress(env.out_path);
@@ -398,8 +399,13 @@ main(int argc, char *argv[])
 		/* Then cutcapture's records and the library's, as one sorted trace. */
 		out_open(out_fd);
 		out_compress(env.out_path);
-		int m = preload_merge(D.counters[CC_C_OWN]);
-		status = close_trace(&D, &T, m < 0 ? CUT_EXIT_FATAL : status);
+		int m = preload_merge(D.counters[CC_C_OWN]), command = status;
+		status = close_trace(&D, &T, status);
+		if (m != 0) { /* the library's records, or the merge, incomplete: said */
+			if (status == command && command != CUT_EXIT_OK && T.child && T.done)
+				warnx("the command exited with status %d", command);
+			status = CUT_EXIT_FATAL;
+		}
 	}
 
 cleanup:

@@ -2,10 +2,12 @@
 #include <dirent.h>
 #include <err.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,7 +38,8 @@ static struct {
 	bool on;
 	char *lib;
 	char dir[PATH_MAX - 64]; /* room for the file names in it */
-	char own[PATH_MAX + 32];
+	char own[PATH_MAX + 32]; /* cutcapture's own records, to read back */
+	struct cut_hook_status *status;
 	char why[PATH_MAX + 128]; /* why the library's layers are off */
 	struct bpf_link *link;
 	/* What the library's headers said of its layers ("on" wins), by enum cut_layer. */
@@ -86,7 +89,6 @@ preload_start(const struct preload_opts *o, bool command)
 		P.dir[0] = '\0';
 		return off("cannot make a directory for libcuthook's files: %s", why);
 	}
-	snprintf(P.own, sizeof(P.own), "%s/cutcapture.jsonl", P.dir);
 	char out[PATH_MAX + 32], start[32];
 	snprintf(out, sizeof(out), "%s/" HOOK_PREFIX "%%p" HOOK_SUFFIX, P.dir);
 	struct timespec now;
@@ -97,6 +99,12 @@ preload_start(const struct preload_opts *o, bool command)
 	char layers[32];
 	snprintf(layers, sizeof(layers), "api%s%s%s", o->gpu ? ",gpu" : "", o->nvtx ? ",nvtx" : "",
 	         o->api && o->runtime ? ",runtime" : "");
+	/* The library's processes say what they could not write, and, cutcapture gone (killed),
+	 * stop writing into its directory and remove their files. */
+	if (!(P.status = cut_hook_status_new(1))) {
+		preload_end();
+		return off("the library's status page: %s", strerror(errno));
+	}
 	if (cut_hook_setenv(P.lib, out, layers, o->nvtx) < 0 ||
 	    setenv("CUTHOOK_MARK", "1", 1) < 0 || setenv("CUTHOOK_START", start, 1) < 0 ||
 	    (o->api ? unsetenv("CUTHOOK_SKIP") : setenv("CUTHOOK_SKIP", "api,runtime", 1)) < 0 ||
@@ -108,10 +116,26 @@ preload_start(const struct preload_opts *o, bool command)
 	return true;
 }
 
-const char *
-preload_own_file(void)
+int
+preload_open_own(void)
 {
-	return P.on ? P.own : NULL;
+	if (!P.on)
+		return -1;
+	/* Nameless, so that nothing of cutcapture's is left in the directory if it is killed:
+	 * read back through /proc. */
+	int fd = open(P.dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR)) {
+		snprintf(P.own, sizeof(P.own), "%s/cutcapture.jsonl", P.dir);
+		if ((fd = open(P.own, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600)) >=
+		    0)
+			unlink(P.own);
+	}
+	if (fd < 0) {
+		warn("%s", P.dir);
+		return -1;
+	}
+	snprintf(P.own, sizeof(P.own), "/proc/self/fd/%d", fd);
+	return fd;
 }
 
 void
@@ -164,6 +188,7 @@ static struct {
 	bool have_head, have_tail;
 	int64_t events, layer[CUT_NLAYERS]; /* the library's records passed on */
 	struct cut_meta_fold *trailers;     /* the library's trailers, folded by their rules */
+	int64_t io_lost; /* events the library could not write, plus 1; 0: it wrote all */
 	unsigned files;
 	uint64_t own_late; /* cutcapture's records of the library's threads, left out here... */
 	int64_t late_layer[CUT_NLAYERS]; /* ...by layer */
@@ -327,8 +352,10 @@ write_trailer(uint64_t own)
 {
 	struct cut_trailer *t = &M.tail.trailer;
 	const struct cut_meta *lib = cut_meta_fold_result(M.trailers);
-	t->events = add(t->events, M.events - (int64_t)M.own_late);
-	t->lost = add(t->lost, lib->trailer.lost);
+	t->events = add(t->events, M.events - (int64_t)M.own_late + (M.io_lost > 0));
+	t->lost = add(add(t->lost, lib->trailer.lost), M.io_lost > 0 ? M.io_lost - 1 : CUT_ABSENT);
+	if (M.io_lost > 0)
+		t->layers[CUT_META] = add(t->layers[CUT_META], 1);
 	for (int l = 0; l < CUT_NLAYERS; l++)
 		if (M.layer[l] || M.late_layer[l])
 			t->layers[l] = add(t->layers[l], M.layer[l] - M.late_layer[l]);
@@ -394,9 +421,26 @@ preload_merge(uint64_t own)
 		warn("sorting the trace");
 		goto done;
 	}
+	/* What the library could not write: said, and counted lost in a record of its own. */
+	uint64_t failures = __atomic_load_n(&P.status->failures, __ATOMIC_ACQUIRE);
+	int64_t io_lost = (int64_t)__atomic_load_n(&P.status->lost, __ATOMIC_RELAXED);
+	if (failures) {
+		const char *why = strerror(P.status->error ? P.status->error : EIO);
+		warnx("libcuthook could not write its records: %s: the trace is incomplete (%lld "
+		      "event%s lost)",
+		      why, (long long)io_lost, io_lost == 1 ? "" : "s");
+		struct cut_meta m;
+		char reason[160];
+		snprintf(reason, sizeof(reason), "libcuthook could not write them: %s", why);
+		cut_meta_init(&m, CUT_META_LOST);
+		m.lost.count = io_lost;
+		m.lost.reason = reason;
+		write_meta(M.have_tail ? &M.tail_at : &M.head_at, &m);
+		M.io_lost = io_lost + 1; /* the record, one more of the trace's */
+	}
 	if (M.have_tail)
 		write_trailer(own);
-	rc = 0;
+	rc = failures ? 1 : 0;
 done:
 	cut_sorter_free(M.so);
 	cut_meta_fold_free(M.trailers);
@@ -432,4 +476,7 @@ preload_end(void)
 	}
 	free(P.lib);
 	P.lib = NULL;
+	if (P.status)
+		munmap(P.status, sizeof(*P.status));
+	P.status = NULL;
 }

@@ -30,8 +30,9 @@ struct preload_opts {
  * starts the command (with -p it cannot: nothing can be preloaded into a running process).
  */
 bool preload_start(const struct preload_opts *o, bool command);
-/* The file cutcapture writes its own records to while the library is in (to merge later). */
-const char *preload_own_file(void);
+/* Opens the file cutcapture writes its own records to while the library is in (to merge
+ * later): nameless. Returns its descriptor, or -1 having said why. */
+int preload_open_own(void);
 /* The header's state of the layers the library records: "on", or "off: why". */
 void preload_header(const char *layers[CUT_NLAYERS]);
 /* Attaches the probe of the library's marks (every process that maps it). Returns 0, or -1
@@ -43,7 +44,8 @@ void preload_detach(void);
  * out_open: the header (its layers as the library's headers say), every record of cutcapture's
  * file and of the library's files sorted by time (their headers and trailers folded into
  * cutcapture's), the trailer (with the library's events, losses and GPU timing added). own:
- * calls, ioctls and off-CPU spans of the library's own the probes left out. Returns 0, or -1
+ * calls, ioctls and off-CPU spans of the library's own the probes left out. Returns 0; 1 when
+ * the library could not write all its records (said, and counted in a lost record); or -1
  * having said why (the output then holds what was written before).
  */
 int preload_merge(uint64_t own);

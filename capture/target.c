@@ -155,6 +155,21 @@ trace_tree(struct cutcapture_bpf *skel, pid_t root, uint64_t ts)
 	free(todo);
 }
 
+/* Dispositions cutcapture changes for itself, as it was given them, for the command. */
+static struct {
+	int sig;
+	struct sigaction was;
+} kept[4];
+static int nkept;
+
+void
+target_keep_disposition(int sig)
+{
+	if (nkept < (int)(sizeof(kept) / sizeof(kept[0])) &&
+	    sigaction(sig, NULL, &kept[nkept].was) == 0)
+		kept[nkept++].sig = sig;
+}
+
 void
 target_spawn(struct target *t, char **argv, bool stdout_is_trace)
 {
@@ -168,7 +183,8 @@ target_spawn(struct target *t, char **argv, bool stdout_is_trace)
 		char c;
 		close(go[1]);
 		close(fail[0]);
-		signal(SIGPIPE, SIG_DFL);
+		for (int i = 0; i < nkept; i++)
+			sigaction(kept[i].sig, &kept[i].was, NULL);
 		/* The trace owns standard output: the command's goes to standard error. */
 		if (stdout_is_trace)
 			dup2(STDERR_FILENO, STDOUT_FILENO);

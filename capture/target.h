@@ -34,6 +34,9 @@ void target_catch_signals(void);
 /* Forks the command, which waits before exec until target_start; its standard output goes to
  * standard error when stdout_is_trace. Exits with status 2 when it cannot fork. */
 void target_spawn(struct target *t, char **argv, bool stdout_is_trace);
+/* Keeps sig's disposition as cutcapture was given it (call before changing it), for the
+ * command target_spawn starts. */
+void target_keep_disposition(int sig);
 /* Whether -p pid can be traced: returns 0, or -1 (saying why) when it does not exist, is a
  * zombie, or is cutcapture or one of its ancestors. */
 int target_check(pid_t pid);
