@@ -267,8 +267,10 @@ layers_api_functions(size_t *n)
 {
 	*n = (size_t)(A.nfuncs + RT.nfuncs);
 	if (!all_funcs && (all_funcs = calloc(*n ? *n : 1, sizeof(char *)))) {
-		memcpy(all_funcs, A.funcs, (size_t)A.nfuncs * sizeof(char *));
-		memcpy(all_funcs + A.nfuncs, RT.funcs, (size_t)RT.nfuncs * sizeof(char *));
+		if (A.nfuncs) /* memcpy's source may not be NULL, even for nothing */
+			memcpy(all_funcs, A.funcs, (size_t)A.nfuncs * sizeof(char *));
+		if (RT.nfuncs)
+			memcpy(all_funcs + A.nfuncs, RT.funcs, (size_t)RT.nfuncs * sizeof(char *));
 	}
 	return (const char *const *)all_funcs;
 }

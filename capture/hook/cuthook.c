@@ -429,8 +429,11 @@ main(int argc, char *argv[])
 	if (layers)
 		check_layers(layers);
 
-	char *lib = find_library();
-	struct output o = {.path = absolute(file)};
+	/* static: kept to the end, through every exit */
+	static char *lib;
+	static struct output o;
+	lib = find_library();
+	o.path = absolute(file);
 	if (!lib || !o.path)
 		err(CUT_EXIT_FATAL, "out of memory");
 	/* Longest once each %p is a pid (at most 7 digits: pid_max is 2^22). */
