@@ -470,10 +470,19 @@ main(int argc, char *argv[])
 	int ready[2];
 	if (pipe2(ready, O_CLOEXEC) < 0)
 		err(CUT_EXIT_FATAL, "pipe");
+	/* The signals passed on are held from before fork until their handlers are in: one sent
+	 * as soon as the command runs is passed on, never the death of cuthook. */
+	static const int passed[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM};
+	sigset_t held, was;
+	sigemptyset(&held);
+	for (size_t i = 0; i < sizeof(passed) / sizeof(passed[0]); i++)
+		sigaddset(&held, passed[i]);
+	sigprocmask(SIG_BLOCK, &held, &was);
 	child = fork();
 	if (child < 0)
 		err(CUT_EXIT_FATAL, "fork");
 	if (child == 0) {
+		sigprocmask(SIG_SETMASK, &was, NULL);
 		char pid[24];
 		snprintf(pid, sizeof(pid), "%ld", (long)getpid());
 		setenv("CUTHOOK_ROOT", pid, 1);
@@ -484,15 +493,15 @@ main(int argc, char *argv[])
 			_exit(126);
 		_exit(e == ENOENT ? 127 : 126);
 	}
+	struct sigaction sa = {.sa_sigaction = pass_on, .sa_flags = SA_SIGINFO | SA_RESTART};
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(passed) / sizeof(passed[0]); i++)
+		sigaction(passed[i], &sa, NULL);
+	sigprocmask(SIG_SETMASK, &was, NULL);
 	close(ready[1]);
 	int e;
 	bool started = read(ready[0], &e, sizeof(e)) != sizeof(e); /* EOF: exec succeeded */
 	close(ready[0]);
-	struct sigaction sa = {.sa_sigaction = pass_on, .sa_flags = SA_SIGINFO | SA_RESTART};
-	sigemptyset(&sa.sa_mask);
-	static const int passed[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM};
-	for (size_t i = 0; i < sizeof(passed) / sizeof(passed[0]); i++)
-		sigaction(passed[i], &sa, NULL);
 	signal(SIGXFSZ, SIG_IGN); /* a sorted copy over the size limit is an error, said */
 	int status;
 	while (waitpid(child, &status, 0) < 0)
