@@ -157,7 +157,11 @@ cut_hook_setenv(const char *lib, const char *out, const char *layers, int nvtx)
 
 /* ---- the status page ---- */
 
-/* The start of process pid, in clock ticks after boot (/proc/PID/stat, field 22), or 0. */
+#define NO_PROCESS UINT64_MAX
+
+/* The start of process pid, in clock ticks after boot (/proc/PID/stat, field 22); NO_PROCESS
+ * when there is none; 0 when it cannot be told (out of descriptors, say): never taken for a
+ * process gone. Async-signal-safe. */
 static uint64_t
 started(int pid)
 {
@@ -165,11 +169,11 @@ started(int pid)
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return errno == ENOENT ? NO_PROCESS : 0;
 	ssize_t n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return 0;
+		return n == 0 || errno == ESRCH ? NO_PROCESS : 0;
 	buf[n] = '\0';
 	const char *p = strrchr(buf, ')');
 	for (int field = 2; p && field < 22; field++)
@@ -205,12 +209,12 @@ cut_hook_status_new(int stop_if_gone)
 }
 
 struct cut_hook_status *
-cut_hook_status_attach(int *pidfd, int *pid, uint64_t *start)
+cut_hook_status_attach(struct cut_hook_launcher *l)
 {
 	const char *env = getenv("CUTHOOK_STATUS");
 	unsigned long long st;
 	int fd, p;
-	*pidfd = -1;
+	l->pidfd = -1;
 	if (!env || sscanf(env, "%d:%d:%llu", &p, &fd, &st) != 3 || p <= 0 || fd < 0)
 		return NULL;
 	char path[64];
@@ -226,31 +230,43 @@ cut_hook_status_attach(int *pidfd, int *pid, uint64_t *start)
 	if (s == MAP_FAILED)
 		return NULL;
 #ifdef SYS_pidfd_open
-	*pidfd = (int)syscall(SYS_pidfd_open, p, 0);
-	if (*pidfd >= 0)
-		fcntl(*pidfd, F_SETFD, FD_CLOEXEC);
+	int pidfd = (int)syscall(SYS_pidfd_open, p, 0);
+	if (pidfd >= 0) {
+		l->pidfd = fcntl(pidfd, F_DUPFD_CLOEXEC, 100);
+		close(pidfd);
+		if (l->pidfd >= 0 && fstat(l->pidfd, &sb) == 0) {
+			l->dev = sb.st_dev;
+			l->ino = sb.st_ino;
+		} else if (l->pidfd >= 0) {
+			close(l->pidfd);
+			l->pidfd = -1;
+		}
+	}
 #endif
 	/* the process opened is the launcher, not a later one with its pid */
-	if (s->magic != CUT_HOOK_STATUS_MAGIC || started(p) != st) {
+	if (s->magic != CUT_HOOK_STATUS_MAGIC || st == 0 || started(p) != st) {
 		munmap(s, sizeof(*s));
-		if (*pidfd >= 0)
-			close(*pidfd);
-		*pidfd = -1;
+		if (l->pidfd >= 0)
+			close(l->pidfd);
+		l->pidfd = -1;
 		return NULL;
 	}
-	*pid = p;
-	*start = st;
+	l->pid = p;
+	l->start = st;
 	return s;
 }
 
 int
-cut_hook_launcher_alive(int pidfd, int pid, uint64_t start)
+cut_hook_launcher_alive(const struct cut_hook_launcher *l)
 {
-	if (pidfd >= 0) {
-		struct pollfd pf = {.fd = pidfd, .events = POLLIN};
-		return poll(&pf, 1, 0) == 0;
+	struct stat sb;
+	if (l->pidfd >= 0 && fstat(l->pidfd, &sb) == 0 && sb.st_dev == l->dev &&
+	    sb.st_ino == l->ino) {
+		struct pollfd pf = {.fd = l->pidfd, .events = POLLIN};
+		return poll(&pf, 1, 0) != 1 || !(pf.revents & POLLIN); /* gone: readable */
 	}
-	return started(pid) == start;
+	uint64_t now = started(l->pid);
+	return now == 0 || now == l->start;
 }
 
 void

@@ -56,13 +56,20 @@ struct cut_hook_status {
 /* Launcher: makes the page and sets CUTHOOK_STATUS for the command. Returns the page, or NULL
  * with errno set. */
 struct cut_hook_status *cut_hook_status_new(int stop_if_gone);
+/* The launcher, as a process of the library's knows it. */
+struct cut_hook_launcher {
+	int pid;
+	uint64_t start;    /* clock ticks after boot */
+	int pidfd;         /* -1 where pidfd_open(2) is missing */
+	uint64_t dev, ino; /* of pidfd: the program may close it and reuse its number */
+};
 /* Library: the launcher's page named by CUTHOOK_STATUS, or NULL (none, gone, or not
- * mappable); *pidfd then refers to the launcher (-1 where pidfd_open(2) is missing), *pid and
- * *start name it. */
-struct cut_hook_status *cut_hook_status_attach(int *pidfd, int *pid, uint64_t *start);
-/* Whether the launcher (pidfd, or pid started at start) still runs. Async-signal-safe with a
- * pidfd. */
-int cut_hook_launcher_alive(int pidfd, int pid, uint64_t start);
+ * mappable); *l then names the launcher, its pidfd out of the way of the program's own low
+ * descriptors. */
+struct cut_hook_status *cut_hook_status_attach(struct cut_hook_launcher *l);
+/* Whether the launcher still runs: its pidfd says so, or, where that is gone, whether its pid
+ * is still the process that started at its start. Async-signal-safe. */
+int cut_hook_launcher_alive(const struct cut_hook_launcher *l);
 /* The first failure's errno: stored once. */
 void cut_hook_status_error(struct cut_hook_status *s, int error);
 

@@ -102,8 +102,7 @@ stale_before(void)
 void
 hook_status_init(void)
 {
-	hook_w.status = cut_hook_status_attach(&hook_w.launcher_fd, &hook_w.launcher_pid,
-	                                       &hook_w.launcher_start);
+	hook_w.status = cut_hook_status_attach(&hook_w.launcher);
 	if (hook_w.status)
 		__atomic_add_fetch(&hook_w.status->processes, 1, __ATOMIC_RELAXED);
 }
@@ -148,7 +147,7 @@ launcher_gone(void)
 	if (__atomic_load_n(&hook_w.gone, __ATOMIC_ACQUIRE))
 		return true;
 	if (!hook_w.status || !hook_w.status->stop_if_gone ||
-	    cut_hook_launcher_alive(hook_w.launcher_fd, hook_w.launcher_pid, hook_w.launcher_start))
+	    cut_hook_launcher_alive(&hook_w.launcher))
 		return false;
 	if (__atomic_exchange_n(&hook_w.gone, 1, __ATOMIC_ACQ_REL))
 		return true;

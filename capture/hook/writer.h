@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "hook.h"
+#include "hooklib.h"
 #include "rank.h"
 
 #define FLUSH_AT (56 * 1024) /* bytes of whole lines a thread keeps before writing */
@@ -64,8 +65,7 @@ struct hook_writer {
 	const char *host;     /* on every record when the rank is known, else NULL */
 	/* the launcher (cuthook, cutcapture) and the page it reads (hooklib.h) */
 	struct cut_hook_status *status;
-	int launcher_fd, launcher_pid;
-	uint64_t launcher_start;
+	struct cut_hook_launcher launcher;
 	uint64_t io_lost; /* events this process lost to failed writes, told to the launcher */
 	int gone;         /* the launcher is gone and its files with it: nothing is written */
 };

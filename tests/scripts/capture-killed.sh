@@ -1,8 +1,8 @@
 #!/bin/sh
 # A cutcapture killed (SIGKILL: no cleanup of its own) leaves nothing writing (issue 23): the
 # libcuthook in its command notices that cutcapture is gone, stops writing into cutcapture's
-# directory, and removes its files and the directory; the command runs on, unchanged. Needs
-# root with BPF.
+# directory, and removes its files and the directory; the command runs on, unchanged. One
+# that closes the library's descriptors is not taken for cutcapture gone. Needs root with BPF.
 . "$(dirname "$0")/lib/capture-setup.sh"
 need_bpf
 [ -e "$B/lib/libcuthook.so" ] || fail "build libcuthook.so first"
@@ -48,4 +48,30 @@ while [ -n "$(ls -A "$t/tmp")" ] && [ $i -lt 6000 ]; do sleep 0.01; i=$((i + 1))
 kill -0 "$cmd" 2>/dev/null || fail "the command did not run on"
 kill "$cmd"
 cmd=
+
+# A command that closes every descriptor it did not open (as Python's subprocess does in its
+# children) does not make cutcapture look gone: the trace has every call.
+$CC -std=gnu11 -O1 -Wall -Werror -I"$top/tests/fixtures" -o "$t/closer" -x c - -L"$fx" -lcuda \
+	-Wl,-rpath,"$fx" <<'EOF2' 2>"$t/err" || fail "cannot build the program: $(cat "$t/err")"
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "fakecuda.h"
+int main(void) {
+	CUcontext c;
+	for (int i = 0; i < 1000; i++)
+		cuCtxGetCurrent(&c);
+	syscall(SYS_close_range, 3u, ~0u, 0u);
+	for (int i = 0; i < 8; i++) /* the low numbers taken again, by other files */
+		open("/dev/null", O_RDONLY);
+	for (int i = 0; i < 1000; i++)
+		cuCtxGetCurrent(&c);
+	return 0;
+}
+EOF2
+TMPDIR=$t/tmp $cap -q -l api,gpu --hook-api --libcuda "$fx/libcuda.so.1" -o "$t/closer.jsonl" -- "$t/closer" \
+	>"$t/out" 2>"$t/err" || fail "closer: exit $?: $(cat "$t/err")"
+n=$(grep -c '"name":"cuCtxGetCurrent","cat"' "$t/closer.jsonl")
+[ "$n" -eq 2000 ] || fail "closer: $n calls in the trace, not 2000: $(cat "$t/err")"
 exit 0
