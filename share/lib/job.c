@@ -1,8 +1,16 @@
 /* job.c: summaries merged into the job (job.h). */
 #include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cut.h"
 #include "job.h"
@@ -98,17 +106,105 @@ add_items(struct table *t, json_t *list, int k, int nsum)
 	}
 }
 
+/* Whether the first bytes of an input, n of them (eof: all there is), say it is a summary: a
+ * JSON object whose first line is "{" alone (cutstat -j prints it indented), or a first line
+ * that is an object with a "summary" member. Returns 1 or 0, or -1 when the first line is not
+ * all there yet. */
+static int
+looks_like_summary(const char *b, size_t n, bool eof)
+{
+	size_t i = 0;
+	while (i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n'))
+		i++;
+	if (i == n)
+		return eof ? 0 : -1;
+	if (b[i] != '{')
+		return 0;
+	size_t j = i + 1;
+	while (j < n && (b[j] == ' ' || b[j] == '\t' || b[j] == '\r'))
+		j++;
+	if (j < n && b[j] == '\n')
+		return 1;
+	const char *nl = memchr(b + i, '\n', n - i);
+	if (!nl && !eof)
+		return -1;
+	json_t *o = json_loadb(b + i, (size_t)((nl ? nl : b + n) - (b + i)), 0, NULL);
+	int yes = o && json_is_object(json_object_get(o, "summary"));
+	json_decref(o);
+	return yes;
+}
+
+/* The first bytes of the pipe fd, copied with tee(2) so that they stay in it for whoever
+ * reads it next: up to n into b, waiting for the first line (or the writer's end). */
+static bool
+pipe_is_summary(int fd)
+{
+	static char b[65536];
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) != 0)
+		return false;
+	int yes = 0;
+	for (;;) {
+		struct pollfd pf = {fd, POLLIN, 0};
+		if (poll(&pf, 1, -1) < 0 && errno != EINTR)
+			break;
+		bool eof = (pf.revents & POLLHUP) != 0;
+		ssize_t got = tee(fd, p[1], sizeof(b), SPLICE_F_NONBLOCK);
+		if (got < 0 && errno != EAGAIN)
+			break;
+		size_t n = 0;
+		while (got > 0 && n < (size_t)got) {
+			ssize_t r = read(p[0], b + n, (size_t)got - n);
+			if (r <= 0)
+				break;
+			n += (size_t)r;
+		}
+		/* what a full pipe holds is all that can be seen without taking it */
+		if ((yes = looks_like_summary(b, n, eof || n == sizeof(b) || got == 0)) >= 0)
+			break;
+		/* the writer has not finished the first line: look again shortly */
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
+	}
+	close(p[0]);
+	close(p[1]);
+	return yes > 0;
+}
+
 bool
 cut_job_is_summary(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	int c;
-	if (!f)
+	/* Only a regular file or an anonymous pipe (/dev/stdin, <(...)) is looked at: the
+	 * reader opens the path again, and must find every byte there. A pipe is peeked at
+	 * without taking from it; a named FIFO or a device is never opened twice. */
+	struct stat st;
+	struct statfs fs;
+	if (strcmp(path, "-") == 0 || stat(path, &st) != 0)
 		return false;
-	while ((c = getc(f)) == ' ' || c == '\n' || c == '\t')
-		;
-	fclose(f);
-	if (c != '{')
+	if (S_ISFIFO(st.st_mode)) {
+		if (statfs(path, &fs) != 0 || fs.f_type != PIPEFS_MAGIC)
+			return false;
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return false;
+		bool yes = pipe_is_summary(fd);
+		close(fd);
+		return yes;
+	}
+	if (!S_ISREG(st.st_mode))
+		return false;
+	/* a regular file: read whole by jansson when it starts as an object does */
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	char b[256];
+	ssize_t n = pread(fd, b, sizeof(b), 0);
+	close(fd);
+	if (n <= 0)
+		return false;
+	ssize_t i = 0;
+	while (i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n'))
+		i++;
+	if (i == n || b[i] != '{')
 		return false;
 	json_t *o = json_load_file(path, 0, NULL);
 	bool yes = o && json_is_object(json_object_get(o, "summary"));

@@ -9,7 +9,10 @@
 
 #include <jansson.h>
 
-/* Whether path holds a summary (a JSON object with a "summary" member). */
+/* Whether path holds a summary, decided without taking anything from a pipe: a regular file
+ * whose JSON object has a "summary" member, or an anonymous pipe (/dev/stdin, <(...)) whose
+ * first line is "{" alone (as cutstat -j writes it) or such an object. Anything else (a named
+ * FIFO, a device, "-") is a trace. */
 bool cut_job_is_summary(const char *path);
 /* Merges the summaries named in paths and prints the job, as text or (json) one JSON object.
  * Returns an exit status (cut.h): a file that is no summary is reported and exits 2. */
