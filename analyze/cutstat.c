@@ -511,12 +511,19 @@ summary_item(const char *name, int64_t calls, int64_t total, int64_t min, int64_
 /* What cutstat given several summaries merges into the job (cut_job_print): per function
  * and kernel the counts, totals, extremes and log histograms, which add up exactly. */
 static json_t *
-summary_json(const struct cut_stats *st, const struct cut_gpu_stats *g)
+summary_json(const struct cut_stats *st, const struct cut_gpu_stats *g,
+             const struct cut_rank_stats *rk)
 {
 	json_t *o = json_object(), *fns = json_array(), *ks = json_array();
 	set_int(o, "version", 1);
 	if (acc.rank >= 0)
 		set_int(o, "rank", acc.rank);
+	else if (rk->nrows) { /* a trace of several: the job view must not count them twice */
+		json_t *rs = json_array();
+		for (size_t i = 0; i < rk->nrows; i++)
+			json_array_append_new(rs, json_integer(rk->rows[i].rank));
+		json_object_set_new(o, "ranks", rs);
+	}
 	for (size_t i = 0; i < st->nfns; i++) {
 		const struct cut_fn_stat *f = &st->fns[i];
 		json_array_append_new(
@@ -672,7 +679,7 @@ print_json(const struct cut_stats *st, const struct cut_stats *rt, const struct 
 	json_object_set_new(root, "transfers", xfers);
 	json_object_set_new(root, "layers", layers);
 	json_object_set_new(root, "verdict", json_string(v));
-	json_object_set_new(root, "summary", summary_json(st, g));
+	json_object_set_new(root, "summary", summary_json(st, g, rk));
 	if (json_dumpf(root, stdout, JSON_INDENT(2)) < 0)
 		err(CUT_EXIT_FATAL, "write error on standard output");
 	putchar('\n');
@@ -813,7 +820,10 @@ main(int argc, char *argv[])
 	if (nsum && nsum != argc)
 		errx(CUT_EXIT_FATAL, "traces and cutstat -j summaries cannot be mixed");
 	if (nsum)
-		return cut_finish_output(cut_job_print(argc, argv, fmt == JSON));
+		return cut_finish_output(cut_job_print(argc, argv,
+		                                       fmt == JSON  ? CUT_JOB_JSON
+		                                       : fmt == CSV ? CUT_JOB_CSV
+		                                                    : CUT_JOB_TEXT));
 
 	struct cut_stats *st = stats_new(ntop);
 	struct acc a = {

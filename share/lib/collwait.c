@@ -35,6 +35,22 @@ struct priv {
 	size_t nk, capk;
 };
 
+void
+collwait_pick(const struct cut_coll_total *v, size_t n, size_t *most, size_t *least)
+{
+	size_t hi = 0, lo = 0;
+	for (size_t i = 1; i < n; i++) {
+		if (v[i].total > v[hi].total ||
+		    (v[i].total == v[hi].total && v[i].rank < v[hi].rank))
+			hi = i;
+		if (v[i].total < v[lo].total ||
+		    (v[i].total == v[lo].total && v[i].rank < v[lo].rank))
+			lo = i;
+	}
+	*most = hi;
+	*least = lo;
+}
+
 struct cut_collwait *
 collwait_new(void)
 {

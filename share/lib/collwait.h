@@ -51,6 +51,20 @@ struct cut_collwait {
 	void *priv;
 };
 
+/*
+ * The one rule for "waited most" and "straggler" in a collective, used by cutstat's per-rank
+ * view, its job view (summaries of one rank each) and cutgaps: every rank does the same work in
+ * a collective and waits inside its kernel for the last rank to arrive, so the rank whose
+ * instances took longest in total waited most, and the one whose took least arrived last: the
+ * straggler the others waited for. Totals, not medians: waits add up, and a few long ones are
+ * time lost as much as many short ones. Ties go to the lowest rank (then the first given).
+ */
+struct cut_coll_total {
+	int64_t rank, total; /* a rank and its total ns inside the collective's kernels */
+};
+/* Picks by the rule among the n >= 1 totals of v: *most and *least get their indices. */
+void collwait_pick(const struct cut_coll_total *v, size_t n, size_t *most, size_t *least);
+
 /* A new accumulator. Exits (status 2) on no memory. */
 struct cut_collwait *collwait_new(void);
 /* Takes an event: NCCL kernels are kept (32 bytes each, to the end: the participants are known

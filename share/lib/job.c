@@ -1,4 +1,6 @@
-/* job.c: summaries merged into the job (job.h). */
+/* job.c: summaries merged into the job (job.h). Each function or kernel keeps what it needs
+ * and no more: its histogram's buckets from the least to the greatest used, and a share per
+ * summary that has it, so that many names over many ranks take memory as the summaries do. */
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -12,21 +14,32 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "collwait.h"
 #include "cut.h"
+#include "idmap.h"
 #include "job.h"
 #include "strtab.h"
 #include "summary.h"
 #include "text.h"
 #include "units.h"
 
-#define MAX_RANKS 4096
+/* The summary version this cutstat reads (and cutstat -j writes). */
+#define JOB_VERSION 1
+
+/* One summary's part of a function or kernel. */
+struct share {
+	int k; /* the summary */
+	int64_t total;
+	double med; /* from the summary's own histogram */
+};
 
 /* One function or kernel over the job. */
 struct item {
 	int64_t calls, total, min, max;
-	int64_t hist[CUT_HIST_N];
-	int64_t *rank_total; /* per summary */
-	double *rank_med;    /* per summary: its median, from its own histogram */
+	int lo, hi;        /* histogram buckets held: lo to hi - 1 */
+	int64_t *hist;     /* hist[b - lo] */
+	struct share *per; /* the summaries that have it, in the order given */
+	size_t nper, capper;
 };
 
 struct table {
@@ -35,74 +48,160 @@ struct table {
 	size_t cap;
 };
 
+struct job {
+	int n;         /* summaries kept */
+	char **labels; /* per summary kept: "rank R" or "#i" (its place among the files) */
+	int64_t *rank; /* per summary kept: its rank, -1 when it has none */
+	struct table fns, kernels;
+	bool saturated; /* a sum reached INT64_MAX */
+	int status;
+};
+
 static struct item *
-item_of(struct table *t, const char *name, int nsum)
+item_of(struct table *t, const char *name)
 {
 	size_t i = strtab_intern(t->names, name);
-	if (i >= t->cap) {
-		size_t n = t->cap ? 2 * t->cap : 64;
-		while (n <= i)
-			n *= 2;
-		if (!(t->items = realloc(t->items, n * sizeof(*t->items))))
-			err(CUT_EXIT_FATAL, "out of memory");
-		memset(t->items + t->cap, 0, (n - t->cap) * sizeof(*t->items));
-		t->cap = n;
-	}
-	struct item *it = &t->items[i];
-	if (!it->rank_total && (!(it->rank_total = calloc((size_t)nsum, sizeof(int64_t))) ||
-	                        !(it->rank_med = calloc((size_t)nsum, sizeof(double)))))
-		err(CUT_EXIT_FATAL, "out of memory");
-	return it;
-}
-
-static int64_t
-int_of(json_t *o, const char *k)
-{
-	json_t *v = json_object_get(o, k);
-	return json_is_integer(v) ? json_integer_value(v) : 0;
+	t->items = cut_grow(t->items, &t->cap, i + 1, sizeof(*t->items));
+	return &t->items[i];
 }
 
 static void
-sat_add(int64_t *a, int64_t b)
+sat_add(struct job *j, int64_t *a, int64_t b)
 {
-	if (__builtin_add_overflow(*a, b, a))
+	if (__builtin_add_overflow(*a, b, a)) {
 		*a = b > 0 ? INT64_MAX : INT64_MIN;
+		j->saturated = true;
+	}
 }
 
-/* Adds a summary's list of items (functions or kernels) as summary number k. */
+/* Adds the counts of h (all buckets) to it, widening the buckets it holds once. */
 static void
-add_items(struct table *t, json_t *list, int k, int nsum)
+hist_merge(struct job *j, struct item *it, const int64_t *h)
+{
+	int lo = 0, hi = CUT_HIST_N;
+	while (lo < hi && !h[lo])
+		lo++;
+	while (hi > lo && !h[hi - 1])
+		hi--;
+	if (lo == hi)
+		return;
+	if (it->hist) {
+		lo = lo < it->lo ? lo : it->lo;
+		hi = hi > it->hi ? hi : it->hi;
+	}
+	if (!it->hist || lo < it->lo || hi > it->hi) {
+		int64_t *n = calloc((size_t)(hi - lo), sizeof(*n));
+		if (!n)
+			err(CUT_EXIT_FATAL, "out of memory");
+		if (it->hist)
+			memcpy(n + (it->lo - lo), it->hist, (size_t)(it->hi - it->lo) * sizeof(*n));
+		free(it->hist);
+		it->hist = n, it->lo = lo, it->hi = hi;
+	}
+	for (int b = lo; b < hi; b++)
+		sat_add(j, &it->hist[b - lo], h[b]);
+}
+
+/* A member that must be an integer of at least min; false (why says which) otherwise. */
+static bool
+int_member(json_t *o, const char *k, int64_t min, int64_t *v, char *why, size_t n)
+{
+	json_t *x = json_object_get(o, k);
+	if (!json_is_integer(x) || (*v = json_integer_value(x)) < min) {
+		snprintf(why, n, "\"%s\" %s", k, x ? "out of range" : "missing");
+		return false;
+	}
+	return true;
+}
+
+/* Reads the histogram of a summary's item into h (all buckets); false with why when bad. */
+static bool
+read_hist(json_t *list, int64_t *h, char *why, size_t n)
 {
 	size_t i;
+	json_t *pair;
+	memset(h, 0, CUT_HIST_N * sizeof(*h));
+	if (list && !json_is_array(list)) {
+		snprintf(why, n, "\"hist\" not an array");
+		return false;
+	}
+	json_array_foreach(list, i, pair)
+	{
+		json_t *b = json_array_get(pair, 0), *c = json_array_get(pair, 1);
+		if (json_array_size(pair) != 2 || !json_is_integer(b) || !json_is_integer(c) ||
+		    json_integer_value(b) < 0 || json_integer_value(b) >= CUT_HIST_N ||
+		    json_integer_value(c) < 0) {
+			snprintf(why, n, "\"hist\"[%zu] not a [bucket, count] pair", i);
+			return false;
+		}
+		if (__builtin_add_overflow(h[json_integer_value(b)], json_integer_value(c),
+		                           &h[json_integer_value(b)]))
+			h[json_integer_value(b)] = INT64_MAX;
+	}
+	return true;
+}
+
+/* Reads an item of a summary: its name, counts, extremes and histogram (into h); false with
+ * why when one is missing or out of range. */
+static bool
+item_ok(json_t *o, const char **name, int64_t *calls, int64_t *total, int64_t *mn, int64_t *mx,
+        int64_t *h, char *why, size_t n)
+{
+	if (!json_is_object(o)) {
+		snprintf(why, n, "not an object");
+		return false;
+	}
+	if (!(*name = json_string_value(json_object_get(o, "name")))) {
+		snprintf(why, n, "\"name\" missing or not a string");
+		return false;
+	}
+	return int_member(o, "calls", 0, calls, why, n) &&
+	       int_member(o, "total_ns", 0, total, why, n) &&
+	       int_member(o, "min_ns", 0, mn, why, n) && int_member(o, "max_ns", *mn, mx, why, n) &&
+	       read_hist(json_object_get(o, "hist"), h, why, n);
+}
+
+/* Adds a summary's list of items (functions or kernels) as summary number k; an item that is
+ * not one (bad or missing members, a name listed twice) is reported and left out. */
+static void
+add_items(struct job *j, struct table *t, json_t *list, const char *what, const char *path, int k)
+{
+	static int64_t mine[CUT_HIST_N];
+	size_t i;
 	json_t *o;
+	if (list && !json_is_array(list)) {
+		warnx("%s: \"%s\" is not an array: left out", cut_esc(path), what);
+		j->status = CUT_EXIT_BADINPUT;
+		return;
+	}
 	json_array_foreach(list, i, o)
 	{
-		const char *name = json_string_value(json_object_get(o, "name"));
-		if (!name)
+		char why[128];
+		const char *name;
+		int64_t calls, total, mn, mx;
+		if (!item_ok(o, &name, &calls, &total, &mn, &mx, mine, why, sizeof(why))) {
+			warnx("%s: %s[%zu]: %s: left out", cut_esc(path), what, i, why);
+			j->status = CUT_EXIT_BADINPUT;
 			continue;
-		struct item *it = item_of(t, name, nsum);
-		int64_t calls = int_of(o, "calls"), total = int_of(o, "total_ns");
-		int64_t mn = int_of(o, "min_ns"), mx = int_of(o, "max_ns");
-		if (!it->calls || mn < it->min)
+		}
+		if (!calls)
+			continue;
+		struct item *it = item_of(t, name);
+		if (it->nper && it->per[it->nper - 1].k == k) {
+			warnx("%s: %s[%zu]: %s listed twice: left out", cut_esc(path), what, i,
+			      cut_esc(name));
+			j->status = CUT_EXIT_BADINPUT;
+			continue;
+		}
+		if (!it->nper || mn < it->min)
 			it->min = mn;
 		if (mx > it->max)
 			it->max = mx;
-		it->calls += calls;
-		sat_add(&it->total, total);
-		sat_add(&it->rank_total[k], total);
-		size_t j;
-		json_t *h;
-		static int64_t mine[CUT_HIST_N];
-		memset(mine, 0, sizeof(mine));
-		json_array_foreach(json_object_get(o, "hist"), j, h)
-		{
-			json_int_t b = json_integer_value(json_array_get(h, 0));
-			if (b >= 0 && b < CUT_HIST_N) {
-				it->hist[b] += json_integer_value(json_array_get(h, 1));
-				mine[b] += json_integer_value(json_array_get(h, 1));
-			}
-		}
-		it->rank_med[k] = cut_hist_quantile(mine, calls, 0.5);
+		sat_add(j, &it->calls, calls);
+		sat_add(j, &it->total, total);
+		hist_merge(j, it, mine);
+		it->per = cut_grow(it->per, &it->capper, it->nper + 1, sizeof(*it->per));
+		it->per[it->nper++] = (struct share){k, total, cut_hist_quantile(mine, calls, 0.5)};
 	}
 }
 
@@ -212,164 +311,310 @@ cut_job_is_summary(const char *path)
 	return yes;
 }
 
-struct job {
-	int n;
-	char **labels; /* per summary: "rank R" or its file */
-	struct table fns, kernels;
-};
+/* Longest total first, ties by name: output never depends on the order of the files. */
+static const struct table *sort_table;
+static int
+by_total(const void *a, const void *b)
+{
+	const struct item *x = &sort_table->items[*(const size_t *)a],
+	                  *y = &sort_table->items[*(const size_t *)b];
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	return strcmp(strtab_key(sort_table->names, *(const size_t *)a),
+	              strtab_key(sort_table->names, *(const size_t *)b));
+}
+
+/* The shares of the least and the most: a summary without the item counts 0 for the least. */
+static void
+extremes(const struct job *j, const struct item *it, int64_t *lo, const struct share **hi)
+{
+	*hi = &it->per[0];
+	*lo = it->per[0].total;
+	for (size_t s = 1; s < it->nper; s++) {
+		if (it->per[s].total > (*hi)->total)
+			*hi = &it->per[s];
+		if (it->per[s].total < *lo)
+			*lo = it->per[s].total;
+	}
+	if ((int)it->nper < j->n)
+		*lo = 0;
+}
 
 static void
-print_table(const struct job *j, const struct table *t, const char *what, bool json, json_t *out)
+print_table(const struct job *j, const struct table *t, const char *what, enum cut_job_format fmt,
+            json_t *out)
 {
-	char a[32], b[32], c[32];
+	char a[32], b[32];
 	size_t n = strtab_len(t->names);
-	/* longest total first */
 	size_t *order = malloc((n ? n : 1) * sizeof(*order));
-	for (size_t i = 0; i < n; i++) {
-		size_t k = i;
-		for (; k > 0 && t->items[order[k - 1]].total < t->items[i].total; k--)
-			order[k] = order[k - 1];
-		order[k] = i;
-	}
-	json_t *arr = json ? json_array() : NULL;
-	if (!json)
+	if (!order)
+		err(CUT_EXIT_FATAL, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	sort_table = t;
+	if (n)
+		qsort(order, n, sizeof(*order), by_total);
+	bool fns = what[0] == 'D';
+	json_t *arr = fmt == CUT_JOB_JSON ? json_array() : NULL;
+	if (fmt == CUT_JOB_TEXT)
 		printf(
 		    "\n%s over the job (quantiles from merged histograms, within %.1f%%)\n%14s %9s "
 		    "%12s %12s %14s %14s  %-10s %s\n",
 		    what, 100 * CUT_HIST_ERR, "Total(ns)", "Calls", "Med(ns)", "P99(ns)",
 		    "rank min", "rank max", "slowest", "Name");
+	else if (fmt == CUT_JOB_CSV)
+		printf("%s%s,calls,total_ns,med_ns,p99_ns,min_ns,max_ns,rank_min_ns,rank_max_ns,"
+		       "slowest\n",
+		       fns ? "" : "\n", fns ? "name" : "gpu_name");
 	for (size_t x = 0; x < n; x++) {
 		const struct item *it = &t->items[order[x]];
 		const char *name = strtab_key(t->names, order[x]);
-		int lo = -1, hi = -1;
-		for (int k = 0; k < j->n; k++) {
-			if (lo < 0 || it->rank_total[k] < it->rank_total[lo])
-				lo = k;
-			if (hi < 0 || it->rank_total[k] > it->rank_total[hi])
-				hi = k;
-		}
-		double med = cut_hist_quantile(it->hist, it->calls, 0.5);
-		double p99 = cut_hist_quantile(it->hist, it->calls, 0.99);
-		if (json) {
+		const struct share *hi;
+		int64_t lo;
+		extremes(j, it, &lo, &hi);
+		double med = cut_hist_quantile_range(it->hist, it->lo, it->hi, it->calls, 0.5);
+		double p99 = cut_hist_quantile_range(it->hist, it->lo, it->hi, it->calls, 0.99);
+		if (fmt == CUT_JOB_JSON) {
 			json_t *o =
 			    json_pack("{s:s,s:I,s:I,s:f,s:f,s:I,s:I}", "name", name, "calls",
 			              (json_int_t)it->calls, "total_ns", (json_int_t)it->total,
 			              "med_ns", med, "p99_ns", p99, "min_ns", (json_int_t)it->min,
 			              "max_ns", (json_int_t)it->max);
 			json_t *per = json_object();
-			for (int k = 0; k < j->n; k++)
-				json_object_set_new(per, j->labels[k],
-				                    json_integer(it->rank_total[k]));
+			for (size_t s = 0; s < it->nper; s++)
+				json_object_set_new(per, j->labels[it->per[s].k],
+				                    json_integer(it->per[s].total));
 			json_object_set_new(o, "per_summary_ns", per);
-			json_object_set_new(o, "slowest", json_string(j->labels[hi]));
+			json_object_set_new(o, "slowest", json_string(j->labels[hi->k]));
 			json_array_append_new(arr, o);
-			continue;
-		}
-		printf("%14lld %9lld %12.0f %12.0f %14s %14s  %-10s %s\n", (long long)it->total,
-		       (long long)it->calls, med, p99,
-		       cut_format_duration((double)it->rank_total[lo], a, sizeof(a)),
-		       cut_format_duration((double)it->rank_total[hi], b, sizeof(b)), j->labels[hi],
-		       cut_esc(name));
-		(void)c;
+		} else if (fmt == CUT_JOB_CSV) {
+			printf("%s,%lld,%lld,%.0f,%.0f,%lld,%lld,%lld,%lld,", cut_csv(name),
+			       (long long)it->calls, (long long)it->total, med, p99,
+			       (long long)it->min, (long long)it->max, (long long)lo,
+			       (long long)hi->total);
+			printf("%s\n", cut_csv(j->labels[hi->k]));
+		} else
+			printf("%14lld %9lld %12.0f %12.0f %14s %14s  %-10s %s\n",
+			       (long long)it->total, (long long)it->calls, med, p99,
+			       cut_format_duration((double)lo, a, sizeof(a)),
+			       cut_format_duration((double)hi->total, b, sizeof(b)),
+			       cut_esc(j->labels[hi->k]), cut_esc(name));
 	}
-	if (json)
-		json_object_set_new(out, what[0] == 'D' ? "functions" : "kernels", arr);
+	if (arr)
+		json_object_set_new(out, fns ? "functions" : "kernels", arr);
 	free(order);
 }
 
-/* Collective kernels (NCCL's): the ranks wait inside them for the last to arrive, so the rank
- * whose instances were shortest (the median: a few long ones do not decide) is the one the
- * others waited for. */
+/* Collective kernels (a name holding "nccl", any case): per kernel the straggler and the rank
+ * that waited most, by the rule of collwait_pick over the summaries' totals. */
 static void
-print_stragglers(const struct job *j, bool json, json_t *out)
+print_stragglers(const struct job *j, enum cut_job_format fmt, json_t *out)
 {
 	char a[32], b[32];
 	size_t n = strtab_len(j->kernels.names);
-	json_t *arr = json ? json_array() : NULL;
+	json_t *arr = fmt == CUT_JOB_JSON ? json_array() : NULL;
+	struct cut_coll_total *v = malloc((size_t)(j->n ? j->n : 1) * sizeof(*v));
+	if (!v)
+		err(CUT_EXIT_FATAL, "out of memory");
 	bool header = false;
 	for (size_t i = 0; i < n; i++) {
 		const char *name = strtab_key(j->kernels.names, i);
-		if (!strstr(name, "nccl") && !strstr(name, "Nccl"))
-			continue;
 		const struct item *it = &j->kernels.items[i];
-		int lo = 0, hi = 0, have = 0;
-		for (int k = 0; k < j->n; k++) {
-			if (!it->rank_total[k])
-				continue;
-			have++;
-			if (it->rank_med[k] < it->rank_med[lo] || !it->rank_total[lo])
-				lo = k;
-			if (it->rank_med[k] > it->rank_med[hi])
-				hi = k;
-		}
-		if (have < 2)
+		if (!strcasestr(name, "nccl") || it->nper < 2)
 			continue;
-		if (json) {
+		for (size_t s = 0; s < it->nper; s++) {
+			int64_t r = j->rank[it->per[s].k];
+			v[s] = (struct cut_coll_total){r >= 0 ? r : INT64_MAX, it->per[s].total};
+		}
+		size_t most, least;
+		collwait_pick(v, it->nper, &most, &least);
+		const struct share *lo = &it->per[least], *hi = &it->per[most];
+		if (fmt == CUT_JOB_JSON) {
 			json_array_append_new(
 			    arr,
-			    json_pack("{s:s,s:s,s:f,s:s,s:f}", "kernel", name, "straggler",
-			              j->labels[lo], "its_med_ns", it->rank_med[lo], "most_waiting",
-			              j->labels[hi], "most_waiting_med_ns", it->rank_med[hi]));
+			    json_pack("{s:s,s:s,s:I,s:f,s:s,s:I,s:f,s:i}", "kernel", name,
+			              "straggler", j->labels[lo->k], "its_total_ns",
+			              (json_int_t)lo->total, "its_med_ns", lo->med, "most_waiting",
+			              j->labels[hi->k], "most_waiting_total_ns",
+			              (json_int_t)hi->total, "most_waiting_med_ns", hi->med,
+			              "summaries", (int)it->nper));
+			continue;
+		}
+		if (fmt == CUT_JOB_CSV) {
+			if (!header)
+				printf("\nstraggler,straggler_total_ns,waited_most,"
+				       "waited_most_total_ns,summaries,nccl_kernel\n");
+			header = true;
+			printf("%s,%lld,", cut_csv(j->labels[lo->k]), (long long)lo->total);
+			printf("%s,%lld,%zu,", cut_csv(j->labels[hi->k]), (long long)hi->total,
+			       it->nper);
+			printf("%s\n", cut_csv(name));
 			continue;
 		}
 		if (!header)
 			printf(
 			    "\nStragglers: per collective kernel, the rank the others waited for "
-			    "(its "
-			    "instances were shortest: it arrived last; medians)\n%-10s %12s %-10s "
-			    "%12s  %s\n",
-			    "straggler", "its median", "waited most", "its median", "kernel");
+			    "(its instances took least time in total: it arrived last) and the "
+			    "rank that waited most (most time in total)\n%-10s %14s %-11s %14s  "
+			    "%s\n",
+			    "straggler", "its total", "waited most", "its total", "kernel");
 		header = true;
-		printf("%-10s %12s %-10s %12s  %s\n", j->labels[lo],
-		       cut_format_duration(it->rank_med[lo], a, sizeof(a)), j->labels[hi],
-		       cut_format_duration(it->rank_med[hi], b, sizeof(b)), cut_esc(name));
+		printf("%-10s %14s %-11s %14s  %s\n", cut_esc(j->labels[lo->k]),
+		       cut_format_duration((double)lo->total, a, sizeof(a)),
+		       cut_esc(j->labels[hi->k]),
+		       cut_format_duration((double)hi->total, b, sizeof(b)), cut_esc(name));
 	}
-	if (json)
+	free(v);
+	if (arr)
 		json_object_set_new(out, "stragglers", arr);
 }
 
-int
-cut_job_print(int n, char **paths, bool json)
+/* The ranks a summary covers, into r (up to its n): its "rank", or the "ranks" that a summary
+ * of a trace of several lists. Returns how many. */
+static size_t
+ranks_of(json_t *s, int64_t **r, size_t *cap)
 {
-	struct job j = {
-	    n, calloc((size_t)n, sizeof(char *)), {strtab_new(), NULL, 0}, {strtab_new(), NULL, 0}};
-	if (!j.labels)
-		err(CUT_EXIT_FATAL, "out of memory");
-	for (int k = 0; k < n; k++) {
-		json_error_t e;
-		json_t *root = json_load_file(paths[k], 0, &e);
-		json_t *s = root ? json_object_get(root, "summary") : NULL;
-		if (!json_is_object(s))
-			errx(CUT_EXIT_FATAL, "%s:%d: not a cutstat -j summary%s%s",
-			     cut_esc(paths[k]), e.line, root ? "" : ": ",
-			     root ? "" : cut_esc(e.text));
-		json_t *rank = json_object_get(s, "rank");
-		char label[64];
-		if (json_is_integer(rank))
-			snprintf(label, sizeof(label), "rank %lld",
-			         (long long)json_integer_value(rank));
-		else
-			snprintf(label, sizeof(label), "#%d", k + 1);
-		if (!(j.labels[k] = strdup(label)))
-			err(CUT_EXIT_FATAL, "out of memory");
-		add_items(&j.fns, json_object_get(s, "functions"), k, n);
-		add_items(&j.kernels, json_object_get(s, "kernels"), k, n);
-		json_decref(root);
+	json_t *one = json_object_get(s, "rank"), *many = json_object_get(s, "ranks"), *x;
+	size_t n = 0, i;
+	if (json_is_integer(one) && json_integer_value(one) >= 0) {
+		*r = cut_grow(*r, cap, 1, sizeof(**r));
+		(*r)[n++] = json_integer_value(one);
 	}
-	json_t *out = json ? json_object() : NULL;
-	if (json)
-		json_object_set_new(out, "summaries", json_integer(n));
-	else {
-		printf("Job: %d summaries:", n);
-		for (int k = 0; k < n; k++)
+	json_array_foreach(many, i, x)
+	{
+		if (!json_is_integer(x) || json_integer_value(x) < 0)
+			continue;
+		*r = cut_grow(*r, cap, n + 1, sizeof(**r));
+		(*r)[n++] = json_integer_value(x);
+	}
+	return n;
+}
+
+/* Loads summary i (paths[i]) into the job, unless it repeats a file or a rank already in it
+ * (its times would count twice): then it is reported and left out. */
+static void
+load(struct job *j, int i, char **paths, struct cut_idmap *files, int *file_of,
+     struct cut_idmap *ranks, int **rank_of, size_t *rcap)
+{
+	const char *path = paths[i];
+	json_error_t e;
+	json_t *root = json_load_file(path, 0, &e);
+	json_t *s = root ? json_object_get(root, "summary") : NULL;
+	if (!json_is_object(s))
+		errx(CUT_EXIT_FATAL, "%s:%d: not a cutstat -j summary%s%s", cut_esc(path),
+		     root ? 1 : e.line, root ? "" : ": ", root ? "" : cut_esc(e.text));
+	json_t *v = json_object_get(s, "version");
+	if (!json_is_integer(v) || json_integer_value(v) < 1)
+		errx(CUT_EXIT_FATAL, "%s: not a cutstat -j summary: no \"version\"", cut_esc(path));
+	if (json_integer_value(v) > JOB_VERSION)
+		errx(CUT_EXIT_FATAL,
+		     "%s: a summary of version %lld, which this cutstat cannot read (it reads "
+		     "version %d): use a cutstat as new as the one that wrote it",
+		     cut_esc(path), (long long)json_integer_value(v), JOB_VERSION);
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+		bool isnew;
+		size_t f = idmap_put2(files, (int64_t)st.st_dev, (int64_t)st.st_ino, &isnew);
+		if (!isnew) {
+			warnx("%s: the same file as %s: left out", cut_esc(path),
+			      cut_esc(paths[file_of[f]]));
+			j->status = CUT_EXIT_BADINPUT;
+			json_decref(root);
+			return;
+		}
+		file_of[f] = i;
+	}
+	int64_t *r = NULL;
+	size_t cap = 0, nr = ranks_of(s, &r, &cap);
+	for (size_t x = 0; x < nr; x++) {
+		size_t at = idmap_get(ranks, r[x]);
+		if (at != IDMAP_NONE && (*rank_of)[at] != i) {
+			warnx("%s: rank %lld is also in %s: left out (its times would count "
+			      "twice)",
+			      cut_esc(path), (long long)r[x], cut_esc(paths[(*rank_of)[at]]));
+			j->status = CUT_EXIT_BADINPUT;
+			json_decref(root);
+			free(r);
+			return;
+		}
+	}
+	for (size_t x = 0; x < nr; x++) {
+		size_t at = idmap_put(ranks, r[x], NULL);
+		*rank_of = cut_grow(*rank_of, rcap, at + 1, sizeof(**rank_of));
+		(*rank_of)[at] = i;
+	}
+	free(r);
+	int k = j->n++;
+	char label[64];
+	json_t *one = json_object_get(s, "rank");
+	j->rank[k] =
+	    json_is_integer(one) && json_integer_value(one) >= 0 ? json_integer_value(one) : -1;
+	if (j->rank[k] >= 0)
+		snprintf(label, sizeof(label), "rank %lld", (long long)j->rank[k]);
+	else
+		snprintf(label, sizeof(label), "#%d", i + 1);
+	if (!(j->labels[k] = strdup(label)))
+		err(CUT_EXIT_FATAL, "out of memory");
+	add_items(j, &j->fns, json_object_get(s, "functions"), "functions", path, k);
+	add_items(j, &j->kernels, json_object_get(s, "kernels"), "kernels", path, k);
+	json_decref(root);
+}
+
+static void
+table_free(struct table *t)
+{
+	size_t n = strtab_len(t->names);
+	for (size_t i = 0; i < n; i++) {
+		free(t->items[i].hist);
+		free(t->items[i].per);
+	}
+	free(t->items);
+	strtab_free(t->names);
+}
+
+int
+cut_job_print(int n, char **paths, enum cut_job_format fmt)
+{
+	struct job j = {0,
+	                calloc((size_t)n, sizeof(char *)),
+	                calloc((size_t)n, sizeof(int64_t)),
+	                {strtab_new(), NULL, 0},
+	                {strtab_new(), NULL, 0},
+	                false,
+	                CUT_EXIT_OK};
+	int *file_of = calloc((size_t)n, sizeof(int)), *rank_of = NULL;
+	size_t rcap = 0;
+	if (!j.labels || !j.rank || !file_of)
+		err(CUT_EXIT_FATAL, "out of memory");
+	struct cut_idmap *files = idmap_new(), *ranks = idmap_new();
+	for (int i = 0; i < n; i++)
+		load(&j, i, paths, files, file_of, ranks, &rank_of, &rcap);
+	idmap_free(files);
+	idmap_free(ranks);
+	free(file_of);
+	free(rank_of);
+	json_t *out = fmt == CUT_JOB_JSON ? json_object() : NULL;
+	if (j.saturated)
+		warnx("some sums of the job reached the largest 64-bit integer and stopped there: "
+		      "they are lower bounds");
+	if (fmt == CUT_JOB_JSON) {
+		json_object_set_new(out, "summaries", json_integer(j.n));
+		if (j.saturated)
+			json_object_set_new(out, "saturated", json_true());
+	} else if (fmt == CUT_JOB_TEXT) {
+		printf("Job: %d summaries:", j.n);
+		for (int k = 0; k < j.n; k++)
 			printf(" %s", j.labels[k]);
 		putchar('\n');
+		if (j.saturated)
+			printf("warning: some sums reached the largest 64-bit integer and stopped "
+			       "there: they are lower bounds\n");
 	}
-	print_table(&j, &j.fns, "Driver API functions", json, out);
+	print_table(&j, &j.fns, "Driver API functions", fmt, out);
 	if (strtab_len(j.kernels.names))
-		print_table(&j, &j.kernels, "GPU kernels, copies and memsets", json, out);
-	print_stragglers(&j, json, out);
-	if (json) {
+		print_table(&j, &j.kernels, "GPU kernels, copies and memsets", fmt, out);
+	print_stragglers(&j, fmt, out);
+	if (out) {
 		json_t *root = json_object();
 		json_object_set_new(root, "job", out);
 		if (json_dumpf(root, stdout, JSON_INDENT(2)) < 0)
@@ -377,5 +622,11 @@ cut_job_print(int n, char **paths, bool json)
 		putchar('\n');
 		json_decref(root);
 	}
-	return CUT_EXIT_OK;
+	for (int k = 0; k < j.n; k++)
+		free(j.labels[k]);
+	free(j.labels);
+	free(j.rank);
+	table_free(&j.fns);
+	table_free(&j.kernels);
+	return j.status;
 }

@@ -9,13 +9,21 @@
 
 #include <jansson.h>
 
+enum cut_job_format { CUT_JOB_TEXT, CUT_JOB_JSON, CUT_JOB_CSV };
+
 /* Whether path holds a summary, decided without taking anything from a pipe: a regular file
  * whose JSON object has a "summary" member, or an anonymous pipe (/dev/stdin, <(...)) whose
  * first line is "{" alone (as cutstat -j writes it) or such an object. Anything else (a named
  * FIFO, a device, "-") is a trace. */
 bool cut_job_is_summary(const char *path);
-/* Merges the summaries named in paths and prints the job, as text or (json) one JSON object.
- * Returns an exit status (cut.h): a file that is no summary is reported and exits 2. */
-int cut_job_print(int n, char **paths, bool json);
+/*
+ * Merges the summaries named in paths and prints the job as text, one JSON object or CSV
+ * tables. A summary of a file or a rank already merged (its times would count twice) is
+ * reported and left out, as is an item of a summary that is not one (a count out of range, a
+ * name twice); sums that reach INT64_MAX stay there and are reported. Returns an exit status
+ * (cut.h): 0, or 1 when something was left out. A file that is no summary, or of a version
+ * newer than JOB_VERSION, is reported and exits 2.
+ */
+int cut_job_print(int n, char **paths, enum cut_job_format fmt);
 
 #endif

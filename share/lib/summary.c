@@ -1,5 +1,6 @@
 /* summary.c: the log-scale histogram of summary.h. */
 #include <math.h>
+#include <stdint.h>
 
 #include "summary.h"
 
@@ -19,13 +20,21 @@ cut_hist_value(int b)
 }
 
 double
+cut_hist_quantile_range(const int64_t *h, int lo, int hi, int64_t n, double q)
+{
+	if (n <= 0 || lo >= hi)
+		return 0;
+	/* the rank of the value wanted, 1 to n, computed so that no n overflows it */
+	double x = q * (double)(n - 1);
+	int64_t want = x >= 0x1p63 ? INT64_MAX : (int64_t)x + 1, seen = 0;
+	for (int b = lo; b < hi; b++)
+		if (__builtin_add_overflow(seen, h[b - lo], &seen) || seen >= want)
+			return cut_hist_value(b);
+	return cut_hist_value(hi - 1);
+}
+
+double
 cut_hist_quantile(const int64_t *h, int64_t n, double q)
 {
-	if (n <= 0)
-		return 0;
-	int64_t want = (int64_t)(q * (double)(n - 1)) + 1, seen = 0;
-	for (int b = 0; b < CUT_HIST_N; b++)
-		if ((seen += h[b]) >= want)
-			return cut_hist_value(b);
-	return cut_hist_value(CUT_HIST_N - 1);
+	return cut_hist_quantile_range(h, 0, CUT_HIST_N, n, q);
 }

@@ -14,7 +14,10 @@
 int cut_hist_bucket(int64_t ns);
 /* The duration a bucket stands for: the geometric middle of its range. */
 double cut_hist_value(int b);
-/* The q-quantile (0..1) of a histogram of n counts. */
+/* The q-quantile (0..1) of a histogram of n counts (counts that saturated at INT64_MAX
+ * included). */
 double cut_hist_quantile(const int64_t *h, int64_t n, double q);
+/* The same of a histogram that holds only the buckets lo to hi - 1: h[b - lo] for bucket b. */
+double cut_hist_quantile_range(const int64_t *h, int lo, int hi, int64_t n, double q);
 
 #endif
