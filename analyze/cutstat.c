@@ -350,8 +350,8 @@ print_nvtx(const struct cut_nvtx_stats *n)
 		const struct cut_nvtx_range *r = &n->ranges[i];
 		printf("%8lld %14lld %14lld %14lld %14lld %14lld  %-10s %s\n", (long long)r->count,
 		       (long long)r->total, (long long)r->runtime, (long long)r->api,
-		       (long long)r->ioctl, (long long)r->gpu, *r->domain ? r->domain : "-",
-		       r->name);
+		       (long long)r->ioctl, (long long)r->gpu,
+		       *r->domain ? cut_esc(r->domain) : "-", cut_esc(r->name));
 	}
 }
 
@@ -371,7 +371,7 @@ print_ranks(const struct cut_rank_stats *k)
 		printf("%6lld %9lld %14s %9lld %14s  %s (%s)\n", (long long)r->rank,
 		       (long long)r->api_calls, cut_format_duration((double)r->api, a, sizeof(a)),
 		       (long long)r->work, cut_format_duration((double)r->gpu_busy, b, sizeof(b)),
-		       r->top_kernel ? r->top_kernel : "-",
+		       r->top_kernel ? cut_esc(r->top_kernel) : "-",
 		       cut_format_duration((double)r->top_total, c, sizeof(c)));
 	}
 	if (!k->nnccl)
@@ -385,7 +385,7 @@ print_ranks(const struct cut_rank_stats *k)
 		printf("%6lld %14s %14s %6lld  %s\n", (long long)g->rank,
 		       cut_format_duration((double)g->max, a, sizeof(a)),
 		       cut_format_duration((double)g->min, b, sizeof(b)), (long long)g->ranks,
-		       g->name);
+		       cut_esc(g->name));
 	}
 }
 
