@@ -669,6 +669,10 @@ print_rank_waits(void)
 		       pct(r->wait_ns, r->in_ns), (long long)r->last, (long long)r->early,
 		       (long long)r->unmatched, (long long)r->streams, most);
 	}
+	if (w->most >= 0)
+		printf("waited most: rank %lld; straggler: rank %lld (the most and the least time "
+		       "inside NCCL kernels in total: cutstat's rule)\n",
+		       (long long)w->most, (long long)w->straggler);
 	printf("%8s %11s %7s %14s\n", "rank", "waited for", "count", "total");
 	for (size_t i = 0; i < w->npairs; i++) {
 		const struct cut_collwait_pair *pr = &w->pairs[i];
@@ -805,6 +809,10 @@ rank_waits_json(void)
 	set_int(o, "instances", w->instances);
 	set_int(o, "unmatched", w->unmatched);
 	set_int(o, "unranked", w->unranked);
+	if (w->most >= 0) {
+		set_int(o, "waited_most", w->most);
+		set_int(o, "straggler", w->straggler);
+	}
 	for (size_t i = 0; i < w->nranks; i++) {
 		const struct cut_collwait_rank *r = &w->ranks[i];
 		json_t *x = json_object();

@@ -376,14 +376,14 @@ print_ranks(const struct cut_rank_stats *k)
 	}
 	if (!k->nnccl)
 		return;
-	printf("\nNCCL waits (per kernel the rank whose instances took longest in total: it waited "
-	       "most inside them for the others; the straggler is the job view's)\n%6s %14s %14s "
-	       "%6s  %s\n",
-	       "rank", "its total", "least rank's", "ranks", "kernel");
+	printf("\nNCCL waits (per kernel the rank that waited most inside it for the others, its "
+	       "instances the longest in total, and the straggler they waited for, the "
+	       "shortest: the job view's rule)\n%11s %14s %9s %14s %6s  %s\n",
+	       "waited most", "its total", "straggler", "its total", "ranks", "kernel");
 	for (size_t i = 0; i < k->nnccl; i++) {
 		const struct cut_rank_straggler *g = &k->nccl[i];
-		printf("%6lld %14s %14s %6lld  %s\n", (long long)g->rank,
-		       cut_format_duration((double)g->max, a, sizeof(a)),
+		printf("%11lld %14s %9lld %14s %6lld  %s\n", (long long)g->rank,
+		       cut_format_duration((double)g->max, a, sizeof(a)), (long long)g->least,
 		       cut_format_duration((double)g->min, b, sizeof(b)), (long long)g->ranks,
 		       cut_esc(g->name));
 	}
@@ -611,6 +611,7 @@ ranks_json(const struct cut_rank_stats *k)
 		set_int(x, "rank", g->rank);
 		set_int(x, "max_ns", g->max);
 		set_int(x, "min_ns", g->min);
+		set_int(x, "straggler", g->least);
 		json_array_append_new(st, x);
 	}
 	json_object_set_new(o, "rows", rows);
@@ -758,11 +759,11 @@ print_ranks_csv(const struct cut_rank_stats *k)
 	}
 	if (!k->nnccl)
 		return;
-	printf("\nnccl_waited_most_rank,ranks,max_ns,min_ns,kernel\n");
+	printf("\nnccl_waited_most_rank,ranks,max_ns,min_ns,straggler_rank,kernel\n");
 	for (size_t i = 0; i < k->nnccl; i++) {
 		const struct cut_rank_straggler *g = &k->nccl[i];
-		printf("%lld,%lld,%lld,%lld,%s\n", (long long)g->rank, (long long)g->ranks,
-		       (long long)g->max, (long long)g->min, cut_csv(g->name));
+		printf("%lld,%lld,%lld,%lld,%lld,%s\n", (long long)g->rank, (long long)g->ranks,
+		       (long long)g->max, (long long)g->min, (long long)g->least, cut_csv(g->name));
 	}
 }
 

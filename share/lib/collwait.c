@@ -281,6 +281,20 @@ collwait_finish(struct cut_collwait *w)
 			w->ranks[r].most = pr->waited_for, best[r] = pr->wait_ns;
 	}
 	free(best);
+	/* the rank that waited most and the straggler, by the rule cutstat's views follow */
+	w->most = w->straggler = -1;
+	if (nr >= 2) {
+		struct cut_coll_total *v = malloc(nr * sizeof(*v));
+		if (!v)
+			err(2, "out of memory");
+		for (size_t r = 0; r < nr; r++)
+			v[r] = (struct cut_coll_total){w->ranks[r].rank, w->ranks[r].in_ns};
+		size_t most, least;
+		collwait_pick(v, nr, &most, &least);
+		w->most = v[most].rank;
+		w->straggler = v[least].rank;
+		free(v);
+	}
 	idmap_free(rk);
 	free(orank);
 	free(ranks);

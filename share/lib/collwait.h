@@ -45,9 +45,10 @@ struct cut_collwait {
 	size_t nranks;
 	struct cut_collwait_pair *pairs; /* after collwait_finish: by rank, then waited_for */
 	size_t npairs;
-	int64_t instances; /* matched */
-	int64_t unmatched; /* NCCL kernels in no instance, all ranks */
-	int64_t unranked;  /* NCCL kernels of no known rank, left out */
+	int64_t most, straggler; /* by collwait_pick over the ranks' in_ns; -1: fewer than 2 */
+	int64_t instances;       /* matched */
+	int64_t unmatched;       /* NCCL kernels in no instance, all ranks */
+	int64_t unranked;        /* NCCL kernels of no known rank, left out */
 	void *priv;
 };
 

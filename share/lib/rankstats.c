@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "collwait.h"
 #include "cut.h"
 #include "idmap.h"
 #include "rankstats.h"
@@ -95,6 +96,21 @@ rankstats_add(struct cut_rank_stats *s, const struct cut_event *ev)
 	}
 }
 
+/* A rank's total in an NCCL kernel of one name. */
+struct nccl_total {
+	size_t name;
+	struct cut_coll_total t;
+};
+
+static int
+by_name_rank(const void *a, const void *b)
+{
+	const struct nccl_total *x = a, *y = b;
+	if (x->name != y->name)
+		return x->name < y->name ? -1 : 1;
+	return x->t.rank < y->t.rank ? -1 : x->t.rank > y->t.rank;
+}
+
 static int
 by_start(const void *a, const void *b)
 {
@@ -136,14 +152,12 @@ rankstats_finish(struct cut_rank_stats *s)
 		}
 		s->rows[r].gpu_busy = busy;
 	}
-	/* Top kernel per rank, and the stragglers: a row per NCCL name. */
-	size_t nn = strtab_len(p->names);
-	ssize_t *slot = malloc((nn ? nn : 1) * sizeof(*slot));
+	/* Top kernel per rank; the NCCL kernels' totals, grouped by name, for the rule. */
+	size_t nn = strtab_len(p->names), nk = 0;
+	struct nccl_total *nt = malloc((p->nkerns ? p->nkerns : 1) * sizeof(*nt));
 	s->nccl = calloc(nn ? nn : 1, sizeof(*s->nccl));
-	if (!slot || !s->nccl)
+	if (!nt || !s->nccl)
 		err(2, "out of memory");
-	for (size_t i = 0; i < nn; i++)
-		slot[i] = -1;
 	for (size_t k = 0; k < p->nkerns; k++) {
 		const struct kern *kn = &p->kerns[k];
 		const char *name = strtab_key(p->names, kn->name);
@@ -151,21 +165,28 @@ rankstats_finish(struct cut_rank_stats *s)
 		if (!row->top_kernel || kn->total > row->top_total ||
 		    (kn->total == row->top_total && strcmp(name, row->top_kernel) < 0))
 			row->top_kernel = name, row->top_total = kn->total;
-		if (!strcasestr(name, "nccl"))
-			continue;
-		if (slot[kn->name] < 0) {
-			slot[kn->name] = (ssize_t)s->nnccl;
-			s->nccl[s->nnccl++] =
-			    (struct cut_rank_straggler){name, 0, row->rank, kn->total, kn->total};
-		}
-		struct cut_rank_straggler *g = &s->nccl[slot[kn->name]];
-		g->ranks++;
-		if (kn->total > g->max || (kn->total == g->max && row->rank < g->rank))
-			g->max = kn->total, g->rank = row->rank;
-		if (kn->total < g->min)
-			g->min = kn->total;
+		if (strcasestr(name, "nccl"))
+			nt[nk++] = (struct nccl_total){kn->name, {row->rank, kn->total}};
 	}
-	free(slot);
+	if (nk)
+		qsort(nt, nk, sizeof(*nt), by_name_rank);
+	struct cut_coll_total *v = malloc((nk ? nk : 1) * sizeof(*v));
+	if (!v)
+		err(2, "out of memory");
+	for (size_t i = 0, j; i < nk; i = j) {
+		size_t n = 0, most, least;
+		for (j = i; j < nk && nt[j].name == nt[i].name; j++)
+			v[n++] = nt[j].t;
+		collwait_pick(v, n, &most, &least);
+		s->nccl[s->nnccl++] = (struct cut_rank_straggler){strtab_key(p->names, nt[i].name),
+		                                                  (int64_t)n,
+		                                                  v[most].rank,
+		                                                  v[most].total,
+		                                                  v[least].total,
+		                                                  v[least].rank};
+	}
+	free(v);
+	free(nt);
 	if (s->nrows) /* qsort of no elements may still not be given NULL */
 		qsort(s->rows, s->nrows, sizeof(*s->rows), by_rank);
 	if (s->nnccl)

@@ -1,7 +1,7 @@
 /* rankstats.h: the per-rank view for cutstat, for traces that carry several ranks (the
  * envelope's rank): per rank its driver API time, how long its GPU work kept a GPU busy and its
- * costliest kernel; and per NCCL kernel name (one containing "nccl") the straggler, the rank
- * whose instances took longest in total. */
+ * costliest kernel; and per NCCL kernel name (one containing "nccl", any case) the rank that
+ * waited most and the straggler, by the rule of collwait_pick (collwait.h). */
 #ifndef CUT_RANKSTATS_H
 #define CUT_RANKSTATS_H
 
@@ -20,8 +20,9 @@ struct cut_rank_row {
 struct cut_rank_straggler {
 	const char *name; /* the NCCL kernel */
 	int64_t ranks;    /* ranks that ran it */
-	int64_t rank;     /* the one with the largest total */
+	int64_t rank;     /* the one that waited most: the largest total */
 	int64_t max, min; /* the largest and smallest total of a rank, ns */
+	int64_t least;    /* the straggler: the rank of the smallest total */
 };
 
 struct cut_rank_stats {

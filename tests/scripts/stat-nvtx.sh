@@ -5,7 +5,8 @@
 # in it, once per range name; GPU work by the args.corr of its submitting call); per runtime
 # function calls, total, min and max; the same in -c; and the text names the sections. On the
 # 2-rank DDP sample, the per-rank view: each rank's API calls and time, GPU busy (the union of
-# its work), top kernel, and per NCCL kernel the rank with the largest total.
+# its work), top kernel, and per NCCL kernel the rank with the largest total and the straggler,
+# the smallest.
 top=${CUT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 B=${CUT_BUILD:-$top/build}
 PATH=$B/bin:$PATH
@@ -139,7 +140,8 @@ if not nccl or set(got) != nccl: bad(f"nccl kernels {sorted(nccl)} != {sorted(go
 for k in nccl:
     per = {r: kern[r][k] for r in ranks if k in kern[r]}
     slow = min(per, key=lambda r: (-per[r], r))
-    w = {"kernel": k, "ranks": len(per), "rank": slow, "max_ns": per[slow], "min_ns": min(per.values())}
+    least = min(per, key=lambda r: (per[r], r))
+    w = {"kernel": k, "ranks": len(per), "rank": slow, "max_ns": per[slow], "min_ns": per[least], "straggler": least}
     if got.get(k) != w: bad(f"straggler {k}: {got.get(k)} != {w}")
 rows = list(csv.reader(open(sys.argv[3])))
 heads = {r[0]: i for i, r in enumerate(rows) if r and i and not rows[i - 1]}

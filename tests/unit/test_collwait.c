@@ -131,6 +131,39 @@ START_TEST(test_empty)
 }
 END_TEST
 
+/* The one rule for "waited most" and "straggler": the largest and smallest total, ties to the
+ * lowest rank whatever the order given; and collwait_finish names them from in_ns. */
+START_TEST(test_pick)
+{
+	const struct cut_coll_total v[] = {{3, 50}, {1, 90}, {2, 10}, {0, 90}, {5, 10}};
+	size_t most, least;
+	collwait_pick(v, 5, &most, &least);
+	ck_assert_int_eq(v[most].rank, 0);
+	ck_assert_int_eq(v[least].rank, 2);
+	collwait_pick(v, 1, &most, &least);
+	ck_assert_uint_eq(most, 0);
+	ck_assert_uint_eq(least, 0);
+
+	static const char *const lines[] = {
+	    K(100, 80, 0, "ncclDevKernel_AllReduce", "0x1"),
+	    K(130, 50, 1, "ncclDevKernel_AllReduce", "0x2"),
+	    NULL,
+	};
+	struct cut_collwait *w = collwait_new();
+	feed(w, lines);
+	collwait_finish(w);
+	ck_assert_int_eq(w->most, 0);
+	ck_assert_int_eq(w->straggler, 1);
+	collwait_free(w);
+	w = collwait_new();
+	feed(w, lines + 1); /* one rank: no one waited */
+	collwait_finish(w);
+	ck_assert_int_eq(w->most, -1);
+	ck_assert_int_eq(w->straggler, -1);
+	collwait_free(w);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -139,6 +172,7 @@ main(void)
 	tcase_add_test(tc, test_match);
 	tcase_add_test(tc, test_process_rank);
 	tcase_add_test(tc, test_empty);
+	tcase_add_test(tc, test_pick);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
