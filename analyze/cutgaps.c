@@ -119,7 +119,27 @@ static struct {
 	struct cut_collwait *cw; /* NCCL kernels across ranks: time waiting for the last rank */
 	int64_t first, last, last_ts, untimed;
 	uint64_t unsorted;
+	bool saturated; /* a sum reached INT64_MAX and stayed there */
 } g;
+
+/* Adds b to *a, saturating at INT64_MAX (as cutstat's sums do): gaps of a hostile trace can
+ * add up past it. */
+static void
+sat_add(int64_t *a, int64_t b)
+{
+	if (__builtin_add_overflow(*a, b, a)) {
+		*a = b > 0 ? INT64_MAX : INT64_MIN;
+		g.saturated = true;
+	}
+}
+
+/* a + b, saturated. */
+static int64_t
+sat_sum(int64_t a, int64_t b)
+{
+	sat_add(&a, b);
+	return a;
+}
 
 /* Makes room for element n of an array. */
 static void *
@@ -212,7 +232,7 @@ state_time(const struct thread *t, int s, int64_t at)
 static void
 add_span(struct thread *t, int s, int64_t start, int64_t dur)
 {
-	t->acc[s] += dur;
+	sat_add(&t->acc[s], dur);
 	t->cur_start[s] = start;
 	t->cur_end[s] = start + dur;
 }
@@ -267,13 +287,13 @@ record(struct gap *gp)
 	int64_t len = gp->end - gp->start, known = 0;
 	int b = bucket(len), m = is_measured(gp->stream);
 	g.hist[m][gp->kind][b]++;
-	g.histns[m][gp->kind][b] += len;
+	sat_add(&g.histns[m][gp->kind][b], len);
 	for (int s = 0; s < NSTATES; s++) {
 		if (gp->st[s] > len)
 			gp->st[s] = len;
 		if (gp->st[s] < 0)
 			gp->st[s] = 0;
-		known += gp->st[s];
+		sat_add(&known, gp->st[s]);
 	}
 	gp->st[NSTATES] = known < len ? len - known : 0;
 	gp->reason = NSTATES;
@@ -307,7 +327,7 @@ snapshot(struct stream *s, int64_t at)
 static void
 went_idle(struct stream *s, int64_t at, size_t name, int64_t tid)
 {
-	s->busy += at - s->busy_since;
+	sat_add(&s->busy, at - s->busy_since);
 	s->busy_since = NONE;
 	s->idle_since = at;
 	s->before = name;
@@ -339,7 +359,7 @@ busy_again(struct stream *s, enum kind kind, int64_t ts, struct thread *t, size_
 	for (int k = 0; k < NSTATES; k++)
 		gp.st[k] = state_time(t, k, ts) - (at ? at[k] : 0);
 	nvtx_name_gap(&gp, t, ts);
-	s->idle += ts - s->idle_since;
+	sat_add(&s->idle, ts - s->idle_since);
 	s->gaps++;
 	record(&gp);
 }
@@ -519,7 +539,7 @@ api_call(const struct cut_event *ev, struct thread *t)
 		gp.st[ST_IOCTL] = t->acc[ST_IOCTL] - t->mark_ioctl;
 		gp.st[ST_OFFCPU] = t->acc[ST_OFFCPU] - t->mark_off;
 		nvtx_name_gap(&gp, t, ev->ts);
-		t->idle += ev->ts - t->last;
+		sat_add(&t->idle, ev->ts - t->last);
 		t->gaps++;
 		record(&gp);
 	}
@@ -529,7 +549,7 @@ api_call(const struct cut_event *ev, struct thread *t)
 	add_span(t, is_sync(name) ? ST_SYNC : ST_API, ev->ts, ev->dur);
 	t->mark_ioctl = t->acc[ST_IOCTL];
 	t->mark_off = t->acc[ST_OFFCPU];
-	t->busy += ev->dur;
+	sat_add(&t->busy, ev->dur);
 	t->last = end;
 	t->last_name = name;
 	device_call(ev, t, name);
@@ -602,7 +622,7 @@ finish(void)
 	collwait_finish(g.cw);
 	for (size_t i = 0; i < g.nstr; i++)
 		if (g.str[i].busy_since != NONE)
-			g.str[i].busy += g.last - g.str[i].busy_since;
+			sat_add(&g.str[i].busy, g.last - g.str[i].busy_since);
 }
 
 /* ---- output ---- */
@@ -701,6 +721,9 @@ print_text(int64_t traced)
 	if (g.untimed)
 		printf("note: %lld API events without a duration were left out\n",
 		       (long long)g.untimed);
+	if (g.saturated || g.cw->saturated)
+		printf("note: some sums reached the largest 64-bit integer and stopped there: they "
+		       "are lower bounds\n");
 
 	printf("\nHost: per thread, time between driver API calls (first call to last)\n"
 	       "%8s %8s %14s %14s %14s %7s %7s\n",
@@ -742,10 +765,10 @@ print_text(int64_t traced)
 				snprintf(w, sizeof(w), "0x%llx",
 				         (unsigned long long)(s->handle & ~MEASURED));
 			printf("%8lld %18s %14s %14s %14s %6.1f%% %7lld", (long long)s->pid, w,
-			       cut_format_duration((double)(s->busy + s->idle), a, sizeof(a)),
+			       cut_format_duration((double)sat_sum(s->busy, s->idle), a, sizeof(a)),
 			       cut_format_duration((double)s->busy, b, sizeof(b)),
 			       cut_format_duration((double)s->idle, c, sizeof(c)),
-			       pct(s->idle, s->busy + s->idle), (long long)s->gaps);
+			       pct(s->idle, sat_sum(s->busy, s->idle)), (long long)s->gaps);
 			if (pass)
 				printf(" %8.1f%%", pct(traced - s->busy, traced));
 			putchar('\n');
@@ -851,6 +874,8 @@ print_json(int64_t traced)
 	set_int(root, "traced_ns", traced);
 	set_int(root, "threshold_ns", g.threshold);
 	set_int(root, "untimed", g.untimed);
+	if (g.saturated || g.cw->saturated)
+		json_object_set_new(root, "saturated", json_true());
 	for (size_t i = 0; i < g.nthr; i++) {
 		const struct thread *t = &g.thr[i];
 		if (t->first == NONE)
@@ -880,7 +905,7 @@ print_json(int64_t traced)
 			         (unsigned long long)(s->handle & ~MEASURED));
 			json_object_set_new(o, "stream", json_string(w));
 		}
-		set_int(o, "window_ns", s->busy + s->idle);
+		set_int(o, "window_ns", sat_sum(s->busy, s->idle));
 		set_int(o, "busy_ns", s->busy);
 		set_int(o, "idle_ns", s->idle);
 		set_int(o, "gaps", s->gaps);

@@ -2,6 +2,7 @@
  * cuda_api_sum), slowest calls, bytes moved, time per layer, and a one-line verdict. */
 #include <err.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,13 +149,12 @@ verdict(const struct cut_stats *st, const struct cut_gpu_stats *g, char *out, si
 		               share, cut_category_name(c), fn);
 		break;
 	case CUT_CAT_LAUNCH:
-		len = snprintf(
-		    out, n,
-		    "launch-bound: %.0f%% of driver API time is %lld launch calls "
-		    "(%s each on average); consider CUDA graphs or fewer, larger kernels",
-		    share, (long long)st->cat_calls[c],
-		    cut_format_duration((double)st->cat_total[c] / (double)st->cat_calls[c], t,
-		                        sizeof(t)));
+		len =
+		    snprintf(out, n,
+		             "launch-bound: %.0f%% of driver API time is %lld launch calls "
+		             "(%s each on average); consider CUDA graphs or fewer, larger kernels",
+		             share, (long long)st->cat_calls[c],
+		             cut_format_duration(st->cat_avg[c], t, sizeof(t)));
 		break;
 	case CUT_CAT_QUERY:
 		len = snprintf(out, n,
@@ -189,8 +189,7 @@ print_fn_table(const char *title, const struct cut_stats *st)
 		const struct cut_fn_stat *f = &st->fns[i];
 		printf("%7.1f%% %14lld %8lld %12.1f %12.1f %11lld %12lld %12.1f ",
 		       pct(f->total, st->api_total), (long long)f->total, (long long)f->calls,
-		       (double)f->total / (double)f->calls, f->med, (long long)f->min,
-		       (long long)f->max, f->stddev);
+		       f->avg, f->med, (long long)f->min, (long long)f->max, f->stddev);
 		if (st->have_nioctl)
 			printf("%7lld %13lld ", (long long)f->ioctls, (long long)f->ioctl_ns);
 		printf("%-9s %s\n", cut_category_name(f->cat), cut_esc(f->name));
@@ -294,8 +293,8 @@ print_gpu(const struct cut_gpu_stats *g, int64_t traced)
 		const struct cut_gpu_name *nm = &g->names[i];
 		printf("%7.1f%% %14lld %9lld %12.1f %12.1f %11lld %12lld %12.1f %-7s %s\n",
 		       pct(nm->total, g->total), (long long)nm->total, (long long)nm->count,
-		       (double)nm->total / (double)nm->count, nm->med, (long long)nm->min,
-		       (long long)nm->max, nm->stddev, nm->cat, cut_esc(nm->name));
+		       nm->avg, nm->med, (long long)nm->min, (long long)nm->max, nm->stddev,
+		       nm->cat, cut_esc(nm->name));
 	}
 	int any = 0;
 	for (size_t i = 0; i < g->nnames; i++)
@@ -389,6 +388,18 @@ print_ranks(const struct cut_rank_stats *k)
 	}
 }
 
+/* Whether a sum reached INT64_MAX and stopped there: those totals are lower bounds (the
+ * averages, from wider sums, are not). */
+#define SATURATED                                                                                  \
+	"some sums reached the largest 64-bit integer and stopped there: they are lower bounds "   \
+	"(the averages are exact)"
+static bool
+saturated(const struct cut_stats *st, const struct cut_stats *rt, const struct cut_gpu_stats *g,
+          const struct cut_nvtx_stats *nv, const struct cut_rank_stats *rk)
+{
+	return st->saturated || rt->saturated || g->saturated || nv->saturated || rk->saturated;
+}
+
 static void
 print_text(const struct cut_stats *st, const struct cut_stats *rt, const struct cut_gpu_stats *g,
            const struct cut_nvtx_stats *nv, const struct cut_rank_stats *rk)
@@ -406,6 +417,8 @@ print_text(const struct cut_stats *st, const struct cut_stats *rt, const struct 
 	if (st->untimed)
 		printf("note: %lld API events without a duration are counted by layer only\n",
 		       (long long)st->untimed);
+	if (saturated(st, rt, g, nv, rk))
+		printf("note: %s\n", SATURATED);
 
 	if (st->nfns == 0)
 		printf("\nno timed driver API calls\n");
@@ -454,7 +467,7 @@ gpu_json(const struct cut_gpu_stats *g, int64_t traced)
 		json_t *x = json_pack("{s:s,s:s}", "name", nm->name, "kind", nm->cat);
 		set_int(x, "instances", nm->count);
 		set_int(x, "total_ns", nm->total);
-		json_object_set_new(x, "avg_ns", json_real((double)nm->total / (double)nm->count));
+		json_object_set_new(x, "avg_ns", json_real(nm->avg));
 		json_object_set_new(x, "med_ns", json_real(nm->med));
 		set_int(x, "min_ns", nm->min);
 		set_int(x, "max_ns", nm->max);
@@ -549,7 +562,7 @@ fns_json(const struct cut_stats *st)
 		    json_pack("{s:s,s:s}", "name", f->name, "category", cut_category_name(f->cat));
 		set_int(o, "calls", f->calls);
 		set_int(o, "total_ns", f->total);
-		json_object_set_new(o, "avg_ns", json_real((double)f->total / (double)f->calls));
+		json_object_set_new(o, "avg_ns", json_real(f->avg));
 		json_object_set_new(o, "med_ns", json_real(f->med));
 		set_int(o, "min_ns", f->min);
 		set_int(o, "max_ns", f->max);
@@ -630,6 +643,8 @@ print_json(const struct cut_stats *st, const struct cut_stats *rt, const struct 
 	set_int(root, "api_ns", st->api_total);
 	set_int(root, "lost", st->lost);
 	set_int(root, "untimed", st->untimed);
+	if (saturated(st, rt, g, nv, rk))
+		json_object_set_new(root, "saturated", json_true());
 	for (int c = 0; c < CUT_NCATS; c++) {
 		if (!st->cat_calls[c])
 			continue;
@@ -699,9 +714,8 @@ print_gpu_csv(const struct cut_gpu_stats *g)
 	for (size_t i = 0; i < g->nnames; i++) {
 		const struct cut_gpu_name *nm = &g->names[i];
 		printf("%s,%s,%lld,%lld,%.1f,%.1f,%lld,%lld,%.1f,%.2f,%lld\n", cut_csv(nm->name),
-		       nm->cat, (long long)nm->count, (long long)nm->total,
-		       (double)nm->total / (double)nm->count, nm->med, (long long)nm->min,
-		       (long long)nm->max, nm->stddev, pct(nm->total, g->total),
+		       nm->cat, (long long)nm->count, (long long)nm->total, nm->avg, nm->med,
+		       (long long)nm->min, (long long)nm->max, nm->stddev, pct(nm->total, g->total),
 		       (long long)nm->bytes);
 	}
 }
@@ -715,9 +729,9 @@ print_csv(const char *first, const struct cut_stats *st)
 	for (size_t i = 0; i < st->nfns; i++) {
 		const struct cut_fn_stat *f = &st->fns[i];
 		printf("%s,%s,%lld,%lld,%.1f,%.1f,%lld,%lld,%.1f,%.2f", cut_csv(f->name),
-		       cut_category_name(f->cat), (long long)f->calls, (long long)f->total,
-		       (double)f->total / (double)f->calls, f->med, (long long)f->min,
-		       (long long)f->max, f->stddev, pct(f->total, st->api_total));
+		       cut_category_name(f->cat), (long long)f->calls, (long long)f->total, f->avg,
+		       f->med, (long long)f->min, (long long)f->max, f->stddev,
+		       pct(f->total, st->api_total));
 		if (st->have_nioctl)
 			printf(",%lld,%lld", (long long)f->ioctls, (long long)f->ioctl_ns);
 		putchar('\n');
@@ -848,6 +862,8 @@ main(int argc, char *argv[])
 		}
 		print_nvtx_csv(a.nvtx);
 		print_ranks_csv(a.ranks);
+		if (saturated(st, a.rt, a.gpu, a.nvtx, a.ranks))
+			warnx("%s", SATURATED);
 	} else
 		print_text(st, a.rt, a.gpu, a.nvtx, a.ranks);
 	stats_free(st);

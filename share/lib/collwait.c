@@ -35,6 +35,16 @@ struct priv {
 	size_t nk, capk;
 };
 
+/* Adds b >= 0 to *a, saturating at INT64_MAX (as cutstat's sums do). */
+static void
+sat_add(struct cut_collwait *w, int64_t *a, int64_t b)
+{
+	if (__builtin_add_overflow(*a, b, a)) {
+		*a = INT64_MAX;
+		w->saturated = true;
+	}
+}
+
 void
 collwait_pick(const struct cut_coll_total *v, size_t n, size_t *most, size_t *least)
 {
@@ -239,7 +249,7 @@ collwait_finish(struct cut_collwait *w)
 			for (size_t r = 0; r < nr; r++) {
 				const struct kernel *k = &p->k[first[r] + q];
 				w->ranks[r].collectives++;
-				w->ranks[r].in_ns += k->dur;
+				sat_add(w, &w->ranks[r].in_ns, k->dur);
 				if (r == last)
 					continue;
 				if (k->ts + k->dur <= at) {
@@ -249,7 +259,7 @@ collwait_finish(struct cut_collwait *w)
 				int64_t wait = at - k->ts;
 				if (wait == 0)
 					continue;
-				w->ranks[r].wait_ns += wait;
+				sat_add(w, &w->ranks[r].wait_ns, wait);
 				bool isnew;
 				size_t pi = idmap_put2(pidx, (int64_t)r, (int64_t)last, &isnew);
 				if (isnew) {
@@ -260,7 +270,7 @@ collwait_finish(struct cut_collwait *w)
 					w->npairs = pi + 1;
 				}
 				w->pairs[pi].count++;
-				w->pairs[pi].wait_ns += wait;
+				sat_add(w, &w->pairs[pi].wait_ns, wait);
 			}
 		}
 		i = j;

@@ -4,6 +4,7 @@
 #ifndef CUT_COLLWAIT_H
 #define CUT_COLLWAIT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,6 +50,7 @@ struct cut_collwait {
 	int64_t instances;       /* matched */
 	int64_t unmatched;       /* NCCL kernels in no instance, all ranks */
 	int64_t unranked;        /* NCCL kernels of no known rank, left out */
+	bool saturated;          /* a sum reached INT64_MAX and stayed there: a lower bound */
 	void *priv;
 };
 

@@ -39,12 +39,14 @@ struct priv {
 	size_t nlat, lat_cap;
 };
 
-/* Adds b to *a, saturating at INT64_MAX (as stats.c does). */
+/* Adds b to *a, saturating at INT64_MAX (as stats.c does); *sat says it did. */
 static inline void
-sat_add(int64_t *a, int64_t b)
+sat_add(bool *sat, int64_t *a, int64_t b)
 {
-	if (__builtin_add_overflow(*a, b, a))
+	if (__builtin_add_overflow(*a, b, a)) {
 		*a = b > 0 ? INT64_MAX : INT64_MIN;
+		*sat = true;
+	}
 }
 
 struct cut_gpu_stats *
@@ -121,11 +123,11 @@ gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev)
 	int64_t s = ev->ts, e = ev->ts + ev->dur, dev = -1, submit, bytes;
 	char key[192], stream[40] = "?";
 	g->count++;
-	sat_add(&g->total, ev->dur);
+	sat_add(&g->saturated, &g->total, ev->dur);
 	struct group *ng = group_of(&p->names, ev->name, ev->pid, s, e);
 	ng->cat = cat_name(ev->cat);
 	if (cut_args_int(ev->args, "bytes", &bytes) == 0 && bytes > 0)
-		sat_add(&ng->bytes, bytes);
+		sat_add(&g->saturated, &ng->bytes, bytes);
 	cut_args_int(ev->args, "device", &dev);
 	cut_args_str(ev->args, "stream", stream, sizeof(stream));
 	/* Devices by process and ordinal here; gpustats_finish joins those of one physical GPU
@@ -137,7 +139,7 @@ gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev)
 	group_of(&p->streams, key, ev->pid, s, e);
 	snprintf(key, sizeof(key), "pid %lld", (long long)ev->pid);
 	group_of(&p->procs, key, ev->pid, s, e);
-	if (cut_args_int(ev->args, "submit", &submit) == 0 && submit <= s) {
+	if (cut_args_int(ev->args, "submit", &submit) == 0 && submit >= 0 && submit <= s) {
 		p->lat = cut_grow(p->lat, &p->lat_cap, p->nlat + 1, sizeof(*p->lat));
 		p->lat[p->nlat++] = s - submit;
 	}
@@ -159,7 +161,7 @@ cmp_i64(const void *a, const void *b)
 
 /* Time covered by at least one span (sorts them). */
 static int64_t
-covered(struct span *v, size_t n, int64_t *first, int64_t *last)
+covered(struct span *v, size_t n, int64_t *first, int64_t *last, bool *sat)
 {
 	if (!n)
 		return 0;
@@ -169,7 +171,7 @@ covered(struct span *v, size_t n, int64_t *first, int64_t *last)
 	*last = ce;
 	for (size_t i = 1; i < n; i++) {
 		if (v[i].s > ce) {
-			sat_add(&busy, ce - cs);
+			sat_add(sat, &busy, ce - cs);
 			cs = v[i].s;
 			ce = v[i].e;
 		} else if (v[i].e > ce)
@@ -177,12 +179,12 @@ covered(struct span *v, size_t n, int64_t *first, int64_t *last)
 		if (ce > *last)
 			*last = ce;
 	}
-	sat_add(&busy, ce - cs);
+	sat_add(sat, &busy, ce - cs);
 	return busy;
 }
 
 static struct cut_gpu_busy *
-busy_table(struct table *t, size_t *n)
+busy_table(struct table *t, size_t *n, bool *sat)
 {
 	*n = strtab_len(t->keys);
 	struct cut_gpu_busy *b = calloc(*n ? *n : 1, sizeof(*b));
@@ -193,7 +195,7 @@ busy_table(struct table *t, size_t *n)
 		b[i].key = strtab_key(t->keys, i);
 		b[i].pid = gr->pid;
 		b[i].work = (int64_t)gr->n;
-		b[i].busy = covered(gr->v, gr->n, &b[i].first, &b[i].last);
+		b[i].busy = covered(gr->v, gr->n, &b[i].first, &b[i].last, sat);
 	}
 	return b;
 }
@@ -204,7 +206,7 @@ static void
 overlaps(struct priv *p, struct cut_gpu_stats *g)
 {
 	size_t n;
-	struct cut_gpu_busy *pd = busy_table(&p->devs, &n);
+	struct cut_gpu_busy *pd = busy_table(&p->devs, &n, &g->saturated);
 	for (size_t i = 0; i < n; i++) {
 		long long pid, dev;
 		const char *key = pd[i].key, *uuid = NULL;
@@ -213,7 +215,7 @@ overlaps(struct priv *p, struct cut_gpu_stats *g)
 		for (size_t j = 0; j < g->ndevices; j++)
 			if (strcmp(g->devices[j].key, uuid ? uuid : key) == 0) {
 				g->devices[j].procs++;
-				g->devices[j].overlap += pd[i].busy;
+				sat_add(&g->saturated, &g->devices[j].overlap, pd[i].busy);
 				break;
 			}
 	}
@@ -269,10 +271,12 @@ gpustats_finish(struct cut_gpu_stats *g)
 		nm->count = (int64_t)gr->n;
 		d = cut_grow(d, &dcap, gr->n, sizeof(*d));
 		double mean = 0, m2 = 0;
+		__int128 sum = 0;
 		for (size_t k = 0; k < gr->n; k++) {
 			int64_t x = gr->v[k].e - gr->v[k].s;
 			d[k] = x;
-			sat_add(&nm->total, x);
+			sat_add(&g->saturated, &nm->total, x);
+			sum += x;
 			if (!k || x < nm->min)
 				nm->min = x;
 			if (x > nm->max)
@@ -289,6 +293,7 @@ gpustats_finish(struct cut_gpu_stats *g)
 		nm->med = gr->n % 2 ? (double)d[gr->n / 2]
 		                    : ((double)d[gr->n / 2 - 1] + (double)d[gr->n / 2]) / 2;
 		nm->stddev = gr->n > 1 ? sqrt(m2 / (double)(gr->n - 1)) : 0;
+		nm->avg = (double)sum / (double)gr->n;
 	}
 	free(d);
 	qsort(g->names, g->nnames, sizeof(*g->names), cmp_name);
@@ -304,7 +309,7 @@ gpustats_finish(struct cut_gpu_stats *g)
 			group_of(&phys, uuid ? uuid : k, uuid ? 0 : from->pid, from->v[j].s,
 			         from->v[j].e);
 	}
-	g->devices = busy_table(&phys, &g->ndevices);
+	g->devices = busy_table(&phys, &g->ndevices, &g->saturated);
 	/* The keys must outlive the table: they become the devices' names. */
 	for (size_t i = 0; i < g->ndevices; i++)
 		if (!(g->devices[i].key = strdup(g->devices[i].key)))
@@ -312,8 +317,8 @@ gpustats_finish(struct cut_gpu_stats *g)
 	table_free(&phys);
 	strtab_free(phys.keys);
 	overlaps(p, g);
-	g->streams = busy_table(&p->streams, &g->nstreams);
-	g->procs = busy_table(&p->procs, &g->nprocs);
+	g->streams = busy_table(&p->streams, &g->nstreams, &g->saturated);
+	g->procs = busy_table(&p->procs, &g->nprocs, &g->saturated);
 	g->lat_count = (int64_t)p->nlat;
 	if (p->nlat) {
 		qsort(p->lat, p->nlat, sizeof(*p->lat), cmp_i64);

@@ -7,6 +7,7 @@
 #ifndef CUT_GPUSTATS_H
 #define CUT_GPUSTATS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "event.h"
@@ -16,6 +17,7 @@ struct cut_gpu_name {
 	const char *cat; /* kernel, memcpy, memset, graph */
 	int64_t count, total, min, max, bytes;
 	double med, stddev;
+	double avg;    /* exact where total saturated */
 	int64_t *hist; /* CUT_HIST_N counts (summary.h) */
 };
 
@@ -40,6 +42,7 @@ struct cut_gpu_stats {
 	int64_t lat_count; /* work with a submit time */
 	double lat_med, lat_p90, lat_p99;
 	int64_t lat_min, lat_max;
+	bool saturated; /* a sum reached INT64_MAX and stayed there: a lower bound */
 	void *priv;
 };
 

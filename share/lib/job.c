@@ -594,7 +594,7 @@ cut_job_print(int n, char **paths, enum cut_job_format fmt)
 	free(file_of);
 	free(rank_of);
 	json_t *out = fmt == CUT_JOB_JSON ? json_object() : NULL;
-	if (j.saturated)
+	if (j.saturated && fmt == CUT_JOB_CSV) /* no place for it in the tables */
 		warnx("some sums of the job reached the largest 64-bit integer and stopped there: "
 		      "they are lower bounds");
 	if (fmt == CUT_JOB_JSON) {

@@ -87,14 +87,24 @@ thread_of(struct priv *p, const struct cut_event *ev)
 	return th;
 }
 
+/* Adds b >= 0 to *a, saturating at INT64_MAX (as stats.c does). */
 static void
-add_to(struct cut_nvtx_range *r, enum cut_layer l, int64_t dur)
+sat_add(struct cut_nvtx_stats *s, int64_t *a, int64_t b)
+{
+	if (__builtin_add_overflow(*a, b, a)) {
+		*a = INT64_MAX;
+		s->saturated = true;
+	}
+}
+
+static void
+add_to(struct cut_nvtx_stats *s, struct cut_nvtx_range *r, enum cut_layer l, int64_t dur)
 {
 	switch (l) {
-	case CUT_RUNTIME: r->runtime += dur, r->nruntime++; break;
-	case CUT_API: r->api += dur, r->napi++; break;
-	case CUT_IOCTL: r->ioctl += dur, r->nioctl++; break;
-	case CUT_GPU: r->gpu += dur, r->ngpu++; break;
+	case CUT_RUNTIME: sat_add(s, &r->runtime, dur), r->nruntime++; break;
+	case CUT_API: sat_add(s, &r->api, dur), r->napi++; break;
+	case CUT_IOCTL: sat_add(s, &r->ioctl, dur), r->nioctl++; break;
+	case CUT_GPU: sat_add(s, &r->gpu, dur), r->ngpu++; break;
 	default: break;
 	}
 }
@@ -111,7 +121,7 @@ add_gpu(struct cut_nvtx_stats *s, const struct cut_event *ev)
 		return;
 	struct pending *pd = &p->pend[i];
 	for (size_t k = 0; k < pd->n; k++)
-		add_to(&s->ranges[pd->keys[k]], CUT_GPU, ev->dur);
+		add_to(s, &s->ranges[pd->keys[k]], CUT_GPU, ev->dur);
 }
 
 /* Keeps the ranges a call with args.corr is in, for its GPU work. A call's work may come in
@@ -158,7 +168,7 @@ nvtxstats_add(struct cut_nvtx_stats *s, const struct cut_event *ev)
 	if (ev->layer == CUT_NVTX) {
 		size_t key = row_of(s, ev);
 		s->ranges[key].count++;
-		s->ranges[key].total += ev->dur;
+		sat_add(s, &s->ranges[key].total, ev->dur);
 		th->open = cut_grow(th->open, &th->cap, th->n + 1, sizeof(*th->open));
 		th->open[th->n++] = (struct open_range){key, ev->ts + ev->dur};
 		return;
@@ -172,7 +182,7 @@ nvtxstats_add(struct cut_nvtx_stats *s, const struct cut_event *ev)
 		size_t key = th->open[k].key;
 		if (p->stamp[key] != p->seq) {
 			p->stamp[key] = p->seq;
-			add_to(&s->ranges[key], ev->layer, ev->dur);
+			add_to(s, &s->ranges[key], ev->layer, ev->dur);
 		}
 	}
 	if (ev->layer == CUT_API || ev->layer == CUT_RUNTIME)

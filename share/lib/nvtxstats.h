@@ -4,6 +4,7 @@
 #ifndef CUT_NVTXSTATS_H
 #define CUT_NVTXSTATS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "event.h"
@@ -19,7 +20,8 @@ struct cut_nvtx_range {
 struct cut_nvtx_stats {
 	struct cut_nvtx_range *ranges; /* after nvtxstats_finish: by total, longest first */
 	size_t nranges;
-	int64_t marks; /* NVTX instants (marks), counted only */
+	int64_t marks;  /* NVTX instants (marks), counted only */
+	bool saturated; /* a sum reached INT64_MAX and stayed there: a lower bound */
 	void *priv;
 };
 

@@ -37,6 +37,16 @@ struct priv {
 	size_t nkerns, kcap;
 };
 
+/* Adds b >= 0 to *a, saturating at INT64_MAX (as stats.c does). */
+static void
+sat_add(struct cut_rank_stats *s, int64_t *a, int64_t b)
+{
+	if (__builtin_add_overflow(*a, b, a)) {
+		*a = INT64_MAX;
+		s->saturated = true;
+	}
+}
+
 struct cut_rank_stats *
 rankstats_new(void)
 {
@@ -76,7 +86,7 @@ rankstats_add(struct cut_rank_stats *s, const struct cut_event *ev)
 		return;
 	if (ev->layer == CUT_API) {
 		row->api_calls++;
-		row->api += ev->dur;
+		sat_add(s, &row->api, ev->dur);
 	} else if (ev->layer == CUT_GPU) {
 		struct rank_priv *rp = &p->rp[r];
 		rp->work = cut_grow(rp->work, &rp->cap, rp->n + 1, sizeof(*rp->work));
@@ -92,7 +102,7 @@ rankstats_add(struct cut_rank_stats *s, const struct cut_event *ev)
 			if (k + 1 > p->nkerns)
 				p->nkerns = k + 1;
 		}
-		p->kerns[k].total += ev->dur;
+		sat_add(s, &p->kerns[k].total, ev->dur);
 	}
 }
 

@@ -5,6 +5,7 @@
 #ifndef CUT_RANKSTATS_H
 #define CUT_RANKSTATS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "event.h"
@@ -31,6 +32,7 @@ struct cut_rank_stats {
 	struct cut_rank_straggler *nccl; /* after rankstats_finish: by max, largest first */
 	size_t nnccl;
 	int64_t unranked; /* events (not meta) without a rank, not in the rows */
+	bool saturated;   /* a sum reached INT64_MAX and stayed there: a lower bound */
 	void *priv;
 };
 

@@ -13,12 +13,14 @@
 #include "summary.h"
 
 /* Adds b to *a, saturating at INT64_MAX (and INT64_MIN): four calls of 2^62 ns must not
- * total 0. A sum that saturated is at least that: 292 years of nanoseconds. */
+ * total 0. A sum that saturated is at least that: 292 years of nanoseconds; st says so. */
 static inline void
-sat_add(int64_t *a, int64_t b)
+sat_add(struct cut_stats *st, int64_t *a, int64_t b)
 {
-	if (__builtin_add_overflow(*a, b, a))
+	if (__builtin_add_overflow(*a, b, a)) {
 		*a = b > 0 ? INT64_MAX : INT64_MIN;
+		st->saturated = true;
+	}
 }
 
 const char *const cut_xfer_names[CUT_X_NDIRS] = {"HtoD", "DtoH", "DtoD", "HtoH", "any", "memset"};
@@ -64,7 +66,7 @@ fn_of(struct cut_stats *st, const char *name)
 }
 
 static void
-fn_add(struct cut_fn_stat *f, int64_t dur)
+fn_add(struct cut_stats *st, struct cut_fn_stat *f, int64_t dur)
 {
 	if ((size_t)f->calls == f->cap) {
 		f->cap = f->cap ? f->cap * 2 : 16;
@@ -75,7 +77,8 @@ fn_add(struct cut_fn_stat *f, int64_t dur)
 	if (!f->hist && !(f->hist = calloc(CUT_HIST_N, sizeof(*f->hist))))
 		err(2, "out of memory");
 	f->hist[cut_hist_bucket(dur)]++;
-	sat_add(&f->total, dur);
+	sat_add(st, &f->total, dur);
+	f->sum += dur;
 	if (f->calls == 1 || dur < f->min)
 		f->min = dur;
 	if (dur > f->max)
@@ -145,21 +148,22 @@ static void
 add_api(struct cut_stats *st, const struct cut_event *ev)
 {
 	struct cut_fn_stat *f = fn_of(st, ev->name);
-	fn_add(f, ev->dur);
-	sat_add(&st->api_total, ev->dur);
+	fn_add(st, f, ev->dur);
+	sat_add(st, &st->api_total, ev->dur);
 	st->cat_calls[f->cat]++;
-	sat_add(&st->cat_total[f->cat], ev->dur);
+	sat_add(st, &st->cat_total[f->cat], ev->dur);
+	st->cat_sum[f->cat] += ev->dur;
 	if (ev->has & CUT_HAS_NIOCTL) {
 		st->have_nioctl = true;
-		sat_add(&f->ioctls, ev->nioctl);
-		sat_add(&f->ioctl_ns, ev->ioctl_ns);
+		sat_add(st, &f->ioctls, ev->nioctl);
+		sat_add(st, &f->ioctl_ns, ev->ioctl_ns);
 	}
 	int64_t bytes;
 	if (f->cat == CUT_CAT_TRANSFER && cut_args_int(ev->args, "bytes", &bytes) == 0) {
 		enum cut_xfer_dir d = stats_xfer_dir(ev);
 		st->xfer_calls[d]++;
-		sat_add(&st->xfer_bytes[d], bytes);
-		sat_add(&st->xfer_time[d], ev->dur);
+		sat_add(st, &st->xfer_bytes[d], bytes);
+		sat_add(st, &st->xfer_time[d], ev->dur);
 	}
 	note_slow(st, ev);
 }
@@ -180,7 +184,7 @@ stats_add(struct cut_stats *st, const struct cut_event *ev)
 {
 	if (ev->layer == CUT_META) {
 		if (cut_meta_kind(ev) == CUT_META_LOST)
-			sat_add(&st->lost, lost_count(ev));
+			sat_add(st, &st->lost, lost_count(ev));
 		return;
 	}
 	if (st->first < 0 || ev->ts < st->first)
@@ -193,7 +197,7 @@ stats_add(struct cut_stats *st, const struct cut_event *ev)
 			st->untimed++;
 		return;
 	}
-	sat_add(&st->layer_total[ev->layer], ev->dur);
+	sat_add(st, &st->layer_total[ev->layer], ev->dur);
 	if (!st->seen[ev->layer])
 		st->seen[ev->layer] = idmap_new();
 	bool isnew;
@@ -281,10 +285,14 @@ stats_finish(struct cut_stats *st)
 		struct cut_fn_stat *f = &st->fns[i];
 		f->med = median(f->durs, (size_t)f->calls);
 		f->stddev = f->calls > 1 ? sqrt(f->m2 / (double)(f->calls - 1)) : 0;
+		f->avg = (double)f->sum / (double)f->calls;
 		free(f->durs);
 		f->durs = NULL;
 		f->cap = 0;
 	}
+	for (int c = 0; c < CUT_NCATS; c++)
+		st->cat_avg[c] =
+		    st->cat_calls[c] ? (double)st->cat_sum[c] / (double)st->cat_calls[c] : 0;
 	/* Names point into the index, which stays alive; only the order changes. */
 	if (st->nfns)
 		qsort(st->fns, st->nfns, sizeof(*st->fns), cmp_fn);

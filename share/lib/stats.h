@@ -25,9 +25,11 @@ struct cut_fn_stat {
 	int64_t calls, total, min, max;
 	int64_t ioctls, ioctl_ns; /* from cutmerge's nioctl/ioctl_ns */
 	double med, stddev;       /* valid after stats_finish; stddev is the sample one */
+	double avg;               /* valid after stats_finish: exact where total saturated */
 	int64_t *hist;            /* CUT_HIST_N counts (summary.h), for summaries that merge */
 	/* private */
 	double mean, m2;
+	__int128 sum; /* total, unsaturated */
 	int64_t *durs;
 	size_t cap;
 };
@@ -51,12 +53,15 @@ struct cut_stats {
 	int64_t lost;         /* events the capture reported lost (meta "lost" records) */
 	enum cut_layer layer; /* whose calls fill fns: CUT_API unless from stats_new_layer */
 	bool have_nioctl;
+	bool saturated;             /* a sum reached INT64_MAX and stayed there: a lower bound */
+	double cat_avg[CUT_NCATS];  /* after stats_finish: a category's average call, exact */
 	struct cut_slow_call *slow; /* after stats_finish: nslow entries, longest first */
 	size_t nslow, ntop;
 	/* private */
 	struct cut_strtab *index;
 	size_t fncap;
 	struct cut_idmap *seen[CUT_NLAYERS]; /* (pid, tid) per layer */
+	__int128 cat_sum[CUT_NCATS];
 };
 
 /* Direction names, indexed by enum cut_xfer_dir ("HtoD", ..., "any", "memset"). */
