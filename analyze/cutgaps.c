@@ -56,12 +56,24 @@ struct thread {
 	int64_t acc[NSTATES], cur_start[NSTATES], cur_end[NSTATES];
 	int64_t mark_ioctl, mark_off; /* acc[] at the start of its last call */
 	int64_t gaps, idle;
+	/* What the device part needs of it for gaps that began in the past (a stream went idle
+	 * at epoch e, idle_since): its state then, kept only when it changes afterwards. */
+	size_t proc;              /* its process */
+	int64_t created, changed; /* epochs of its process when made and when last changed */
+	struct checkpoint *ck;    /* by hi: its state for the epochs up to hi */
+	size_t nck, capck, kept;  /* kept: how many the last pruning kept */
 	/* NVTX ranges of the thread that may still be open, in start order (gapnvtx below) */
 	struct nvtx_open {
 		int64_t s, e;
 		size_t name;
 	} * nv;
 	size_t nnv, capnv;
+};
+
+/* A thread's state, acc[], cur_start[] and cur_end[], as it was up to an epoch. */
+struct checkpoint {
+	int64_t hi;
+	int64_t v[3][NSTATES];
 };
 
 /* A stream of a process, or (handle ALL_STREAMS) all of them. */
@@ -72,9 +84,27 @@ struct stream {
 	int64_t busy, idle, gaps;
 	size_t before; /* the call that observed completion */
 	int64_t before_tid;
-	int nbusy;                    /* process: streams with work outstanding */
-	int64_t (*snap)[1 + NSTATES]; /* at idle_since: tid and acc[] of each thread */
-	size_t nsnap, capsnap;
+	int nbusy;     /* process: streams with work outstanding */
+	size_t proc;   /* its process */
+	int64_t epoch; /* idle: the epoch it went idle at, the threads' state then; 0 when busy */
+	size_t at;     /* busy, one stream: where it is in its process's busy list */
+};
+
+/*
+ * A process: the epochs of its idle streams, and its busy streams. Epochs count the instants
+ * streams went idle; a thread keeps its state as it was at an epoch only when it changes after
+ * it while a stream that went idle then is still idle (a snapshot of every thread at every sync
+ * was threads x syncs). The live epochs are appended in increasing order and deleted anywhere:
+ * a deleted one is skipped through next[] (path halving), and the array compacted when half is
+ * deleted.
+ */
+struct proc {
+	int64_t last; /* the latest epoch of its streams */
+	int64_t *ep;  /* live epochs, increasing */
+	size_t *next; /* next[i] == i: ep[i] live; else a later index to look at */
+	size_t nep, nlive, capep, capnext;
+	size_t *busy[2]; /* [measured] indices of its streams with work outstanding */
+	size_t nbusy[2], capbusy[2];
 };
 
 struct gap {
@@ -102,7 +132,11 @@ static struct {
 	struct cut_strtab *names;
 	struct cut_idmap *tids, *ekeys; /* threads by pid and tid; CUevents by pid and handle */
 	struct cut_idmap *sids;         /* streams by pid and handle */
-	struct cut_calls *open;         /* top-level API calls, and ioctls made outside them */
+	struct cut_idmap *pids;         /* processes by pid */
+	struct proc *procs;
+	size_t nprocs, capprocs;
+	int64_t epoch;          /* the last epoch given */
+	struct cut_calls *open; /* top-level API calls, and ioctls made outside them */
 	struct thread *thr;
 	size_t nthr, capthr;
 	struct stream *str;
@@ -154,6 +188,83 @@ grow(void *p, size_t *cap, size_t n, size_t size)
 	return p;
 }
 
+/* The process, by pid: its index in g.procs. */
+static size_t
+proc(int64_t pid)
+{
+	bool isnew;
+	size_t i = idmap_put(g.pids, pid, &isnew);
+	if (isnew) {
+		g.procs = grow(g.procs, &g.capprocs, i, sizeof(*g.procs));
+		memset(&g.procs[i], 0, sizeof(g.procs[i]));
+		g.nprocs = i + 1 > g.nprocs ? i + 1 : g.nprocs;
+	}
+	return i;
+}
+
+/* The first live index at or after i (p->nep when none). */
+static size_t
+live_from(struct proc *p, size_t i)
+{
+	while (i < p->nep && p->next[i] != i) {
+		size_t j = p->next[i];
+		if (j < p->nep && p->next[j] != j)
+			p->next[i] = p->next[j];
+		i = j;
+	}
+	return i;
+}
+
+/* The index of the first epoch after e. */
+static size_t
+epoch_after(const struct proc *p, int64_t e)
+{
+	size_t lo = 0, hi = p->nep;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->ep[mid] <= e)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Whether a stream of p went idle at an epoch in (lo, hi] and is idle still. */
+static bool
+live_between(struct proc *p, int64_t lo, int64_t hi)
+{
+	size_t i = live_from(p, epoch_after(p, lo));
+	return i < p->nep && p->ep[i] <= hi;
+}
+
+static void
+live_add(struct proc *p, int64_t e)
+{
+	p->ep = grow(p->ep, &p->capep, p->nep, sizeof(*p->ep));
+	p->next = grow(p->next, &p->capnext, p->nep, sizeof(*p->next));
+	p->ep[p->nep] = e;
+	p->next[p->nep] = p->nep;
+	p->nep++;
+	p->nlive++;
+}
+
+static void
+live_del(struct proc *p, int64_t e)
+{
+	size_t i = epoch_after(p, e - 1);
+	if (i == p->nep || p->ep[i] != e || p->next[i] != i)
+		return;
+	p->next[i] = i + 1;
+	p->nlive--;
+	if (p->nep > 64 && 2 * p->nlive < p->nep) { /* compact */
+		size_t k = 0;
+		for (size_t j = live_from(p, 0); j < p->nep; j = live_from(p, j + 1))
+			p->ep[k] = p->ep[j], p->next[k] = k, k++;
+		p->nep = k;
+	}
+}
+
 /* The thread, by pid and tid (every event needs one); in order of their first event. */
 static struct thread *
 thread(int64_t pid, int64_t tid)
@@ -166,6 +277,8 @@ thread(int64_t pid, int64_t tid)
 		memset(t, 0, sizeof(*t));
 		t->pid = pid, t->tid = tid;
 		t->first = t->last = NONE;
+		t->proc = proc(pid);
+		t->created = t->changed = g.procs[t->proc].last;
 	}
 	return &g.thr[i];
 }
@@ -218,20 +331,95 @@ stream(int64_t pid, uint64_t handle)
 	memset(s, 0, sizeof(*s));
 	s->pid = pid, s->handle = handle;
 	s->busy_since = s->idle_since = s->first = NONE;
+	s->proc = proc(pid);
 	return s;
 }
 
-/* Time thread t spent in state s up to instant at (at most one span per state still runs). */
+/* Time in a state up to instant at, from the state's total acc and its latest span (at most
+ * one span per state still runs). */
+static int64_t
+time_until(int64_t acc, int64_t cur_start, int64_t cur_end, int64_t at)
+{
+	int64_t future = cur_end - (cur_start > at ? cur_start : at);
+	return acc - (future > 0 ? future : 0);
+}
+
+/* Time thread t spent in state s up to instant at. */
 static int64_t
 state_time(const struct thread *t, int s, int64_t at)
 {
-	int64_t future = t->cur_end[s] - (t->cur_start[s] > at ? t->cur_start[s] : at);
-	return t->acc[s] - (future > 0 ? future : 0);
+	return time_until(t->acc[s], t->cur_start[s], t->cur_end[s], at);
+}
+
+/* Time thread t had spent in each state up to instant at, as its state was at epoch e (when a
+ * stream went idle at at): 0 for a thread made after. */
+static void
+state_times_then(const struct thread *t, int64_t e, int64_t at, int64_t out[NSTATES])
+{
+	const int64_t *v[3] = {t->acc, t->cur_start, t->cur_end};
+	if (e <= t->created) {
+		memset(out, 0, NSTATES * sizeof(*out));
+		return;
+	}
+	if (e <= t->changed) { /* the first checkpoint of an epoch at or after e */
+		size_t lo = 0, hi = t->nck;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (t->ck[mid].hi < e)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < t->nck)
+			v[0] = t->ck[lo].v[0], v[1] = t->ck[lo].v[1], v[2] = t->ck[lo].v[2];
+	}
+	for (int k = 0; k < NSTATES; k++)
+		out[k] = time_until(v[0][k], v[1][k], v[2][k], at);
+}
+
+/* Drops the checkpoints of t that no idle stream needs any more: after it, t holds at most one
+ * for each, so that threads x streams bounds them, and pushing them stays linear. */
+static void
+prune(struct thread *t, struct proc *p)
+{
+	size_t k = 0;
+	int64_t lo = t->created;
+	for (size_t i = 0; i < t->nck; i++) {
+		int64_t hi = t->ck[i].hi;
+		if (live_between(p, lo, hi))
+			t->ck[k++] = t->ck[i];
+		lo = hi;
+	}
+	t->nck = t->kept = k;
+}
+
+/* Keeps t's state as it is, before it changes, for the streams that went idle since its last
+ * change and are idle still. */
+static void
+checkpoint(struct thread *t)
+{
+	struct proc *p = &g.procs[t->proc];
+	if (p->last <= t->changed)
+		return;
+	if (p->nlive == 0) /* no gap of its process is open: nothing will ask */
+		t->nck = t->kept = 0;
+	else {
+		t->ck = grow(t->ck, &t->capck, t->nck, sizeof(*t->ck));
+		struct checkpoint *c = &t->ck[t->nck++];
+		c->hi = p->last;
+		memcpy(c->v[0], t->acc, sizeof(t->acc));
+		memcpy(c->v[1], t->cur_start, sizeof(t->cur_start));
+		memcpy(c->v[2], t->cur_end, sizeof(t->cur_end));
+		if (t->nck >= 2 * t->kept + 8)
+			prune(t, p);
+	}
+	t->changed = p->last;
 }
 
 static void
 add_span(struct thread *t, int s, int64_t start, int64_t dur)
 {
+	checkpoint(t);
 	sat_add(&t->acc[s], dur);
 	t->cur_start[s] = start;
 	t->cur_end[s] = start + dur;
@@ -308,31 +496,53 @@ record(struct gap *gp)
 
 /* ---- devices: submissions, completions, idle streams ---- */
 
-static void
-snapshot(struct stream *s, int64_t at)
+static bool
+is_all(const struct stream *s)
 {
-	s->nsnap = 0;
-	for (size_t i = 0; i < g.nthr; i++) {
-		const struct thread *t = &g.thr[i];
-		if (t->pid != s->pid)
-			continue;
-		s->snap = grow(s->snap, &s->capsnap, s->nsnap, sizeof(*s->snap));
-		s->snap[s->nsnap][0] = t->tid;
-		for (int k = 0; k < NSTATES; k++)
-			s->snap[s->nsnap][1 + k] = state_time(t, k, at);
-		s->nsnap++;
-	}
+	return s->handle == ALL_STREAMS || s->handle == ALL_MEASURED;
+}
+
+/* The busy list of s's process that s belongs in. */
+static int
+busy_list(const struct stream *s)
+{
+	return is_measured(s->handle);
 }
 
 static void
 went_idle(struct stream *s, int64_t at, size_t name, int64_t tid)
 {
+	struct proc *p = &g.procs[s->proc];
 	sat_add(&s->busy, at - s->busy_since);
 	s->busy_since = NONE;
 	s->idle_since = at;
 	s->before = name;
 	s->before_tid = tid;
-	snapshot(s, at);
+	s->epoch = ++g.epoch;
+	p->last = s->epoch;
+	live_add(p, s->epoch);
+	if (!is_all(s)) { /* out of the busy list: the last one takes its place */
+		int m = busy_list(s);
+		size_t last = p->busy[m][--p->nbusy[m]];
+		p->busy[m][s->at] = last;
+		g.str[last].at = s->at;
+	}
+}
+
+/* s has work outstanding again: into its process's busy list, and its idle epoch is over. */
+static void
+went_busy(struct stream *s)
+{
+	struct proc *p = &g.procs[s->proc];
+	if (s->epoch)
+		live_del(p, s->epoch);
+	s->epoch = 0;
+	if (!is_all(s)) {
+		int m = busy_list(s);
+		p->busy[m] = grow(p->busy[m], &p->capbusy[m], p->nbusy[m], sizeof(*p->busy[m]));
+		s->at = p->nbusy[m];
+		p->busy[m][p->nbusy[m]++] = (size_t)(s - g.str);
+	}
 }
 
 /* Work submitted at ts by thread t: ends an idle period of the stream (and the process). */
@@ -344,20 +554,21 @@ busy_again(struct stream *s, enum kind kind, int64_t ts, struct thread *t, size_
 	if (s->first == NONE)
 		s->first = ts;
 	s->busy_since = ts;
-	if (s->idle_since == NONE || ts <= s->idle_since)
+	if (s->idle_since == NONE || ts <= s->idle_since) {
+		went_busy(s);
 		return;
+	}
 	struct gap gp;
 	gap_init(&gp, kind, s->pid, t->tid, s->idle_since, ts);
 	gp.stream = s->handle;
 	gp.before = s->before;
 	gp.before_tid = s->before_tid;
 	gp.after = name;
-	const int64_t *at = NULL;
-	for (size_t i = 0; i < s->nsnap; i++)
-		if (s->snap[i][0] == t->tid)
-			at = &s->snap[i][1];
+	int64_t then[NSTATES];
+	state_times_then(t, s->epoch, s->idle_since, then);
+	went_busy(s);
 	for (int k = 0; k < NSTATES; k++)
-		gp.st[k] = state_time(t, k, ts) - (at ? at[k] : 0);
+		gp.st[k] = state_time(t, k, ts) - then[k];
 	nvtx_name_gap(&gp, t, ts);
 	sat_add(&s->idle, ts - s->idle_since);
 	s->gaps++;
@@ -402,12 +613,11 @@ apply(const struct completion *c)
 		}
 		return;
 	}
-	for (size_t i = 0; i < g.nstr; i++) {
-		struct stream *s = &g.str[i];
-		if (s->pid != c->pid || s->handle == ALL_STREAMS || s->handle == ALL_MEASURED ||
-		    is_measured(s->handle) != m ||
-		    (c->stream != ALL_STREAMS && s->handle != c->stream))
-			continue;
+	/* every stream of the process with work outstanding (went_idle moves the list's last
+	 * into the place of the one it takes out: from the end, each is looked at once) */
+	struct proc *pr = &g.procs[p->proc];
+	for (size_t i = pr->nbusy[m]; i-- > 0;) {
+		struct stream *s = &g.str[pr->busy[m][i]];
 		if (s->busy_since == NONE || s->last_submit >= c->cover)
 			continue;
 		went_idle(s, c->key.ts, c->name, c->tid);
@@ -432,6 +642,14 @@ arg_handle(const char *args, const char *key)
 {
 	int64_t v = 0;
 	return cut_args_int(args, key, &v) == 0 ? (uint64_t)v : 0;
+}
+
+/* A stream handle of a host-side call: its top bits cleared, so that none is taken for all of
+ * a process's streams or for one the gpu layer measured. */
+static uint64_t
+host_stream(const char *args)
+{
+	return arg_handle(args, "stream") & (MEASURED - 1);
 }
 
 /* What a driver API function means for the device, worked out once per name. */
@@ -478,14 +696,14 @@ device_call(const struct cut_event *ev, struct thread *t, size_t name)
 	if (r == R_NONE || ((ev->has & CUT_HAS_RET) && ev->ret != 0))
 		return;
 	switch (r) {
-	case R_SUBMIT: submit(ev->pid, arg_handle(ev->args, "stream"), ev->ts, t, name); break;
+	case R_SUBMIT: submit(ev->pid, host_stream(ev->args), ev->ts, t, name); break;
 	case R_COPY_SYNC: /* submitted and complete within the call */
 		submit(ev->pid, 0, ev->ts, t, name);
 		complete_at(end, end, ev->pid, 0, t->tid, name);
 		break;
 	case R_CTX_SYNC: complete_at(end, ev->ts, ev->pid, ALL_STREAMS, t->tid, name); break;
 	case R_STREAM_SYNC:
-		complete_at(end, ev->ts, ev->pid, arg_handle(ev->args, "stream"), t->tid, name);
+		complete_at(end, ev->ts, ev->pid, host_stream(ev->args), t->tid, name);
 		break;
 	case R_RECORD: {
 		size_t k =
@@ -493,7 +711,7 @@ device_call(const struct cut_event *ev, struct thread *t, size_t name)
 		static size_t cap;
 		g.events = grow(g.events, &cap, k, sizeof(*g.events));
 		g.events[k].pid = ev->pid;
-		g.events[k].stream = (int64_t)arg_handle(ev->args, "stream");
+		g.events[k].stream = (int64_t)host_stream(ev->args);
 		g.events[k].ts = ev->ts;
 		break;
 	}
@@ -1015,6 +1233,7 @@ main(int argc, char *argv[])
 	g.names = strtab_new();
 	g.tids = idmap_new();
 	g.sids = idmap_new();
+	g.pids = idmap_new();
 	g.open = cut_calls_new(1u << CUT_API | 1u << CUT_IOCTL);
 	g.ekeys = idmap_new();
 	heap_init(&g.pend, sizeof(struct completion));

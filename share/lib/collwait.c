@@ -123,19 +123,20 @@ collwait_add(struct cut_collwait *w, const struct cut_event *ev)
 }
 
 /* A process's rank: its events', else its record's; a record written without the host of
- * its events (or the other way round) is found by pid alone. */
+ * its events (or the other way round) is found by pid alone: by_pid[pid] is the rank of the
+ * first record of the pid, any host, and hostless[pid] of the first written without one. */
 static int64_t
-rank_of(const struct priv *p, const struct owner *o)
+rank_of(const struct owner *o, const struct cut_idmap *pids, const int64_t *by_pid,
+        const int64_t *hostless)
 {
 	if (o->ev_rank >= 0)
 		return o->ev_rank;
 	if (o->meta_rank >= 0)
 		return o->meta_rank;
-	for (size_t i = 0; i < p->nown; i++)
-		if (p->own[i].pid == o->pid && p->own[i].meta_rank >= 0 &&
-		    (p->own[i].host == -1 || o->host == -1))
-			return p->own[i].meta_rank;
-	return -1;
+	size_t i = idmap_get(pids, o->pid);
+	if (i == IDMAP_NONE)
+		return -1;
+	return o->host == -1 ? by_pid[i] : hostless[i];
 }
 
 /* Kernels, their rank resolved into owner (as a dense rank index), sorted for matching. */
@@ -178,8 +179,30 @@ collwait_finish(struct cut_collwait *w)
 	if (!orank || !ranks)
 		err(2, "out of memory");
 	size_t nr = 0, nk = 0;
+	/* the records' ranks by pid, the first of each (as owners were made) */
+	struct cut_idmap *pids = idmap_new();
+	int64_t *by_pid = malloc((p->nown + 1) * sizeof(*by_pid));
+	int64_t *hostless = malloc((p->nown + 1) * sizeof(*hostless));
+	if (!by_pid || !hostless)
+		err(2, "out of memory");
+	for (size_t i = 0; i < p->nown; i++) {
+		const struct owner *o = &p->own[i];
+		bool isnew;
+		size_t x = idmap_put(pids, o->pid, &isnew);
+		if (isnew)
+			by_pid[x] = hostless[x] = -1;
+		if (o->meta_rank < 0)
+			continue;
+		if (by_pid[x] < 0)
+			by_pid[x] = o->meta_rank;
+		if (o->host == -1 && hostless[x] < 0)
+			hostless[x] = o->meta_rank;
+	}
 	for (size_t i = 0; i < p->nown; i++)
-		orank[i] = rank_of(p, &p->own[i]);
+		orank[i] = rank_of(&p->own[i], pids, by_pid, hostless);
+	idmap_free(pids);
+	free(by_pid);
+	free(hostless);
 	struct cut_idmap *rk = idmap_new(), *streams = idmap_new();
 	for (size_t i = 0; i < p->nk; i++) {
 		int64_t r = orank[p->k[i].owner];
@@ -225,11 +248,21 @@ collwait_finish(struct cut_collwait *w)
 	if (!first || !count)
 		err(2, "out of memory");
 	for (size_t i = 0; i < p->nk;) {
-		size_t j = i;
-		memset(count, 0, nr * sizeof(*count));
+		size_t j = i, present = 0;
 		for (; j < p->nk && p->k[j].name == p->k[i].name; j++)
-			if (count[p->k[j].owner]++ == 0)
-				first[p->k[j].owner] = j;
+			present += j == i || p->k[j].owner != p->k[j - 1].owner;
+		if (present < nr) { /* a rank never ran it: no instance (work within the run) */
+			for (size_t x = i; x < j; x++)
+				w->ranks[p->k[x].owner].unmatched++;
+			w->unmatched += (int64_t)(j - i);
+			i = j;
+			continue;
+		}
+		/* every rank ran it: nr <= j - i, so going over the ranks costs no more */
+		memset(count, 0, nr * sizeof(*count));
+		for (size_t x = i; x < j; x++)
+			if (count[p->k[x].owner]++ == 0)
+				first[p->k[x].owner] = x;
 		size_t n = SIZE_MAX;
 		for (size_t r = 0; r < nr; r++)
 			if (count[r] < n)
