@@ -499,18 +499,19 @@ gpu_json(const struct cut_gpu_stats *g, int64_t traced)
 
 /* A histogram as [[bucket, count], ...], the buckets that have any. */
 static json_t *
-hist_json(const int64_t *h)
+hist_json(const struct cut_hist *h)
 {
 	json_t *a = json_array();
-	for (int b = 0; h && b < CUT_HIST_N; b++)
-		if (h[b])
-			json_array_append_new(a, json_pack("[i,I]", b, (json_int_t)h[b]));
+	for (int b = h->lo; b < h->hi; b++)
+		if (h->counts[b - h->lo])
+			json_array_append_new(
+			    a, json_pack("[i,I]", b, (json_int_t)h->counts[b - h->lo]));
 	return a;
 }
 
 static json_t *
 summary_item(const char *name, int64_t calls, int64_t total, int64_t min, int64_t max,
-             const int64_t *hist)
+             const struct cut_hist *hist)
 {
 	json_t *o = json_pack("{s:s}", "name", name);
 	set_int(o, "calls", calls);
@@ -540,12 +541,12 @@ summary_json(const struct cut_stats *st, const struct cut_gpu_stats *g,
 	for (size_t i = 0; i < st->nfns; i++) {
 		const struct cut_fn_stat *f = &st->fns[i];
 		json_array_append_new(
-		    fns, summary_item(f->name, f->calls, f->total, f->min, f->max, f->hist));
+		    fns, summary_item(f->name, f->calls, f->total, f->min, f->max, &f->hist));
 	}
 	for (size_t i = 0; i < g->nnames; i++) {
 		const struct cut_gpu_name *nm = &g->names[i];
 		json_array_append_new(
-		    ks, summary_item(nm->name, nm->count, nm->total, nm->min, nm->max, nm->hist));
+		    ks, summary_item(nm->name, nm->count, nm->total, nm->min, nm->max, &nm->hist));
 	}
 	json_object_set_new(o, "functions", fns);
 	json_object_set_new(o, "kernels", ks);

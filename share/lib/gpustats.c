@@ -10,6 +10,7 @@
 #include "cut.h"
 #include "args.h"
 #include "gpustats.h"
+#include "idmap.h"
 #include "strtab.h"
 #include "summary.h"
 
@@ -34,9 +35,12 @@ struct table {
 
 struct priv {
 	struct table names, devs, streams, procs;
-	struct cut_strtab *uuids; /* "pid ordinal=uuid" from device records */
+	struct cut_idmap *devids; /* (pid, ordinal) of device records to uuid[] */
+	char **uuid;
+	size_t cap_uuid;
 	int64_t *lat;
 	size_t nlat, lat_cap;
+	struct cut_buf key; /* a stream's key, built */
 };
 
 /* Adds b to *a, saturating at INT64_MAX (as stats.c does); *sat says it did. */
@@ -60,7 +64,7 @@ gpustats_new(void)
 	p->devs.keys = strtab_new();
 	p->streams.keys = strtab_new();
 	p->procs.keys = strtab_new();
-	p->uuids = strtab_new();
+	p->devids = idmap_new();
 	g->priv = p;
 	return g;
 }
@@ -79,17 +83,25 @@ group_of(struct table *t, const char *key, int64_t pid, int64_t s, int64_t e)
 
 /* The uuid a process's device ordinal was recorded with, or NULL. */
 static const char *
-uuid_of(struct priv *p, int64_t pid, int64_t dev)
+uuid_of(const struct priv *p, int64_t pid, int64_t dev)
 {
-	char k[64];
-	snprintf(k, sizeof(k), "%lld %lld=", (long long)pid, (long long)dev);
-	size_t n = strlen(k);
-	for (size_t i = strtab_len(p->uuids); i-- > 0;) {
-		const char *u = strtab_key(p->uuids, i);
-		if (strncmp(u, k, n) == 0)
-			return u + n;
-	}
-	return NULL;
+	size_t i = idmap_get2(p->devids, pid, dev);
+	return i == IDMAP_NONE ? NULL : p->uuid[i];
+}
+
+/* A string member of args, whole (NULL when absent): trace strings have no length limit. */
+static char *
+args_str(const char *args, const char *key)
+{
+	char small[64];
+	int n = cut_args_str(args, key, small, sizeof(small));
+	if (n < 0)
+		return NULL;
+	char *s = malloc((size_t)n + 1);
+	if (!s)
+		err(2, "out of memory");
+	cut_args_str(args, key, s, (size_t)n + 1);
+	return s;
 }
 
 static const char *
@@ -107,21 +119,28 @@ gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev)
 {
 	struct priv *p = g->priv;
 	if (ev->layer == CUT_META) {
-		char u[96], k[160];
 		int64_t dev;
+		char *u;
+		bool isnew;
 		if (strcmp(ev->name, "device") == 0 &&
 		    cut_args_int(ev->args, "device", &dev) == 0 &&
-		    cut_args_str(ev->args, "uuid", u, sizeof(u)) > 0 && !uuid_of(p, ev->pid, dev)) {
-			snprintf(k, sizeof(k), "%lld %lld=%s", (long long)ev->pid, (long long)dev,
-			         u);
-			strtab_intern(p->uuids, k);
+		    (u = args_str(ev->args, "uuid")) != NULL) {
+			size_t i = idmap_put2(p->devids, ev->pid, dev, &isnew);
+			if (isnew && *u) { /* the first record of the ordinal names it */
+				p->uuid = cut_grow(p->uuid, &p->cap_uuid, i + 1, sizeof(*p->uuid));
+				p->uuid[i] = u;
+			} else {
+				if (isnew)
+					idmap_del2(p->devids, ev->pid, dev);
+				free(u);
+			}
 		}
 		return;
 	}
 	if (ev->layer != CUT_GPU || !(ev->has & CUT_HAS_DUR) || ev->dur < 0)
 		return;
 	int64_t s = ev->ts, e = ev->ts + ev->dur, dev = -1, submit, bytes;
-	char key[192], stream[40] = "?";
+	char key[64];
 	g->count++;
 	sat_add(&g->saturated, &g->total, ev->dur);
 	struct group *ng = group_of(&p->names, ev->name, ev->pid, s, e);
@@ -129,14 +148,15 @@ gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev)
 	if (cut_args_int(ev->args, "bytes", &bytes) == 0 && bytes > 0)
 		sat_add(&g->saturated, &ng->bytes, bytes);
 	cut_args_int(ev->args, "device", &dev);
-	cut_args_str(ev->args, "stream", stream, sizeof(stream));
+	char *stream = args_str(ev->args, "stream");
 	/* Devices by process and ordinal here; gpustats_finish joins those of one physical GPU
 	 * (its device records may come after its first work). */
 	snprintf(key, sizeof(key), "pid %lld device %lld", (long long)ev->pid, (long long)dev);
 	group_of(&p->devs, key, ev->pid, s, e);
-	snprintf(key, sizeof(key), "pid %lld device %lld stream %s", (long long)ev->pid,
-	         (long long)dev, stream);
-	group_of(&p->streams, key, ev->pid, s, e);
+	p->key.len = 0;
+	buf_addf(&p->key, "%s stream %s", key, stream ? stream : "?");
+	free(stream);
+	group_of(&p->streams, p->key.s, ev->pid, s, e);
 	snprintf(key, sizeof(key), "pid %lld", (long long)ev->pid);
 	group_of(&p->procs, key, ev->pid, s, e);
 	if (cut_args_int(ev->args, "submit", &submit) == 0 && submit >= 0 && submit <= s) {
@@ -203,7 +223,7 @@ busy_table(struct table *t, size_t *n, bool *sat)
 /* What each process kept busy of a physical device, summed: past the device's own busy, the
  * processes' work overlapped (which a GPU time-slicing between them never does: cuthook -S). */
 static void
-overlaps(struct priv *p, struct cut_gpu_stats *g)
+overlaps(struct priv *p, struct cut_gpu_stats *g, const struct cut_strtab *phys)
 {
 	size_t n;
 	struct cut_gpu_busy *pd = busy_table(&p->devs, &n, &g->saturated);
@@ -212,12 +232,11 @@ overlaps(struct priv *p, struct cut_gpu_stats *g)
 		const char *key = pd[i].key, *uuid = NULL;
 		if (sscanf(key, "pid %lld device %lld", &pid, &dev) == 2)
 			uuid = uuid_of(p, pid, dev);
-		for (size_t j = 0; j < g->ndevices; j++)
-			if (strcmp(g->devices[j].key, uuid ? uuid : key) == 0) {
-				g->devices[j].procs++;
-				sat_add(&g->saturated, &g->devices[j].overlap, pd[i].busy);
-				break;
-			}
+		size_t j = strtab_find(phys, uuid ? uuid : key); /* the device it is part of */
+		if (j < g->ndevices) {
+			g->devices[j].procs++;
+			sat_add(&g->saturated, &g->devices[j].overlap, pd[i].busy);
+		}
 	}
 	free(pd);
 	for (size_t j = 0; j < g->ndevices; j++) {
@@ -285,10 +304,7 @@ gpustats_finish(struct cut_gpu_stats *g)
 			mean += dx / (double)(k + 1);
 			m2 += dx * ((double)x - mean);
 		}
-		if (!(nm->hist = calloc(CUT_HIST_N, sizeof(*nm->hist))))
-			err(2, "out of memory");
-		for (size_t k = 0; k < gr->n; k++)
-			nm->hist[cut_hist_bucket(d[k])]++;
+		cut_hist_of(&nm->hist, d, gr->n);
 		qsort(d, gr->n, sizeof(*d), cmp_i64);
 		nm->med = gr->n % 2 ? (double)d[gr->n / 2]
 		                    : ((double)d[gr->n / 2 - 1] + (double)d[gr->n / 2]) / 2;
@@ -314,9 +330,9 @@ gpustats_finish(struct cut_gpu_stats *g)
 	for (size_t i = 0; i < g->ndevices; i++)
 		if (!(g->devices[i].key = strdup(g->devices[i].key)))
 			err(2, "out of memory");
+	overlaps(p, g, phys.keys);
 	table_free(&phys);
 	strtab_free(phys.keys);
-	overlaps(p, g);
 	g->streams = busy_table(&p->streams, &g->nstreams, &g->saturated);
 	g->procs = busy_table(&p->procs, &g->nprocs, &g->saturated);
 	g->lat_count = (int64_t)p->nlat;
@@ -337,7 +353,7 @@ gpustats_free(struct cut_gpu_stats *g)
 		return;
 	struct priv *p = g->priv;
 	for (size_t i = 0; i < g->nnames; i++)
-		free(g->names[i].hist);
+		cut_hist_free(&g->names[i].hist);
 	free(g->names);
 	for (size_t i = 0; i < g->ndevices; i++)
 		free((char *)g->devices[i].key);
@@ -352,7 +368,11 @@ gpustats_free(struct cut_gpu_stats *g)
 	strtab_free(p->devs.keys);
 	strtab_free(p->streams.keys);
 	strtab_free(p->procs.keys);
-	strtab_free(p->uuids);
+	idmap_free(p->devids);
+	for (size_t i = 0; i < p->cap_uuid; i++)
+		free(p->uuid[i]);
+	free(p->uuid);
+	free(p->key.s);
 	free(p->lat);
 	free(p);
 	free(g);

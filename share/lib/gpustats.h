@@ -11,14 +11,15 @@
 #include <stdint.h>
 
 #include "event.h"
+#include "summary.h"
 
 struct cut_gpu_name {
 	const char *name;
 	const char *cat; /* kernel, memcpy, memset, graph */
 	int64_t count, total, min, max, bytes;
 	double med, stddev;
-	double avg;    /* exact where total saturated */
-	int64_t *hist; /* CUT_HIST_N counts (summary.h) */
+	double avg;           /* exact where total saturated */
+	struct cut_hist hist; /* summary.h */
 };
 
 /* How busy one device, stream or process kept the GPU. */

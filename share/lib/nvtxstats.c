@@ -1,42 +1,69 @@
-/* nvtxstats.c: time by NVTX range (see nvtxstats.h). A range is open on its thread from its
- * start to its end; each event of the thread is added to every range open at its start, and
- * the GPU work of a submitting call to the ranges that call was in, found again by args.corr. */
+/* nvtxstats.c: time by NVTX range (see nvtxstats.h). A range name is open on a thread while
+ * any range of it is: from when the first opens to when the last ends (a heap of the thread's
+ * open ranges by end says when). The thread keeps running sums of its events; what a name gets
+ * is the sums at its end less the sums at its start, so that an event costs the same however
+ * many ranges are open around it. GPU work goes to the names open on the thread when its
+ * submitting call (args.corr) was made: the thread numbers those calls, each keeps the time of
+ * its work, and each open stretch of a name gets, at the end, that of the calls made in it. */
 #include <err.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cut.h"
 #include "args.h"
+#include "heap.h"
 #include "idmap.h"
 #include "nvtxstats.h"
 #include "strtab.h"
 
+/* The layers whose events a range holds, as indices of the sums. */
+enum { S_RUNTIME, S_API, S_IOCTL, NSUMS };
+
+/* A range open on a thread, in its heap by end. */
 struct open_range {
-	size_t key;
-	int64_t end;
+	struct cut_heap_key key; /* ts: its end */
+	size_t name;             /* its (thread, name) entry */
+};
+
+/* A range name on a thread. */
+struct open_name {
+	size_t row;
+	size_t thread;
+	int64_t open;          /* its ranges open now */
+	int64_t since[NSUMS];  /* the thread's sums when it opened */
+	int64_t nsince[NSUMS]; /* and counts */
+	size_t call;           /* the thread's numbered calls when it opened */
+};
+
+/* The calls numbered from..to of a thread, whose GPU work goes to row. */
+struct stretch {
+	size_t row, thread, from, to;
 };
 
 struct thread {
-	struct open_range *open;
-	size_t n, cap;
-};
-
-/* The ranges a call with work on the GPU was in, until that work is seen. */
-struct pending {
-	size_t *keys;
-	size_t n;
+	struct cut_heap open;
+	int64_t sum[NSUMS], n[NSUMS];
+	int64_t *gpu, *ngpu; /* per numbered call: its GPU work's time and pieces */
+	size_t ncalls, capgpu, capngpu;
 };
 
 struct priv {
-	struct cut_strtab *index; /* "domain\x1fname" to a row */
-	int64_t *stamp;           /* per row: the last event added to it */
-	size_t cap;
+	struct cut_strtab *domains, *names;
+	struct cut_idmap *rows; /* (domain, name) to a row */
+	size_t caprows;
 	struct cut_idmap *threads; /* (pid, tid) */
 	struct thread *thr;
-	size_t nthr;
-	struct cut_idmap *corrs; /* (pid, corr) */
-	struct pending *pend;
-	size_t npend;
+	size_t capthr;
+	struct cut_idmap *onames; /* (thread, row) to an open_name */
+	struct open_name *on;
+	size_t capon;
+	struct cut_idmap *corrs; /* (pid, corr) to a call */
+	struct {
+		size_t thread, call;
+	} * corr;
+	size_t capcorr;
+	struct stretch *st;
+	size_t nst, capst;
 	int64_t seq;
 };
 
@@ -47,44 +74,14 @@ nvtxstats_new(void)
 	struct priv *p = calloc(1, sizeof(*p));
 	if (!s || !p)
 		err(2, "out of memory");
-	p->index = strtab_new();
+	p->domains = strtab_new();
+	p->names = strtab_new();
+	p->rows = idmap_new();
 	p->threads = idmap_new();
+	p->onames = idmap_new();
 	p->corrs = idmap_new();
 	s->priv = p;
 	return s;
-}
-
-static size_t
-row_of(struct cut_nvtx_stats *s, const struct cut_event *ev)
-{
-	struct priv *p = s->priv;
-	char dom[256], key[1024];
-	if (cut_args_str(ev->args, "domain", dom, sizeof(dom)) <= 0)
-		dom[0] = '\0';
-	snprintf(key, sizeof(key), "%s\x1f%s", dom, ev->name ? ev->name : "");
-	size_t i = strtab_intern(p->index, key);
-	if (i >= s->nranges) {
-		size_t cap = p->cap;
-		s->ranges = cut_grow(s->ranges, &cap, i + 1, sizeof(*s->ranges));
-		p->stamp = cut_grow(p->stamp, &p->cap, i + 1, sizeof(*p->stamp));
-		s->nranges = i + 1;
-	}
-	return i;
-}
-
-/* The thread of ev with the ranges that ended at or before ev->ts dropped. */
-static struct thread *
-thread_of(struct priv *p, const struct cut_event *ev)
-{
-	size_t t = idmap_put2(p->threads, ev->pid, ev->tid, NULL);
-	p->thr = cut_grow(p->thr, &p->nthr, t + 1, sizeof(*p->thr));
-	struct thread *th = &p->thr[t];
-	size_t k = 0;
-	for (size_t i = 0; i < th->n; i++)
-		if (th->open[i].end > ev->ts)
-			th->open[k++] = th->open[i];
-	th->n = k;
-	return th;
 }
 
 /* Adds b >= 0 to *a, saturating at INT64_MAX (as stats.c does). */
@@ -97,16 +94,117 @@ sat_add(struct cut_nvtx_stats *s, int64_t *a, int64_t b)
 	}
 }
 
-static void
-add_to(struct cut_nvtx_stats *s, struct cut_nvtx_range *r, enum cut_layer l, int64_t dur)
+/* The row of a range's (domain, name): names of any length, a domain and a name kept apart. */
+static size_t
+row_of(struct cut_nvtx_stats *s, const struct cut_event *ev)
 {
-	switch (l) {
-	case CUT_RUNTIME: sat_add(s, &r->runtime, dur), r->nruntime++; break;
-	case CUT_API: sat_add(s, &r->api, dur), r->napi++; break;
-	case CUT_IOCTL: sat_add(s, &r->ioctl, dur), r->nioctl++; break;
-	case CUT_GPU: sat_add(s, &r->gpu, dur), r->ngpu++; break;
-	default: break;
+	struct priv *p = s->priv;
+	char small[64], *dom = small;
+	int n = cut_args_str(ev->args, "domain", small, sizeof(small));
+	if (n >= (int)sizeof(small)) {
+		if (!(dom = malloc((size_t)n + 1)))
+			err(2, "out of memory");
+		cut_args_str(ev->args, "domain", dom, (size_t)n + 1);
+	} else if (n < 0)
+		small[0] = '\0';
+	size_t d = strtab_intern(p->domains, dom), nm = strtab_intern(p->names, ev->name);
+	if (dom != small)
+		free(dom);
+	bool isnew;
+	size_t i = idmap_put2(p->rows, (int64_t)d, (int64_t)nm, &isnew);
+	if (isnew) {
+		s->ranges = cut_grow(s->ranges, &p->caprows, i + 1, sizeof(*s->ranges));
+		s->ranges[i].domain = strtab_key(p->domains, d);
+		s->ranges[i].name = strtab_key(p->names, nm);
+		if (i + 1 > s->nranges)
+			s->nranges = i + 1;
 	}
+	return i;
+}
+
+static size_t
+thread_of(struct priv *p, const struct cut_event *ev)
+{
+	bool isnew;
+	size_t t = idmap_put2(p->threads, ev->pid, ev->tid, &isnew);
+	p->thr = cut_grow(p->thr, &p->capthr, t + 1, sizeof(*p->thr));
+	if (isnew)
+		heap_init(&p->thr[t].open, sizeof(struct open_range));
+	return t;
+}
+
+/* A name's stretch on a thread is over: it gets what the thread did in it. */
+static void
+close_name(struct cut_nvtx_stats *s, struct open_name *o)
+{
+	struct priv *p = s->priv;
+	struct thread *th = &p->thr[o->thread];
+	struct cut_nvtx_range *r = &s->ranges[o->row];
+	int64_t *dst[NSUMS] = {&r->runtime, &r->api, &r->ioctl};
+	int64_t *ndst[NSUMS] = {&r->nruntime, &r->napi, &r->nioctl};
+	for (int k = 0; k < NSUMS; k++) {
+		sat_add(s, dst[k], th->sum[k] - o->since[k]);
+		*ndst[k] += th->n[k] - o->nsince[k];
+	}
+	if (th->ncalls > o->call) {
+		p->st = cut_grow(p->st, &p->capst, p->nst + 1, sizeof(*p->st));
+		p->st[p->nst++] = (struct stretch){o->row, o->thread, o->call, th->ncalls};
+	}
+}
+
+/* Ends the ranges of thread t that ended at or before now. */
+static void
+end_until(struct cut_nvtx_stats *s, size_t t, int64_t now)
+{
+	struct priv *p = s->priv;
+	struct thread *th = &p->thr[t];
+	struct open_range *top, r;
+	while ((top = heap_top(&th->open)) && top->key.ts <= now) {
+		heap_pop(&th->open, &r);
+		struct open_name *o = &p->on[r.name];
+		if (--o->open == 0)
+			close_name(s, o);
+	}
+}
+
+static void
+open_range(struct cut_nvtx_stats *s, size_t t, const struct cut_event *ev)
+{
+	struct priv *p = s->priv;
+	struct thread *th = &p->thr[t];
+	size_t row = row_of(s, ev);
+	s->ranges[row].count++;
+	sat_add(s, &s->ranges[row].total, ev->dur);
+	bool isnew;
+	size_t i = idmap_put2(p->onames, (int64_t)t, (int64_t)row, &isnew);
+	p->on = cut_grow(p->on, &p->capon, i + 1, sizeof(*p->on));
+	struct open_name *o = &p->on[i];
+	if (isnew || o->open == 0) {
+		*o = (struct open_name){row, t, 0, {0}, {0}, th->ncalls};
+		memcpy(o->since, th->sum, sizeof(th->sum));
+		memcpy(o->nsince, th->n, sizeof(th->n));
+	}
+	o->open++;
+	heap_push(&th->open, &(struct open_range){{cut_event_end(ev), (uint64_t)p->seq++}, i});
+}
+
+/* Numbers a call with args.corr made while a range is open on its thread, for its GPU work. A
+ * call's work may come in several pieces (a graph), so the number stays; a later call with
+ * the same corr replaces it. */
+static void
+number_call(struct priv *p, size_t t, const struct cut_event *ev)
+{
+	struct thread *th = &p->thr[t];
+	int64_t corr;
+	if (cut_args_int(ev->args, "corr", &corr) != 0)
+		return;
+	size_t i = idmap_put2(p->corrs, ev->pid, corr, NULL);
+	p->corr = cut_grow(p->corr, &p->capcorr, i + 1, sizeof(*p->corr));
+	p->corr[i].thread = t;
+	p->corr[i].call = th->ncalls;
+	th->gpu = cut_grow(th->gpu, &th->capgpu, th->ncalls + 1, sizeof(*th->gpu));
+	th->ngpu = cut_grow(th->ngpu, &th->capngpu, th->ncalls + 1, sizeof(*th->ngpu));
+	th->ncalls++;
 }
 
 static void
@@ -119,33 +217,9 @@ add_gpu(struct cut_nvtx_stats *s, const struct cut_event *ev)
 	size_t i = idmap_get2(p->corrs, ev->pid, corr);
 	if (i == IDMAP_NONE)
 		return;
-	struct pending *pd = &p->pend[i];
-	for (size_t k = 0; k < pd->n; k++)
-		add_to(s, &s->ranges[pd->keys[k]], CUT_GPU, ev->dur);
-}
-
-/* Keeps the ranges a call with args.corr is in, for its GPU work. A call's work may come in
- * several pieces (a graph), so the entry stays; a later call with the same corr replaces it. */
-static void
-keep_corr(struct priv *p, const struct cut_event *ev, const struct thread *th)
-{
-	int64_t corr;
-	if (cut_args_int(ev->args, "corr", &corr) != 0)
-		return;
-	size_t i = idmap_put2(p->corrs, ev->pid, corr, NULL);
-	p->pend = cut_grow(p->pend, &p->npend, i + 1, sizeof(*p->pend));
-	struct pending *pd = &p->pend[i];
-	free(pd->keys);
-	pd->keys = malloc((th->n ? th->n : 1) * sizeof(*pd->keys));
-	if (!pd->keys)
-		err(2, "out of memory");
-	pd->n = 0;
-	p->seq++;
-	for (size_t k = 0; k < th->n; k++) {
-		size_t key = th->open[k].key;
-		if (p->stamp[key] != p->seq)
-			pd->keys[pd->n++] = key, p->stamp[key] = p->seq;
-	}
+	struct thread *th = &p->thr[p->corr[i].thread];
+	sat_add(s, &th->gpu[p->corr[i].call], ev->dur);
+	th->ngpu[p->corr[i].call]++;
 }
 
 void
@@ -164,29 +238,27 @@ nvtxstats_add(struct cut_nvtx_stats *s, const struct cut_event *ev)
 	}
 	if (!(ev->has & CUT_HAS_DUR))
 		return;
-	struct thread *th = thread_of(p, ev);
+	size_t t = thread_of(p, ev);
+	end_until(s, t, ev->ts);
 	if (ev->layer == CUT_NVTX) {
-		size_t key = row_of(s, ev);
-		s->ranges[key].count++;
-		sat_add(s, &s->ranges[key].total, ev->dur);
-		th->open = cut_grow(th->open, &th->cap, th->n + 1, sizeof(*th->open));
-		th->open[th->n++] = (struct open_range){key, ev->ts + ev->dur};
+		open_range(s, t, ev);
 		return;
 	}
-	if (ev->layer != CUT_RUNTIME && ev->layer != CUT_API && ev->layer != CUT_IOCTL)
+	int k = ev->layer == CUT_RUNTIME ? S_RUNTIME
+	        : ev->layer == CUT_API   ? S_API
+	        : ev->layer == CUT_IOCTL ? S_IOCTL
+	                                 : -1;
+	struct thread *th = &p->thr[t];
+	if (k < 0 || heap_len(&th->open) == 0)
 		return;
-	if (th->n == 0)
-		return;
-	p->seq++;
-	for (size_t k = 0; k < th->n; k++) {
-		size_t key = th->open[k].key;
-		if (p->stamp[key] != p->seq) {
-			p->stamp[key] = p->seq;
-			add_to(s, &s->ranges[key], ev->layer, ev->dur);
-		}
+	/* the sums only ever differ while a range is open: a saturated one stays there */
+	if (__builtin_add_overflow(th->sum[k], ev->dur, &th->sum[k])) {
+		th->sum[k] = INT64_MAX;
+		s->saturated = true;
 	}
+	th->n[k]++;
 	if (ev->layer == CUT_API || ev->layer == CUT_RUNTIME)
-		keep_corr(p, ev, th);
+		number_call(p, t, ev);
 }
 
 static int
@@ -203,14 +275,31 @@ void
 nvtxstats_finish(struct cut_nvtx_stats *s)
 {
 	struct priv *p = s->priv;
-	for (size_t i = 0; i < s->nranges; i++) {
-		const char *k = strtab_key(p->index, i);
-		const char *sep = strchr(k, '\x1f');
-		s->ranges[i].name = sep + 1;
-		char *d = strndup(k, (size_t)(sep - k));
-		if (!d)
-			err(2, "out of memory");
-		s->ranges[i].domain = d;
+	size_t nthr = idmap_span(p->threads);
+	for (size_t t = 0; t < nthr; t++)
+		end_until(s, t, INT64_MAX);
+	/* each thread's numbered calls' GPU time as running sums, then each stretch's share */
+	for (size_t t = 0; t < nthr; t++) {
+		struct thread *th = &p->thr[t];
+		for (size_t c = 1; c < th->ncalls; c++) {
+			if (__builtin_add_overflow(th->gpu[c], th->gpu[c - 1], &th->gpu[c])) {
+				th->gpu[c] = INT64_MAX;
+				s->saturated = true;
+			}
+			th->ngpu[c] += th->ngpu[c - 1];
+		}
+	}
+	for (size_t i = 0; i < p->nst; i++) {
+		const struct stretch *x = &p->st[i];
+		const struct thread *th = &p->thr[x->thread];
+		struct cut_nvtx_range *r = &s->ranges[x->row];
+		int64_t before = x->from ? th->gpu[x->from - 1] : 0;
+		int64_t nbefore = x->from ? th->ngpu[x->from - 1] : 0;
+		/* a running sum that saturated leaves its stretches at the top */
+		int64_t gpu =
+		    th->gpu[x->to - 1] == INT64_MAX ? INT64_MAX : th->gpu[x->to - 1] - before;
+		sat_add(s, &r->gpu, gpu);
+		r->ngpu += th->ngpu[x->to - 1] - nbefore;
 	}
 	if (s->nranges)
 		qsort(s->ranges, s->nranges, sizeof(*s->ranges), by_total);
@@ -222,18 +311,21 @@ nvtxstats_free(struct cut_nvtx_stats *s)
 	if (!s)
 		return;
 	struct priv *p = s->priv;
-	for (size_t i = 0; i < p->nthr; i++)
-		free(p->thr[i].open);
-	for (size_t i = 0; i < p->npend; i++)
-		free(p->pend[i].keys);
+	for (size_t t = 0; t < idmap_span(p->threads); t++) {
+		heap_free(&p->thr[t].open);
+		free(p->thr[t].gpu);
+		free(p->thr[t].ngpu);
+	}
 	free(p->thr);
-	free(p->pend);
-	free(p->stamp);
+	free(p->on);
+	free(p->corr);
+	free(p->st);
 	idmap_free(p->threads);
+	idmap_free(p->onames);
 	idmap_free(p->corrs);
-	for (size_t i = 0; i < s->nranges; i++)
-		free((char *)s->ranges[i].domain);
-	strtab_free(p->index);
+	idmap_free(p->rows);
+	strtab_free(p->domains);
+	strtab_free(p->names);
 	free(p);
 	free(s->ranges);
 	free(s);

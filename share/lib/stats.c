@@ -74,9 +74,6 @@ fn_add(struct cut_stats *st, struct cut_fn_stat *f, int64_t dur)
 			err(2, "out of memory");
 	}
 	f->durs[f->calls++] = dur;
-	if (!f->hist && !(f->hist = calloc(CUT_HIST_N, sizeof(*f->hist))))
-		err(2, "out of memory");
-	f->hist[cut_hist_bucket(dur)]++;
 	sat_add(st, &f->total, dur);
 	f->sum += dur;
 	if (f->calls == 1 || dur < f->min)
@@ -283,6 +280,7 @@ stats_finish(struct cut_stats *st)
 {
 	for (size_t i = 0; i < st->nfns; i++) {
 		struct cut_fn_stat *f = &st->fns[i];
+		cut_hist_of(&f->hist, f->durs, (size_t)f->calls);
 		f->med = median(f->durs, (size_t)f->calls);
 		f->stddev = f->calls > 1 ? sqrt(f->m2 / (double)(f->calls - 1)) : 0;
 		f->avg = (double)f->sum / (double)f->calls;
@@ -307,7 +305,7 @@ stats_free(struct cut_stats *st)
 		return;
 	for (size_t i = 0; i < st->nfns; i++) {
 		free(st->fns[i].durs);
-		free(st->fns[i].hist);
+		cut_hist_free(&st->fns[i].hist);
 	}
 	for (size_t i = 0; i < st->nslow; i++)
 		free(st->slow[i].name);

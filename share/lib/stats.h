@@ -8,6 +8,7 @@
 
 #include "classify.h"
 #include "event.h"
+#include "summary.h"
 
 enum cut_xfer_dir {
 	CUT_X_HTOD,
@@ -26,7 +27,7 @@ struct cut_fn_stat {
 	int64_t ioctls, ioctl_ns; /* from cutmerge's nioctl/ioctl_ns */
 	double med, stddev;       /* valid after stats_finish; stddev is the sample one */
 	double avg;               /* valid after stats_finish: exact where total saturated */
-	int64_t *hist;            /* CUT_HIST_N counts (summary.h), for summaries that merge */
+	struct cut_hist hist;     /* after stats_finish (summary.h), for summaries that merge */
 	/* private */
 	double mean, m2;
 	__int128 sum; /* total, unsaturated */

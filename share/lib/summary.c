@@ -1,6 +1,8 @@
 /* summary.c: the log-scale histogram of summary.h. */
+#include <err.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "summary.h"
 
@@ -37,4 +39,32 @@ double
 cut_hist_quantile(const int64_t *h, int64_t n, double q)
 {
 	return cut_hist_quantile_range(h, 0, CUT_HIST_N, n, q);
+}
+
+void
+cut_hist_of(struct cut_hist *h, const int64_t *v, size_t n)
+{
+	h->lo = CUT_HIST_N, h->hi = 0;
+	for (size_t i = 0; i < n; i++) {
+		int b = cut_hist_bucket(v[i]);
+		h->lo = b < h->lo ? b : h->lo;
+		h->hi = b >= h->hi ? b + 1 : h->hi;
+	}
+	if (h->lo >= h->hi) {
+		h->lo = h->hi = 0;
+		h->counts = NULL;
+		return;
+	}
+	if (!(h->counts = calloc((size_t)(h->hi - h->lo), sizeof(*h->counts))))
+		err(2, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		h->counts[cut_hist_bucket(v[i]) - h->lo]++;
+}
+
+void
+cut_hist_free(struct cut_hist *h)
+{
+	free(h->counts);
+	h->counts = NULL;
+	h->lo = h->hi = 0;
 }

@@ -4,7 +4,11 @@
 # linear path costs 4, a quadratic one 16). The shapes are those that were quadratic: cutgaps'
 # snapshot of every thread at every sync (threads x syncs), a context sync going over every
 # stream of every process (streams x syncs, processes x syncs), the rank of a process found by
-# going over all of them, every rank gone over for each NCCL kernel name.
+# going over all of them, every rank gone over for each NCCL kernel name; cutstat's device
+# records looked up one by one (uuid_of) and every process's device compared with every device,
+# and every NVTX range open on a thread gone over at each of its events. And memory: cutstat kept
+# a histogram of all 512 buckets (4 KB) for every function and kernel name, 8 KB a name that
+# is both; 80,000 names must take less than 2 KB each.
 top=${CUT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 B=${CUT_BUILD:-$top/build}
 PATH=$B/bin:$PATH
@@ -63,7 +67,8 @@ def cpu(tool, path):
     return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 cases = [("cutgaps", "threads", 5000), ("cutgaps", "streams", 5000), ("cutgaps", "processes", 5000),
-         ("cutgaps", "owners", 10000), ("cutgaps", "ranks", 10000)]
+         ("cutgaps", "owners", 10000), ("cutgaps", "ranks", 10000), ("cutstat", "devices", 5000),
+         ("cutstat", "ranks", 5000), ("cutstat", "nvtx", 5000)]
 fail = 0
 with tempfile.TemporaryDirectory() as d:
     for tool, kind, n in cases:
@@ -75,4 +80,18 @@ with tempfile.TemporaryDirectory() as d:
             print(f"FAIL: {tool} on {kind}: {4 * n} took {large:.2f} s of CPU, {n} {small:.2f} s")
             fail = 1
 sys.exit(fail)
+PY
+[ $? -eq 0 ] || exit 1
+python3 - <<'PY'
+import json, resource, subprocess, sys, tempfile
+with tempfile.NamedTemporaryFile("w", suffix=".jsonl") as f:
+    for i in range(40000):
+        f.write(json.dumps({"ts": 1000 + 10 * i, "dur": 5, "pid": 7, "tid": 7, "layer": "api", "name": f"cuFunction{i}", "ret": 0}) + "\n")
+        f.write(json.dumps({"ts": 1002 + 10 * i, "dur": 5, "pid": 7, "tid": 7, "layer": "gpu", "name": f"kernel{i}", "cat": "kernel",
+                            "args": {"stream": "0x1", "device": 0}}) + "\n")
+    f.flush()
+    p = subprocess.run(["cutstat", f.name], stdout=subprocess.DEVNULL)
+    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    if p.returncode or rss > 80000 * 2048:
+        sys.exit(f"FAIL: 80,000 names: exit {p.returncode}, {rss / 1e6:.0f} MB")
 PY
