@@ -72,12 +72,12 @@ gpu_busy_share(const struct cut_stats *st, const struct cut_gpu_stats *g,
 /* The verdict where the gpu layer says how busy the GPU was: GPU-bound, launch-bound (the
  * GPU waits for the host's launches), sync-bound (the host waits in sync calls for a GPU that
  * is mostly idle: waiting on something else), or idle. Returns 0 when there is no gpu layer. */
-static int
-gpu_verdict(const struct cut_stats *st, const struct cut_gpu_stats *g, char *out, size_t n)
+static bool
+gpu_verdict(const struct cut_stats *st, const struct cut_gpu_stats *g, struct cut_buf *out)
 {
 	const struct cut_gpu_busy *dev;
 	if (!g->count)
-		return 0;
+		return false;
 	double busy = gpu_busy_share(st, g, &dev);
 	const char *top = g->nnames ? cut_esc(g->names[0].name) : "?";
 	double top_share = g->nnames ? pct(g->names[0].total, g->total) : 0;
@@ -85,45 +85,48 @@ gpu_verdict(const struct cut_stats *st, const struct cut_gpu_stats *g, char *out
 	double sync = pct(st->cat_total[CUT_CAT_SYNC], st->api_total);
 	char t[32];
 	if (busy >= 80)
-		return snprintf(
-		    out, n,
-		    "GPU-bound: the busiest GPU worked %.0f%% of the traced time; %.0f%% "
-		    "of the GPU time is %s",
+		buf_addf(
+		    out,
+		    "GPU-bound: the busiest GPU worked %.0f%% of the traced time; %.0f%% of the "
+		    "GPU time is %s",
 		    busy, top_share, top);
-	if (busy < 10 && launch < 50 && sync < 50)
-		return snprintf(out, n,
-		                "idle: the GPU worked only %.0f%% of the traced time; the host "
-		                "spent most of it outside the driver",
-		                busy);
-	if (sync >= launch)
-		return snprintf(out, n,
-		                "sync-bound: the GPU worked only %.0f%% of the traced time while "
-		                "%.0f%% of the driver API time was spent waiting in sync calls",
-		                busy, sync);
-	int len = snprintf(out, n,
-	                   "launch-bound: the GPU worked only %.0f%% of the traced time, waiting "
-	                   "for launches (%.0f%% of the driver API time",
-	                   busy, launch);
-	if (len > 0 && (size_t)len < n && g->lat_count)
-		len += snprintf(out + len, n - (size_t)len, "; median launch latency %s",
-		                cut_format_duration(g->lat_med, t, sizeof(t)));
-	if (len > 0 && (size_t)len < n)
-		len += snprintf(out + len, n - (size_t)len, ")");
-	return len;
+	else if (busy < 10 && launch < 50 && sync < 50)
+		buf_addf(out,
+		         "idle: the GPU worked only %.0f%% of the traced time; the host spent most "
+		         "of it outside the driver",
+		         busy);
+	else if (sync >= launch)
+		buf_addf(
+		    out,
+		    "sync-bound: the GPU worked only %.0f%% of the traced time while %.0f%% of "
+		    "the driver API time was spent waiting in sync calls",
+		    busy, sync);
+	else {
+		buf_addf(out,
+		         "launch-bound: the GPU worked only %.0f%% of the traced time, waiting for "
+		         "launches (%.0f%% of the driver API time",
+		         busy, launch);
+		if (g->lat_count)
+			buf_addf(out, "; median launch latency %s",
+			         cut_format_duration(g->lat_med, t, sizeof(t)));
+		buf_addc(out, ')');
+	}
+	return true;
 }
 
 /* One sentence naming what dominates: from the GPU's own timeline when the trace has it,
  * else from the driver API time. */
-static void
-verdict(const struct cut_stats *st, const struct cut_gpu_stats *g, char *out, size_t n)
+static const char *
+verdict(const struct cut_stats *st, const struct cut_gpu_stats *g)
 {
+	static struct cut_buf out;
 	char t[32];
-	if (gpu_verdict(st, g, out, n) > 0)
-		return;
-	if (st->api_total == 0) {
-		snprintf(out, n, "no timed driver API calls in the trace");
-		return;
-	}
+	out.len = 0;
+	buf_add(&out, "", 0);
+	if (gpu_verdict(st, g, &out))
+		return out.s;
+	if (st->api_total == 0)
+		return "no timed driver API calls in the trace";
 	int c = 0;
 	for (int i = 1; i < CUT_NCATS; i++)
 		if (st->cat_total[i] > st->cat_total[c])
@@ -131,49 +134,48 @@ verdict(const struct cut_stats *st, const struct cut_gpu_stats *g, char *out, si
 	double share = pct(st->cat_total[c], st->api_total);
 	const struct cut_fn_stat *f = top_fn_in(st, (enum cut_category)c);
 	const char *fn = f ? cut_esc(f->name) : "?";
-	int len;
 	switch (c) {
 	case CUT_CAT_SYNC:
-		len = snprintf(out, n,
-		               "GPU-bound: %.0f%% of driver API time is spent waiting for the "
-		               "GPU, mostly in %s",
-		               share, fn);
+		buf_addf(&out,
+		         "GPU-bound: %.0f%% of driver API time is spent waiting for the "
+		         "GPU, mostly in %s",
+		         share, fn);
 		break;
 	case CUT_CAT_INIT:
 	case CUT_CAT_MODULE:
 	case CUT_CAT_CONTEXT:
 	case CUT_CAT_DEVICE:
-		len = snprintf(out, n,
-		               "start-up dominated: %.0f%% of driver API time is %s, led by "
-		               "%s; profile a longer steady-state run",
-		               share, cut_category_name(c), fn);
+		buf_addf(&out,
+		         "start-up dominated: %.0f%% of driver API time is %s, led by "
+		         "%s; profile a longer steady-state run",
+		         share, cut_category_name(c), fn);
 		break;
 	case CUT_CAT_LAUNCH:
-		len =
-		    snprintf(out, n,
-		             "launch-bound: %.0f%% of driver API time is %lld launch calls "
-		             "(%s each on average); consider CUDA graphs or fewer, larger kernels",
-		             share, (long long)st->cat_calls[c],
-		             cut_format_duration(st->cat_avg[c], t, sizeof(t)));
+		buf_addf(&out,
+		         "launch-bound: %.0f%% of driver API time is %lld launch calls "
+		         "(%s each on average); consider CUDA graphs or fewer, larger kernels",
+		         share, (long long)st->cat_calls[c],
+		         cut_format_duration(st->cat_avg[c], t, sizeof(t)));
 		break;
 	case CUT_CAT_QUERY:
-		len = snprintf(out, n,
-		               "query overhead: %.0f%% of driver API time is %lld cheap "
-		               "queries, led by %s",
-		               share, (long long)st->cat_calls[c], fn);
+		buf_addf(&out,
+		         "query overhead: %.0f%% of driver API time is %lld cheap "
+		         "queries, led by %s",
+		         share, (long long)st->cat_calls[c], fn);
 		break;
 	default:
-		len = snprintf(out, n, "%s-bound: %.0f%% of driver API time is %s calls, led by %s",
-		               cut_category_name(c), share, cut_category_name(c), fn);
+		buf_addf(&out, "%s-bound: %.0f%% of driver API time is %s calls, led by %s",
+		         cut_category_name(c), share, cut_category_name(c), fn);
 	}
-	int64_t in_ioctl = 0;
+	__int128 in_ioctl = 0; /* of saturated sums: no overflow */
 	for (size_t i = 0; i < st->nfns; i++)
 		in_ioctl += st->fns[i].ioctl_ns;
-	if (len > 0 && (size_t)len < n && pct(in_ioctl, st->api_total) >= 20)
-		snprintf(out + len, n - (size_t)len,
-		         "; %.0f%% of all driver API time is inside "
-		         "NVIDIA ioctls",
-		         pct(in_ioctl, st->api_total));
+	double share_ioctl =
+	    st->api_total > 0 ? 100.0 * (double)in_ioctl / (double)st->api_total : 0;
+	if (share_ioctl >= 20)
+		buf_addf(&out, "; %.0f%% of all driver API time is inside NVIDIA ioctls",
+		         share_ioctl);
+	return out.s;
 }
 
 /* A per-function table (nsys stats' cuda_api_sum) of the layer st counts. */
@@ -260,9 +262,7 @@ print_other_sections(const struct cut_stats *st, const struct cut_gpu_stats *g, 
 			       n ? pct(st->layer_total[l], traced) / (double)n : 0.0);
 		}
 
-	char v[1024];
-	verdict(st, g, v, sizeof(v));
-	printf("\nVerdict: %s\n", v);
+	printf("\nVerdict: %s\n", verdict(st, g));
 }
 
 static void
@@ -680,8 +680,7 @@ print_json(const struct cut_stats *st, const struct cut_stats *rt, const struct 
 		set_int(o, "threads", st->layer_threads[l]);
 		json_array_append_new(layers, o);
 	}
-	char v[1024];
-	verdict(st, g, v, sizeof(v));
+	const char *v = verdict(st, g);
 	if (g->count)
 		json_object_set_new(root, "gpu", gpu_json(g, traced));
 	json_object_set_new(root, "categories", cats);
