@@ -1,5 +1,7 @@
-/* calls.c: per thread, the open spans in the order they were opened (so by start), pruned
- * as events move past their ends; threads with none left are swept out of the id map. */
+/* calls.c: per thread, the open spans of each layer as a list in the order they were opened
+ * (its last one the innermost) and a heap by end; spans live in one pool, threads with none
+ * open are swept out. Every step is O(1) or O(log n) whatever overlaps: a trace of a million
+ * calls open at once costs what a million nested ones do. */
 #include <err.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -8,35 +10,52 @@
 #include "calls.h"
 #include "idmap.h"
 
+#define NIL ((size_t)-1)
+
+/* A span in the pool: the caller's struct first, so a struct cut_span * is one of these. */
+struct rec {
+	struct cut_span s;
+	size_t below, above; /* same thread and layer, opened before and after it; NIL */
+	size_t heap;         /* its place in its thread's heap; NIL when the entry is free */
+	size_t thread;       /* index in t; the next free entry when free */
+};
+
 struct thread {
 	bool used;
-	int64_t pid, tid;
-	struct cut_span *s; /* open spans, in the order opened */
+	int64_t pid, tid, rank; /* rank -1: none */
+	char *host;             /* NULL: none */
+	size_t next;            /* the next thread of the same (pid, tid) on another host or rank */
+	size_t top[CUT_NLAYERS]; /* the last opened span still open of each layer, or NIL */
+	size_t *heap;            /* its open spans, a binary min-heap by end */
 	size_t n, cap;
-	int64_t min_end; /* the earliest end in s; INT64_MAX when s is empty */
 };
 
 struct cut_calls {
 	unsigned mask;
-	struct cut_idmap *ids; /* (pid, tid) -> index in t */
+	struct rec *pool;
+	size_t poolcap, poolused, freerec; /* entries made, first free one (NIL: none) */
 	struct thread *t;
-	size_t cap, live, spans, sweep_at;
+	size_t tcap, tused, freethread; /* free threads chain through next */
+	struct cut_idmap *ids;          /* (pid, tid) -> index in chain */
+	size_t *chain;                  /* the first thread of each (pid, tid), NIL when none */
+	size_t chaincap;
+	size_t live, spans, bytes, sweep_at;
+	size_t max_spans, max_bytes;
+	uint64_t refused;
+	/* spans by (thread, id), once a parent was asked by id (cutmerge's output read again) */
+	struct cut_idmap *byid;
+	size_t *byid_rec, byid_cap;
 	/* threads looked up lately, by tid: a merge asks two or three things of each event, and
 	 * a few threads make most of the events */
-	struct recent {
-		int64_t pid, tid;
-		size_t i; /* NOTHREAD: empty */
-	} recent[16];
+	size_t recent[16];
 };
 
-#define NOTHREAD ((size_t)-1)
+/* What a span and a thread cost, besides names: the numbers cut_calls_bytes adds up. */
+#define SPAN_BYTES (sizeof(struct rec) + sizeof(size_t))
+#define THREAD_BYTES (sizeof(struct thread) + 2 * sizeof(size_t))
 
-static void
-forget_recent(struct cut_calls *c)
-{
-	for (size_t i = 0; i < sizeof(c->recent) / sizeof(c->recent[0]); i++)
-		c->recent[i].i = NOTHREAD;
-}
+/* How many spans of a layer are looked at for an event out of ts order (see calls.h). */
+#define SCAN_MAX 64
 
 struct cut_calls *
 cut_calls_new(unsigned mask)
@@ -47,25 +66,187 @@ cut_calls_new(unsigned mask)
 	c->mask = mask;
 	c->ids = idmap_new();
 	c->sweep_at = 64;
-	forget_recent(c);
+	c->freerec = c->freethread = NIL;
+	c->max_spans = c->max_bytes = SIZE_MAX;
+	for (size_t i = 0; i < sizeof(c->recent) / sizeof(c->recent[0]); i++)
+		c->recent[i] = NIL;
 	return c;
 }
 
-static inline void
-drop_span(struct cut_calls *c, struct cut_span *s)
+void
+cut_calls_limit(struct cut_calls *c, size_t spans, size_t bytes)
 {
-	if (s->longname)
-		free(s->longname);
-	c->spans--;
+	c->max_spans = spans;
+	c->max_bytes = bytes;
+}
+
+/* ---- the heap of a thread's spans by end ---- */
+
+static inline int64_t
+end_at(const struct cut_calls *c, const struct thread *th, size_t i)
+{
+	return c->pool[th->heap[i]].s.end;
+}
+
+static inline void
+heap_set(struct cut_calls *c, struct thread *th, size_t i, size_t x)
+{
+	th->heap[i] = x;
+	c->pool[x].heap = i;
 }
 
 static void
-drop_thread(struct cut_calls *c, struct thread *th)
+sift_up(struct cut_calls *c, struct thread *th, size_t i)
 {
-	for (size_t i = 0; i < th->n; i++)
-		drop_span(c, &th->s[i]);
-	free(th->s);
-	*th = (struct thread){.used = false};
+	size_t x = th->heap[i];
+	int64_t end = c->pool[x].s.end;
+	while (i > 0 && end_at(c, th, (i - 1) / 2) > end) {
+		heap_set(c, th, i, th->heap[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+	heap_set(c, th, i, x);
+}
+
+static void
+sift_down(struct cut_calls *c, struct thread *th, size_t i)
+{
+	size_t x = th->heap[i];
+	int64_t end = c->pool[x].s.end;
+	for (;;) {
+		size_t k = 2 * i + 1;
+		if (k >= th->n)
+			break;
+		if (k + 1 < th->n && end_at(c, th, k + 1) < end_at(c, th, k))
+			k++;
+		if (end_at(c, th, k) >= end)
+			break;
+		heap_set(c, th, i, th->heap[k]);
+		i = k;
+	}
+	heap_set(c, th, i, x);
+}
+
+/* ---- spans ---- */
+
+/* Forgets the span of (thread index ti, id) in the index by id, if it is that span. */
+static void
+byid_forget(struct cut_calls *c, size_t ti, size_t x)
+{
+	int64_t id = c->pool[x].s.id;
+	if (!c->byid || id < 0)
+		return;
+	size_t k = idmap_get2(c->byid, (int64_t)ti, id);
+	if (k != IDMAP_NONE && c->byid_rec[k] == x)
+		idmap_del2(c->byid, (int64_t)ti, id);
+}
+
+static void
+byid_add(struct cut_calls *c, size_t ti, size_t x)
+{
+	int64_t id = c->pool[x].s.id;
+	if (id < 0)
+		return;
+	size_t k = idmap_put2(c->byid, (int64_t)ti, id, NULL);
+	if (k >= c->byid_cap) {
+		size_t cap = c->byid_cap ? 2 * c->byid_cap : 64;
+		while (cap <= k)
+			cap *= 2;
+		if (!(c->byid_rec = realloc(c->byid_rec, cap * sizeof(*c->byid_rec))))
+			err(2, "out of memory");
+		c->byid_cap = cap;
+	}
+	c->byid_rec[k] = x;
+}
+
+/* Takes span x off its thread: its layer's list, the heap, the index by id; frees it. */
+static void
+drop_span(struct cut_calls *c, struct thread *th, size_t x)
+{
+	struct rec *r = &c->pool[x];
+	byid_forget(c, r->thread, x);
+	if (r->above != NIL)
+		c->pool[r->above].below = r->below;
+	else
+		th->top[r->s.layer] = r->below;
+	if (r->below != NIL)
+		c->pool[r->below].above = r->above;
+	size_t i = r->heap;
+	size_t last = th->heap[--th->n];
+	if (i < th->n) {
+		heap_set(c, th, i, last);
+		sift_down(c, th, i);
+		sift_up(c, th, c->pool[last].heap);
+	}
+	c->bytes -= SPAN_BYTES;
+	if (r->s.longname) {
+		c->bytes -= strlen(r->s.longname) + 1;
+		free(r->s.longname);
+		r->s.longname = NULL;
+	}
+	r->heap = NIL;
+	r->thread = c->freerec;
+	c->freerec = x;
+	c->spans--;
+}
+
+/* Forgets the spans of th that end at or before now. */
+static inline void
+prune(struct cut_calls *c, struct thread *th, int64_t now)
+{
+	while (th->n && end_at(c, th, 0) <= now)
+		drop_span(c, th, th->heap[0]);
+}
+
+/* ---- threads ---- */
+
+static bool
+same_host(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* The host and rank of ev as its thread's key: an empty host is none. */
+static inline const char *
+host_of(const struct cut_event *ev)
+{
+	return ev->host && *ev->host ? ev->host : NULL;
+}
+
+static inline int64_t
+rank_of(const struct cut_event *ev)
+{
+	return ev->has & CUT_HAS_RANK ? ev->rank : -1;
+}
+
+static inline bool
+is_thread_of(const struct thread *th, const struct cut_event *ev)
+{
+	return th->used && th->tid == ev->tid && th->pid == ev->pid && th->rank == rank_of(ev) &&
+	       same_host(th->host, host_of(ev));
+}
+
+static void
+drop_thread(struct cut_calls *c, size_t ti)
+{
+	struct thread *th = &c->t[ti];
+	while (th->n)
+		drop_span(c, th, th->heap[th->n - 1]);
+	/* out of its (pid, tid) chain */
+	size_t k = idmap_get2(c->ids, th->pid, th->tid);
+	if (k != IDMAP_NONE) {
+		size_t *p = &c->chain[k];
+		while (*p != NIL && *p != ti)
+			p = &c->t[*p].next;
+		if (*p == ti)
+			*p = th->next;
+		if (c->chain[k] == NIL)
+			idmap_del2(c->ids, th->pid, th->tid);
+	}
+	free(th->heap);
+	c->bytes -= THREAD_BYTES + (th->host ? strlen(th->host) + 1 : 0);
+	free(th->host);
+	*th = (struct thread){.used = false, .next = c->freethread};
+	c->freethread = ti;
 	c->live--;
 }
 
@@ -74,110 +255,111 @@ cut_calls_free(struct cut_calls *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->cap; i++)
+	for (size_t i = 0; i < c->tused; i++)
 		if (c->t[i].used)
-			drop_thread(c, &c->t[i]);
+			drop_thread(c, i);
 	free(c->t);
+	free(c->pool);
+	free(c->chain);
 	idmap_free(c->ids);
+	idmap_free(c->byid);
+	free(c->byid_rec);
 	free(c);
-}
-
-/* prune() when something ends: mostly the innermost span, as calls nest. */
-static void
-prune_ended(struct cut_calls *c, struct thread *th, int64_t now)
-{
-	while (th->n && th->s[th->n - 1].end <= now)
-		drop_span(c, &th->s[--th->n]);
-	size_t k = 0;
-	th->min_end = INT64_MAX;
-	for (size_t i = 0; i < th->n; i++) {
-		if (th->s[i].end <= now) {
-			drop_span(c, &th->s[i]);
-			continue;
-		}
-		th->s[k++] = th->s[i];
-		if (th->s[i].end < th->min_end)
-			th->min_end = th->s[i].end;
-	}
-	th->n = k;
-}
-
-/* Forgets the spans of th that end at or before now. */
-static inline void
-prune(struct cut_calls *c, struct thread *th, int64_t now)
-{
-	if (now < th->min_end)
-		return;
-	if (th->n == 1) { /* the one call open has ended: the usual case */
-		drop_span(c, &th->s[--th->n]);
-		th->min_end = INT64_MAX;
-		return;
-	}
-	prune_ended(c, th, now);
 }
 
 /* Forgets the threads with no span open at now, so memory follows the threads alive. */
 static void
 sweep(struct cut_calls *c, int64_t now)
 {
-	for (size_t i = 0; i < c->cap; i++) {
+	for (size_t i = 0; i < c->tused; i++) {
 		struct thread *th = &c->t[i];
 		if (!th->used)
 			continue;
 		prune(c, th, now);
-		if (th->n)
-			continue;
-		idmap_del2(c->ids, th->pid, th->tid);
-		drop_thread(c, th);
+		if (!th->n)
+			drop_thread(c, i);
 	}
-	forget_recent(c);
 	c->sweep_at = 2 * c->live > 64 ? 2 * c->live : 64;
 }
 
-/* thread_of when the thread is not among the recent ones. */
-static struct thread *
-lookup(struct cut_calls *c, const struct cut_event *ev, bool create)
+static size_t
+new_thread(struct cut_calls *c, const struct cut_event *ev, size_t *head)
 {
-	size_t i;
-	if (ev->tid <= 0)
-		return NULL;
-	if (!create) {
-		if ((i = idmap_get2(c->ids, ev->pid, ev->tid)) == IDMAP_NONE)
-			return NULL;
+	size_t ti = c->freethread;
+	if (ti != NIL) {
+		c->freethread = c->t[ti].next;
 	} else {
-		if (c->live >= c->sweep_at)
-			sweep(c, ev->ts);
-		i = idmap_put2(c->ids, ev->pid, ev->tid, NULL);
-		if (i >= c->cap) {
-			size_t cap = c->cap ? 2 * c->cap : 16;
+		if (c->tused == c->tcap) {
+			size_t cap = c->tcap ? 2 * c->tcap : 16;
 			if (!(c->t = realloc(c->t, cap * sizeof(*c->t))))
 				err(2, "out of memory");
-			memset(c->t + c->cap, 0, (cap - c->cap) * sizeof(*c->t));
-			c->cap = cap;
+			c->tcap = cap;
 		}
-		if (!c->t[i].used) {
-			c->t[i] = (struct thread){
-			    .used = true, .pid = ev->pid, .tid = ev->tid, .min_end = INT64_MAX};
-			c->live++;
-		}
+		ti = c->tused++;
 	}
-	c->recent[ev->tid & 15] = (struct recent){ev->pid, ev->tid, i};
-	prune(c, &c->t[i], ev->ts);
-	return &c->t[i];
+	const char *host = host_of(ev);
+	struct thread *th = &c->t[ti];
+	*th = (struct thread){.used = true,
+	                      .pid = ev->pid,
+	                      .tid = ev->tid,
+	                      .rank = rank_of(ev),
+	                      .host = host ? strdup(host) : NULL,
+	                      .next = *head};
+	if (host && !th->host)
+		err(2, "out of memory");
+	for (int l = 0; l < CUT_NLAYERS; l++)
+		th->top[l] = NIL;
+	*head = ti;
+	c->bytes += THREAD_BYTES + (host ? strlen(host) + 1 : 0);
+	c->live++;
+	return ti;
 }
 
-/* The thread of ev, pruned to now = ev->ts; created when create is set, else NULL when it has
- * nothing open. The recent ones are at hand: a merge asks two or three things of an event,
- * and a few threads make most of the events. */
+/* thread_of when the thread is not among the recent ones. */
+static size_t
+lookup(struct cut_calls *c, const struct cut_event *ev, bool create)
+{
+	if (create && c->live >= c->sweep_at)
+		sweep(c, ev->ts);
+	size_t k = create ? idmap_put2(c->ids, ev->pid, ev->tid, NULL)
+	                  : idmap_get2(c->ids, ev->pid, ev->tid);
+	if (k == IDMAP_NONE)
+		return NIL;
+	if (k >= c->chaincap) {
+		size_t cap = c->chaincap ? 2 * c->chaincap : 16;
+		while (cap <= k)
+			cap *= 2;
+		if (!(c->chain = realloc(c->chain, cap * sizeof(*c->chain))))
+			err(2, "out of memory");
+		for (size_t i = c->chaincap; i < cap; i++)
+			c->chain[i] = NIL;
+		c->chaincap = cap;
+	}
+	size_t ti = c->chain[k];
+	while (ti != NIL && !is_thread_of(&c->t[ti], ev))
+		ti = c->t[ti].next;
+	if (ti == NIL && create)
+		ti = new_thread(c, ev, &c->chain[k]);
+	if (ti != NIL)
+		c->recent[ev->tid & 15] = ti;
+	return ti;
+}
+
+/* The thread of ev (host, rank, pid, tid), pruned to now = ev->ts; created when create is
+ * set, else NULL when it has nothing open. The recent ones are at hand: a merge asks two or
+ * three things of an event, and a few threads make most of the events. */
 static inline struct thread *
 thread_of(struct cut_calls *c, const struct cut_event *ev, bool create)
 {
-	const struct recent *r = &c->recent[ev->tid & 15];
-	if (r->i == NOTHREAD || r->pid != ev->pid || r->tid != ev->tid)
-		return lookup(c, ev, create);
-	struct thread *th = &c->t[r->i];
-	prune(c, th, ev->ts);
-	return th;
+	if (ev->tid <= 0)
+		return NULL;
+	size_t ti = c->recent[ev->tid & 15];
+	if (ti == NIL || ti >= c->tused || !is_thread_of(&c->t[ti], ev))
+		ti = lookup(c, ev, create);
+	if (ti == NIL)
+		return NULL;
+	prune(c, &c->t[ti], ev->ts);
+	return &c->t[ti];
 }
 
 struct cut_span *
@@ -186,39 +368,81 @@ cut_calls_open(struct cut_calls *c, const struct cut_event *ev)
 	if (!(ev->has & CUT_HAS_DUR) || !(c->mask & 1u << ev->layer) || ev->tid <= 0)
 		return NULL;
 	struct thread *th = thread_of(c, ev, true);
+	size_t n = c->mask & CUT_CALLS_NAMES ? strlen(ev->name) : 0;
+	size_t cost = SPAN_BYTES + (n < sizeof(((struct cut_span *)0)->name) ? 0 : n + 1);
+	if (c->spans >= c->max_spans || c->bytes + cost > c->max_bytes) {
+		c->refused++;
+		return NULL;
+	}
 	if (th->n == th->cap) {
 		th->cap = th->cap ? 2 * th->cap : 4;
-		if (!(th->s = realloc(th->s, th->cap * sizeof(*th->s))))
+		if (!(th->heap = realloc(th->heap, th->cap * sizeof(*th->heap))))
 			err(2, "out of memory");
 	}
-	struct cut_span *s = &th->s[th->n++];
+	size_t x = c->freerec;
+	if (x != NIL) {
+		c->freerec = c->pool[x].thread;
+	} else {
+		if (c->poolused == c->poolcap) {
+			size_t cap = c->poolcap ? 2 * c->poolcap : 64;
+			if (!(c->pool = realloc(c->pool, cap * sizeof(*c->pool))))
+				err(2, "out of memory");
+			c->poolcap = cap;
+		}
+		x = c->poolused++;
+	}
+	size_t ti = (size_t)(th - c->t);
+	struct rec *r = &c->pool[x];
+	struct cut_span *s = &r->s;
 	s->ts = ev->ts;
 	s->end = cut_event_end(ev);
 	s->id = ev->has & CUT_HAS_ID ? ev->id : -1;
 	s->layer = ev->layer;
 	s->user[0] = s->user[1] = 0;
 	s->longname = NULL;
-	size_t n = c->mask & CUT_CALLS_NAMES ? strlen(ev->name) : 0;
-	if (n < sizeof(s->name))
-		memcpy(s->name, ev->name, n), s->name[n] = '\0';
-	else if (!(s->longname = strdup(ev->name)))
+	if (n < sizeof(s->name)) {
+		memcpy(s->name, ev->name, n);
+		s->name[n] = '\0';
+	} else if (!(s->longname = strdup(ev->name))) {
 		err(2, "out of memory");
-	if (s->end < th->min_end)
-		th->min_end = s->end;
+	} else {
+		s->name[0] = '\0';
+		c->bytes += n + 1;
+	}
+	r->thread = ti;
+	r->above = NIL;
+	r->below = th->top[ev->layer];
+	if (r->below != NIL)
+		c->pool[r->below].above = x;
+	th->top[ev->layer] = x;
+	th->heap[th->n++] = x;
+	sift_up(c, th, th->n - 1);
+	if (c->byid)
+		byid_add(c, ti, x);
 	c->spans++;
+	c->bytes += SPAN_BYTES;
 	return s;
 }
 
-/* How near a span of layer l is to holding an event of layer e: 1 for the nearest layer,
- * higher for those above it; 0 when it cannot hold it. */
-static int
-nearness(enum cut_layer l, enum cut_layer e)
+/* The last opened span of layer l on th that holds ts. In ts order it is the top, since every
+ * span left open started at or before ts and ends after it; an event out of order may need a
+ * look further down, SCAN_MAX spans at most. */
+static struct cut_span *
+holding(struct cut_calls *c, const struct thread *th, enum cut_layer l, int64_t ts)
 {
-	int rl = cut_layer_rank(l), re = cut_layer_rank(e);
-	if (rl < 1 || rl < re)
-		return 0;
-	return rl - (re > 0 ? re : 1) + 1;
+	size_t x = th->top[l];
+	for (int i = 0; i < SCAN_MAX && x != NIL; i++, x = c->pool[x].below) {
+		struct cut_span *s = &c->pool[x].s;
+		if (s->ts <= ts && ts < s->end)
+			return s;
+	}
+	return NULL;
 }
+
+/* The layers that can hold an event of layer e, nearest first: a layer holds itself and
+ * those ranked below it (cut-events(5)); NVTX ranges hold runtime calls, which hold driver
+ * calls, which hold the layers of rank 0. */
+static const enum cut_layer holders[] = {CUT_API, CUT_RUNTIME, CUT_NVTX};
 
 struct cut_span *
 cut_calls_parent(struct cut_calls *c, const struct cut_event *ev)
@@ -228,51 +452,48 @@ cut_calls_parent(struct cut_calls *c, const struct cut_event *ev)
 	if (ev->layer == CUT_GPU || ev->layer == CUT_IRQ || ev->layer == CUT_META)
 		return NULL;
 	struct thread *th = thread_of(c, ev, false);
-	struct cut_span *best = NULL;
-	int bestn = 0;
-	if (th && (ev->has & CUT_HAS_PARENT)) {
-		for (size_t i = th->n; i-- > 0;)
-			if (th->s[i].id == ev->parent)
-				return &th->s[i];
+	if (!th)
 		return NULL;
+	if (ev->has & CUT_HAS_PARENT) {
+		size_t ti = (size_t)(th - c->t);
+		if (!c->byid) { /* the first ask by id: index what is open */
+			c->byid = idmap_new();
+			for (size_t i = 0; i < c->tused; i++)
+				for (size_t j = 0; c->t[i].used && j < c->t[i].n; j++)
+					byid_add(c, i, c->t[i].heap[j]);
+		}
+		size_t k = idmap_get2(c->byid, (int64_t)ti, ev->parent);
+		return k == IDMAP_NONE ? NULL : &c->pool[c->byid_rec[k]].s;
 	}
-	for (size_t i = th ? th->n : 0; i-- > 0;) {
-		struct cut_span *s = &th->s[i];
-		int n = nearness(s->layer, ev->layer);
-		if (n && s->ts <= ev->ts && ev->ts < s->end && (!best || n < bestn))
-			best = s, bestn = n;
+	int re = cut_layer_rank(ev->layer);
+	for (size_t i = 0; i < sizeof(holders) / sizeof(holders[0]); i++) {
+		enum cut_layer l = holders[i];
+		if (cut_layer_rank(l) < re || !(c->mask & 1u << l))
+			continue;
+		struct cut_span *s = holding(c, th, l, ev->ts);
+		if (s)
+			return s;
 	}
-	return best;
+	return NULL;
 }
 
 struct cut_span *
 cut_calls_within(struct cut_calls *c, const struct cut_event *ev, enum cut_layer l)
 {
+	if ((unsigned)l >= CUT_NLAYERS)
+		return NULL;
 	struct thread *th = thread_of(c, ev, false);
-	for (size_t i = th ? th->n : 0; i-- > 0;)
-		if (th->s[i].layer == l && th->s[i].ts <= ev->ts && ev->ts < th->s[i].end)
-			return &th->s[i];
-	return NULL;
+	return th ? holding(c, th, l, ev->ts) : NULL;
 }
 
 void
 cut_calls_close(struct cut_calls *c, const struct cut_event *ev, struct cut_span *s)
 {
-	/* found without pruning, which would move s */
-	const struct recent *r = &c->recent[ev->tid & 15];
-	size_t i = r->i != NOTHREAD && r->pid == ev->pid && r->tid == ev->tid
-	               ? r->i
-	               : idmap_get2(c->ids, ev->pid, ev->tid);
-	struct thread *th = i == IDMAP_NONE ? NULL : &c->t[i];
-	if (!th || s < th->s || s >= th->s + th->n)
+	(void)ev;
+	struct rec *r = (struct rec *)s;
+	if (!s || r < c->pool || r >= c->pool + c->poolused || r->heap == NIL)
 		return;
-	drop_span(c, s);
-	memmove(s, s + 1, (size_t)(th->s + th->n - (s + 1)) * sizeof(*s));
-	th->n--;
-	th->min_end = INT64_MAX;
-	for (size_t i = 0; i < th->n; i++)
-		if (th->s[i].end < th->min_end)
-			th->min_end = th->s[i].end;
+	drop_span(c, &c->t[r->thread], (size_t)(r - c->pool));
 }
 
 size_t
@@ -285,4 +506,16 @@ size_t
 cut_calls_spans(const struct cut_calls *c)
 {
 	return c->spans;
+}
+
+size_t
+cut_calls_bytes(const struct cut_calls *c)
+{
+	return c->bytes;
+}
+
+uint64_t
+cut_calls_refused(const struct cut_calls *c)
+{
+	return c->refused;
 }

@@ -4,6 +4,7 @@
 #ifndef CUT_CALLS_H
 #define CUT_CALLS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "event.h"
@@ -30,17 +31,27 @@ enum {
 /*
  * A tracker that keeps the spans of the layers in mask (bits 1u << layer, such as
  * CUT_CALLS_HOLDERS, the layers that hold others), and their names with CUT_CALLS_NAMES.
+ * An event's thread is its (host, rank, pid, tid): the same pid and tid on two hosts, or of
+ * two ranks, are two threads (an empty or absent host is none, an absent rank -1; a caller
+ * that knows more, such as an input's header host, puts it on the event it passes).
  * Events must come in ts order on each thread (across threads too, for memory to stay
  * bounded): a span is forgotten once an event of its thread starts at or after its end, a
- * thread once none of its spans is open. Exits with status 2 when memory runs out.
+ * thread once none of its spans is open. Each call takes O(log n) time in the spans open on
+ * the thread, however they overlap. Exits with status 2 when memory runs out.
  */
 struct cut_calls *cut_calls_new(unsigned mask);
 void cut_calls_free(struct cut_calls *c);
+/*
+ * Bounds what is kept open: past spans open at once, or bytes of them (cut_calls_bytes), a
+ * span is not opened (cut_calls_open returns NULL and counts it in cut_calls_refused). No
+ * bound until this is called.
+ */
+void cut_calls_limit(struct cut_calls *c, size_t spans, size_t bytes);
 
 /*
- * Opens ev as a span on its thread (pid, tid). Returns NULL, opening nothing, when ev is an
- * instant, belongs to no thread (tid 0) or its layer is not kept. The span stays valid until
- * the next call on c that takes an event or a span.
+ * Opens ev as a span on its thread. Returns NULL, opening nothing, when ev is an instant,
+ * belongs to no thread (tid 0), its layer is not kept or the limit is reached. The span
+ * stays valid until the next call on c that takes an event or a span.
  */
 struct cut_span *cut_calls_open(struct cut_calls *c, const struct cut_event *ev);
 
@@ -52,7 +63,8 @@ struct cut_span *cut_calls_open(struct cut_calls *c, const struct cut_event *ev)
  * their layer; an ioctl, driver function or off-CPU span the api layer; then each layer
  * above in turn), and of those the latest started, so overlapping NVTX start/end ranges give
  * the innermost one still open. NULL when there is none, and for gpu work, interrupts and
- * meta records, which no call holds. Valid as for cut_calls_open.
+ * meta records, which no call holds. Valid as for cut_calls_open. For an event out of ts
+ * order on its thread, only the SCAN_MAX (64) spans of each layer opened last are looked at.
  */
 struct cut_span *cut_calls_parent(struct cut_calls *c, const struct cut_event *ev);
 
@@ -74,5 +86,9 @@ cut_span_name(const struct cut_span *s)
 /* Threads with a span open (after the last sweep), and spans open, for tests. */
 size_t cut_calls_threads(const struct cut_calls *c);
 size_t cut_calls_spans(const struct cut_calls *c);
+/* About the bytes the open spans and their threads take. */
+size_t cut_calls_bytes(const struct cut_calls *c);
+/* Spans not opened because of the limit (cut_calls_limit). */
+uint64_t cut_calls_refused(const struct cut_calls *c);
 
 #endif

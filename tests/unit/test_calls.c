@@ -1,9 +1,13 @@
 /* test_calls.c: the tracker of open calls: parent chains across layers, overlapping NVTX
- * ranges, parents by id, nothing kept for what cannot hold, and memory that follows the
- * threads and spans still open. */
+ * ranges, parents by id, nothing kept for what cannot hold, threads apart by host and rank,
+ * time that does not grow with the overlap, and memory that follows the threads and spans
+ * still open, within a bound when asked. */
 #include <check.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "calls.h"
 #include "check_main.h"
@@ -173,6 +177,195 @@ START_TEST(test_memory_bound)
 }
 END_TEST
 
+/* The same pid and tid on two hosts, or of two ranks, are two threads: a call of one holds
+ * nothing of the other's (issue 23: a container's trainer is pid 1 on every host). */
+START_TEST(test_hosts_and_ranks)
+{
+	struct cut_calls *c = cut_calls_new(CUT_CALLS_HOLDERS | CUT_CALLS_NAMES);
+	struct cut_event a = ev(CUT_API, "onA", 0, 100);
+	a.host = "A";
+	ck_assert_str_eq(step(c, a), "-");
+	struct cut_event b = ev(CUT_API, "onB", 10, 100);
+	b.host = "B";
+	ck_assert_str_eq(step(c, b), "-"); /* not inside onA */
+	struct cut_event io = ev(CUT_IOCTL, "x", 20, 1);
+	io.host = "A";
+	ck_assert_str_eq(step(c, io), "onA");
+	io.host = "B";
+	ck_assert_str_eq(step(c, io), "onB");
+	io.host = NULL; /* no host: neither */
+	ck_assert_str_eq(step(c, io), "-");
+	io.host = "";
+	ck_assert_str_eq(step(c, io), "-");
+	/* ranks apart on one host */
+	struct cut_event r0 = ev(CUT_RUNTIME, "r0", 30, 100), r1 = ev(CUT_RUNTIME, "r1", 31, 100);
+	r0.host = r1.host = "A";
+	r0.rank = 0, r1.rank = 1;
+	r0.has |= CUT_HAS_RANK, r1.has |= CUT_HAS_RANK;
+	ck_assert_str_eq(step(c, r0), "-");
+	ck_assert_str_eq(step(c, r1), "-");
+	struct cut_event call = ev(CUT_API, "in1", 40, 1);
+	call.host = "A", call.rank = 1, call.has |= CUT_HAS_RANK;
+	ck_assert_str_eq(step(c, call), "r1");
+	call.rank = 0;
+	ck_assert_str_eq(step(c, call), "r0");
+	call.has &= ~CUT_HAS_RANK; /* host A without a rank: onA's thread */
+	ck_assert_str_eq(step(c, call), "onA");
+	ck_assert_uint_eq(cut_calls_threads(c), 4); /* A, B, A rank 0, A rank 1 */
+	/* within and close find the span on its own thread only */
+	struct cut_event probe = ev(CUT_IOCTL, "y", 50, 1);
+	probe.host = "B";
+	ck_assert_str_eq(cut_span_name(cut_calls_within(c, &probe, CUT_API)), "onB");
+	cut_calls_close(c, &probe, cut_calls_within(c, &probe, CUT_API));
+	ck_assert_ptr_null(cut_calls_within(c, &probe, CUT_API));
+	probe.host = "A";
+	ck_assert_str_eq(cut_span_name(cut_calls_within(c, &probe, CUT_API)), "onA");
+	cut_calls_free(c);
+}
+END_TEST
+
+static double
+cpu_seconds(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* n calls on one thread, each asked its parent and opened, then an ioctl in each; nested
+ * when overlap, else one after the other. Returns the CPU seconds taken. */
+static double
+run_calls(int64_t n, bool overlap)
+{
+	struct cut_calls *c = cut_calls_new(CUT_CALLS_HOLDERS | CUT_CALLS_NAMES);
+	double t0 = cpu_seconds();
+	for (int64_t i = 0; i < n; i++) {
+		/* overlapping: every call the same span, as 80k identical calls of issue 23 */
+		struct cut_event e =
+		    ev(CUT_API, "cuCtxGetDevice", overlap ? 1000 : 10 * i, overlap ? 1000000 : 5);
+		cut_calls_parent(c, &e);
+		cut_calls_open(c, &e);
+		struct cut_event io = ev(CUT_IOCTL, "x", e.ts, 1);
+		ck_assert_ptr_nonnull(cut_calls_parent(c, &io));
+		cut_calls_within(c, &io, CUT_RUNTIME);
+	}
+	if (overlap)
+		ck_assert_uint_eq(cut_calls_spans(c), (size_t)n);
+	struct cut_event after = ev(CUT_API, "y", 10 * n + 2000000, 1);
+	ck_assert_ptr_null(cut_calls_parent(c, &after));
+	ck_assert_uint_eq(cut_calls_spans(c), 0);
+	double t = cpu_seconds() - t0;
+	cut_calls_free(c);
+	return t;
+}
+
+/* Issue 23: the parent was looked for among every open span, so identical overlapping calls
+ * took quadratic time (80k: 12 s). Held to the same number of calls that do not overlap, in
+ * CPU time of this process, with a margin no load can cross (quadratic is 1000 times). */
+START_TEST(test_overlap_linear)
+{
+	const int64_t n = 200000;
+	double flat = run_calls(n, false), deep = run_calls(n, true);
+	double base = flat > 0.005 ? flat : 0.005; /* a clock too coarse for the baseline */
+	ck_assert_msg(deep < 20 * base, "%lld overlapping calls took %.3f s, apart %.3f s",
+	              (long long)n, deep, flat);
+}
+END_TEST
+
+/* Parents by id among many open spans, and spans closed in any order. */
+START_TEST(test_by_id_many)
+{
+	struct cut_calls *c = cut_calls_new(CUT_CALLS_HOLDERS);
+	const int64_t n = 100000;
+	for (int64_t i = 0; i < n; i++) {
+		struct cut_event e = ev(CUT_API, "a", i, 10 * n - i);
+		e.id = i + 1;
+		e.has |= CUT_HAS_ID;
+		cut_calls_open(c, &e);
+	}
+	/* the baseline: as many asks on a thread with one span open */
+	struct cut_event one = ev(CUT_API, "one", 0, 10 * n);
+	one.tid = 99, one.id = 1, one.has |= CUT_HAS_ID;
+	cut_calls_open(c, &one);
+	double t0 = cpu_seconds();
+	for (int64_t i = 0; i < n; i++) {
+		struct cut_event io = ev(CUT_IOCTL, "x", n, 1);
+		io.tid = 99, io.parent = 1, io.has |= CUT_HAS_PARENT;
+		ck_assert_int_eq(cut_calls_parent(c, &io)->ts, 0);
+	}
+	double base = cpu_seconds() - t0;
+	t0 = cpu_seconds();
+	for (int64_t i = 0; i < n; i++) {
+		struct cut_event io = ev(CUT_IOCTL, "x", n, 1);
+		io.parent = 1 + (i * 7919) % n;
+		io.has |= CUT_HAS_PARENT;
+		struct cut_span *p = cut_calls_parent(c, &io);
+		ck_assert_ptr_nonnull(p);
+		ck_assert_int_eq(p->id, io.parent);
+	}
+	double many = cpu_seconds() - t0;
+	ck_assert_msg(many < 20 * (base > 0.005 ? base : 0.005), "by id among %lld: %.3f s, %.3f",
+	              (long long)n, many, base);
+	/* close every other one: the rest still found by id and by time */
+	for (int64_t i = 0; i < n; i += 2) {
+		struct cut_event io = ev(CUT_IOCTL, "x", n, 1);
+		io.parent = i + 1;
+		io.has |= CUT_HAS_PARENT;
+		cut_calls_close(c, &io, cut_calls_parent(c, &io));
+		ck_assert_ptr_null(cut_calls_parent(c, &io));
+	}
+	ck_assert_uint_eq(cut_calls_spans(c), (size_t)n / 2 + 1); /* and "one" */
+	struct cut_event io = ev(CUT_IOCTL, "x", n, 1);
+	ck_assert_int_eq(cut_calls_parent(c, &io)->id, n); /* the last opened */
+	io.parent = 2;
+	io.has |= CUT_HAS_PARENT;
+	ck_assert_int_eq(cut_calls_parent(c, &io)->id, 2);
+	/* spans opened after the index was made are in it */
+	struct cut_event late = ev(CUT_API, "late", n + 1, 5);
+	late.id = 5 * n;
+	late.has |= CUT_HAS_ID;
+	cut_calls_open(c, &late);
+	io.ts = n + 2;
+	io.parent = 5 * n;
+	ck_assert_str_eq(cut_span_name(cut_calls_parent(c, &io)), "");
+	ck_assert_int_eq(cut_calls_parent(c, &io)->id, 5 * n);
+	cut_calls_free(c);
+}
+END_TEST
+
+/* The bound on what is open: past it a span is not opened, and counted. */
+START_TEST(test_limit)
+{
+	struct cut_calls *c = cut_calls_new(CUT_CALLS_HOLDERS | CUT_CALLS_NAMES);
+	cut_calls_limit(c, 100, SIZE_MAX);
+	for (int64_t i = 0; i < 1000; i++) {
+		struct cut_event e = ev(CUT_API, "same", 0, 1000);
+		struct cut_span *s = cut_calls_open(c, &e);
+		ck_assert(i < 100 ? s != NULL : s == NULL);
+	}
+	ck_assert_uint_eq(cut_calls_spans(c), 100);
+	ck_assert_uint_eq(cut_calls_refused(c), 900);
+	struct cut_event after = ev(CUT_API, "after", 1000, 1);
+	ck_assert_ptr_nonnull(cut_calls_open(c, &after)); /* the others have ended */
+	cut_calls_free(c);
+	c = cut_calls_new(CUT_CALLS_HOLDERS | CUT_CALLS_NAMES);
+	cut_calls_limit(c, SIZE_MAX, 1 << 20);
+	char name[1000];
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	int64_t opened = 0;
+	for (int64_t i = 0; i < 10000; i++) {
+		struct cut_event e = ev(CUT_API, name, i, 100000);
+		opened += cut_calls_open(c, &e) != NULL;
+	}
+	ck_assert_uint_le(cut_calls_bytes(c), 1 << 20);
+	ck_assert_int_gt(opened, 100);
+	ck_assert_int_lt(opened, 1100);
+	ck_assert_uint_eq(cut_calls_refused(c), (uint64_t)(10000 - opened));
+	cut_calls_free(c);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -184,6 +377,10 @@ main(void)
 	tcase_add_test(tc, test_parent_by_id);
 	tcase_add_test(tc, test_mask_and_names);
 	tcase_add_test(tc, test_memory_bound);
+	tcase_add_test(tc, test_hosts_and_ranks);
+	tcase_add_test(tc, test_overlap_linear);
+	tcase_add_test(tc, test_by_id_many);
+	tcase_add_test(tc, test_limit);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
