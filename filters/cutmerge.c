@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "args.h"
 #include "calls.h"
@@ -758,31 +757,6 @@ trailer(void)
 		      (unsigned long long)g.partial, g.maxheld);
 }
 
-/* Refuses an input named twice (standard input, or one file under two names): its events
- * would all be taken for duplicates of each other. */
-static void
-check_inputs(int argc, char *argv[])
-{
-	struct stat *st = calloc((size_t)argc, sizeof(*st));
-	bool *known = calloc((size_t)argc, sizeof(*known));
-	if (!st || !known)
-		err(CUT_EXIT_FATAL, "inputs");
-	for (int i = 0; i < argc; i++) {
-		bool in = strcmp(argv[i], "-") == 0;
-		known[i] = in ? fstat(0, &st[i]) == 0 : stat(argv[i], &st[i]) == 0;
-		for (int j = 0; j < i; j++) {
-			bool same = in && strcmp(argv[j], "-") == 0;
-			same |= known[i] && known[j] && st[i].st_dev == st[j].st_dev &&
-			        st[i].st_ino == st[j].st_ino && !S_ISDIR(st[i].st_mode);
-			if (same)
-				errx(CUT_EXIT_FATAL, "%s and %s are the same input: name each once",
-				     cut_esc(argv[j]), cut_esc(argv[i]));
-		}
-	}
-	free(st);
-	free(known);
-}
-
 /* Opens the inputs, reads each one's first record (its header: clock, tool, whether it is
  * sorted), reads the ones not known to be sorted whole into a sorter, aligns the clocks and
  * fills the heap of heads. */
@@ -885,7 +859,8 @@ main(int argc, char *argv[])
 	argv += optind;
 	if (!argc)
 		argc = 1, argv = stdin_only;
-	check_inputs(argc, argv);
+	/* an input named twice: its events would all be taken for duplicates of each other */
+	cut_check_inputs(argc, argv, CUT_INPUTS_DISTINCT);
 
 	g.open = cut_calls_new(CUT_CALLS_HOLDERS | CUT_CALLS_NAMES);
 	heap_init(&g.heads, sizeof(struct head));

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cut.h"
@@ -22,7 +23,7 @@ struct cut_reader {
 	bool partial;  /* the last line returned had no newline */
 	char *buf;
 	size_t cap, start, end, scan; /* unread data is buf[start, end); no '\n' in [start, scan) */
-	uint64_t line, event_line, errors, bytes;
+	uint64_t line, event_line, errors, bytes, serial;
 	struct cut_parser *parser;
 	struct cut_inflate *in; /* plain, gzip or zstd */
 	char lost[160];         /* why the input broke off ("": a read error, lost_errno) */
@@ -39,6 +40,8 @@ cut_reader_open(const char *path, unsigned flags)
 	const char *strict = getenv("CUT_STRICT");
 	r->strict = (flags & CUT_READ_STRICT) || (strict && *strict && strcmp(strict, "0") != 0);
 	r->quiet = flags & CUT_READ_QUIET;
+	static uint64_t serial;
+	r->serial = ++serial;
 	if (!path || strcmp(path, "-") == 0) {
 		r->fd = STDIN_FILENO;
 		r->path = strdup("<stdin>");
@@ -234,6 +237,12 @@ cut_reader_failed(const struct cut_reader *r)
 }
 
 uint64_t
+cut_reader_serial(const struct cut_reader *r)
+{
+	return r->serial;
+}
+
+uint64_t
 cut_reader_bytes(const struct cut_reader *r)
 {
 	return r->bytes;
@@ -255,10 +264,59 @@ cut_reader_close(struct cut_reader *r)
 	return errors;
 }
 
+/* An input named on the command line, for cut_check_inputs: its file and its place. */
+struct named {
+	dev_t dev;
+	ino_t ino;
+	bool once; /* can be read only once: not a regular file */
+	int i;
+};
+
+static int
+by_file(const void *a, const void *b)
+{
+	const struct named *x = a, *y = b;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+void
+cut_check_inputs(int nfiles, char *const files[], unsigned flags)
+{
+	struct named *v = calloc(nfiles > 0 ? (size_t)nfiles : 1, sizeof(*v));
+	int n = 0, stdin_at = -1;
+	if (!v)
+		err(CUT_EXIT_FATAL, "inputs");
+	for (int i = 0; i < nfiles; i++) {
+		struct stat st;
+		bool in = strcmp(files[i], "-") == 0;
+		if (in && stdin_at >= 0)
+			errx(CUT_EXIT_FATAL, "%s and %s are the same input: name each once",
+			     cut_esc(files[stdin_at]), cut_esc(files[i]));
+		if (in)
+			stdin_at = i;
+		if ((in ? fstat(STDIN_FILENO, &st) : stat(files[i], &st)) < 0 ||
+		    S_ISDIR(st.st_mode))
+			continue;
+		v[n++] = (struct named){st.st_dev, st.st_ino, !S_ISREG(st.st_mode), i};
+	}
+	qsort(v, (size_t)n, sizeof(*v), by_file);
+	for (int k = 1; k < n; k++)
+		if (v[k].dev == v[k - 1].dev && v[k].ino == v[k - 1].ino &&
+		    (v[k].once || (flags & CUT_INPUTS_DISTINCT)))
+			errx(CUT_EXIT_FATAL, "%s and %s are the same input: name each once",
+			     cut_esc(files[v[k - 1].i]), cut_esc(files[v[k].i]));
+	free(v);
+}
+
 int
 cut_read_all(int nfiles, char *const files[], cut_event_fn *fn, void *arg)
 {
 	int status = CUT_EXIT_OK;
+	cut_check_inputs(nfiles, files, 0);
 	for (int i = 0; i < (nfiles ? nfiles : 1); i++) {
 		const char *path = nfiles ? files[i] : NULL;
 		struct cut_reader *rd = cut_reader_open(path, 0);

@@ -45,10 +45,25 @@ uint64_t cut_reader_errors(const struct cut_reader *r);
 /* Whether reading stopped on a read error (an I/O error, a directory): the rest of the input
  * is lost. */
 bool cut_reader_failed(const struct cut_reader *r);
+/* A number of its own for each reader this process opened (1, 2, ...): a new input. */
+uint64_t cut_reader_serial(const struct cut_reader *r);
 /* Bytes read so far. */
 uint64_t cut_reader_bytes(const struct cut_reader *r);
 /* Closes the reader. Returns its count of bad lines. */
 uint64_t cut_reader_close(struct cut_reader *r);
+
+enum {
+	CUT_INPUTS_DISTINCT = 1 << 0, /* also refuse a regular file named twice */
+};
+/*
+ * Refuses an input named twice among the nfiles files, exiting with status 2 after
+ * "prog: A and B are the same input: name each once": standard input ("-", or a name of the
+ * same pipe or terminal such as /dev/stdin), or any other file that can be read only once
+ * (a pipe, a FIFO, a device), since two readers would each get part of it; with
+ * CUT_INPUTS_DISTINCT, any file under two names. Names that cannot be looked at are left to
+ * the open that follows. cut_read_all calls it first.
+ */
+void cut_check_inputs(int nfiles, char *const files[], unsigned flags);
 
 /* What cut_read_all calls for each event; r is its reader, for cut_reader_warn. */
 typedef void cut_event_fn(struct cut_reader *r, struct cut_event *ev, void *arg);
