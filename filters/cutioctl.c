@@ -638,7 +638,16 @@ list_tables(void)
 static void
 read_event(struct cut_reader *r, struct cut_event *ev, void *arg)
 {
-	(void)r, (void)arg;
+	static uint64_t file;
+	(void)arg;
+	if (g.map && cut_reader_serial(r) != file) {
+		/* a call of one file holds nothing of the next (the same pid on two hosts that
+		 * name theirs in the header only) */
+		file = cut_reader_serial(r);
+		map_flush(INT64_MAX);
+		cut_calls_free(g.calls);
+		g.calls = cut_calls_new(1u << CUT_API | 1u << CUT_RUNTIME);
+	}
 	handle(ev);
 }
 

@@ -11,11 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "args.h"
 #include "calls.h"
 #include "cut.h"
 #include "event.h"
 #include "heap.h"
+#include "idmap.h"
 #include "meta.h"
 #include "parse.h"
 #include "reader.h"
@@ -46,7 +49,10 @@ struct input {
 	int64_t shift, last_ts;
 	bool clock;
 	int64_t mono, real;
-	char host[128], tool[32];
+	uint64_t header_line; /* of the header the clock and host come from */
+	/* host: the header's (a merge's: its inputs' one host); tool: the header's; capture:
+	 * the capture path its calls come from (a merge's: its inputs' one tool), "" unknown */
+	char host[128], tool[32], capture[32];
 	int64_t gpu_error_ns; /* the largest GPU clock bound of its trailers; -1: none */
 	struct cut_buf args;  /* the head's args when shifting rewrote them */
 };
@@ -70,9 +76,23 @@ struct slot {
 	size_t split;        /* text[split, len) is the args/extra tail and the closing brace */
 };
 
+/* The host and rank a process's records say (cut-events(5): both or neither), learnt from
+ * the first that says them, for its records that say neither (an older capture's runtime
+ * calls): per input and pid. */
+struct label {
+	char *host; /* NULL: none */
+	int64_t rank;
+	bool mixed; /* the pid had two labels in this input: none is taken */
+};
+
 static struct {
 	size_t maxheld, maxbytes, heldbytes;
 	bool align, sort_all;
+	bool label_hosts;     /* the inputs name different hosts: records without one get theirs */
+	const char *one_host; /* the host of every input that names one, when they agree */
+	struct cut_idmap *labelmap; /* (input, pid) -> labels */
+	struct label *labels;
+	size_t nlabels;
 	struct input *in;
 	int nin;
 	struct cut_heap heads;  /* inputs by their head event */
@@ -81,7 +101,9 @@ static struct {
 	size_t qcap;
 	uint64_t qhead, qtail; /* sequence numbers: slots qhead..qtail-1 are held */
 	int64_t next_id, last_out;
-	uint64_t written, unsorted, partial, sorted_inputs, spilled, bad;
+	uint64_t written, unsorted, sorted_inputs, spilled, bad;
+	uint64_t partial, partial_m, partial_M; /* written without counts; past -m, past -M */
+	uint64_t untracked;  /* calls not followed: more were open than -m or -M allow */
 	uint64_t *dups;      /* [kept * nin + dropped] */
 	struct gpu_seen *gq; /* a ring of entries gqhead..gqtail-1 in order of ts */
 	size_t gqcap;
@@ -103,11 +125,42 @@ in_warn(const struct input *in, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	warnx("%s:%llu: %s", in->path, (unsigned long long)in->line, cut_esc(msg));
+	warnx("%s:%llu: %s", cut_esc(in->path), (unsigned long long)in->line, cut_esc(msg));
 	g.bad++;
 }
 
-/* What an input's header says of its host, its tool and its clock. */
+/* The one value that every input of a merge's header gives for key, into out; "" when
+ * they give different ones or any gives none. */
+static void
+inputs_agree(const char *more, const char *key, char *out, size_t n)
+{
+	out[0] = '\0';
+	if (!more)
+		return;
+	char *text = NULL;
+	if (asprintf(&text, "{%s}", more) < 0)
+		err(CUT_EXIT_FATAL, "out of memory");
+	json_t *root = json_loads(text, 0, NULL), *ins = json_object_get(root, "inputs");
+	const char *one = NULL;
+	size_t i;
+	json_t *v;
+	json_array_foreach(ins, i, v)
+	{
+		const char *s = json_string_value(json_object_get(v, key));
+		if (!s || !*s || (one && strcmp(one, s) != 0)) {
+			one = NULL;
+			break;
+		}
+		one = s;
+	}
+	if (one && strlen(one) < n)
+		snprintf(out, n, "%s", one);
+	json_decref(root);
+	free(text);
+}
+
+/* What an input's header says of its host, its tool and its clock. A merge's header names no
+ * host of its own: the host its inputs all name, if they do, is the input's. */
 static void
 read_header(struct input *in, const struct cut_event *ev)
 {
@@ -116,10 +169,19 @@ read_header(struct input *in, const struct cut_event *ev)
 		const struct cut_header *h = &m.header;
 		snprintf(in->host, sizeof(in->host), "%s", h->host ? h->host : "");
 		snprintf(in->tool, sizeof(in->tool), "%s", h->tool ? h->tool : "");
+		if (!h->host && strcmp(in->tool, "cutmerge") == 0)
+			inputs_agree(h->more, "host", in->host, sizeof(in->host));
+		if (strcmp(in->tool, "cutmerge") == 0)
+			inputs_agree(h->more, "tool", in->capture, sizeof(in->capture));
+		else
+			snprintf(in->capture, sizeof(in->capture), "%s", in->tool);
+		if (strcmp(in->capture, "cutcapture") != 0 && strcmp(in->capture, "cuthook") != 0)
+			in->capture[0] = '\0';
 		in->clock = h->monotonic_ns != CUT_ABSENT && h->realtime_ns != CUT_ABSENT;
 		in->mono = h->monotonic_ns;
 		in->real = h->realtime_ns;
 		in->sorted = h->sorted == 1;
+		in->header_line = in->line;
 	}
 	cut_meta_release(&m);
 }
@@ -163,8 +225,9 @@ shift(struct input *in, struct cut_event *ev)
 {
 	if (!in->shift) /* the reference, and inputs of its boot */
 		return true;
-	int64_t dur = ev->has & CUT_HAS_DUR ? ev->dur : 0;
-	if (in->shift < 0 ? ev->ts < -in->shift : ev->ts > INT64_MAX - dur - in->shift) {
+	int64_t dur = ev->has & CUT_HAS_DUR ? ev->dur : 0, ts, end;
+	if (__builtin_add_overflow(ev->ts, in->shift, &ts) || ts < 0 ||
+	    __builtin_add_overflow(ts, dur, &end)) {
 		in_warn(in,
 		        "out of range once aligned to the first trace's clock (shift %lld ns): "
 		        "left out",
@@ -184,7 +247,7 @@ next_event(struct input *in, struct cut_event *ev)
 	if (in->sort) {
 		int rc = cut_sorter_next(in->sort, ev, &in->line);
 		if (rc < 0) {
-			warn("%s: sorting", in->path);
+			warn("%s: sorting", cut_esc(in->path));
 			g.lost = true;
 		}
 		return rc > 0;
@@ -238,12 +301,12 @@ static void
 sort_input(struct input *in, const struct cut_event *first, size_t mem)
 {
 	if (!(in->sort = cut_sorter_new(mem)))
-		err(CUT_EXIT_FATAL, "%s: sorting", in->path);
+		err(CUT_EXIT_FATAL, "%s: sorting", cut_esc(in->path));
 	struct cut_event ev;
 	int rc = 1;
 	for (const struct cut_event *e = first; e; e = rc > 0 ? &ev : NULL) {
 		if (cut_sorter_add(in->sort, e, cut_reader_line(in->rd)) < 0)
-			err(CUT_EXIT_FATAL, "%s: sorting", in->path);
+			err(CUT_EXIT_FATAL, "%s: sorting", cut_esc(in->path));
 		rc = cut_reader_next(in->rd, &ev);
 	}
 	if (rc < 0 && cut_reader_failed(in->rd))
@@ -274,6 +337,13 @@ next_ts(void)
 {
 	const struct head *h = heap_top(&g.heads);
 	return h ? h->key.ts : INT64_MAX;
+}
+
+/* What a held event takes, as -M counts it. */
+static size_t
+held_bytes(const struct slot *s)
+{
+	return sizeof(*s) + s->text.cap;
 }
 
 /* The held slot of sequence number seq, or NULL once it was written. */
@@ -319,19 +389,27 @@ write_slot(struct slot *s, bool counts)
 }
 
 /* Writes held events from the front while nothing before them can still change: a call is
- * complete once every input has moved past its end. */
+ * complete once every input has moved past its end. Past -m events, or -M MiB of them and
+ * of the calls open (cut_calls_bytes), the oldest is written at once, without its counts. */
 static void
 release(int64_t now, bool all)
 {
 	while (g.qhead < g.qtail) {
 		struct slot *s = &g.q[g.qhead % g.qcap];
-		bool full = g.qtail - g.qhead > g.maxheld || g.heldbytes > g.maxbytes;
-		if (!all && s->counted && !s->dropped && s->end > now && !full)
+		bool full_m = g.qtail - g.qhead > g.maxheld;
+		bool full_M = g.heldbytes + cut_calls_bytes(g.open) > g.maxbytes;
+		if (!all && s->counted && !s->dropped && s->end > now && !full_m && !full_M)
 			break;
-		if (s->counted && !s->dropped && s->end > now && !all)
+		if (s->counted && !s->dropped && s->end > now && !all) {
 			g.partial++;
+			g.partial_m += full_m;
+			g.partial_M += !full_m;
+		}
 		write_slot(s, all || s->end <= now);
-		g.heldbytes -= s->text.len;
+		g.heldbytes -= held_bytes(s);
+		/* a line of many MiB leaves no buffer of its size behind in the ring */
+		if (s->text.cap > 1 << 16)
+			buf_free(&s->text);
 		g.qhead++;
 	}
 }
@@ -359,19 +437,33 @@ hold(const struct cut_event *ev, bool counted)
 	e.args = NULL;
 	e.extra = NULL;
 	e.has &= ~CUT_HAS_NIOCTL;
-	buf_reset(&s->text);
-	cut_event_format(&s->text, &e);
-	s->split = --s->text.len; /* drop the closing brace */
+	/* formatted apart (the writer asks for room to spare) and kept at its size, so that
+	 * what is held is what -M counts */
+	static struct cut_buf line;
+	buf_reset(&line);
+	cut_event_format(&line, &e);
+	s->split = --line.len; /* drop the closing brace */
 	if (ev->args) {
-		buf_add(&s->text, ",\"args\":", 8);
-		buf_adds(&s->text, ev->args);
+		buf_add(&line, ",\"args\":", 8);
+		buf_adds(&line, ev->args);
 	}
 	if (ev->extra && *ev->extra) {
-		buf_addc(&s->text, ',');
-		buf_adds(&s->text, ev->extra);
+		buf_addc(&line, ',');
+		buf_adds(&line, ev->extra);
 	}
-	buf_add(&s->text, "}\n", 2);
-	g.heldbytes += s->text.len;
+	buf_add(&line, "}\n", 2);
+	if (s->text.cap < line.len + 1 || s->text.cap > 2 * (line.len + 1) + 64) {
+		char *t = realloc(s->text.s, line.len + 1);
+		if (!t)
+			err(CUT_EXIT_FATAL, "held events");
+		s->text.s = t;
+		s->text.cap = line.len + 1;
+	}
+	memcpy(s->text.s, line.s, line.len + 1);
+	s->text.len = line.len;
+	if (line.cap > 1 << 16)
+		buf_free(&line);
+	g.heldbytes += held_bytes(s);
 	return s;
 }
 
@@ -389,7 +481,78 @@ static int
 preference(int in)
 {
 	/* The eBPF record's span excludes the preload wrapper and the uprobe entry trap. */
-	return strcmp(g.in[in].tool, "cutcapture") == 0;
+	return strcmp(g.in[in].capture, "cutcapture") == 0;
+}
+
+/* Whether two inputs may hold one call twice: they come from different capture paths, or one
+ * path is not known (a trace without a header, a merge of both). Two traces of one path have
+ * different calls, whatever their ids say (a container's trainer is pid 1 on every host). */
+static bool
+two_paths(int a, int b)
+{
+	const char *pa = g.in[a].capture, *pb = g.in[b].capture;
+	return !*pa || !*pb || strcmp(pa, pb) != 0;
+}
+
+/* ---- hosts and ranks ---- */
+
+/* Learns the host and rank that a record of input in says of its process. */
+static void
+learn_label(const struct cut_event *ev, int in)
+{
+	if (!(ev->has & CUT_HAS_RANK) || ev->pid <= 0)
+		return;
+	bool isnew;
+	size_t k = idmap_put2(g.labelmap, in, ev->pid, &isnew);
+	if (k >= g.nlabels)
+		g.labels = cut_grow(g.labels, &g.nlabels, k + 1, sizeof(*g.labels));
+	struct label *l = &g.labels[k];
+	const char *host = ev->host && *ev->host ? ev->host : NULL;
+	if (isnew) {
+		free(l->host);
+		*l = (struct label){.host = host ? strdup(host) : NULL, .rank = ev->rank};
+		if (host && !l->host)
+			err(CUT_EXIT_FATAL, "out of memory");
+	} else if (l->rank != ev->rank || (host && (!l->host || strcmp(host, l->host) != 0))) {
+		l->mixed = true;
+	}
+}
+
+/* The host of a record that names none: its process's label's, else its input's, else the
+ * one host the other inputs name (an strace import merged with the capture of its run);
+ * NULL when none of them is known. */
+static const char *
+host_for(const struct cut_event *ev, int in, const struct label **lp)
+{
+	size_t k = ev->pid > 0 ? idmap_get2(g.labelmap, in, ev->pid) : IDMAP_NONE;
+	const struct label *l = k == IDMAP_NONE || g.labels[k].mixed ? NULL : &g.labels[k];
+	if (lp)
+		*lp = l;
+	if (l && l->host)
+		return l->host;
+	return g.in[in].host[0] ? g.in[in].host : g.one_host;
+}
+
+/* The event as its thread is known by (cut_calls: host, rank, pid, tid): a record that does
+ * not say its host or rank takes its process's, else its input header's host. */
+static struct cut_event
+thread_key(const struct cut_event *ev, int in)
+{
+	struct cut_event key = *ev;
+	if (ev->has & CUT_HAS_RANK) {
+		if (!ev->host || !*ev->host)
+			key.host = g.in[in].host;
+		return key;
+	}
+	const struct label *l;
+	const char *host = host_for(ev, in, &l);
+	if (l && (!ev->host || !*ev->host || (l->host && strcmp(ev->host, l->host) == 0))) {
+		key.rank = l->rank;
+		key.has |= CUT_HAS_RANK;
+	}
+	if (!ev->host || !*ev->host)
+		key.host = host;
+	return key;
 }
 
 /* What a call left out as a duplicate hands on to the copy kept in its place. */
@@ -398,11 +561,12 @@ struct kept {
 	int64_t corr; /* the left-out copy's args.corr (cuthook's link to GPU work); 0: none */
 };
 
-/* A call recorded by two inputs (both capture paths): same thread, layer and name, starting
- * while the other is open, so the other is its parent o. Returns true when ev is the copy
- * left out; when o is, o is forgotten and *k says what ev takes over from it. */
+/* A call recorded by two inputs of different capture paths: same thread (host, rank, pid,
+ * tid), layer and name, starting while the other is open, so the other is its parent o.
+ * Returns true when ev is the copy left out; when o is, o is forgotten and *k says what ev
+ * (key: its thread key) takes over from it. */
 static bool
-duplicate(const struct cut_event *ev, int in, struct cut_span *o, struct kept *k)
+duplicate(const struct cut_event *key, int in, struct cut_span *o, struct kept *k)
 {
 	int other = (int)o->user[1];
 	struct slot *s = held(o->user[0]);
@@ -416,17 +580,17 @@ duplicate(const struct cut_event *ev, int in, struct cut_span *o, struct kept *k
 	const char *c = strstr(s->text.s + s->split, "\"corr\":");
 	if (c)
 		k->corr = strtoll(c + 7, NULL, 10);
-	cut_calls_close(g.open, ev, o);
+	cut_calls_close(g.open, key, o);
 	return false;
 }
 
 /* An ioctl counts in the innermost driver call around it (its parent p when it has one: the
  * api layer comes first) and in the innermost runtime call around it. */
 static void
-count_ioctl(const struct cut_event *ev, struct cut_span *p)
+count_ioctl(const struct cut_event *key, const struct cut_event *ev, struct cut_span *p)
 {
 	struct cut_span *calls[2] = {p && p->layer == CUT_API ? p : NULL,
-	                             cut_calls_within(g.open, ev, CUT_RUNTIME)};
+	                             cut_calls_within(g.open, key, CUT_RUNTIME)};
 	for (int i = 0; i < 2; i++) {
 		struct slot *s = calls[i] ? held(calls[i]->user[0]) : NULL;
 		if (s) {
@@ -511,7 +675,12 @@ gpu_duplicate(const struct cut_event *ev, int in)
 		stream = CUT_ABSENT;
 	if (cut_args_int(ev->args, "device", &device) < 0)
 		device = CUT_ABSENT;
-	const char *host = ev->host ? ev->host : g.in[in].host;
+	const struct label *l = NULL;
+	const char *host = ev->host && *ev->host ? ev->host : host_for(ev, in, &l);
+	if (host == g.one_host && (!l || !l->host) && !g.in[in].host[0])
+		host = NULL; /* only guessed: not compared */
+	if (!host)
+		host = "";
 	while (g.gqhead < g.gqtail && g.gq[g.gqhead % g.gqcap].ts < ev->ts - GPU_SAME_NS)
 		g.gqhead++;
 	if (g.gqcap) {
@@ -559,19 +728,24 @@ merge_one(struct cut_event *ev, int in)
 	bool late = g.in[in].late, span = cut_layer_rank(ev->layer) > 0;
 	bool counted = ev->layer == CUT_API || ev->layer == CUT_RUNTIME;
 	struct kept k = {0};
+	learn_label(ev, in);
 	if (ev->layer == CUT_GPU && !late && gpu_duplicate(ev, in))
 		return;
 	if (ev->layer == CUT_META && strcmp(ev->name, "trailer") == 0)
 		read_trailer(&g.in[in], ev);
 	ev->has &= ~(CUT_HAS_PARENT | CUT_HAS_NIOCTL | CUT_HAS_ID);
 	ev->pname = NULL;
+	struct cut_event key = thread_key(ev, in);
+	/* Records of different hosts go out with their host, so that their pids stay apart. */
+	if (g.label_hosts && (!ev->host || !*ev->host))
+		ev->host = host_for(ev, in, NULL);
 	/* p and pname point into the tracker: used before the next cut_calls_open */
-	struct cut_span *p = late ? NULL : cut_calls_parent(g.open, ev);
+	struct cut_span *p = late ? NULL : cut_calls_parent(g.open, &key);
 	if (p && counted && p->layer == ev->layer && (int)p->user[1] != in &&
-	    strcmp(cut_span_name(p), ev->name) == 0) {
-		if (duplicate(ev, in, p, &k))
+	    two_paths(in, (int)p->user[1]) && strcmp(cut_span_name(p), ev->name) == 0) {
+		if (duplicate(&key, in, p, &k))
 			return;
-		p = cut_calls_parent(g.open, ev);
+		p = cut_calls_parent(g.open, &key);
 	}
 	if (k.corr > 0 && !cut_args_find(ev->args, "corr")) {
 		/* The copy kept takes over the left-out one's link to its GPU work. */
@@ -593,7 +767,7 @@ merge_one(struct cut_event *ev, int in)
 		ev->has |= CUT_HAS_PARENT;
 	}
 	if (!late && ev->layer == CUT_IOCTL && is_ioctl_call(ev))
-		count_ioctl(ev, p);
+		count_ioctl(&key, ev, p);
 	if (span) {
 		ev->id = k.id ? k.id : ++g.next_id;
 		ev->has |= CUT_HAS_ID;
@@ -607,10 +781,24 @@ merge_one(struct cut_event *ev, int in)
 	} else {
 		write_event(ev);
 	}
-	struct cut_span *o = span && !late ? cut_calls_open(g.open, ev) : NULL;
+	if (!span || late)
+		return;
+	key.id = ev->id;
+	key.has |= CUT_HAS_ID;
+	uint64_t refused = cut_calls_refused(g.open);
+	struct cut_span *o = cut_calls_open(g.open, &key);
 	if (o) {
 		o->user[0] = seq;
 		o->user[1] = (uint64_t)in;
+	} else if (cut_calls_refused(g.open) > refused) {
+		/* not followed (past -m or -M): nothing gets it as parent, its ioctls are not
+		 * counted */
+		struct slot *s = held(seq);
+		if (s && s->counted) {
+			s->counted = false;
+			g.partial++;
+		}
+		g.untracked++;
 	}
 }
 
@@ -634,8 +822,11 @@ align_clocks(void)
 		int64_t off, ref_off, shift;
 		if (__builtin_sub_overflow(in->real, in->mono, &off) ||
 		    __builtin_sub_overflow(ref->real, ref->mono, &ref_off) ||
-		    __builtin_sub_overflow(off, ref_off, &shift)) {
-			warnx("%s: clock in the header out of range: not aligned", in->path);
+		    __builtin_sub_overflow(off, ref_off, &shift) || shift == INT64_MIN) {
+			warnx("%s:%llu: clock out of range against %s's: not aligned",
+			      cut_esc(in->path), (unsigned long long)in->header_line,
+			      cut_esc(ref->path));
+			g.bad++;
 			continue;
 		}
 		/* One host, one boot: the monotonic clock is shared, and the offsets differ only by
@@ -676,6 +867,8 @@ header(int64_t ts)
 		m.header.realtime_ns = ref->real;
 	}
 	m.header.sorted = 1;
+	/* one host for all: a merge of it and another host's trace still knows whose it is */
+	m.header.host = g.one_host;
 	buf_adds(&inputs, "\"inputs\":[");
 	for (int i = 0; i < g.nin; i++) {
 		buf_adds(&inputs, i ? ",{" : "{");
@@ -702,11 +895,12 @@ report_dups(const uint64_t *dups, const char *what)
 			if (dups[k * g.nin + d])
 				warnx("%llu %s were recorded in both %s%s%s%s and %s%s%s%s: "
 				      "kept those of %s",
-				      (unsigned long long)dups[k * g.nin + d], what, g.in[k].path,
-				      g.in[k].tool[0] ? " (" : "", g.in[k].tool,
-				      g.in[k].tool[0] ? ")" : "", g.in[d].path,
-				      g.in[d].tool[0] ? " (" : "", g.in[d].tool,
-				      g.in[d].tool[0] ? ")" : "", g.in[k].path);
+				      (unsigned long long)dups[k * g.nin + d], what,
+				      cut_esc(g.in[k].path), g.in[k].tool[0] ? " (" : "",
+				      cut_esc(g.in[k].tool), g.in[k].tool[0] ? ")" : "",
+				      cut_esc(g.in[d].path), g.in[d].tool[0] ? " (" : "",
+				      cut_esc(g.in[d].tool), g.in[d].tool[0] ? ")" : "",
+				      cut_esc(g.in[k].path));
 }
 
 static void
@@ -751,10 +945,19 @@ trailer(void)
 	cut_write_buf(&g.out);
 	report_dups(g.dups, "calls");
 	report_dups(g.gpudups, "GPU events");
-	if (g.partial)
+	if (g.partial_m)
 		warnx("%llu calls were written without nioctl/ioctl_ns: more than %zu events "
 		      "were held back while they were open (raise -m)",
-		      (unsigned long long)g.partial, g.maxheld);
+		      (unsigned long long)g.partial_m, g.maxheld);
+	if (g.partial_M)
+		warnx("%llu calls were written without nioctl/ioctl_ns: more than %zu MiB of "
+		      "events held back and calls open while they were open (raise -M)",
+		      (unsigned long long)g.partial_M, g.maxbytes >> 20);
+	if (g.untracked)
+		warnx("%llu calls and ranges were not followed: more than %zu were open at once, "
+		      "or more than %zu MiB (raise -m or -M): events inside them got no parent "
+		      "from them",
+		      (unsigned long long)g.untracked, g.maxheld, g.maxbytes >> 20);
 }
 
 /* Opens the inputs, reads each one's first record (its header: clock, tool, whether it is
@@ -772,7 +975,7 @@ open_inputs(int argc, char *argv[])
 		struct input *in = &g.in[g.nin];
 		in->path = strcmp(argv[i], "-") == 0 ? "<stdin>" : argv[i];
 		if (!(in->rd = cut_reader_open(argv[i], 0))) {
-			warn("%s", in->path);
+			warn("%s", cut_esc(in->path));
 			g.lost = true;
 			continue;
 		}
@@ -800,6 +1003,13 @@ open_inputs(int argc, char *argv[])
 		if (have[i] && (g.sort_all || !g.in[i].sorted) && !g.stop)
 			sort_input(&g.in[i], &first[i], mem);
 	align_clocks();
+	const char *host = NULL;
+	for (int i = 0; i < g.nin; i++)
+		if (g.in[i].host[0] && !host)
+			host = g.in[i].host;
+		else if (g.in[i].host[0] && strcmp(g.in[i].host, host) != 0)
+			g.label_hosts = true;
+	g.one_host = g.label_hosts ? NULL : host;
 	for (int i = 0; i < g.nin; i++) {
 		struct input *in = &g.in[i];
 		if (in->sort || !have[i] || !shift(in, &first[i])) {
@@ -836,21 +1046,26 @@ main(int argc, char *argv[])
 		switch (ch) {
 		case 'A': g.align = false; break;
 		case 'M':
-			g.maxbytes = (size_t)strtoul(optarg, &end, 10) << 20;
-			if (*optarg < '0' || *optarg > '9' || *end || g.maxbytes < 1)
+			errno = 0;
+			g.maxbytes = (size_t)strtoul(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end || g.maxbytes < 1 || errno ||
+			    g.maxbytes > SIZE_MAX >> 20)
 				errx(CUT_EXIT_FATAL, "-M: not a positive number of MiB: %s",
-				     optarg);
+				     cut_esc(optarg));
+			g.maxbytes <<= 20;
 			break;
 		case 'S': g.sort_all = true; break;
 		case 'm':
 			g.maxheld = strtoul(optarg, &end, 10);
 			if (*optarg < '0' || *optarg > '9' || *end || g.maxheld < 1)
-				errx(CUT_EXIT_FATAL, "-m: not a positive count: %s", optarg);
+				errx(CUT_EXIT_FATAL, "-m: not a positive count: %s",
+				     cut_esc(optarg));
 			break;
 		case 'w': /* a reorder window before inputs were sorted as needed: obsolete */
 			if (cut_parse_duration(optarg) < 0)
 				errx(CUT_EXIT_FATAL,
-				     "-w: not a duration (ns, or with s, ms, us, ns): %s", optarg);
+				     "-w: not a duration (ns, or with s, ms, us, ns): %s",
+				     cut_esc(optarg));
 			break;
 		default: usage();
 		}
@@ -863,6 +1078,8 @@ main(int argc, char *argv[])
 	cut_check_inputs(argc, argv, CUT_INPUTS_DISTINCT);
 
 	g.open = cut_calls_new(CUT_CALLS_HOLDERS | CUT_CALLS_NAMES);
+	cut_calls_limit(g.open, g.maxheld, g.maxbytes);
+	g.labelmap = idmap_new();
 	heap_init(&g.heads, sizeof(struct head));
 	open_inputs(argc, argv);
 
@@ -897,6 +1114,10 @@ main(int argc, char *argv[])
 		buf_free(&g.q[i].text);
 	free(g.q);
 	cut_calls_free(g.open);
+	for (size_t i = 0; i < g.nlabels; i++)
+		free(g.labels[i].host);
+	free(g.labels);
+	idmap_free(g.labelmap);
 	free(g.in);
 	heap_free(&g.heads);
 	free(g.dups);
