@@ -1,4 +1,6 @@
-/* inflate.c: plain, gzip (zlib) or zstd (libzstd) input by magic number. */
+/* inflate.c: plain, gzip (zlib) or zstd (libzstd) input by magic number; after each member
+ * or frame, another must start (zstd's skippable frames are frames), else the rest is
+ * trailing garbage. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -81,22 +83,44 @@ fill(struct cut_inflate *z)
 	return 0;
 }
 
+static const unsigned char gzip_magic[] = {0x1f, 0x8b}, zstd_magic[] = {0x28, 0xb5, 0x2f, 0xfd};
+
+/* Whether the n bytes at p start a zstd frame: a frame's magic number, or a skippable
+ * frame's (0x184D2A50 to 0x184D2A5F, little-endian: pzstd writes one before its frames). */
+static bool
+is_zstd(const unsigned char *p, size_t n)
+{
+	return n >= 4 && (memcmp(p, zstd_magic, 4) == 0 ||
+	                  ((p[0] & 0xf0) == 0x50 && p[1] == 0x2a && p[2] == 0x4d && p[3] == 0x18));
+}
+
+/* Whether the n bytes at p could be the start of a frame or member of this kind, the rest of
+ * it missing. */
+static bool
+starts_like(const struct cut_inflate *z, const unsigned char *p, size_t n)
+{
+	static const unsigned char skippable[] = {0x50, 0x2a, 0x4d, 0x18};
+	if (z->kind == GZIP)
+		return n < 2 && memcmp(p, gzip_magic, n) == 0;
+	return n < 4 && (memcmp(p, zstd_magic, n) == 0 ||
+	                 ((p[0] & 0xf0) == 0x50 && memcmp(p + 1, skippable + 1, n - 1) == 0));
+}
+
 /* The first bytes say what the input is. */
 static int
 detect(struct cut_inflate *z, char *why, size_t nwhy)
 {
-	static const unsigned char gzip[] = {0x1f, 0x8b}, zstd[] = {0x28, 0xb5, 0x2f, 0xfd};
 	while (z->len < 4 && !z->eof)
 		if (fill(z) < 0)
 			return -1;
-	if (z->len >= 2 && memcmp(z->in, gzip, 2) == 0) {
+	if (z->len >= 2 && memcmp(z->in, gzip_magic, 2) == 0) {
 		if (inflateInit2(&z->gz, 15 + 16) != Z_OK) {
 			errno = ENOMEM;
 			return -1;
 		}
 		z->gz_init = true;
 		z->kind = GZIP;
-	} else if (z->len >= 4 && memcmp(z->in, zstd, 4) == 0) {
+	} else if (is_zstd(z->in, z->len)) {
 		if (!(z->zs = ZSTD_createDStream()) || ZSTD_isError(ZSTD_initDStream(z->zs))) {
 			errno = ENOMEM;
 			return -1;
@@ -115,7 +139,7 @@ static ssize_t
 step(struct cut_inflate *z, void *buf, size_t n, char *why, size_t nwhy)
 {
 	if (z->kind == GZIP) {
-		if (z->ended && z->pos < z->len) /* another member follows */
+		if (z->ended && z->pos < z->len) /* another member follows (next_frame) */
 			inflateReset(&z->gz);
 		z->gz.next_in = z->in + z->pos;
 		z->gz.avail_in = (uInt)(z->len - z->pos);
@@ -156,6 +180,31 @@ step(struct cut_inflate *z, void *buf, size_t n, char *why, size_t nwhy)
 	return (ssize_t)out.pos;
 }
 
+/* After a whole frame or member, what follows must start another: bytes that cannot are
+ * trailing garbage, and a start of one cut off is a frame cut short. Returns 0 when another
+ * follows or the input ends here, -1 with why set otherwise. */
+static int
+next_frame(struct cut_inflate *z, char *why, size_t nwhy)
+{
+	size_t need = z->kind == GZIP ? 2 : 4;
+	while (z->len - z->pos < need && !z->eof)
+		if (fill(z) < 0)
+			return -1;
+	const unsigned char *p = z->in + z->pos;
+	size_t have = z->len - z->pos;
+	if (!have)
+		return 0;
+	if (z->kind == GZIP ? have >= 2 && memcmp(p, gzip_magic, 2) == 0 : is_zstd(p, have))
+		return 0;
+	if (starts_like(z, p, have))
+		snprintf(why, nwhy, "%s data cut short: the input ends inside a %s",
+		         cut_inflate_kind(z), z->kind == GZIP ? "member" : "frame");
+	else
+		snprintf(why, nwhy, "trailing garbage after the %s data: not read",
+		         cut_inflate_kind(z));
+	return -1;
+}
+
 ssize_t
 cut_inflate_read(struct cut_inflate *z, void *buf, size_t n, char *why, size_t nwhy)
 {
@@ -186,6 +235,11 @@ cut_inflate_read(struct cut_inflate *z, void *buf, size_t n, char *why, size_t n
 	for (;;) {
 		if (z->pos == z->len && !z->eof && fill(z) < 0)
 			return -1;
+		if (z->ended && z->pos < z->len && next_frame(z, why, nwhy) < 0) {
+			if (why[0])
+				snprintf(z->error, sizeof(z->error), "%s", why);
+			return -1;
+		}
 		ssize_t k = step(z, buf, n, why, nwhy);
 		if (k != 0)
 			return k;

@@ -145,7 +145,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* input that starts like gzip or zstd data is read decompressed by cut_reader (what it
 	 * reads then is fuzz_inflate's part): only that it does not crash is checked here */
 	bool compressed = (size >= 2 && data[0] == 0x1f && data[1] == 0x8b) ||
-	                  (size >= 4 && memcmp(data, "\x28\xb5\x2f\xfd", 4) == 0);
+	                  (size >= 4 && memcmp(data, "\x28\xb5\x2f\xfd", 4) == 0) ||
+	                  (size >= 4 && (data[0] & 0xf0) == 0x50 && /* zstd skippable frame */
+	                   memcmp(data + 1, "\x2a\x4d\x18", 3) == 0);
 	long n = count_with_reader(data, size);
 	if (!compressed && n != events)
 		disagree("cut_reader and line-by-line parsing count different events", "", 0);
