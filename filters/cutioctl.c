@@ -478,14 +478,18 @@ handle(struct cut_event *ev)
 	write_event(ev);
 }
 
-/* Reads one file of strace output. Returns the number of lines it could not read. */
-static uint64_t
+/* Reads one file of strace output. Returns CUT_EXIT_OK, CUT_EXIT_BADINPUT when lines could
+ * not be read, or CUT_EXIT_LOST when the file, or the rest of it, could not (reported), as
+ * the trace reader does. */
+static int
 read_strace(const char *path)
 {
 	FILE *f = path && strcmp(path, "-") != 0 ? fopen(path, "r") : stdin;
-	const char *name = f == stdin ? "<stdin>" : path;
-	if (!f)
-		err(CUT_EXIT_FATAL, "%s", path);
+	const char *name = path && strcmp(path, "-") != 0 ? path : "<stdin>";
+	if (!f) {
+		warn("%s", cut_esc(name));
+		return CUT_EXIT_LOST;
+	}
 	struct cut_strace *s = strace_new();
 	if (!s)
 		err(CUT_EXIT_FATAL, "strace import");
@@ -493,6 +497,7 @@ read_strace(const char *path)
 	size_t cap = 0;
 	ssize_t len;
 	uint64_t lineno = 0, bad = 0, ul;
+	bool lost = false;
 	struct cut_event ev;
 	for (;;) {
 		len = getline(&line, &cap, f);
@@ -506,8 +511,10 @@ read_strace(const char *path)
 				bad++;
 			}
 		} else {
-			if (ferror(f))
-				err(CUT_EXIT_FATAL, "%s: read", name);
+			if (ferror(f)) {
+				warn("%s: read", cut_esc(name));
+				lost = true;
+			}
 			strace_finish(s);
 		}
 		while (strace_next(s, &ev, &ul) > 0) {
@@ -529,7 +536,7 @@ read_strace(const char *path)
 	strace_free(s);
 	if (f != stdin)
 		fclose(f);
-	return bad;
+	return lost ? CUT_EXIT_LOST : bad ? CUT_EXIT_BADINPUT : CUT_EXIT_OK;
 }
 
 static int
@@ -696,9 +703,12 @@ main(int argc, char *argv[])
 		heap_init(&g.ends, sizeof(struct cut_heap_key));
 	}
 	if (g.strace) {
-		for (int i = 0; i < (argc ? argc : 1); i++)
-			if (read_strace(argc ? argv[i] : NULL))
-				status = CUT_EXIT_BADINPUT;
+		cut_check_inputs(argc, argv, 0);
+		for (int i = 0; i < (argc ? argc : 1); i++) {
+			int rc = read_strace(argc ? argv[i] : NULL);
+			if (rc > status)
+				status = rc;
+		}
 	} else {
 		status = cut_read_all(argc, argv, read_event, NULL);
 	}

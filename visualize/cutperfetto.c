@@ -228,7 +228,7 @@ static void
 flush(void)
 {
 	if (g.out.len && fwrite(g.out.s, 1, g.out.len, g.f) != g.out.len)
-		err(CUT_EXIT_FATAL, "write error on %s", g.path);
+		err(CUT_EXIT_FATAL, "write error on %s", cut_esc(g.path));
 	g.out.len = 0;
 }
 

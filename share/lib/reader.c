@@ -47,7 +47,9 @@ cut_reader_open(const char *path, unsigned flags)
 		r->path = strdup("<stdin>");
 	} else {
 		r->fd = open(path, O_RDONLY | O_CLOEXEC);
-		r->path = strdup(path);
+		/* the name as messages give it: a file name may hold an escape sequence or a
+		 * newline that would forge a line of the report */
+		r->path = strdup(cut_esc(path));
 	}
 	r->cap = 1 << 20;
 	r->buf = malloc(r->cap);
@@ -321,7 +323,7 @@ cut_read_all(int nfiles, char *const files[], cut_event_fn *fn, void *arg)
 		const char *path = nfiles ? files[i] : NULL;
 		struct cut_reader *rd = cut_reader_open(path, 0);
 		if (!rd) {
-			warn("%s", path ? path : "<stdin>");
+			warn("%s", path ? cut_esc(path) : "<stdin>");
 			status = CUT_EXIT_LOST;
 			continue;
 		}

@@ -36,7 +36,7 @@ int cut_reader_next(struct cut_reader *r, struct cut_event *ev);
  * counts it as a bad line. */
 void cut_reader_warn(struct cut_reader *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* Name used in messages ("<stdin>" for standard input). */
+/* Name used in messages: the path escaped by cut_esc, "<stdin>" for standard input. */
 const char *cut_reader_path(const struct cut_reader *r);
 /* Line number of the last event returned (1-based). */
 uint64_t cut_reader_line(const struct cut_reader *r);

@@ -96,9 +96,16 @@ cut_esc(const char *s)
 void
 cut_csv_field(struct cut_buf *b, const char *s, size_t n)
 {
-	bool formula = n > 0 && strchr("=+-@\t\r", s[0]) != NULL;
+	/* escaped first, as in text reports: a terminal shown the file, or a spreadsheet,
+	 * meets no control character */
+	static struct cut_buf esc;
+	buf_reset(&esc);
+	cut_text_escape(&esc, s, n);
+	s = esc.s;
+	n = esc.len;
+	bool formula = n > 0 && strchr("=+-@", s[0]) != NULL;
 	bool quote = formula || (n > 0 && (s[0] == ' ' || s[n - 1] == ' ')) || memchr(s, ',', n) ||
-	             memchr(s, '"', n) || memchr(s, '\n', n) || memchr(s, '\r', n);
+	             memchr(s, '"', n);
 	if (!quote) {
 		buf_add(b, s, n);
 		return;

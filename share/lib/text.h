@@ -23,10 +23,11 @@ void cut_text_escape(struct cut_buf *b, const char *s, size_t n);
  */
 const char *cut_esc(const char *s);
 /*
- * Appends s as one CSV field (RFC 4180): quoted when it holds a comma, a double quote, a
- * carriage return or a line feed, or starts or ends with a space; quotes doubled. A field
- * that a spreadsheet would take for a formula (first character = + - @, tab or carriage
- * return) gets a leading apostrophe, as OWASP recommends, and is quoted.
+ * Appends s as one CSV field (RFC 4180), escaped first as by cut_text_escape (so no control
+ * character, line break or bidi control reaches the file, and a backslash is doubled): quoted
+ * when it holds a comma or a double quote, or starts or ends with a space; quotes doubled. A
+ * field that a spreadsheet would take for a formula (first character = + - @) gets a leading
+ * apostrophe, as OWASP recommends, and is quoted.
  */
 void cut_csv_field(struct cut_buf *b, const char *s, size_t n);
 /* The CSV field of a NUL-terminated string, in the buffers of cut_esc. */

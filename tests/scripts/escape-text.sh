@@ -24,7 +24,7 @@ PY
 cutstat "$tmp/t.jsonl" >"$tmp/s.txt" || bad "cutstat: exit $?"
 cutgaps -t 0 "$tmp/t.jsonl" >"$tmp/g.txt" || bad "cutgaps: exit $?"
 cutstat -c "$tmp/t.jsonl" >"$tmp/s.csv" || bad "cutstat -c: exit $?"
-for f in s.txt g.txt; do # (CSV is data: its fields keep the bytes, quoted)
+for f in s.txt g.txt s.csv; do
 	! grep -q "$(printf '\033')" "$tmp/$f" || bad "$f: a raw escape character"
 done
 [ "$(grep -c '^Verdict' "$tmp/s.txt")" -eq 1 ] || bad "cutstat: a forged report line"
@@ -34,7 +34,7 @@ import csv, sys
 rows = list(csv.reader(open(sys.argv[1], newline="")))
 api = rows[1:rows.index([])] if [] in rows else rows[1:]
 names = sorted(r[0] for r in api)
-want = sorted(['cuComma,"quoted"', "cuEvil\x1b[31mRED\x1b[0m", "cuTwo\nVerdict: forged", "'=HYPERLINK(1)"])
+want = sorted(['cuComma,"quoted"', r"cuEvil\x1b[31mRED\x1b[0m", r"cuTwo\nVerdict: forged", "'=HYPERLINK(1)"])
 if names != want:
     print("FAIL csv names", names, "want", want); sys.exit(1)
 PY

@@ -136,7 +136,16 @@ START_TEST(test_csv)
 	ck_assert_str_eq(cut_csv("cuInit"), "cuInit");
 	ck_assert_str_eq(cut_csv("a,b"), "\"a,b\"");
 	ck_assert_str_eq(cut_csv("say \"hi\""), "\"say \"\"hi\"\"\"");
-	ck_assert_str_eq(cut_csv("two\nlines"), "\"two\nlines\"");
+	/* control characters escaped as in text reports (issue 23: ESC reached the file) */
+	ck_assert_str_eq(cut_csv("two\nlines"), "two\\nlines");
+	ck_assert_str_eq(cut_csv("cuEvil\x1b[31mRED"), "cuEvil\\x1b[31mRED");
+	ck_assert_str_eq(cut_csv("tab\there,\r"), "\"tab\\there,\\r\"");
+	ck_assert_str_eq(cut_csv("del\x7f bell\a c1\xc2\x9b bad\xff"),
+	                 "del\\x7f bell\\x07 c1\\u{009b} bad\\xff");
+	ck_assert_str_eq(cut_csv("rtl\xe2\x80\xae"), "rtl\\u{202e}");
+	ck_assert_str_eq(cut_csv("back\\slash"), "back\\\\slash");
+	ck_assert_str_eq(cut_csv("\tTAB"), "\\tTAB"); /* no longer a formula's start */
+	ck_assert_str_eq(cut_csv("caf\xc3\xa9"), "caf\xc3\xa9");
 	ck_assert_str_eq(cut_csv("=cmd|' /C calc'!A0"), "\"'=cmd|' /C calc'!A0\"");
 	ck_assert_str_eq(cut_csv("-2+3"), "\"'-2+3\"");
 	ck_assert_str_eq(cut_csv("@SUM(1)"), "\"'@SUM(1)\"");
