@@ -76,6 +76,7 @@ static struct {
 	struct cut_buf args;
 	struct cut_buf out; /* events to write, in pieces of about 64 KB */
 	bool header_done;   /* strace import: the header waits for the first event's time */
+	uint64_t too_deep;  /* ioctls inside more than MAP_DEPTH calls */
 } g;
 
 /* Adds "key":"value" to the args being built, unless args already has key. */
@@ -233,6 +234,9 @@ map_end(uint64_t key)
 	buf_reset(&c->seq);
 }
 
+/* How many calls around an ioctl, from the innermost, it is counted in (see map_event). */
+#define MAP_DEPTH 64
+
 /* Ends the calls that ended at or before ts: no event from ts on is inside them. */
 static void
 map_flush(int64_t ts)
@@ -287,11 +291,18 @@ map_event(const struct cut_event *ev, const struct cut_ioctl_info *in)
 		ioctl_info_label(in, label, sizeof(label));
 	else /* open, close, mmap; escaped here, as a newline would split the sequence */
 		snprintf(label, sizeof(label), "%s", cut_esc(ev->name));
-	/* the ioctl belongs to its call and to every call around that one */
-	for (uint64_t k = p->user[0]; k;) {
+	/* the ioctl belongs to its call and to every call around that one, MAP_DEPTH of them
+	 * at most: calls nested deeper (thousands of identical calls all open) would cost
+	 * time and memory of the depth for every ioctl */
+	int depth = 0;
+	for (uint64_t k = p->user[0]; k; depth++) {
 		size_t i = idmap_get(g.open, (int64_t)k);
 		if (i == IDMAP_NONE)
 			break;
+		if (depth == MAP_DEPTH) {
+			g.too_deep++;
+			break;
+		}
 		struct call *c = &g.call[i];
 		buf_adds(&c->seq, label);
 		buf_addc(&c->seq, '\n');
@@ -378,6 +389,10 @@ static void
 print_map(void)
 {
 	map_flush(INT64_MAX);
+	if (g.too_deep)
+		warnx(
+		    "%llu ioctls were inside more than %d calls: counted in the %d innermost only",
+		    (unsigned long long)g.too_deep, MAP_DEPTH, MAP_DEPTH);
 	size_t nf = strtab_len(g.fns), ns = strtab_len(g.seqs);
 	size_t *forder = calloc(nf + 1, sizeof(*forder)), *sorder = calloc(ns + 1, sizeof(*sorder));
 	fnrank = calloc(nf + 1, sizeof(*fnrank));

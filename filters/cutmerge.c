@@ -67,6 +67,18 @@ struct gpu_seen {
 	struct cut_buf text;
 };
 
+/* Copies left out, per pair of inputs (kept, dropped): a map, not an nin x nin array, so that
+ * a merge of ten thousand ranks' files takes no 800 MB for it. */
+struct pairs {
+	struct cut_idmap *map; /* (kept, dropped) -> index in v */
+	struct pair {
+		int kept, dropped;
+		uint64_t n;
+	} * v;
+	size_t cap;
+	uint64_t total;
+};
+
 /* The held queue: events wait here while a call before them is still open. */
 struct slot {
 	int64_t ts, end;
@@ -104,12 +116,12 @@ static struct {
 	uint64_t written, unsorted, sorted_inputs, spilled, bad;
 	uint64_t partial, partial_m, partial_M; /* written without counts; past -m, past -M */
 	uint64_t untracked;  /* calls not followed: more were open than -m or -M allow */
-	uint64_t *dups;      /* [kept * nin + dropped] */
+	struct pairs dups;   /* calls */
 	struct gpu_seen *gq; /* a ring of entries gqhead..gqtail-1 in order of ts */
 	size_t gqcap;
 	uint64_t gqhead, gqtail;
 	uint64_t *gbucket; /* [gqcap]: the latest entry of each (pid, corr) hash, or NONE */
-	uint64_t *gpudups; /* [kept * nin + dropped] */
+	struct pairs gpudups;
 	struct cut_buf out;
 	bool stop, lost;
 } g;
@@ -494,6 +506,22 @@ two_paths(int a, int b)
 	return !*pa || !*pb || strcmp(pa, pb) != 0;
 }
 
+/* Counts a copy of input kept's left out from input dropped. */
+static void
+pair_count(struct pairs *p, int kept, int dropped)
+{
+	if (!p->map)
+		p->map = idmap_new();
+	bool isnew;
+	size_t k = idmap_put2(p->map, kept, dropped, &isnew);
+	if (k >= p->cap)
+		p->v = cut_grow(p->v, &p->cap, k + 1, sizeof(*p->v));
+	if (isnew)
+		p->v[k] = (struct pair){kept, dropped, 0};
+	p->v[k].n++;
+	p->total++;
+}
+
 /* ---- hosts and ranks ---- */
 
 /* Learns the host and rank that a record of input in says of its process. */
@@ -571,10 +599,10 @@ duplicate(const struct cut_event *key, int in, struct cut_span *o, struct kept *
 	int other = (int)o->user[1];
 	struct slot *s = held(o->user[0]);
 	if (preference(in) <= preference(other) || !s) {
-		g.dups[other * g.nin + in]++;
+		pair_count(&g.dups, other, in);
 		return true;
 	}
-	g.dups[in * g.nin + other]++;
+	pair_count(&g.dups, in, other);
 	s->dropped = true;
 	*k = (struct kept){o->id, s->nioctl, s->ioctl_ns, 0};
 	const char *c = strstr(s->text.s + s->split, "\"corr\":");
@@ -681,15 +709,19 @@ gpu_duplicate(const struct cut_event *ev, int in)
 		host = NULL; /* only guessed: not compared */
 	if (!host)
 		host = "";
-	while (g.gqhead < g.gqtail && g.gq[g.gqhead % g.gqcap].ts < ev->ts - GPU_SAME_NS)
-		g.gqhead++;
+	while (g.gqhead < g.gqtail && g.gq[g.gqhead % g.gqcap].ts < ev->ts - GPU_SAME_NS) {
+		/* a name of many MiB leaves no buffer of its size behind in the ring */
+		struct cut_buf *t = &g.gq[g.gqhead++ % g.gqcap].text;
+		if (t->cap > 1 << 12)
+			buf_free(t);
+	}
 	if (g.gqcap) {
 		size_t k = gpu_bucket(ev->pid, corr, g.gqcap);
 		for (uint64_t i = g.gbucket[k]; i != NONE && i >= g.gqhead;) {
 			const struct gpu_seen *e = &g.gq[i % g.gqcap];
 			if (e->corr == corr && e->in != in &&
 			    gpu_same(e, ev, host, stream, device)) {
-				g.gpudups[e->in * g.nin + in]++;
+				pair_count(&g.gpudups, e->in, in);
 				return true;
 			}
 			i = e->next;
@@ -886,31 +918,37 @@ header(int64_t ts)
 	buf_free(&inputs);
 }
 
-/* One line per pair of inputs that recorded the same things: n of them, whose were kept. */
-static void
-report_dups(const uint64_t *dups, const char *what)
+static int
+by_inputs(const void *a, const void *b)
 {
-	for (int k = 0; k < g.nin; k++)
-		for (int d = 0; d < g.nin; d++)
-			if (dups[k * g.nin + d])
-				warnx("%llu %s were recorded in both %s%s%s%s and %s%s%s%s: "
-				      "kept those of %s",
-				      (unsigned long long)dups[k * g.nin + d], what,
-				      cut_esc(g.in[k].path), g.in[k].tool[0] ? " (" : "",
-				      cut_esc(g.in[k].tool), g.in[k].tool[0] ? ")" : "",
-				      cut_esc(g.in[d].path), g.in[d].tool[0] ? " (" : "",
-				      cut_esc(g.in[d].tool), g.in[d].tool[0] ? ")" : "",
-				      cut_esc(g.in[k].path));
+	const struct pair *x = a, *y = b;
+	if (x->kept != y->kept)
+		return x->kept < y->kept ? -1 : 1;
+	return (x->dropped > y->dropped) - (x->dropped < y->dropped);
+}
+
+/* One line per pair of inputs that recorded the same things: n of them, whose were kept;
+ * in the order of the inputs kept, then left out. */
+static void
+report_dups(struct pairs *p, const char *what)
+{
+	size_t n = p->map ? idmap_span(p->map) : 0;
+	qsort(p->v, n, sizeof(*p->v), by_inputs);
+	for (size_t i = 0; i < n; i++) {
+		int k = p->v[i].kept, d = p->v[i].dropped;
+		warnx("%llu %s were recorded in both %s%s%s%s and %s%s%s%s: kept those of %s",
+		      (unsigned long long)p->v[i].n, what, cut_esc(g.in[k].path),
+		      g.in[k].tool[0] ? " (" : "", cut_esc(g.in[k].tool),
+		      g.in[k].tool[0] ? ")" : "", cut_esc(g.in[d].path),
+		      g.in[d].tool[0] ? " (" : "", cut_esc(g.in[d].tool),
+		      g.in[d].tool[0] ? ")" : "", cut_esc(g.in[k].path));
+	}
 }
 
 static void
 trailer(void)
 {
-	uint64_t dups = 0, gpudups = 0;
-	for (int i = 0; i < g.nin * g.nin; i++) {
-		dups += g.dups[i];
-		gpudups += g.gpudups[i];
-	}
+	uint64_t dups = g.dups.total, gpudups = g.gpudups.total;
 	struct cut_buf more = {0};
 	struct cut_meta m;
 	cut_meta_init(&m, CUT_META_TRAILER);
@@ -943,8 +981,8 @@ trailer(void)
 	write_meta(g.last_out, &m);
 	buf_free(&more);
 	cut_write_buf(&g.out);
-	report_dups(g.dups, "calls");
-	report_dups(g.gpudups, "GPU events");
+	report_dups(&g.dups, "calls");
+	report_dups(&g.gpudups, "GPU events");
 	if (g.partial_m)
 		warnx("%llu calls were written without nioctl/ioctl_ns: more than %zu events "
 		      "were held back while they were open (raise -m)",
@@ -1024,10 +1062,6 @@ open_inputs(int argc, char *argv[])
 	}
 	free(first);
 	free(have);
-	g.dups = calloc((size_t)g.nin * (size_t)g.nin + 1, sizeof(*g.dups));
-	g.gpudups = calloc((size_t)g.nin * (size_t)g.nin + 1, sizeof(*g.gpudups));
-	if (!g.dups || !g.gpudups)
-		err(CUT_EXIT_FATAL, "inputs");
 }
 
 int
@@ -1120,8 +1154,10 @@ main(int argc, char *argv[])
 	idmap_free(g.labelmap);
 	free(g.in);
 	heap_free(&g.heads);
-	free(g.dups);
-	free(g.gpudups);
+	for (struct pairs *p = &g.dups; p; p = p == &g.dups ? &g.gpudups : NULL) {
+		idmap_free(p->map);
+		free(p->v);
+	}
 	for (size_t i = 0; i < g.gqcap; i++)
 		buf_free(&g.gq[i].text);
 	free(g.gq);

@@ -2,7 +2,8 @@
 # cutmerge on calls that all overlap (issue 23: 80k identical calls took 12 s, 2M kept it
 # running 46 min at 1.5 GB): in time, held to the same number of calls one after the other in
 # this run (CPU time, so load does not count; quadratic is hundreds of times); in memory,
-# within -M of the same baseline, with the warnings naming the option that was hit.
+# within -M of the same baseline, with the warnings naming the option that was hit; and
+# cutioctl -m on ioctls inside thousands of calls; cutmerge on lines of half a MiB.
 B=${CUT_BUILD:-build}
 PATH=$B/bin:$PATH
 command -v python3 >/dev/null || { echo "needs python3"; exit 77; }
@@ -54,4 +55,42 @@ set -- $(cost "$tmp/big.jsonl" -m 1000)
 [ "$2" -le $((base + 3 * 16 * 1024)) ] || bad "-m 1000: ${2} KiB at most, one after the other ${base} KiB"
 grep -q 'more than 1000 events were held back.*(raise -m)' "$tmp/err" || bad "-m 1000: $(cat "$tmp/err")"
 grep -q 'calls and ranges were not followed' "$tmp/err" || bad "-m 1000: $(cat "$tmp/err")"
+# cutioctl -m counts an ioctl in every call around it: 20000 identical calls open around
+# 20000 ioctls cost it the product (minutes, gigabytes); now 64 calls deep at most.
+awk 'BEGIN { for (i = 0; i < 20000; i++) print "{\"ts\":1000,\"dur\":100000000,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"cuCtxGetDevice\",\"ret\":0}"
+	for (i = 0; i < 20000; i++) printf "{\"ts\":%d,\"dur\":10,\"pid\":1,\"tid\":1,\"layer\":\"ioctl\",\"name\":\"NV_ESC_RM_CONTROL\",\"ret\":0}\n", 2000 + 10 * i }' >"$tmp/deep.jsonl"
+awk 'BEGIN { for (i = 0; i < 20000; i++) printf "{\"ts\":%d,\"dur\":100,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"cuCtxGetDevice\",\"ret\":0}\n{\"ts\":%d,\"dur\":10,\"pid\":1,\"tid\":1,\"layer\":\"ioctl\",\"name\":\"NV_ESC_RM_CONTROL\",\"ret\":0}\n", 1000 + 1000 * i, 1010 + 1000 * i }' >"$tmp/flat.jsonl"
+ioctl_cpu() {
+	python3 -c '
+import resource, subprocess, sys
+subprocess.run(["cutioctl", "-m", sys.argv[1]], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(r.ru_utime + r.ru_stime)' "$1"
+}
+flat=$(ioctl_cpu "$tmp/flat.jsonl")
+deep=$(ioctl_cpu "$tmp/deep.jsonl")
+python3 -c 'import sys; f, d = map(float, sys.argv[1:]); sys.exit(d > 20 * max(f, 0.02))' "$flat" "$deep" ||
+	bad "cutioctl -m: 20000 ioctls in 20000 calls took ${deep}s, apart ${flat}s"
+
+# Lines of half a MiB, each alone in its time: what is held or remembered of one is let go
+# with it (the held events' ring and the GPU work's kept a buffer of each line's size per slot).
+if command -v zstd >/dev/null; then
+	for layer in api gpu; do
+		python3 -c '
+import json, sys
+layer, big = sys.argv[1], "k" * (1 << 19)
+print(json.dumps({"ts": 1, "pid": 1, "tid": 1, "layer": "meta", "name": "header",
+                  "args": {"schema": 2, "tool": "cuthook", "sorted": True}}, separators=(",", ":")))
+for i in range(300):
+    e = {"ts": 1000 + i * 100000, "dur": 10, "pid": 1, "tid": 1, "layer": layer}
+    if layer == "gpu":
+        e.update(name=big, cat="kernel", args={"corr": i + 1, "stream": "0x0"})
+    else:
+        e.update(name="cuLaunchKernel", ret=0, args={"kernel": big})
+    print(json.dumps(e, separators=(",", ":")))' $layer | zstd -q -c >"$tmp/$layer.zst"
+		set -- $(cost "$tmp/$layer.zst")
+		[ "$3" = 0 ] || bad "$layer lines of 512 KiB: exit $3: $(head -3 "$tmp/err")"
+		[ "$2" -le $((base + 32 * 1024)) ] || bad "$layer lines of 512 KiB: ${2} KiB, one after the other ${base} KiB"
+	done
+fi
 exit $fail
