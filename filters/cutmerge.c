@@ -933,6 +933,8 @@ static void
 report_dups(struct pairs *p, const char *what)
 {
 	size_t n = p->map ? idmap_span(p->map) : 0;
+	if (!n)
+		return;
 	qsort(p->v, n, sizeof(*p->v), by_inputs);
 	for (size_t i = 0; i < n; i++) {
 		int k = p->v[i].kept, d = p->v[i].dropped;
