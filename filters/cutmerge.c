@@ -524,18 +524,24 @@ pair_count(struct pairs *p, int kept, int dropped)
 
 /* ---- hosts and ranks ---- */
 
+#define LABELS_MAX (1 << 20)
+
 /* Learns the host and rank that a record of input in says of its process. */
 static void
 learn_label(const struct cut_event *ev, int in)
 {
-	if (!(ev->has & CUT_HAS_RANK) || ev->pid <= 0)
+	const char *host = ev->host && *ev->host ? ev->host : NULL;
+	/* bounded whatever the input: a host name is at most 255 bytes, a job has fewer
+	 * processes than this (past them, records that say no rank are keyed without one) */
+	if (!(ev->has & CUT_HAS_RANK) || ev->pid <= 0 || (host && strlen(host) > 255) ||
+	    (idmap_len(g.labelmap) >= LABELS_MAX &&
+	     idmap_get2(g.labelmap, in, ev->pid) == IDMAP_NONE))
 		return;
 	bool isnew;
 	size_t k = idmap_put2(g.labelmap, in, ev->pid, &isnew);
 	if (k >= g.nlabels)
 		g.labels = cut_grow(g.labels, &g.nlabels, k + 1, sizeof(*g.labels));
 	struct label *l = &g.labels[k];
-	const char *host = ev->host && *ev->host ? ev->host : NULL;
 	if (isnew) {
 		free(l->host);
 		*l = (struct label){.host = host ? strdup(host) : NULL, .rank = ev->rank};

@@ -75,9 +75,10 @@ python3 -c 'import sys; f, d = map(float, sys.argv[1:]); sys.exit(d > 20 * max(f
 	bad "cutioctl -m: 20000 ioctls in 20000 calls took ${deep}s, apart ${flat}s"
 
 # Lines of half a MiB, each alone in its time: what is held or remembered of one is let go
-# with it (the held events' ring and the GPU work's kept a buffer of each line's size per slot).
+# with it (the held events' ring and the GPU work's kept a buffer of each line's size per slot,
+# the hosts of labelled processes were all kept).
 if command -v zstd >/dev/null; then
-	for layer in api gpu; do
+	for layer in api gpu host; do
 		python3 -c '
 import json, sys
 layer, big = sys.argv[1], "k" * (1 << 19)
@@ -87,6 +88,8 @@ for i in range(300):
     e = {"ts": 1000 + i * 100000, "dur": 10, "pid": 1, "tid": 1, "layer": layer}
     if layer == "gpu":
         e.update(name=big, cat="kernel", args={"corr": i + 1, "stream": "0x0"})
+    elif layer == "host":  # a process of its own, labelled with a host name of its own
+        e.update(host=big + str(i), rank=i, pid=1000 + i, tid=1000 + i, layer="api", name="cuInit")
     else:
         e.update(name="cuLaunchKernel", ret=0, args={"kernel": big})
     print(json.dumps(e, separators=(",", ":")))' $layer | zstd -q -c >"$tmp/$layer.zst"
