@@ -79,8 +79,12 @@ size_t
 cut_sort_memory(void)
 {
 	const char *env = getenv("CUT_SORT_MEMORY");
-	long mib = env ? atol(env) : 0;
-	return mib > 0 ? (size_t)mib << 20 : CUT_SORT_MEMORY;
+	char *end;
+	unsigned long long mib = env && *env >= '0' && *env <= '9' ? strtoull(env, &end, 10) : 0;
+	if (!mib)
+		return CUT_SORT_MEMORY;
+	/* past what size_t holds (as 2^44 MiB wrapped to 0): all there is */
+	return mib > SIZE_MAX >> 20 ? SIZE_MAX & ~(size_t)0xfffff : (size_t)mib << 20;
 }
 
 struct cut_sorter *

@@ -131,6 +131,26 @@ START_TEST(test_escape)
 }
 END_TEST
 
+/* CUT_SORT_MEMORY in MiB: nonsense is the default, a size past what fits is all there is
+ * (2^44 MiB wrapped to 0 bytes before). */
+START_TEST(test_sort_memory_env)
+{
+	unsetenv("CUT_SORT_MEMORY");
+	ck_assert_uint_eq(cut_sort_memory(), CUT_SORT_MEMORY);
+	setenv("CUT_SORT_MEMORY", "64", 1);
+	ck_assert_uint_eq(cut_sort_memory(), (size_t)64 << 20);
+	setenv("CUT_SORT_MEMORY", "-5", 1);
+	ck_assert_uint_eq(cut_sort_memory(), CUT_SORT_MEMORY);
+	setenv("CUT_SORT_MEMORY", "lots", 1);
+	ck_assert_uint_eq(cut_sort_memory(), CUT_SORT_MEMORY);
+	setenv("CUT_SORT_MEMORY", "17592186044416", 1);
+	ck_assert_uint_ge(cut_sort_memory(), (size_t)1 << 40);
+	setenv("CUT_SORT_MEMORY", "99999999999999999999999", 1);
+	ck_assert_uint_ge(cut_sort_memory(), (size_t)1 << 40);
+	unsetenv("CUT_SORT_MEMORY");
+}
+END_TEST
+
 START_TEST(test_csv)
 {
 	ck_assert_str_eq(cut_csv("cuInit"), "cuInit");
@@ -165,6 +185,7 @@ suite(void)
 	tcase_add_test(tc, test_sort_many_runs);
 	tcase_add_test(tc, test_escape);
 	tcase_add_test(tc, test_csv);
+	tcase_add_test(tc, test_sort_memory_env);
 	suite_add_tcase(s, tc);
 	return s;
 }
