@@ -60,7 +60,7 @@ struct input {
 /* GPU work seen within the last GPU_SAME_NS, so that a copy of it from another input (the
  * same recording given twice) is recognised. */
 struct gpu_seen {
-	int64_t ts, end, pid, corr, stream, device; /* stream, device: CUT_ABSENT when absent */
+	int64_t ts, end, pid, corr, stream, device, rank; /* the last three: CUT_ABSENT if absent */
 	int in;
 	uint64_t next;    /* the entry met before it in its bucket, or NONE */
 	size_t name, cat; /* offsets in text, which holds host, name and cat NUL-terminated */
@@ -683,20 +683,21 @@ gpu_grow(void)
 
 static bool
 gpu_same(const struct gpu_seen *e, const struct cut_event *ev, const char *host, int64_t stream,
-         int64_t device)
+         int64_t device, int64_t rank)
 {
 	const char *cat = ev->cat ? ev->cat : "";
 	int64_t end = cut_event_end(ev);
 	return e->pid == ev->pid && llabs(e->ts - ev->ts) <= GPU_SAME_NS &&
 	       llabs(e->end - end) <= GPU_SAME_NS && e->stream == stream && e->device == device &&
 	       strcmp(e->text.s + e->name, ev->name) == 0 && strcmp(e->text.s + e->cat, cat) == 0 &&
-	       (!*host || !e->text.s[0] || strcmp(e->text.s, host) == 0);
+	       (!*host || !e->text.s[0] || strcmp(e->text.s, host) == 0) &&
+	       (rank == CUT_ABSENT || e->rank == CUT_ABSENT || e->rank == rank);
 }
 
 /* Whether ev, GPU work of input in, is a copy of work an earlier input already gave (the
  * same recording twice, or a trace that holds it merged with the file it came from): same
- * host when both are known, pid, args.corr, name, cat, args.stream and args.device, its start
- * and end within GPU_SAME_NS. Counts the copy left out; remembers ev otherwise. Work without
+ * host and rank when both are known, pid, args.corr, name, cat, args.stream and args.device, its
+ * start and end within GPU_SAME_NS. Counts the copy left out; remembers ev otherwise. Work without
  * corr is never taken for a copy. Entries are forgotten once the merge is GPU_SAME_NS past
  * them, so memory follows the work in that window, not the length of the traces. */
 static bool
@@ -715,6 +716,8 @@ gpu_duplicate(const struct cut_event *ev, int in)
 		host = NULL; /* only guessed: not compared */
 	if (!host)
 		host = "";
+	struct cut_event key = thread_key(ev, in);
+	int64_t rank = key.has & CUT_HAS_RANK ? key.rank : CUT_ABSENT;
 	while (g.gqhead < g.gqtail && g.gq[g.gqhead % g.gqcap].ts < ev->ts - GPU_SAME_NS) {
 		/* a name of many MiB leaves no buffer of its size behind in the ring */
 		struct cut_buf *t = &g.gq[g.gqhead++ % g.gqcap].text;
@@ -726,7 +729,7 @@ gpu_duplicate(const struct cut_event *ev, int in)
 		for (uint64_t i = g.gbucket[k]; i != NONE && i >= g.gqhead;) {
 			const struct gpu_seen *e = &g.gq[i % g.gqcap];
 			if (e->corr == corr && e->in != in &&
-			    gpu_same(e, ev, host, stream, device)) {
+			    gpu_same(e, ev, host, stream, device, rank)) {
 				pair_count(&g.gpudups, e->in, in);
 				return true;
 			}
@@ -745,6 +748,7 @@ gpu_duplicate(const struct cut_event *ev, int in)
 	                       .corr = corr,
 	                       .stream = stream,
 	                       .device = device,
+	                       .rank = rank,
 	                       .in = in,
 	                       .next = g.gbucket[k]};
 	buf_reset(&text);
