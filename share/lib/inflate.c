@@ -11,6 +11,7 @@
 
 #include <zlib.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include "inflate.h"
 
@@ -168,7 +169,18 @@ step(struct cut_inflate *z, void *buf, size_t n, char *why, size_t nwhy)
 	ZSTD_outBuffer out = {buf, n, 0};
 	size_t rc = ZSTD_decompressStream(z->zs, &out, &in);
 	z->pos += in.pos;
-	if (ZSTD_isError(rc)) {
+	if (ZSTD_isError(rc) && ZSTD_getErrorCode(rc) == ZSTD_error_frameParameter_windowTooLarge) {
+		/* not corrupt: written with zstd --long, which zstd itself will not read
+		 * without --long or --memory either */
+		snprintf(why, nwhy,
+		         "zstd data with a window over the 128 MiB libzstd allows "
+		         "(written with zstd --long): not read; decompress it with "
+		         "zstd -d --long=31");
+		if (!out.pos)
+			return -1;
+		snprintf(z->error, sizeof(z->error), "%s", why);
+		why[0] = '\0';
+	} else if (ZSTD_isError(rc)) {
 		snprintf(why, nwhy, "corrupt zstd data: %s", ZSTD_getErrorName(rc));
 		if (!out.pos)
 			return -1;

@@ -51,4 +51,10 @@ broken zeros.gz "trailing garbage after the gzip data: not read"
 broken garbage.zst "trailing garbage after the zstd data: not read"
 broken magic.gz "gzip data cut short: the input ends inside a member"
 broken magic.zst "zstd data cut short: the input ends inside a frame"
+# zstd --long's window is past what libzstd reads by default: said so, not "corrupt"
+cat "$t" | zstd -q --long=28 -c >"$tmp/long.zst"
+cutmerge -A "$tmp/long.zst" >/dev/null 2>"$tmp/err"
+rc=$?
+[ "$rc" = 3 ] && grep -q 'window over the 128 MiB.*zstd --long' "$tmp/err" && ! grep -q corrupt "$tmp/err" ||
+	bad "zstd --long=28: exit $rc: $(cat "$tmp/err")"
 exit $fail
