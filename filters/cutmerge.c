@@ -115,8 +115,8 @@ static struct {
 	int64_t next_id, last_out;
 	uint64_t written, unsorted, sorted_inputs, spilled, bad;
 	uint64_t partial, partial_m, partial_M; /* written without counts; past -m, past -M */
-	uint64_t untracked;  /* calls not followed: more were open than -m or -M allow */
-	struct pairs dups;   /* calls */
+	uint64_t untracked_m, untracked_M;      /* calls not followed: past -m, past -M */
+	struct pairs dups;                      /* calls */
 	struct gpu_seen *gq; /* a ring of entries gqhead..gqtail-1 in order of ts */
 	size_t gqcap;
 	uint64_t gqhead, gqtail;
@@ -840,7 +840,10 @@ merge_one(struct cut_event *ev, int in)
 			s->counted = false;
 			g.partial++;
 		}
-		g.untracked++;
+		if (cut_calls_spans(g.open) >= g.maxheld)
+			g.untracked_m++;
+		else
+			g.untracked_M++;
 	}
 }
 
@@ -1003,11 +1006,15 @@ trailer(void)
 		warnx("%llu calls were written without nioctl/ioctl_ns: more than %zu MiB of "
 		      "events held back and calls open while they were open (raise -M)",
 		      (unsigned long long)g.partial_M, g.maxbytes >> 20);
-	if (g.untracked)
-		warnx("%llu calls and ranges were not followed: more than %zu were open at once, "
-		      "or more than %zu MiB (raise -m or -M): events inside them got no parent "
-		      "from them",
-		      (unsigned long long)g.untracked, g.maxheld, g.maxbytes >> 20);
+	if (g.untracked_m)
+		warnx("%llu calls and ranges were not followed: more than %zu were open at once "
+		      "(raise -m): events inside them got no parent from them",
+		      (unsigned long long)g.untracked_m, g.maxheld);
+	if (g.untracked_M)
+		warnx(
+		    "%llu calls and ranges were not followed: more than %zu MiB of them were open "
+		    "at once (raise -M): events inside them got no parent from them",
+		    (unsigned long long)g.untracked_M, g.maxbytes >> 20);
 }
 
 /* Opens the inputs, reads each one's first record (its header: clock, tool, whether it is

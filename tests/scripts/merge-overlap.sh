@@ -51,12 +51,13 @@ set -- $(cost "$tmp/big.jsonl" -M 16)
 [ "$3" = 0 ] || bad "-M 16: exit $3"
 [ "$2" -le $((base + 3 * 16 * 1024)) ] || bad "-M 16: ${2} KiB at most, one after the other ${base} KiB"
 grep -q '(raise -M)' "$tmp/err" || bad "-M 16: no warning naming -M: $(cat "$tmp/err")"
-grep -q '(raise -m)' "$tmp/err" && bad "-M 16: a warning naming -m: $(cat "$tmp/err")"
+grep -q 'not followed.*(raise -M)' "$tmp/err" || bad "-M 16: calls not followed, not said: $(cat "$tmp/err")"
+grep -q '(raise -m' "$tmp/err" && bad "-M 16: a warning naming -m: $(cat "$tmp/err")"
 set -- $(cost "$tmp/big.jsonl" -m 1000)
 [ "$3" = 0 ] || bad "-m 1000: exit $3"
 [ "$2" -le $((base + 3 * 16 * 1024)) ] || bad "-m 1000: ${2} KiB at most, one after the other ${base} KiB"
 grep -q 'more than 1000 events were held back.*(raise -m)' "$tmp/err" || bad "-m 1000: $(cat "$tmp/err")"
-grep -q 'calls and ranges were not followed' "$tmp/err" || bad "-m 1000: $(cat "$tmp/err")"
+grep -q 'not followed: more than 1000 were open at once (raise -m)' "$tmp/err" || bad "-m 1000: $(cat "$tmp/err")"
 # cutioctl -m counts an ioctl in every call around it: 20000 identical calls open around
 # 20000 ioctls cost it the product (minutes, gigabytes); now 64 calls deep at most.
 awk 'BEGIN { for (i = 0; i < 20000; i++) print "{\"ts\":1000,\"dur\":100000000,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"cuCtxGetDevice\",\"ret\":0}"
