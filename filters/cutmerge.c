@@ -575,7 +575,7 @@ thread_key(const struct cut_event *ev, int in)
 	struct cut_event key = *ev;
 	if (ev->has & CUT_HAS_RANK) {
 		if (!ev->host || !*ev->host)
-			key.host = g.in[in].host;
+			key.host = g.in[in].host[0] ? g.in[in].host : g.one_host;
 		return key;
 	}
 	const struct label *l;
