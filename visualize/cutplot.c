@@ -1053,31 +1053,6 @@ read_event(struct cut_reader *r, struct cut_event *ev, void *arg)
 	add_event(ev);
 }
 
-/* Refuses an input named twice (standard input, or one file under two names), as cutmerge
- * does: a file read twice would count its events twice. */
-static void
-check_inputs(int argc, char *argv[])
-{
-	struct stat *st = calloc((size_t)argc + 1, sizeof(*st));
-	bool *known = calloc((size_t)argc + 1, sizeof(*known));
-	if (!st || !known)
-		err(CUT_EXIT_FATAL, "out of memory");
-	for (int i = 0; i < argc; i++) {
-		bool in = strcmp(argv[i], "-") == 0;
-		known[i] = in ? fstat(0, &st[i]) == 0 : stat(argv[i], &st[i]) == 0;
-		for (int j = 0; j < i; j++) {
-			bool same = in && strcmp(argv[j], "-") == 0;
-			same |= known[i] && known[j] && st[i].st_dev == st[j].st_dev &&
-			        st[i].st_ino == st[j].st_ino && !S_ISDIR(st[i].st_mode);
-			if (same)
-				errx(CUT_EXIT_FATAL, "%s and %s are the same input: name each once",
-				     cut_esc(argv[j]), cut_esc(argv[i]));
-		}
-	}
-	free(st);
-	free(known);
-}
-
 int
 main(int argc, char *argv[])
 {
@@ -1111,7 +1086,7 @@ main(int argc, char *argv[])
 	}
 	argc -= optind;
 	argv += optind;
-	check_inputs(argc, argv);
+	cut_check_inputs(argc, argv, CUT_INPUTS_DISTINCT);
 	for (int i = 0; i < 6; i++)
 		if (strcmp(chartname, charts[i]) == 0)
 			which = i;

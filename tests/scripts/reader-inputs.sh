@@ -2,7 +2,9 @@
 # An input named twice that can be read only once (standard input, a pipe, a FIFO) is refused
 # the same way by every tool that reads through the shared reader (issue 23: `cutchrome - -`
 # split standard input between two readers): exit 2 and one line naming both. A regular file
-# named twice is read twice, but cutmerge refuses it (its events would all be duplicates).
+# named twice is read twice by the analysers, but the tools that merge their inputs into one
+# timeline (cutmerge, cutplot; cutchrome and cutperfetto have their own test) refuse it: its
+# events would all be duplicates.
 B=${CUT_BUILD:-build}
 PATH=$B/bin:$PATH
 tmp=$(mktemp -d) || exit 1
@@ -32,12 +34,12 @@ for tool in cutstat cutgaps cutioctl "cutplot -T dumb" cutmerge; do
 		want="$name: ${pair% *} and ${pair#* } are the same input: name each once"
 		[ "$rc" = 2 ] && [ "$out" = "$want" ] || bad "$tool $pair: exit $rc: $out"
 	done
-	# a regular file twice: read twice, or refused by cutmerge
+	# a regular file twice: read twice, or refused by a tool that merges a timeline
 	# shellcheck disable=SC2086
 	$tool "$t" "$t" >/dev/null 2>"$tmp/err"
 	rc=$?
-	if [ "$name" = cutmerge ]; then
-		[ "$rc" = 2 ] || bad "cutmerge $t $t: exit $rc"
+	if [ "$name" = cutmerge ] || [ "$name" = cutplot ]; then
+		[ "$rc" = 2 ] || bad "$name $t $t: exit $rc"
 	else
 		! grep -q "same input" "$tmp/err" || bad "$tool $t $t: $(cat "$tmp/err")"
 	fi
