@@ -1,4 +1,6 @@
-/* classify.c: driver API function -> category lookup over the generated sorted table. */
+/* classify.c: driver API function -> category lookup over the generated sorted table; the
+ * collective kernels' rule. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,4 +115,70 @@ const char *
 cut_api_table_name(size_t i)
 {
 	return i < cut_api_table_size() ? api_table[i].name : NULL;
+}
+
+/* The collectives, a name before any that starts it (ReduceScatter before Reduce). */
+static const char *const collectives[] = {
+    "AllGather",     "AllReduce", "AllToAllPivot", "AllToAll", "Broadcast", "Gather",
+    "ReduceScatter", "Reduce",    "Scatter",       "SendRecv", "Send",      "Recv",
+};
+
+static bool
+is_letter(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/* The collective whose name starts s[0, n); NULL when none. When whole, the name must be all
+ * of the word (letters and digits) that starts s. */
+static const char *
+collective_at(const char *s, size_t n, bool whole)
+{
+	for (size_t i = 0; i < sizeof(collectives) / sizeof(collectives[0]); i++) {
+		size_t k = strlen(collectives[i]);
+		if (k > n || strncmp(s, collectives[i], k) != 0)
+			continue;
+		if (!whole || k == n || !(is_letter(s[k]) || (s[k] >= '0' && s[k] <= '9')))
+			return collectives[i];
+	}
+	return NULL;
+}
+
+const char *
+cut_collective(const char *name)
+{
+	if (!name)
+		return NULL;
+	const char *id = name;
+	size_t n = SIZE_MAX; /* the identifier's length: to the end unless mangled */
+	if (name[0] == '_' && name[1] == 'Z') {
+		const char *p = name + 2 + (name[2] == 'L');
+		if (*p >= '0' && *p <= '9') {
+			size_t len = 0;
+			for (; *p >= '0' && *p <= '9'; p++)
+				len = len > (SIZE_MAX - 9) / 10 ? SIZE_MAX
+				                                : len * 10 + (size_t)(*p - '0');
+			id = p, n = len;
+		}
+	}
+	size_t len = strnlen(id, n);
+	if (len < 4 || (strncmp(id, "nccl", 4) != 0 && strncmp(id, "rccl", 4) != 0))
+		return NULL;
+	size_t word = 4;
+	while (word < len && is_letter(id[word]))
+		word++;
+	if (word < 10 || strncmp(id + word - 6, "Kernel", 6) != 0)
+		return NULL;
+	const char *c = NULL;
+	if (word < len && id[word] == '_')
+		c = collective_at(id + word + 1, len - word - 1, true);
+	if (!c) /* NCCL 2.7: ncclAllReduceRingLLKernel_sum_f32 */
+		c = collective_at(id + 4, word - 10, false);
+	return c ? c : "collective";
+}
+
+bool
+cut_is_collective(const char *name)
+{
+	return cut_collective(name) != NULL;
 }

@@ -1,8 +1,10 @@
 /* classify.h: the category of every CUDA driver API function, from the one table
- * share/data/api-categories.tsv (compiled in at build time). */
+ * share/data/api-categories.tsv (compiled in at build time); and which kernels are
+ * collectives. */
 #ifndef CUT_CLASSIFY_H
 #define CUT_CLASSIFY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 enum cut_category {
@@ -40,5 +42,27 @@ int cut_category_from_name(const char *s);
  * list them. */
 size_t cut_api_table_size(void);
 const char *cut_api_table_name(size_t i);
+
+/*
+ * The one rule for "this kernel is a collective" (cut-events(5), Names; share/sql/events.sql
+ * has it as the macro cut_is_collective). Its identifier is name, or, for an Itanium symbol
+ * "_Z<n>..." or "_ZL<n>...", the <n> bytes after the digits (all that is left when fewer).
+ * The kernel is a collective when the identifier starts with "nccl" or "rccl" and its first
+ * run of letters ends in "Kernel": NCCL's and RCCL's ncclDevKernel_*, ncclSymkDevKernel_*,
+ * ncclKernel_* and NCCL 2.7's ncclAllReduceRingLLKernel_*, mangled
+ * ("_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LLv") or demangled
+ * ("ncclDevKernel_AllReduce_Sum_f32_RING_LL()"). Case matters; "ncclAllReduce" (an API
+ * function or range) is not a kernel.
+ *
+ * Returns the collective's name, when the identifier gives it: "AllGather", "AllReduce",
+ * "AllToAll", "AllToAllPivot", "Broadcast", "Gather", "Reduce", "ReduceScatter", "Scatter",
+ * "SendRecv", "Send" or "Recv", as the word after "Kernel_" or, in NCCL 2.7's names, before
+ * it; "collective" when it does not (ncclDevKernel_Generic); NULL when name is not a
+ * collective kernel (or is NULL). The strings are static. Reads at most the identifier and
+ * the digits before it.
+ */
+const char *cut_collective(const char *name);
+/* Whether cut_collective(name) is not NULL. */
+bool cut_is_collective(const char *name);
 
 #endif

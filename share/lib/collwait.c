@@ -5,10 +5,10 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "cut.h"
 #include "args.h"
+#include "classify.h"
 #include "collwait.h"
 #include "idmap.h"
 #include "meta.h"
@@ -110,7 +110,7 @@ collwait_add(struct cut_collwait *w, const struct cut_event *ev)
 		return;
 	}
 	if (ev->layer != CUT_GPU || !(ev->has & CUT_HAS_DUR) || !ev->cat ||
-	    strcmp(ev->cat, "kernel") != 0 || !ev->name || !strcasestr(ev->name, "nccl"))
+	    strcmp(ev->cat, "kernel") != 0 || !cut_is_collective(ev->name))
 		return;
 	uint32_t o;
 	owner(p, ev, &o);

@@ -11,16 +11,17 @@
 #include "event.h"
 
 /*
- * The rule. An NCCL kernel is GPU work (layer gpu, cat kernel) whose name holds "nccl" (any
- * case: cutstat's rule). Its rank is the event's own rank, else the rank of the process record
- * of its pid (and host). The participants are the ranks that ran any NCCL kernel. The k-th
- * kernel of a name on a rank, in start order, is matched with the k-th of that name on every
- * other participant: an instance. For k beyond the count of some participant the kernels are
- * unmatched (a trace cut off, or a collective of a sub-communicator): counted, never used.
- * In an instance, the last rank to arrive is the one whose kernel started latest (the lowest
- * rank of equal starts); every other rank waited for it from its own start to that latest
- * start, unless its kernel had ended by then: then it did not wait (a role that need not wait,
- * as a broadcast's root may, or clocks of two hosts that disagree) and is counted early.
+ * The rule. An NCCL kernel is GPU work (layer gpu, cat kernel) whose name is a collective's
+ * by cut_is_collective (classify.h: ncclDevKernel_*, ncclKernel_*, mangled or not). Its rank is the
+ * event's own rank, else the rank of the process record of its pid (and host). The participants are
+ * the ranks that ran any NCCL kernel. The k-th kernel of a name on a rank, in start order, is
+ * matched with the k-th of that name on every other participant: an instance. For k beyond the
+ * count of some participant the kernels are unmatched (a trace cut off, or a collective of a
+ * sub-communicator): counted, never used. In an instance, the last rank to arrive is the one whose
+ * kernel started latest (the lowest rank of equal starts); every other rank waited for it from its
+ * own start to that latest start, unless its kernel had ended by then: then it did not wait (a role
+ * that need not wait, as a broadcast's root may, or clocks of two hosts that disagree) and is
+ * counted early.
  */
 
 struct cut_collwait_rank {

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "classify.h"
 #include "collwait.h"
 #include "cut.h"
 #include "idmap.h"
@@ -405,7 +406,7 @@ print_table(const struct job *j, const struct table *t, const char *what, enum c
 	free(order);
 }
 
-/* Collective kernels (a name holding "nccl", any case): per kernel the straggler and the rank
+/* Collective kernels (cut_is_collective, classify.h): per kernel the straggler and the rank
  * that waited most, by the rule of collwait_pick over the summaries' totals. */
 static void
 print_stragglers(const struct job *j, enum cut_job_format fmt, json_t *out)
@@ -420,7 +421,7 @@ print_stragglers(const struct job *j, enum cut_job_format fmt, json_t *out)
 	for (size_t i = 0; i < n; i++) {
 		const char *name = strtab_key(j->kernels.names, i);
 		const struct item *it = &j->kernels.items[i];
-		if (!strcasestr(name, "nccl") || it->nper < 2)
+		if (!cut_is_collective(name) || it->nper < 2)
 			continue;
 		for (size_t s = 0; s < it->nper; s++) {
 			int64_t r = j->rank[it->per[s].k];

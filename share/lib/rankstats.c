@@ -3,8 +3,8 @@
 #include <err.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
+#include "classify.h"
 #include "collwait.h"
 #include "cut.h"
 #include "idmap.h"
@@ -175,7 +175,7 @@ rankstats_finish(struct cut_rank_stats *s)
 		if (!row->top_kernel || kn->total > row->top_total ||
 		    (kn->total == row->top_total && strcmp(name, row->top_kernel) < 0))
 			row->top_kernel = name, row->top_total = kn->total;
-		if (strcasestr(name, "nccl"))
+		if (cut_is_collective(name))
 			nt[nk++] = (struct nccl_total){kn->name, {row->rank, kn->total}};
 	}
 	if (nk)

@@ -1,7 +1,7 @@
 /* rankstats.h: the per-rank view for cutstat, for traces that carry several ranks (the
  * envelope's rank): per rank its driver API time, how long its GPU work kept a GPU busy and its
- * costliest kernel; and per NCCL kernel name (one containing "nccl", any case) the rank that
- * waited most and the straggler, by the rule of collwait_pick (collwait.h). */
+ * costliest kernel; and per NCCL kernel name (a collective's by cut_is_collective, classify.h)
+ * the rank that waited most and the straggler, by the rule of collwait_pick (collwait.h). */
 #ifndef CUT_RANKSTATS_H
 #define CUT_RANKSTATS_H
 

@@ -83,6 +83,32 @@ START_TEST(test_match)
 }
 END_TEST
 
+START_TEST(test_rule)
+{
+	/* NCCL's kernels by their real, mangled names; PyTorch's c10d::nccl_extension kernels
+	 * (device-initiated puts and gets) hold "nccl" but are not collectives of NCCL: they
+	 * were counted as such, and here, one more on rank 1, as an unmatched one. */
+#define AR "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE"
+#define LSA "_ZN4c10d14nccl_extension14lsa_get_kernelEPPvimS1_m"
+	static const char *const lines[] = {
+	    K(100, 80, 0, AR, "0x1"),  K(130, 50, 1, AR, "0x2"),  K(200, 10, 0, LSA, "0x1"),
+	    K(210, 10, 1, LSA, "0x2"), K(300, 10, 1, LSA, "0x2"), NULL,
+	};
+#undef AR
+#undef LSA
+	struct cut_collwait *w = collwait_new();
+	feed(w, lines);
+	collwait_finish(w);
+	ck_assert_int_eq(w->instances, 1);
+	ck_assert_int_eq(w->unmatched, 0);
+	ck_assert_uint_eq(w->nranks, 2);
+	ck_assert_int_eq(w->ranks[0].in_ns, 80);
+	ck_assert_int_eq(w->ranks[0].wait_ns, 30);
+	ck_assert_int_eq(w->ranks[1].in_ns, 50);
+	collwait_free(w);
+}
+END_TEST
+
 START_TEST(test_process_rank)
 {
 	/* kernels without a rank take their process record's (by host and pid); of a pid with no
@@ -170,6 +196,7 @@ main(void)
 	Suite *s = suite_create("collwait");
 	TCase *tc = tcase_create("collwait");
 	tcase_add_test(tc, test_match);
+	tcase_add_test(tc, test_rule);
 	tcase_add_test(tc, test_process_rank);
 	tcase_add_test(tc, test_empty);
 	tcase_add_test(tc, test_pick);
