@@ -15,6 +15,7 @@
 --                     (load.sql turns it into a table read once, for several recipes)
 --   cut_api_category(name)  cutstat's category of a driver API function
 --   cut_int(json)     an integer argument as cutstat reads one (number, or "0x.." / decimal string)
+--   cut_is_collective(name)  whether a kernel is a collective's (NCCL, RCCL), by cut's one rule
 --
 -- Why explicit columns: read_ndjson infers a schema from the first 20,480 records
 -- (sample_size); a key first seen later is missing from it and `SELECT *` then fails with
@@ -111,3 +112,17 @@ CREATE OR REPLACE TEMP MACRO cut_int(j) AS CASE
     WHEN json_type(j) = 'VARCHAR' AND regexp_matches(j->>'$', '^(0[xX][0-9a-fA-F]+|[0-9]+)$')
         THEN TRY_CAST(j->>'$' AS BIGINT)
     END;
+
+-- The one rule for "this kernel is a collective", cut_is_collective() of share/lib/classify.c
+-- (cut-events(5), Names): the identifier is the name, or, for an Itanium symbol "_Z<n>..." or
+-- "_ZL<n>...", the n characters after the digits (all that is left when fewer); the kernel is a
+-- collective when the identifier starts with "nccl" or "rccl" and its first run of letters
+-- ends in "Kernel": ncclDevKernel_*, ncclSymkDevKernel_*, ncclKernel_*, mangled
+-- (_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LLv) or not.
+CREATE OR REPLACE TEMP MACRO cut_is_collective(n) AS COALESCE(regexp_matches(
+    CASE WHEN regexp_matches(n, '^_ZL?[0-9]')
+         THEN substr(n, length(regexp_extract(n, '^_ZL?[0-9]+')) + 1,
+                     COALESCE(TRY_CAST(regexp_extract(n, '^_ZL?([0-9]+)', 1) AS BIGINT),
+                              length(n)))
+         ELSE n END,
+    '^[nr]ccl[A-Za-z]*Kernel([^A-Za-z]|$)'), false);

@@ -1,7 +1,7 @@
 -- ranks.sql: per rank, where the time went (a temporal breakdown, as HTA's): the rank's window
 -- (first start to last end of its records, meta left out), and in it the time the GPU was
 -- busy with any work of the rank, split by priority into compute (a kernel other than a
--- collective runs), comm (only a collective, nccl*, runs), memcpy (only copies or memsets
+-- collective runs), comm (only a collective runs: cut_is_collective, events.sql), memcpy (only copies or memsets
 -- run) and other (only other work, e.g. graph launches, is timed); idle is the window less
 -- busy. The GPU times are lengths of unions of spans (overlapping work counted once), over
 -- all devices of the rank; NULL for a rank without gpu records. Then the time in driver API
@@ -21,7 +21,7 @@ spans AS (
     WHERE layer = 'gpu' AND dur IS NOT NULL
       AND (s.set = 'all'
            OR (s.set = 'kernel' AND cat = 'kernel')
-           OR (s.set = 'compute' AND cat = 'kernel' AND name NOT LIKE 'nccl%')
+           OR (s.set = 'compute' AND cat = 'kernel' AND NOT cut_is_collective(name))
            OR (s.set = 'kernel+copy' AND cat IN ('kernel', 'memcpy', 'memset')))),
 -- Union length: in start order, each span adds the part of it past every earlier end.
 covered AS (

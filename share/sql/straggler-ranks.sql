@@ -1,12 +1,12 @@
--- straggler-ranks.sql: per collective kernel (layer gpu, cat kernel, name nccl*: both
--- ncclKernel_* and ncclDevKernel_*) and per NVTX range name (layer nvtx spans), each rank's
+-- straggler-ranks.sql: per collective kernel (layer gpu, cat kernel, cut_is_collective(name):
+-- ncclKernel_*, ncclDevKernel_*, mangled or not) and per NVTX range name (layer nvtx spans), each rank's
 -- count, total and mean (ns), the median of the ranks' totals (the middle one, or the mean of
 -- the two middle ones), the rank's excess over it (ns, %) and its place (1: the largest
 -- total). A rank slow in a range (compute) has the largest total there; a rank that reaches a
 -- collective late makes the others wait inside it, so it has the smallest collective total.
 WITH work AS (
     SELECT 'collective' AS kind, name, rank, dur FROM events
-    WHERE layer = 'gpu' AND cat = 'kernel' AND name LIKE 'nccl%' AND dur IS NOT NULL
+    WHERE layer = 'gpu' AND cat = 'kernel' AND cut_is_collective(name) AND dur IS NOT NULL
     UNION ALL
     SELECT 'nvtx', name, rank, dur FROM events WHERE layer = 'nvtx' AND dur IS NOT NULL),
 per AS (

@@ -1,4 +1,4 @@
--- stragglers.sql: one row per collective kernel (nccl*) and NVTX range name, over the ranks
+-- stragglers.sql: one row per collective kernel (cut_is_collective) and NVTX range name, over the ranks
 -- (see straggler-ranks.sql for each rank's row): how many ranks ran it, the median of their
 -- totals (ns), the slowest rank (largest total; the lowest rank on ties), its total and its
 -- excess over the median (ns, %), and the fastest rank and its total. For ranges the slowest
@@ -6,7 +6,7 @@
 -- fastest: the others were waiting for it. Largest excess first.
 WITH work AS (
     SELECT 'collective' AS kind, name, rank, dur FROM events
-    WHERE layer = 'gpu' AND cat = 'kernel' AND name LIKE 'nccl%' AND dur IS NOT NULL
+    WHERE layer = 'gpu' AND cat = 'kernel' AND cut_is_collective(name) AND dur IS NOT NULL
     UNION ALL
     SELECT 'nvtx', name, rank, dur FROM events WHERE layer = 'nvtx' AND dur IS NOT NULL),
 per AS (

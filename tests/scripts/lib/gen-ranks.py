@@ -9,21 +9,35 @@ usage: gen-ranks.py DIR
   DIR/meta/rankR.jsonl                     neither; the header names the host and the
                                            process record the rank
   DIR/expected.json                        per recipe, its rows (see sql-duckdb.sh)
-Every rank uses the same pid and tids, as ranks on different machines may.
+Every rank uses the same pid and tids, as ranks on different machines may. Kernels have the
+mangled names real traces have (NCCL's too).
 """
 import gzip
 import json
 import os
+import re
 import statistics
 import sys
 
 RANKS, STEPS, STEP_NS, T0 = 4, 6, 10_000_000, 1_000_000_000
 PID, TID2 = 4242, 4243
 SLOW = 2  # the straggler: slower forward pass, so it waits least in the all-reduce
-NCCL = "ncclDevKernel_AllReduce_Sum_f32_RING_LL"
+# Kernel names as in the samples (samples/ddp-2gpu-hook.jsonl.zst, capture-torch-mlp-gpu...).
+NCCL = "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE"
+GEMM = "_ZN7cutlass7Kernel2I42cutlass_80_simt_sgemm_128x64_8x5_tn_align1EEvNT_6ParamsE"
+RELU = ("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_10AbsFunctorIfEESt5arrayIPcLm2EEEE"
+        "viT0_T1_")
 API_CAT = {"cuLaunchKernel": "launch", "cuMemcpyHtoDAsync_v2": "transfer",
            "cuStreamSynchronize": "sync", "cuMemsetD8Async": "transfer",
            "cuCtxGetDevice": "query"}
+
+
+def collective(name):
+    """cut-events(5), Names: the identifier is the name, or the n characters after "_Z<n>" or
+    "_ZL<n>"; it starts with nccl or rccl and its first run of letters ends in Kernel."""
+    m = re.match(r"_ZL?([0-9]+)", name)
+    ident = name[m.end():m.end() + int(m.group(1))] if m else name
+    return re.match(r"[nr]ccl[A-Za-z]*Kernel(?![A-Za-z])", ident) is not None
 
 
 def host_of(r):
@@ -62,7 +76,7 @@ def rank_events(r):
             corr=corr, stream="0x7")
         add(t + 203_000, "ioctl", "NV_ESC_RM_CONTROL", 3_000 + r, fd=5, dev="nvidiactl")
         gemm = 1_000_000 + 50_000 * r + 100 * s
-        add(t + 250_000, "gpu", "gemm", gemm, cat="kernel", corr=corr, stream="0x7", device=0)
+        add(t + 250_000, "gpu", GEMM, gemm, cat="kernel", corr=corr, stream="0x7", device=0)
         # a copy on a second thread, partly under the kernel
         corr += 1
         add(t + 300_000, "runtime", "cudaMemcpyAsync", 12_000, tid=TID2, cat="transfer")
@@ -80,7 +94,7 @@ def rank_events(r):
         corr += 1
         add(t + 1_550_000, "api", "cuLaunchKernel", 7_000, cat="launch", corr=corr,
             stream="0x7")
-        add(nccl_at + 400_000, "gpu", "relu", 250_000 + 10 * r, cat="kernel", corr=corr,
+        add(nccl_at + 400_000, "gpu", RELU, 250_000 + 10 * r, cat="kernel", corr=corr,
             stream="0x7", device=0)
         corr += 1
         # starts as the launch before it ends: no gap, and not inside it
@@ -163,7 +177,7 @@ def expected(ranks):
         span = lambda sel: union((e["ts"], e["ts"] + e["dur"]) for e in gpu if sel(e))
         busy = span(lambda e: True)
         kernel = span(lambda e: e["cat"] == "kernel")
-        compute = span(lambda e: e["cat"] == "kernel" and not e["name"].startswith("nccl"))
+        compute = span(lambda e: e["cat"] == "kernel" and not collective(e["name"]))
         kc = span(lambda e: e["cat"] in ("kernel", "memcpy", "memset"))
         window = max(e["ts"] + e.get("dur", 0) for e in evs) - min(e["ts"] for e in evs)
         total = lambda layer: sum(e.get("dur", 0) for e in evs if e["layer"] == layer)
@@ -188,7 +202,8 @@ def expected(ranks):
                                 "gaps": gaps})
     work = {}
     for r, e in timed:
-        if (e["layer"] == "gpu" and e["name"].startswith("nccl")) or e["layer"] == "nvtx":
+        if (e["layer"] == "gpu" and e["cat"] == "kernel" and collective(e["name"])) or \
+                e["layer"] == "nvtx":
             kind = "nvtx" if e["layer"] == "nvtx" else "collective"
             work.setdefault((kind, e["name"]), {}).setdefault(r, []).append(e["dur"])
     for (kind, name), per in sorted(work.items()):

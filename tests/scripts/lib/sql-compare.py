@@ -5,11 +5,16 @@ reference: cutstat -j, cutgaps -j, or the expected.json of gen-ranks.py.
 usage: sql-compare.py cutstat CUTSTAT.json ROWS.jsonl
        sql-compare.py cutgaps CUTGAPS.json ROWS.jsonl
        sql-compare.py expected EXPECTED.json ROWS.jsonl
+       sql-compare.py collectives TRACE.jsonl ROWS.jsonl CUTGAPS.json CUTSTAT.json
 Integers must be equal and integers; other numbers equal to 1e-9 (relative). Prints each
-difference; exits 1 if there is one.
+difference; exits 1 if there is one. "collectives" counts a trace's collective kernels per
+rank by its own reading of the rule of cut-events(5), Names, and checks the ranks,
+straggler-ranks and stragglers rows, cutgaps -j's rank_waits and cutstat -j's nccl_waits
+against it.
 """
 import json
 import math
+import re
 import sys
 
 bad = []
@@ -102,7 +107,79 @@ def vs_expected(exp, got):
                 check("%s row %d" % (recipe, i + 1), w, r)
 
 
+def collective(name):
+    """cut-events(5), Names: the identifier is the name, or the n characters after "_Z<n>" or
+    "_ZL<n>"; it starts with nccl or rccl and its first run of letters ends in Kernel."""
+    m = re.match(r"_ZL?([0-9]+)", name)
+    ident = name[m.end():m.end() + int(m.group(1))] if m else name
+    return re.match(r"[nr]ccl[A-Za-z]*Kernel(?![A-Za-z])", ident) is not None
+
+
+def union(spans):
+    total, end = 0, None
+    for a, b in sorted(spans):
+        if end is None or a > end:
+            total, end = total + b - a, b
+        elif b > end:
+            total, end = total + b - end, b
+    return total
+
+
+def vs_trace(trace, got, gaps, stat):
+    kernels = {}  # rank -> [(ts, end, name, collective)]
+    with open(trace) as f:
+        for line in f:
+            e = json.loads(line)
+            if e.get("layer") == "gpu" and e.get("cat") == "kernel" and "dur" in e:
+                kernels.setdefault(e.get("rank"), []).append(
+                    (e["ts"], e["ts"] + e["dur"], e["name"], collective(e["name"])))
+    per = {}  # (name, rank) -> (count, total)
+    for r, ks in kernels.items():
+        for a, b, n, c in ks:
+            if c:
+                k, t = per.get((n, r), (0, 0))
+                per[(n, r)] = (k + 1, t + b - a)
+    count = {r: sum(k for (n, q), (k, t) in per.items() if q == r) for r in kernels}
+    if len([r for r in count if count[r]]) < 2:
+        bad.append("%s: collective kernels on %d ranks, want 2 or more" % (trace, len(count)))
+    for row in got.get("ranks", []):
+        r = row["rank"]
+        if r not in kernels:
+            continue
+        ks = kernels[r]
+        compute = union((a, b) for a, b, n, c in ks if not c)
+        comm = union((a, b) for a, b, n, c in ks) - compute
+        check("ranks rank %s" % r, {"compute_ns": compute, "comm_ns": comm}, row)
+        if count[r] and not row["comm_ns"] > 0:
+            bad.append("ranks rank %s: comm_ns %r with %d collectives" % (r, row["comm_ns"], count[r]))
+    rows = {(g["name"], g["rank"]): (g["count"], g["total_ns"])
+            for g in got.get("straggler-ranks", []) if g["kind"] == "collective"}
+    if rows != per:
+        bad.append("straggler-ranks: collectives %s, want %s" % (sorted(rows.items()), sorted(per.items())))
+    names = {n for n, r in per}
+    got_names = {g["name"] for g in got.get("stragglers", []) if g["kind"] == "collective"}
+    if got_names != names:
+        bad.append("stragglers: collectives %s, want %s" % (sorted(got_names), sorted(names)))
+    for w in gaps["rank_waits"]["ranks"]:
+        if w["collectives"] + w["unmatched"] != count.get(w["rank"], 0):
+            bad.append("cutgaps rank %s: %d collectives and %d unmatched, want %d kernels" % (
+                w["rank"], w["collectives"], w["unmatched"], count.get(w["rank"], 0)))
+    if {w["rank"] for w in gaps["rank_waits"]["ranks"]} != {r for r in count if count[r]}:
+        bad.append("cutgaps: ranks %s" % [w["rank"] for w in gaps["rank_waits"]["ranks"]])
+    want = sorted((len([r for (m, r) in per if m == n]), max(t for (m, r), (k, t) in per.items() if m == n),
+                   min(t for (m, r), (k, t) in per.items() if m == n)) for n in names)
+    got_waits = sorted((w["ranks"], w["max_ns"], w["min_ns"]) for w in stat["ranks"]["nccl_waits"])
+    if got_waits != want:
+        bad.append("cutstat nccl_waits (ranks, max, min) %s, want %s" % (got_waits, want))
+
+
 def main():
+    if len(sys.argv) == 6 and sys.argv[1] == "collectives":
+        with open(sys.argv[4]) as g, open(sys.argv[5]) as s:
+            vs_trace(sys.argv[2], rows(sys.argv[3]), json.load(g), json.load(s))
+        for b in bad[:40]:
+            print("%s: %s" % (sys.argv[2], b))
+        sys.exit(1 if bad else 0)
     if len(sys.argv) != 4 or sys.argv[1] not in ("cutstat", "cutgaps", "expected"):
         sys.exit(__doc__.split("\n\n")[1])
     with open(sys.argv[2]) as f:
