@@ -6,7 +6,7 @@ B := build
 LIBCUT := $(B)/lib/libcut.a
 ALL_CFLAGS = -std=gnu11 $(WARNFLAGS) $(CFLAGS) -MMD -MP $(CUT_CPPFLAGS) -Ishare/lib -I$(B)/gen \
 	$(JANSSON_CFLAGS)
-LDLIBS = $(LIBCUT) $(JANSSON_LIBS) $(COMPRESS_LIBS) -lm
+LDLIBS = $(LIBCUT) $(JANSSON_LIBS) $(COMPRESS_LIBS) $(DEMANGLE_LIBS) -lm
 
 # Each part of the tree adds its programs, man pages and data here.
 TOOLS :=

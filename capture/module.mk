@@ -50,12 +50,14 @@ $(CAPTURE_BPF): ALL_CFLAGS += $(CAPTURE_LIBBPF_CFLAGS)
 
 $(B)/bin/cutcapture: $(CAPTURE_OBJ) $(LIBCUT)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $(CAPTURE_OBJ) $(LIBCUT) $(CAPTURE_LIBBPF_LIBS) $(JANSSON_LIBS) $(COMPRESS_LIBS) -lm
+	$(CC) $(LDFLAGS) -o $@ $(CAPTURE_OBJ) $(LIBCUT) $(CAPTURE_LIBBPF_LIBS) $(JANSSON_LIBS) $(COMPRESS_LIBS) \
+		$(DEMANGLE_LIBS) -lm
 
 static-capture: $(B)/bin/cutcapture-static
 $(B)/bin/cutcapture-static: $(CAPTURE_OBJ) $(LIBCUT)
 	@mkdir -p $(@D)
-	$(CC) -static $(LDFLAGS) -o $@ $(CAPTURE_OBJ) $(LIBCUT) -lbpf -lelf -ljansson -lzstd -lz -lm
+	$(CC) -static $(LDFLAGS) -o $@ $(CAPTURE_OBJ) $(LIBCUT) -lbpf -lelf -ljansson -lzstd -lz \
+		$(DEMANGLE_LIBS) -lm
 
 # Check suites of capture modules (tests/module.mk links UNIT_OBJ into them).
 $(B)/tests/test_order: $(B)/obj/capture/order.o

@@ -92,7 +92,8 @@ FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=u
 $(B)/fuzz/%: tests/fuzz/%.c $(LIBCUT_SRC) $(B)/gen/api_categories.h $(B)/gen/nvidia_tables.h \
 	$(wildcard share/lib/*.h)
 	@mkdir -p $(@D)
-	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(LIBCUT_SRC) $(JANSSON_LIBS) $(COMPRESS_LIBS) -lm
+	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(LIBCUT_SRC) $(JANSSON_LIBS) $(COMPRESS_LIBS) $(DEMANGLE_LIBS) \
+		-lm
 .PHONY: fuzz fuzz-smoke fuzzers
 fuzzers: $(FUZZERS)
 fuzz: $(FUZZERS)

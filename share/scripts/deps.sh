@@ -11,7 +11,7 @@ need_root() {
 }
 
 . /etc/os-release
-pkgs="libjansson-dev check gnuplot-nox clang llvm libelf-dev zlib1g-dev libzstd-dev zstd pkg-config make gcc python3 jq protobuf-compiler python3-distributed"
+pkgs="libjansson-dev check gnuplot-nox clang llvm libelf-dev zlib1g-dev libzstd-dev libiberty-dev zstd pkg-config make gcc python3 jq protobuf-compiler python3-distributed"
 bpfpkgs="libbpf-dev bpftool"
 
 # --if-missing: do nothing when everything is there (used by make demo / make check).
@@ -23,6 +23,8 @@ missing() {
 	if $PKG_CONFIG --exists libbpf 2>/dev/null; then
 		case $($PKG_CONFIG --modversion libbpf) in 0.* | 1.0.* | 1.1.*) m="$m libbpf>=1.2" ;; esac
 	fi
+	# libiberty's demangler (share/lib/demangle.c): a static library, no pkg-config file
+	echo '#include <libiberty/demangle.h>' | ${CC:-cc} -E -x c - >/dev/null 2>&1 || m="$m libiberty"
 	for t in clang gnuplot protoc zstd; do
 		command -v "$t" >/dev/null 2>&1 || m="$m $t"
 	done
