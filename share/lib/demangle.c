@@ -92,6 +92,19 @@ append(const char *s, size_t n, void *opaque)
 	out.s[out.len] = '\0';
 }
 
+/* Prints dc into out, at most max bytes. Returns whether it printed whole. Apart, so that
+ * nothing of the caller is live across the longjmp. */
+static int
+print(struct demangle_component *dc, size_t max)
+{
+	out.s = NULL;
+	out.len = out.cap = 0;
+	out.max = max;
+	if (setjmp(out.stop) != 0)
+		return 0;
+	return cplus_demangle_print_callback(DMGL_PARAMS | DMGL_ANSI, dc, append, NULL);
+}
+
 /* The demangled name (malloc'd), or NULL when it does not demangle within the bounds. */
 static char *
 demangle(const char *name)
@@ -113,12 +126,7 @@ demangle(const char *name)
 		free(mem);
 		return NULL;
 	}
-	out.s = NULL;
-	out.len = out.cap = 0;
-	out.max = DEMANGLE_MAX_GROWTH * len;
-	int ok = 0;
-	if (setjmp(out.stop) == 0)
-		ok = cplus_demangle_print_callback(DMGL_PARAMS | DMGL_ANSI, dc, append, NULL);
+	int ok = print(dc, DEMANGLE_MAX_GROWTH * len);
 	free(mem);
 	if (!ok || !out.s || !out.len) {
 		free(out.s);
