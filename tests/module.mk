@@ -24,7 +24,8 @@ $(B)/fixtures/cuprog: tests/fixtures/cuprog.c tests/fixtures/fakecuda.h $(B)/fix
 		-Wl,-rpath,'$$ORIGIN' -ldl -pthread
 
 $(B)/fixtures/gpuprog: tests/fixtures/gpuprog.c tests/fixtures/fakecuda.h $(B)/fixtures/libcuda.so.1
-	$(CC) -std=gnu11 $(WARNFLAGS) -O1 -g -o $@ $< -L$(B)/fixtures -lcuda -Wl,-rpath,'$$ORIGIN'
+	$(CC) -std=gnu11 $(WARNFLAGS) -O1 -g -o $@ $< -L$(B)/fixtures -lcuda -Wl,-rpath,'$$ORIGIN' \
+		-pthread
 
 # The stand-in again, exporting every function of api.def, and cuargs, which calls them all
 # (tests/scripts/capture-args-agree.sh).

@@ -185,6 +185,11 @@ FAKEGPU_MODULE_SYNC_US=300 timeout 60 cuthook -o "$tmp/loads.jsonl" -- "$fx/gpup
 [ "$(grep -c '"layer":"gpu"' "$tmp/loads.jsonl")" = $((10 * 17 + 2)) ] ||
 	bad "module loads: $(grep -c '"layer":"gpu"' "$tmp/loads.jsonl") gpu events, want $((10 * 17 + 2))"
 
+# The stand-in itself: an event waited for behind a host function while another thread's
+# cuEventCreate moves the stand-in's table of events (it read the old table, and returned at
+# once or crashed).
+timeout 60 "$fx/gpuprog" 1 grow >"$tmp/out" 2>&1 || bad "stand-in, grow: exit $?: $(cat "$tmp/out")"
+
 # A forked child: its work untimed (no CUDA after fork), the parent's timed.
 cuthook -o "$tmp/fork.jsonl" -- "$fx/cuprog" fork >/dev/null || bad "fork: exit $?"
 [ "$(grep -c '"layer":"gpu"' "$tmp/fork.jsonl")" = 4 ] || bad "fork: $(grep -c '"layer":"gpu"' "$tmp/fork.jsonl") gpu events, want the parent's 4"
