@@ -14,14 +14,18 @@ PATH=$B/bin:$PATH
 command -v python3 >/dev/null || { echo "needs python3"; exit 77; }
 rounds=20
 want=$((rounds * 7 + 2))
+# The stand-in's pick-up delay and stream operations, as the checks below take them.
+export FAKEGPU_LAUNCH_NS=4000 FAKEGPU_GAP_NS=1216 LIB=$(cd "$(dirname "$0")/lib" && pwd)
 
 FAKEGPU_TRUTH=$tmp/truth cuthook -o "$tmp/t.jsonl" -- "$fx/gpuprog" $rounds >"$tmp/out" 2>"$tmp/err" ||
 	bad "cuthook gpuprog: exit $?: $(cat "$tmp/err")"
 [ "$(cat "$tmp/out")" = "gpuprog: ok" ] || bad "output changed: $(cat "$tmp/out")"
 
-python3 - "$tmp/t.jsonl" "$tmp/truth" $want <<'PY' || fail=1
-import json, sys
-path, truth_path, want = sys.argv[1], sys.argv[2], int(sys.argv[3])
+python3 - "$tmp/t.jsonl" "$tmp/truth" $want $rounds <<'PY' || fail=1
+import json, os, sys
+sys.path.insert(0, os.environ["LIB"])
+import gpu_truth
+path, truth_path, want, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 ev = [json.loads(l) for l in open(path)]
 def bad(m):
     print("FAIL", m); bad.n += 1
@@ -72,33 +76,22 @@ for w in gpu:
     if w["cat"] == "memset" and a.get("bytes") != 16384: bad(f"memset {w}")
 if len(calls) != want: bad(f"{len(calls)} calls carry corr, want {want}")
 # Against the truth, in submission (corr) order: durations, and the times between starts,
-# to the 32 ns quantum (+ rounding); the mapping's offset is common to all.
+# to the 32 ns quantum (+ rounding); the mapping's offset is common to all. Work on a busy
+# stream by its duration, on an idle one by its call's return (lib/gpu_truth.py says how
+# closely, and why load moves neither).
+nbusy, nidle = gpu_truth.check(ev, truth_path, bad)
+if nbusy < want // 2 or nidle < rounds: bad(f"{nbusy} pieces of work on a busy stream, {nidle} on an idle one")
 truth = [l.split() for l in open(truth_path)]
 gpu.sort(key=lambda e: e["args"]["corr"])
-if len(truth) != len(gpu): bad(f"truth has {len(truth)} pieces of work, trace {len(gpu)}")
-# On a loaded machine a thread can be preempted between the stand-in starting work and the
-# call returning (the start of work on an idle stream): 95 % must be exact, all within 100 us.
-# The first work of a round on an idle stream (k_small on A, k_perthread) starts, no START
-# recorded, when its call handed it over: those are good to the pick-up estimate (300 ns here).
-dd = []; so = []; offs = []; idle = []
-for w, t in zip(gpu, truth):
-    ts, te = int(t[1]), int(t[2])
-    if t[0] != w["cat"]: bad(f"truth {t[0]} vs {w['cat']}")
-    (idle if w["name"] in ("k_small", "k_perthread") else dd).append(abs(w["dur"] - (te - ts)))
-    so.append(w["ts"] - ts)
-    offs.append(w["ts"] + w["dur"] - te)
+so = [w["ts"] - int(t[1]) for w, t in zip(gpu, truth)]
+offs = [w["ts"] + w["dur"] - int(t[2]) for w, t in zip(gpu, truth)]
 mid = sorted(so)[len(so) // 2]
 ds = [abs(x - mid) for x in so]
-def p95(v): return sorted(v)[int(len(v) * 0.95)]
-if p95(dd) > 70 or max(dd) > 100000: bad(f"durations off the truth: 95th percentile {p95(dd)} ns, max {max(dd)}")
-# Work on an idle stream starts when its call returned: a thread preempted between the
-# stand-in's clock read and the return moves that by hundreds of ns on a loaded machine (two
-# busy loops on two cores: 300-570 ns at the 95th percentile); a wrong start rule, microseconds.
-if p95(sorted(idle)) > 1000: bad(f"durations of work on an idle stream off the truth: 95th percentile {p95(sorted(idle))} ns")
+def p95(v): return sorted(v)[len(v) - 1 - max(1, len(v) // 20)] if len(v) > 1 else 0
 # Times against the host clock are good to the bound the trailer states (the anchors' brackets:
 # a loaded machine widens them).
 bound = g.get("error_ns", 0)
-if p95(ds) > max(140, bound) or max(ds) > 100000: bad(f"starts off the truth (beside the mapping's offset): 95th percentile {p95(ds)} ns, max {max(ds)}, bound {bound}")
+if p95(ds) > max(140, bound): bad(f"starts off the truth (beside the mapping's offset): 95th percentile {p95(ds)} ns, bound {bound}")
 offs.sort()
 if offs[int(len(offs) * 0.95)] - offs[0] > max(140, bound): bad(f"the mapping's offset varies by {offs[-1] - offs[0]} ns, bound {bound}")
 # Work on one stream never overlaps.
@@ -121,7 +114,9 @@ truth_check() { # MODE PER MAXSHARE
 	FAKEGPU_TRUTH=$tmp/$1.truth cuthook -o "$tmp/$1.jsonl" -- "$fx/gpuprog" 10 "$1" >/dev/null ||
 		bad "gpuprog $1: exit $?"
 	python3 - "$tmp/$1.jsonl" "$tmp/$1.truth" "$@" <<'PY' || fail=1
-import json, sys
+import json, os, sys
+sys.path.insert(0, os.environ["LIB"])
+import gpu_truth
 ev = [json.loads(l) for l in open(sys.argv[1])]
 mode, per, maxshare = sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
 gpu = sorted((e for e in ev if e["layer"] == "gpu"), key=lambda e: e["args"]["corr"])
@@ -130,15 +125,14 @@ g = ev[-1]["args"].get("gpu", {})
 fails = []
 if len(truth) != len(gpu) or len(gpu) != 10 * per + 2: fails.append(f"{len(gpu)} pieces of work, truth {len(truth)}")
 if not g.get("starts", 0) <= maxshare * g.get("timed", 0): fails.append(f"{g.get('starts')} STARTs for {g.get('timed')} pieces of work")
+gpu_truth.check(ev, sys.argv[2], fails.append, f"{mode}: ")
 so = [w["ts"] - int(t[1]) for w, t in zip(gpu, truth)]
-dd = sorted(abs(w["dur"] - (int(t[2]) - int(t[1]))) for w, t in zip(gpu, truth))
 mid = sorted(so)[len(so) // 2]
 ds = sorted(abs(x - mid) for x in so)
-p95 = lambda v: v[int(len(v) * 0.95)]
+p95 = lambda v: v[len(v) - 1 - max(1, len(v) // 20)] if len(v) > 1 else 0
 bound = max(140, g.get("error_ns", 0))
-if p95(dd) > 1000: fails.append(f"durations off the truth: 95th percentile {p95(dd)} ns")  # as idle work above
 if p95(ds) > bound: fails.append(f"starts off the truth: 95th percentile {p95(ds)} ns, bound {bound}")
-for m in fails: print(f"FAIL {mode}:", m)
+for m in fails: print(f"FAIL {mode}:" if not m.startswith(mode) else "FAIL", m)
 sys.exit(1 if fails else 0)
 PY
 }
