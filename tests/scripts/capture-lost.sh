@@ -7,13 +7,29 @@ c=
 cleanup() { [ -n "$c" ] && kill -CONT "$c" 2>/dev/null; }
 need_bpf
 
-# The loop starts once the reader is stopped and ends long before it resumes.
+# until_ok SECONDS CMD...: waits until CMD succeeds (a state, not a time: a loaded machine
+# only makes it come later), failing after SECONDS.
+until_ok() {
+	n=$(($1 * 20))
+	shift
+	while ! "$@"; do
+		n=$((n - 1))
+		[ $n -gt 0 ] || return 1
+		sleep 0.05
+	done
+}
+
+# The command says it runs (cutcapture starts it once attached), then waits for "go"; the
+# reader is stopped before that, and the loop's 20000 calls all made (it says so at its end)
+# before the reader resumes.
 "$cap" -q -b 1 -l api --libcuda "$fx/libcuda.so.1" -o "$t/lost.jsonl" -- \
-	sh -c 'sleep 0.5; exec "$0" 20000' "$fx/capture-loop" >/dev/null 2>"$t/err" &
+	sh -c 'echo running >"$1/ready"; while [ ! -e "$1/go" ]; do sleep 0.05; done
+		exec "$0" 20000 >"$1/loop.out"' "$fx/capture-loop" "$t" >/dev/null 2>"$t/err" &
 c=$!
-sleep 0.2
+until_ok 120 test -s "$t/ready" || fail "the command never started: $(cat "$t/err")"
 kill -STOP "$c"
-sleep 3
+: >"$t/go"
+until_ok 300 grep -qs cuCtxGetCurrent "$t/loop.out" || fail "the loop never ended"
 kill -CONT "$c"
 wait "$c" || fail "exit $?: $(cat "$t/err")"
 c=
