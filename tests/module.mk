@@ -11,20 +11,23 @@ $(B)/tests/%: tests/unit/%.c $(LIBCUT)
 	$(CC) $(ALL_CFLAGS) $(UNIT_CFLAGS) $(CHECK_CFLAGS) -o $@ $< $(UNIT_OBJ) $(LDLIBS) $(CHECK_LIBS)
 
 # The stand-in libcuda and the program that drives it (see tests/fixtures/cuprog.c).
+# FIXTURE_CFLAGS: more flags for every fixture (check-sanitized builds them with ASan and UBSan).
+FIXTURE_CFLAGS ?=
+FIXTURE_CC = $(CC) -std=gnu11 -O1 -g $(FIXTURE_CFLAGS)
 FIXTURES := $(B)/fixtures/libcuda.so.1 $(B)/fixtures/cuprog $(B)/fixtures/gpuprog
 CHECKS += $(FIXTURES)
 $(B)/fixtures/libcuda.so.1: tests/fixtures/fakecuda.c tests/fixtures/fakegpu.c tests/fixtures/fakecuda.h
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 $(WARNFLAGS) -O1 -g -fPIC -shared -fvisibility=hidden \
+	$(FIXTURE_CC) $(WARNFLAGS) -fPIC -shared -fvisibility=hidden \
 		-Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic-functions -o $@ tests/fixtures/fakecuda.c \
 		tests/fixtures/fakegpu.c -pthread
 	ln -sf libcuda.so.1 $(@D)/libcuda.so
 $(B)/fixtures/cuprog: tests/fixtures/cuprog.c tests/fixtures/fakecuda.h $(B)/fixtures/libcuda.so.1
-	$(CC) -std=gnu11 $(WARNFLAGS) -O1 -g -o $@ $< -L$(B)/fixtures -lcuda \
+	$(FIXTURE_CC) $(WARNFLAGS) -o $@ $< -L$(B)/fixtures -lcuda \
 		-Wl,-rpath,'$$ORIGIN' -ldl -pthread
 
 $(B)/fixtures/gpuprog: tests/fixtures/gpuprog.c tests/fixtures/fakecuda.h $(B)/fixtures/libcuda.so.1
-	$(CC) -std=gnu11 $(WARNFLAGS) -O1 -g -o $@ $< -L$(B)/fixtures -lcuda -Wl,-rpath,'$$ORIGIN' \
+	$(FIXTURE_CC) $(WARNFLAGS) -o $@ $< -L$(B)/fixtures -lcuda -Wl,-rpath,'$$ORIGIN' \
 		-pthread
 
 # The stand-in again, exporting every function of api.def, and cuargs, which calls them all
@@ -34,12 +37,12 @@ CHECKS += $(ARGS_FIXTURES)
 $(B)/fixtures/all/libcuda.so.1: tests/fixtures/fakecuda.c tests/fixtures/fakegpu.c \
 		tests/fixtures/fakecuda-all.c tests/fixtures/fakecuda.h capture/api/api.def
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 $(WARNFLAGS) -O1 -g -fPIC -shared -fvisibility=hidden -Icapture/api \
+	$(FIXTURE_CC) $(WARNFLAGS) -fPIC -shared -fvisibility=hidden -Icapture/api \
 		-Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic-functions -o $@ tests/fixtures/fakecuda.c \
 		tests/fixtures/fakegpu.c tests/fixtures/fakecuda-all.c -pthread
 $(B)/fixtures/all/cuargs: tests/fixtures/cuargs.c capture/api/api.def capture/api/cudatypes.h \
 		$(B)/fixtures/all/libcuda.so.1
-	$(CC) -std=gnu11 $(WARNFLAGS) -O1 -g -Icapture/api -o $@ $< -L$(B)/fixtures/all \
+	$(FIXTURE_CC) $(WARNFLAGS) -Icapture/api -o $@ $< -L$(B)/fixtures/all \
 		-l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN'
 
 # The stand-in libcudart (versioned libcudart.so.13, loads the stand-in libcuda with dlopen)
@@ -49,12 +52,12 @@ CHECKS += $(RT_FIXTURES)
 $(B)/fixtures/libcudart.so.13: tests/fixtures/fakecudart.c tests/fixtures/fakecudart.h \
 		tests/fixtures/fakecudart.map tests/fixtures/fakecuda.h
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 $(WARNFLAGS) -O1 -g -fPIC -shared -fvisibility=hidden \
+	$(FIXTURE_CC) $(WARNFLAGS) -fPIC -shared -fvisibility=hidden \
 		-Wl,-soname,libcudart.so.13 -Wl,--version-script=tests/fixtures/fakecudart.map \
 		-Wl,-rpath,'$$ORIGIN' -o $@ $< -ldl -pthread
 $(B)/fixtures/rtprog: tests/fixtures/rtprog.c tests/fixtures/fakecudart.h \
 		$(B)/fixtures/libcudart.so.13
-	$(CC) -std=gnu11 $(WARNFLAGS) -O1 -g -o $@ $< -L$(B)/fixtures -l:libcudart.so.13 \
+	$(FIXTURE_CC) $(WARNFLAGS) -o $@ $< -L$(B)/fixtures -l:libcudart.so.13 \
 		-Wl,-rpath,'$$ORIGIN' -ldl -pthread
 
 # nvtxprog, annotated with the vendored NVTX3 headers (tests/fixtures/nvtx3, NVIDIA/NVTX,
@@ -65,11 +68,11 @@ CHECKS += $(NVTX_FIXTURES)
 $(B)/fixtures/nvtxprog: tests/fixtures/nvtxprog.c tests/fixtures/fakecudart.h \
 		$(wildcard tests/fixtures/nvtx3/*.h tests/fixtures/nvtx3/nvtxDetail/*.h) \
 		$(B)/fixtures/libcudart.so.13
-	$(CC) -std=gnu11 -O1 -g -Itests/fixtures -o $@ $< -L$(B)/fixtures -l:libcudart.so.13 \
+	$(FIXTURE_CC) -Itests/fixtures -o $@ $< -L$(B)/fixtures -l:libcudart.so.13 \
 		-Wl,-rpath,'$$ORIGIN' -ldl -pthread
 $(B)/fixtures/libnvtxtool.so: tests/fixtures/nvtxtool.c
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 $(WARNFLAGS) -O1 -g -Itests/fixtures -fPIC -shared -fvisibility=hidden \
+	$(FIXTURE_CC) $(WARNFLAGS) -Itests/fixtures -fPIC -shared -fvisibility=hidden \
 		-o $@ $<
 
 # Benchmark helpers (built by `make bench-programs`, not by check).
@@ -101,10 +104,13 @@ fuzz: $(FUZZERS)
 	@for f in $(FUZZERS); do n=$${f##*/fuzz_}; mkdir -p tests/fuzz/corpus/$$n; \
 		echo "== $$n for $(FUZZ_TIME) s"; \
 		$$f -max_total_time=$(FUZZ_TIME) -close_fd_mask=2 tests/fuzz/corpus/$$n || exit 1; done
+# Every harness runs, whether or not one before it failed.
 fuzz-smoke: $(FUZZERS)
-	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && rc=0 && \
 	for f in $(FUZZERS); do n=$${f##*/fuzz_}; mkdir -p $$tmp/$$n; \
 		cp tests/fuzz/corpus/$$n/* $$tmp/$$n/ 2>/dev/null; \
-		$$f -max_total_time=$(FUZZ_SMOKE_TIME) -close_fd_mask=2 $$tmp/$$n >$$tmp/$$n.log 2>&1 || \
-		{ tail -30 $$tmp/$$n.log; echo "fuzz-smoke: $$n failed"; exit 1; }; \
-		echo "fuzz-smoke: $$n: $$(grep -o 'Done [0-9]* runs' $$tmp/$$n.log)"; done
+		if $$f -max_total_time=$(FUZZ_SMOKE_TIME) -close_fd_mask=2 $$tmp/$$n >$$tmp/$$n.log 2>&1; \
+		then echo "fuzz-smoke: $$n: $$(grep -o 'Done [0-9]* runs' $$tmp/$$n.log)"; \
+		else tail -30 $$tmp/$$n.log; echo "fuzz-smoke: $$n failed"; rc=1; \
+			[ -z "$$CUT_FAILED_LOG" ] || echo "fuzz/$$n" >>"$$CUT_FAILED_LOG"; fi; \
+	done; exit $$rc
