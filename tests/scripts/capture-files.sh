@@ -20,12 +20,12 @@ rc=$?
 [ $rc = 2 ] && grep -q "ancestor of cutcapture" "$t/err" || fail "-p of an ancestor: exit $rc (124: it never ended), $(cat "$t/err")"
 cmp -s "$t/old.jsonl" "$t/keep" || fail "-p of an ancestor: -o was truncated"
 # A zombie: a child its parent (sleep, after exec) never reaps.
-sh -c 'true & exec sleep 30' &
+sh -c 'true & exec sleep 300' &
 z=$!
-i=0
-while ! zp=$(pgrep -P "$z") && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-while [ "$(awk '{print $3}' "/proc/$zp/stat" 2>/dev/null)" != Z ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-[ "$(awk '{print $3}' "/proc/$zp/stat")" = Z ] || fail "test: no zombie made"
+until_ok 120 pgrep -P "$z" >/dev/null || fail "test: no child made"
+zp=$(pgrep -P "$z")
+zombie() { [ "$(awk '{print $3}' "/proc/$zp/stat" 2>/dev/null)" = Z ]; }
+until_ok 120 zombie || fail "test: no zombie made"
 timeout 20 "$cap" -q -o "$t/old.jsonl" -p "$zp" >/dev/null 2>"$t/err"
 rc=$?
 [ $rc = 2 ] && grep -q "zombie" "$t/err" || fail "-p of a zombie: exit $rc (124: it never ended), $(cat "$t/err")"

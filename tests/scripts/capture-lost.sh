@@ -7,18 +7,6 @@ c=
 cleanup() { [ -n "$c" ] && kill -CONT "$c" 2>/dev/null; }
 need_bpf
 
-# until_ok SECONDS CMD...: waits until CMD succeeds (a state, not a time: a loaded machine
-# only makes it come later), failing after SECONDS.
-until_ok() {
-	n=$(($1 * 20))
-	shift
-	while ! "$@"; do
-		n=$((n - 1))
-		[ $n -gt 0 ] || return 1
-		sleep 0.05
-	done
-}
-
 # The command says it runs (cutcapture starts it once attached), then waits for "go"; the
 # reader is stopped before that, and the loop's 20000 calls all made (it says so at its end)
 # before the reader resumes.

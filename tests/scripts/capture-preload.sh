@@ -182,12 +182,12 @@ NVTX_INJECTION64_PATH=$fx/libnvtxtool.so NVTXTOOL_OUT=$t/tool-chained $cap -q -l
 [ "$(ranges "$t/chained.jsonl")" = "$(ranges "$t/hook-nvtx.jsonl")" ] || fail "chained: nvtx ranges differ"
 
 # -p: nothing can be preloaded into a running process: the header says why.
-sleep 30 &
+sleep 300 &
 pid=$!
 cleanup() { kill $pid 2>/dev/null; }
 $cap -q -l api,gpu,nvtx $lib -o "$t/p.jsonl" -p $pid 2>"$t/err" &
 cpid=$!
-sleep 1
+until_ok 120 has_header "$t/p.jsonl" || fail "-p: no header: $(cat "$t/err")"
 kill -INT $cpid 2>/dev/null
 wait $cpid
 head -1 "$t/p.jsonl" | grep -q '"gpu":"off: needs a command cutcapture starts' ||

@@ -4,8 +4,8 @@
 # cannot run gives 127, and with the trace on standard output the command's output goes to
 # standard error. Needs root with BPF; exits 77 when that is missing.
 . "$(dirname "$0")/lib/capture-setup.sh"
-bg=
-cleanup() { [ -n "$bg" ] && kill "$bg" 2>/dev/null; }
+bg= c=
+cleanup() { [ -n "$bg" ] && kill "$bg" 2>/dev/null; [ -n "$c" ] && kill "$c" 2>/dev/null; }
 need_bpf
 has() { jq -e -s "any(.[]; $2)" "$1" >/dev/null; }
 
@@ -25,12 +25,18 @@ has "$t/fork.jsonl" ".name == \"process\" and .pid == $parent and
 [ "$(jq -r 'select(.name=="symbol") | .pid' "$t/fork.jsonl" | sort -u | wc -l)" = 2 ] ||
 	fail "fork: symbol records not in both processes"
 
-# -p: cuprog sleeps 1.5 s in cuStreamSynchronize; attached meanwhile, the capture sees the
-# two calls after it (the one in flight is not recorded) and ends when cuprog does.
-"$fx/cuprog" link 1500000 >/dev/null &
+# -p: cuprog sleeps in cuStreamSynchronize until the capture has attached (the stand-in says
+# when it sleeps, and ends the sleep when told); the capture sees the two calls after it (the
+# one in flight is not recorded) and ends when cuprog does.
+FAKECUDA_SYNC_FILE=$t/sync FAKECUDA_SYNC_UNTIL=$t/go "$fx/cuprog" link 120000000 >/dev/null &
 bg=$!
-sleep 0.4
-"$cap" -q -l api -o "$t/pid.jsonl" -p "$bg" 2>"$t/err" || fail "-p: exit $?: $(cat "$t/err")"
+until_ok 120 test -s "$t/sync" || fail "-p: cuprog never reached cuStreamSynchronize"
+"$cap" -q -l api -o "$t/pid.jsonl" -p "$bg" 2>"$t/err" &
+c=$!
+until_ok 120 has_header "$t/pid.jsonl" || fail "-p: never attached: $(cat "$t/err")"
+: >"$t/go"
+wait "$c" || fail "-p: exit $?: $(cat "$t/err")"
+c=
 wait "$bg"
 bg=
 valid "$t/pid.jsonl"
@@ -38,7 +44,7 @@ valid "$t/pid.jsonl"
 	fail "-p: calls: $(jq -r 'select(.layer=="api") | .name' "$t/pid.jsonl" | tr '\n' ' ')"
 has "$t/pid.jsonl" ".name == \"header\" and .args.libcuda == \"$(readlink -f "$fx/libcuda.so.1")\"" ||
 	fail "-p: libcuda not found in the process's maps"
-has "$t/pid.jsonl" '.name == "process" and (.args.cmdline | endswith("cuprog link 1500000"))' ||
+has "$t/pid.jsonl" '.name == "process" and (.args.cmdline | endswith("cuprog link 120000000"))' ||
 	fail "-p: no process record"
 
 # The exit status is the command's; 128 + the signal that killed it; 127 when it cannot run.

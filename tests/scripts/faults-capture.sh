@@ -15,6 +15,17 @@ cap=$B/bin/cutcapture fx=$B/fixtures
 t=$(mktemp -d) || exit 2
 trap 'rm -rf "$t"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+# until_ok SECONDS CMD...: waits until CMD succeeds, failing after SECONDS (a state, which load
+# only delays, not a time that stands for it).
+until_ok() {
+	_n=$(($1 * 20))
+	shift
+	while ! "$@"; do
+		_n=$((_n - 1))
+		[ $_n -gt 0 ] || return 1
+		sleep 0.05
+	done
+}
 [ "$(id -u)" -eq 0 ] || { echo "needs root for BPF"; exit 77; }
 command -v jq >/dev/null || { echo "needs jq"; exit 77; }
 command -v python3 >/dev/null || { echo "needs python3"; exit 77; }
@@ -83,8 +94,10 @@ parent=$(jq -r 'select(.name=="header") | .args.pid' "$t/orphan.jsonl")
 jq -e -s "any(.[]; .name == \"process\" and .args.ppid == $parent)" "$t/orphan.jsonl" >/dev/null ||
 	fail "orphan: no process record of the child"
 [ "$(trailer "$t/orphan.jsonl" status)" = 0 ] || fail "orphan: trailer status"
-# The same with -p: attached to a shell that becomes the parent.
-sh -c "sleep 0.4; exec '$faulty' orphan 400" 2>"$t/porphan.out" &
+# The same with -p: attached to a shell that becomes the parent once the capture has written
+# its header (it has attached).
+sh -c "until grep -qs '\"name\":\"header\"' '$t/porphan.jsonl'; do sleep 0.05; done
+	exec '$faulty' orphan 400" 2>"$t/porphan.out" &
 bg=$!
 "$cap" -q -l api $lib -o "$t/porphan.jsonl" -p $bg 2>"$t/err" || fail "-p orphan: exit $?: $(cat "$t/err")"
 grep -q "faulty: child done" "$t/porphan.out" || fail "-p orphan: the capture ended before the child"
@@ -92,24 +105,26 @@ wait $bg
 valid "$t/porphan.jsonl"
 [ "$(api "$t/porphan.jsonl")" = "cuCtxGetCurrent 5 cuInit 1 " ] || fail "-p orphan: calls: $(api "$t/porphan.jsonl")"
 
-# --- Ctrl-C on a terminal: cuprog sleeps 5 s inside cuStreamSynchronize; ^C reaches it and
-# cutcapture, which ends with it: 130, the 15 calls before, the one in flight lost.
+# --- Ctrl-C on a terminal: cuprog sleeps 60 s inside cuStreamSynchronize; ^C, typed once the
+# stand-in says it sleeps there, reaches it and cutcapture, which ends with it: 130, the 15
+# calls before, the one in flight lost.
 cat >"$t/onterm.py" <<'EOF'
 import os, pty, select, signal, sys, time
-# onterm.py DELAY CMD...: CMD on a new terminal, ^C typed after DELAY s; prints its exit status.
-delay, cmd = float(sys.argv[1]), sys.argv[2:]
+# onterm.py FILE CMD...: CMD on a new terminal, ^C typed once FILE is there; prints its exit
+# status ("hung" after 120 s).
+ready, cmd = sys.argv[1], sys.argv[2:]
 pid, fd = pty.fork()
 if pid == 0:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     os.execvp(cmd[0], cmd)
 start, sent, status = time.time(), False, None
-while status is None and time.time() - start < 30:
+while status is None and time.time() - start < 120:
     if select.select([fd], [], [], 0.05)[0]:
         try:
             os.read(fd, 4096)
         except OSError:
             pass
-    if not sent and time.time() - start >= delay:
+    if not sent and os.path.exists(ready) and os.path.getsize(ready) > 0:
         os.write(fd, b"\x03")
         sent = True
     w, st = os.waitpid(pid, os.WNOHANG)
@@ -119,7 +134,8 @@ if status is None:
     os.kill(pid, signal.SIGKILL)
 print(status if status is not None else "hung")
 EOF
-rc=$(python3 "$t/onterm.py" 0.6 "$cap" -q $lib -o "$t/int.jsonl" -- "$fx/cuprog" link 5000000)
+rc=$(FAKECUDA_SYNC_FILE=$t/int.sync python3 "$t/onterm.py" "$t/int.sync" "$cap" -q $lib \
+	-o "$t/int.jsonl" -- "$fx/cuprog" link 60000000)
 [ "$rc" = 130 ] || fail "^C: exit $rc, not 130"
 valid "$t/int.jsonl"
 [ "$(trailer "$t/int.jsonl" status)" = 130 ] || fail "^C: trailer status"
@@ -143,11 +159,12 @@ for line in p.stderr:
 (os.killpg if how == "group" else os.kill)(p.pid, signal.SIGINT)
 p.stderr.read()
 try:
-    print(p.wait(timeout=20))
+    print(p.wait(timeout=150))
 except subprocess.TimeoutExpired:
     p.kill()
     print("hung")
 EOF
+# (The command waits for its first SIGINT, 120 s at most, then a second for another.)
 counter='import signal, sys, time
 n = 0
 def count(*a):
@@ -155,6 +172,9 @@ def count(*a):
     n += 1
 signal.signal(signal.SIGINT, count)
 print("ready", file=sys.stderr, flush=True)
+end = time.time() + 120
+while n == 0 and time.time() < end:
+    time.sleep(0.01)
 end = time.time() + 1.0
 while time.time() < end:
     time.sleep(0.01)
@@ -188,9 +208,10 @@ grep -qx "cuprog: ok" "$t/out" || fail "/dev/full: the command did not run to it
 
 # A full disk while the command runs: tracing stops at once, the command goes on untraced to
 # its end, then 2. (Without the sched layer, whose sleeping shell would hold the output back
-# for a second, records go out as the calls are made.)
-timeout 60 "$cap" -q -l api $lib -o /dev/full -- sh -c "'$fx/capture-loop' 100000; sleep 0.5; echo done" \
-	>"$t/out" 2>"$t/err"
+# for a second, records go out as the calls are made; the command goes on until the capture
+# has said it stopped.)
+timeout 120 "$cap" -q -l api $lib -o /dev/full -- sh -c "'$fx/capture-loop' 100000
+	until grep -q 'tracing stopped' '$t/err'; do sleep 0.05; done; echo done" >"$t/out" 2>"$t/err"
 rc=$?
 [ $rc = 2 ] || fail "/dev/full, running: exit $rc, not 2: $(cat "$t/err")"
 grep -q "No space left on device: tracing stopped, waiting for the command, untraced" "$t/err" ||
@@ -219,7 +240,8 @@ done
 # The reader of the pipe goes: 141 (as if killed by SIGPIPE), one line, the command run to its
 # end; the reader got the header whole.
 {
-	timeout 60 "$cap" -q -l api $lib -- sh -c "'$fx/capture-loop' 100000; echo done >&2" 2>"$t/err"
+	timeout 120 "$cap" -q -l api $lib -- sh -c "'$fx/capture-loop' 100000
+		until grep -q 'tracing stopped' '$t/err'; do sleep 0.05; done; echo done >&2" 2>"$t/err"
 	echo $? >"$t/rc"
 } | head -1 >"$t/first"
 [ "$(cat "$t/rc")" = 141 ] || fail "closed pipe: exit $(cat "$t/rc"), not 141: $(cat "$t/err")"

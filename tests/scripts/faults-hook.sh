@@ -26,7 +26,7 @@ settle() {
 	case "$*" in
 	*orphan*)
 		i=0
-		while ! grep -q "child done" "$1" && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done ;;
+		while ! grep -q "child done" "$1" && [ $i -lt 2400 ]; do sleep 0.05; i=$((i + 1)); done ;;
 	esac
 }
 run() {
@@ -93,7 +93,7 @@ grep -q '"name":"process"' "$t/segv.jsonl" || bad "segv: the trace has no proces
 # header and trailer; the program's output as plain.
 run "orphan" "$t/orphan.jsonl" orphan 200
 i=0
-while [ "$(grep -c '"name":"trailer"' "$t/orphan.jsonl")" -lt 2 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+while [ "$(grep -c '"name":"trailer"' "$t/orphan.jsonl")" -lt 2 ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i + 1)); done
 whole "$t/orphan.jsonl"
 [ "$(grep -c '"name":"header"' "$t/orphan.jsonl")" -eq 2 ] && [ "$(grep -c '"name":"trailer"' "$t/orphan.jsonl")" -eq 2 ] ||
 	bad "orphan: not a header and a trailer for each process"

@@ -71,12 +71,26 @@ fi
 cutcapture -q -l api --libcuda "$fx/libcuda.so.1" -o "$t/cap.jsonl" -- sh -c "$launch" "$fx/cuprog" ||
 	bad "cutcapture: exit status $?"
 labelled "$t/cap.jsonl" cutcapture
-# -p: a rank found running is read from /proc (cuprog sleeps 1.5 s in cuStreamSynchronize;
-# the calls after it are traced).
-RANK=7 LOCAL_RANK=3 WORLD_SIZE=8 "$fx/cuprog" link 1500000 >/dev/null &
+# -p: a rank found running is read from /proc (cuprog sleeps in cuStreamSynchronize until the
+# capture has attached, which it says by its header; the calls after it are traced).
+# waitfor CMD...: until CMD succeeds, 120 s at most.
+waitfor() {
+	i=0
+	until "$@"; do
+		i=$((i + 1))
+		[ $i -lt 2400 ] || return 1
+		sleep 0.05
+	done
+}
+RANK=7 LOCAL_RANK=3 WORLD_SIZE=8 FAKECUDA_SYNC_FILE=$t/sync FAKECUDA_SYNC_UNTIL=$t/go \
+	"$fx/cuprog" link 120000000 >/dev/null &
 r=$!
-sleep 0.5
-cutcapture -q -l api --libcuda "$fx/libcuda.so.1" -o "$t/p.jsonl" -p $r || bad "cutcapture -p: exit status $?"
+waitfor test -s "$t/sync" || bad "cuprog never reached cuStreamSynchronize"
+cutcapture -q -l api --libcuda "$fx/libcuda.so.1" -o "$t/p.jsonl" -p $r &
+c=$!
+waitfor grep -qs '"name":"header"' "$t/p.jsonl" || bad "cutcapture -p never attached"
+: >"$t/go"
+wait $c || bad "cutcapture -p: exit status $?"
 wait $r
 jq -e -s --arg host "$host" --argjson pid $r '
   ([.[] | select(.name == "process" and .pid == $pid)][0].args | [.rank, .local_rank, .world_size]) == [7, 3, 8] and
