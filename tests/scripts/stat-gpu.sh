@@ -17,9 +17,11 @@ cutstat -c "$tmp/t.jsonl" >"$tmp/s.csv" || bad "cutstat -c: exit $?"
 cutstat "$tmp/t.jsonl" >"$tmp/s.txt" || bad "cutstat: exit $?"
 
 # Two processes at once on the stand-in's GPU, which runs both at once where a real one takes
-# turns (kernels of 16-128 us, so that their work surely overlaps): their overlap, as computed
-# here, in -j, and a note in the text that says what to do.
-FAKEGPU_NS_PER_BLOCK=2000 cuthook -o "$tmp/two.jsonl" -- \
+# turns: their overlap, as computed here, in -j, and a note in the text that says what to do.
+# They start their rounds together (GPUPROG_TOGETHER), each queueing about 100 ms of work
+# (kernels of 0.16-1.3 ms), so that their work overlaps however loaded the machine is (two
+# processes merely started together may run one after the other).
+GPUPROG_TOGETHER=$tmp/together:2 FAKEGPU_NS_PER_BLOCK=20000 cuthook -o "$tmp/two.jsonl" -- \
 	sh -c "'$fx/gpuprog' 40 & '$fx/gpuprog' 40 & wait" >/dev/null ||
 	bad "two at once: exit $?"
 cutstat -j "$tmp/two.jsonl" >"$tmp/two.json" || bad "cutstat -j (two at once): exit $?"
