@@ -520,6 +520,12 @@ read_strace(const char *path)
 			lineno++;
 			if (len && line[len - 1] == '\n')
 				len--;
+			/* A cut trace given to -s would be refused line by line (77,000 messages
+			 * for a PyTorch capture): say once what it is. */
+			if (lineno == 1 && len > 1 && line[0] == '{' && line[1] == '"')
+				errx(CUT_EXIT_FATAL,
+				     "%s:1: a trace in cut's format, not strace output: leave out -s",
+				     cut_esc(name));
 			if (strace_feed(s, line, (size_t)len, lineno, why, sizeof(why)) < 0) {
 				warnx("%s:%llu: %s", cut_esc(name), (unsigned long long)lineno,
 				      cut_esc(why));
