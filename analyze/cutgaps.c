@@ -175,19 +175,6 @@ sat_sum(int64_t a, int64_t b)
 	return a;
 }
 
-/* Makes room for element n of an array. */
-static void *
-grow(void *p, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return p;
-	while (n >= *cap)
-		*cap = *cap ? *cap * 2 : 16;
-	if (!(p = realloc(p, *cap * size)))
-		err(CUT_EXIT_FATAL, "out of memory");
-	return p;
-}
-
 /* The process, by pid: its index in g.procs. */
 static size_t
 proc(int64_t pid)
@@ -195,7 +182,7 @@ proc(int64_t pid)
 	bool isnew;
 	size_t i = idmap_put(g.pids, pid, &isnew);
 	if (isnew) {
-		g.procs = grow(g.procs, &g.capprocs, i, sizeof(*g.procs));
+		g.procs = cut_grow(g.procs, &g.capprocs, i + 1, sizeof(*g.procs));
 		memset(&g.procs[i], 0, sizeof(g.procs[i]));
 		g.nprocs = i + 1 > g.nprocs ? i + 1 : g.nprocs;
 	}
@@ -241,8 +228,8 @@ live_between(struct proc *p, int64_t lo, int64_t hi)
 static void
 live_add(struct proc *p, int64_t e)
 {
-	p->ep = grow(p->ep, &p->capep, p->nep, sizeof(*p->ep));
-	p->next = grow(p->next, &p->capnext, p->nep, sizeof(*p->next));
+	p->ep = cut_grow(p->ep, &p->capep, p->nep + 1, sizeof(*p->ep));
+	p->next = cut_grow(p->next, &p->capnext, p->nep + 1, sizeof(*p->next));
 	p->ep[p->nep] = e;
 	p->next[p->nep] = p->nep;
 	p->nep++;
@@ -272,7 +259,7 @@ thread(int64_t pid, int64_t tid)
 	bool isnew;
 	size_t i = idmap_put2(g.tids, pid, tid, &isnew);
 	if (isnew) {
-		g.thr = grow(g.thr, &g.capthr, i, sizeof(*g.thr));
+		g.thr = cut_grow(g.thr, &g.capthr, i + 1, sizeof(*g.thr));
 		struct thread *t = &g.thr[g.nthr++];
 		memset(t, 0, sizeof(*t));
 		t->pid = pid, t->tid = tid;
@@ -299,7 +286,7 @@ static void
 nvtx_range(const struct cut_event *ev, struct thread *t)
 {
 	nvtx_drop_ended(t, ev->ts);
-	t->nv = grow(t->nv, &t->capnv, t->nnv, sizeof(*t->nv));
+	t->nv = cut_grow(t->nv, &t->capnv, t->nnv + 1, sizeof(*t->nv));
 	t->nv[t->nnv++] =
 	    (struct nvtx_open){ev->ts, cut_event_end(ev), strtab_intern(g.names, ev->name)};
 }
@@ -325,7 +312,7 @@ stream(int64_t pid, uint64_t handle)
 	size_t i = idmap_put2(g.sids, pid, (int64_t)handle, &isnew);
 	if (!isnew)
 		return &g.str[i];
-	g.str = grow(g.str, &g.capstr, i, sizeof(*g.str));
+	g.str = cut_grow(g.str, &g.capstr, i + 1, sizeof(*g.str));
 	g.nstr++;
 	struct stream *s = &g.str[i];
 	memset(s, 0, sizeof(*s));
@@ -404,7 +391,7 @@ checkpoint(struct thread *t)
 	if (p->nlive == 0) /* no gap of its process is open: nothing will ask */
 		t->nck = t->kept = 0;
 	else {
-		t->ck = grow(t->ck, &t->capck, t->nck, sizeof(*t->ck));
+		t->ck = cut_grow(t->ck, &t->capck, t->nck + 1, sizeof(*t->ck));
 		struct checkpoint *c = &t->ck[t->nck++];
 		c->hi = p->last;
 		memcpy(c->v[0], t->acc, sizeof(t->acc));
@@ -490,7 +477,7 @@ record(struct gap *gp)
 			gp->reason = s;
 	if (len < g.threshold)
 		return;
-	g.gaps = grow(g.gaps, &g.capgaps, g.ngaps, sizeof(*g.gaps));
+	g.gaps = cut_grow(g.gaps, &g.capgaps, g.ngaps + 1, sizeof(*g.gaps));
 	g.gaps[g.ngaps++] = *gp;
 }
 
@@ -539,7 +526,8 @@ went_busy(struct stream *s)
 	s->epoch = 0;
 	if (!is_all(s)) {
 		int m = busy_list(s);
-		p->busy[m] = grow(p->busy[m], &p->capbusy[m], p->nbusy[m], sizeof(*p->busy[m]));
+		p->busy[m] =
+		    cut_grow(p->busy[m], &p->capbusy[m], p->nbusy[m] + 1, sizeof(*p->busy[m]));
 		s->at = p->nbusy[m];
 		p->busy[m][p->nbusy[m]++] = (size_t)(s - g.str);
 	}
@@ -660,10 +648,7 @@ role_of(size_t name)
 {
 	static unsigned char *roles; /* role + 1; 0 = not worked out yet */
 	static size_t cap;
-	size_t old = cap;
-	roles = grow(roles, &cap, name, 1);
-	if (cap > old)
-		memset(roles + old, 0, cap - old);
+	roles = cut_grow(roles, &cap, name + 1, 1);
 	if (roles[name])
 		return (enum role)(roles[name] - 1);
 	const char *n = strtab_key(g.names, name);
@@ -709,7 +694,7 @@ device_call(const struct cut_event *ev, struct thread *t, size_t name)
 		size_t k =
 		    idmap_put2(g.ekeys, ev->pid, (int64_t)arg_handle(ev->args, "event"), NULL);
 		static size_t cap;
-		g.events = grow(g.events, &cap, k, sizeof(*g.events));
+		g.events = cut_grow(g.events, &cap, k + 1, sizeof(*g.events));
 		g.events[k].pid = ev->pid;
 		g.events[k].stream = (int64_t)host_stream(ev->args);
 		g.events[k].ts = ev->ts;
@@ -734,10 +719,7 @@ is_sync(size_t name)
 {
 	static unsigned char *sync; /* 1 + answer; 0 = not looked up */
 	static size_t cap;
-	size_t old = cap;
-	sync = grow(sync, &cap, name, 1);
-	if (cap > old)
-		memset(sync + old, 0, cap - old);
+	sync = cut_grow(sync, &cap, name + 1, 1);
 	if (!sync[name])
 		sync[name] = 1 + (cut_api_category_id(strtab_key(g.names, name)) == CUT_CAT_SYNC);
 	return sync[name] == 2;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "cut.h"
 #include "idmap.h"
 #include "meta.h"
 #include "stats.h"
@@ -48,13 +49,7 @@ static struct cut_fn_stat *
 fn_of(struct cut_stats *st, const char *name)
 {
 	size_t i = strtab_intern(st->index, name);
-	if (i >= st->fncap) {
-		size_t n = st->fncap ? st->fncap * 2 : 256;
-		if (!(st->fns = realloc(st->fns, n * sizeof(*st->fns))))
-			err(2, "out of memory");
-		memset(st->fns + st->fncap, 0, (n - st->fncap) * sizeof(*st->fns));
-		st->fncap = n;
-	}
+	st->fns = cut_grow(st->fns, &st->fncap, i + 1, sizeof(*st->fns));
 	if (i >= st->nfns)
 		st->nfns = i + 1;
 	struct cut_fn_stat *f = &st->fns[i];
@@ -68,11 +63,7 @@ fn_of(struct cut_stats *st, const char *name)
 static void
 fn_add(struct cut_stats *st, struct cut_fn_stat *f, int64_t dur)
 {
-	if ((size_t)f->calls == f->cap) {
-		f->cap = f->cap ? f->cap * 2 : 16;
-		if (!(f->durs = realloc(f->durs, f->cap * sizeof(int64_t))))
-			err(2, "out of memory");
-	}
+	f->durs = cut_grow(f->durs, &f->cap, (size_t)f->calls + 1, sizeof(*f->durs));
 	f->durs[f->calls++] = dur;
 	sat_add(st, &f->total, dur);
 	f->sum += dur;
