@@ -21,6 +21,7 @@
 #include "idmap.h"
 #include "reader.h"
 #include "strtab.h"
+#include "table.h"
 #include "text.h"
 #include "units.h"
 
@@ -833,9 +834,6 @@ pct(int64_t part, int64_t whole)
 	return whole > 0 ? 100.0 * (double)part / (double)whole : 0;
 }
 
-static const char *const bucket_names[NBUCKETS] = {"< 1 us",  "1-10 us",   "10-100 us", "0.1-1 ms",
-                                                   "1-10 ms", "10-100 ms", "0.1-1 s",   ">= 1 s"};
-
 static int
 by_start(const void *a, const void *b)
 {
@@ -859,6 +857,12 @@ where(const struct gap *gp, char *buf, size_t n)
 	return buf;
 }
 
+static void
+set_int(json_t *o, const char *k, int64_t v)
+{
+	json_object_set_new(o, k, json_integer(v));
+}
+
 /* Whether the trace shows collectives of several ranks (the rank_waits section). */
 static bool
 ranked(void)
@@ -866,39 +870,145 @@ ranked(void)
 	return g.cw->nranks >= 2;
 }
 
-static void
-print_rank_waits(void)
+/* ---- the tables: each written once, printed as text or JSON ---- */
+
+/* Per thread, the time between its driver API calls. */
+static const struct cut_col thread_cols[] = {
+    {"pid", NULL, "pid", CUT_COL_INT, 8, 0, 0},
+    {"tid", NULL, "tid", CUT_COL_INT, 8, 0, 0},
+    {"window_ns", NULL, "window", CUT_COL_DUR, 14, 0, 0},
+    {"busy_ns", NULL, "in calls", CUT_COL_DUR, 14, 0, 0},
+    {"idle_ns", NULL, "idle", CUT_COL_DUR, 14, 0, 0},
+    {NULL, NULL, "idle%", CUT_COL_PCT, 7, 0, 0},
+    {"gaps", NULL, "gaps", CUT_COL_INT, 7, 0, 0},
+};
+static const struct cut_table_def thread_def = {thread_cols, CUT_NCOLS(thread_cols), NULL, NULL};
+
+static json_t *
+thread_table(enum cut_fmt fmt)
+{
+	struct cut_table *t = cut_table_new(&thread_def, fmt);
+	for (size_t i = 0; i < g.nthr; i++) {
+		const struct thread *th = &g.thr[i];
+		if (th->first == NONE)
+			continue;
+		cut_table_add(t,
+		              CUT_ROW(CUT_I(th->pid), CUT_I(th->tid), CUT_I(th->last - th->first),
+		                      CUT_I(th->busy), CUT_I(th->idle),
+		                      CUT_R(pct(th->idle, th->last - th->first)), CUT_I(th->gaps)));
+	}
+	return cut_table_end(t);
+}
+
+/* Per stream and per process (all), the time with no work. */
+static const struct cut_col stream_cols[] = {
+    {"pid", NULL, "pid", CUT_COL_INT, 8, 0, 0},
+    {"stream", NULL, "stream", CUT_COL_STR, 18, 0, 0},
+    {"window_ns", NULL, "window", CUT_COL_DUR, 14, 0, 0},
+    {"busy_ns", NULL, "busy", CUT_COL_DUR, 14, 0, 0},
+    {"idle_ns", NULL, "idle", CUT_COL_DUR, 14, 0, 0},
+    {NULL, NULL, "idle%", CUT_COL_PCT, 7, 0, 0},
+    {"gaps", NULL, "gaps", CUT_COL_INT, 7, 0, 0},
+    {NULL, NULL, "%traced", CUT_COL_PCT, 9, 0, 0}, /* of a process (all) */
+    {"idle_traced_ns", NULL, NULL, CUT_COL_INT, 0, 0, 0},
+};
+static const struct cut_table_def stream_def = {stream_cols, CUT_NCOLS(stream_cols), NULL, NULL};
+
+/* Text lists the streams, then the processes; JSON them in the order they came. */
+static json_t *
+stream_table(int64_t traced, enum cut_fmt fmt)
+{
+	struct cut_table *t = cut_table_new(&stream_def, fmt);
+	char w[32];
+	for (int pass = fmt == CUT_FMT_JSON; pass < 2; pass++)
+		for (size_t i = 0; i < g.nstr; i++) {
+			const struct stream *s = &g.str[i];
+			bool all = is_all(s);
+			if ((fmt != CUT_FMT_JSON && all != pass) || s->first == NONE ||
+			    !shown(s->handle == ALL_MEASURED ? MEASURED : s->handle))
+				continue;
+			if (all)
+				snprintf(w, sizeof(w), "all");
+			else
+				snprintf(w, sizeof(w), "0x%llx",
+				         (unsigned long long)(s->handle & ~MEASURED));
+			int64_t window = sat_sum(s->busy, s->idle);
+			cut_table_add(t, CUT_ROW(CUT_I(s->pid), CUT_S(w), CUT_I(window),
+			                         CUT_I(s->busy), CUT_I(s->idle),
+			                         CUT_R(pct(s->idle, window)), CUT_I(s->gaps),
+			                         CUT_IF(all, CUT_R(pct(traced - s->busy, traced))),
+			                         CUT_IF(all, CUT_I(traced - s->busy))));
+		}
+	return cut_table_end(t);
+}
+
+/* Per rank, the time inside NCCL kernels waiting for the last rank. */
+static const struct cut_col rwait_cols[] = {
+    {"rank", NULL, "rank", CUT_COL_INT, 8, 0, 0},
+    {"collectives", NULL, "collectives", CUT_COL_INT, 11, 0, 0},
+    {"in_ns", NULL, "in NCCL", CUT_COL_DUR, 14, 0, 0},
+    {"wait_ns", NULL, "waiting", CUT_COL_DUR, 14, 0, 0},
+    {NULL, NULL, "wait%", CUT_COL_PCT, 7, 0, 0},
+    {"last", NULL, "last", CUT_COL_INT, 7, 0, 0},
+    {"early", NULL, "early", CUT_COL_INT, 7, 0, 0},
+    {"unmatched", NULL, "unmatched", CUT_COL_INT, 9, 0, 0},
+    {"streams", NULL, "streams", CUT_COL_INT, 8, 0, 0},
+    {"waited_most_for", NULL, "waited for", CUT_COL_INT, 11, 0, CUT_COL_NULL},
+};
+static const struct cut_table_def rwait_def = {rwait_cols, CUT_NCOLS(rwait_cols), NULL, NULL};
+
+/* Per rank and rank waited for, how often and how long. */
+static const struct cut_col pair_cols[] = {
+    {"rank", NULL, "rank", CUT_COL_INT, 8, 0, 0},
+    {"waited_for", NULL, "waited for", CUT_COL_INT, 11, 0, 0},
+    {"count", NULL, "count", CUT_COL_INT, 7, 0, 0},
+    {"wait_ns", NULL, "total", CUT_COL_DUR, 14, 0, 0},
+};
+static const struct cut_table_def pair_def = {pair_cols, CUT_NCOLS(pair_cols), NULL, NULL};
+
+static json_t *
+rank_waits(enum cut_fmt fmt)
 {
 	const struct cut_collwait *w = g.cw;
-	char a[32], b[32];
-	printf("\nGPU time waiting for other ranks: inside NCCL kernels, from the rank's start of "
-	       "a collective to the last rank's (the k-th kernel of a name on each rank is one "
-	       "collective: %lld matched, %lld kernels unmatched)\n"
-	       "%8s %11s %14s %14s %7s %7s %7s %9s %8s %11s\n",
-	       (long long)w->instances, (long long)w->unmatched, "rank", "collectives", "in NCCL",
-	       "waiting", "wait%", "last", "early", "unmatched", "streams", "waited for");
+	json_t *o = NULL;
+	if (fmt == CUT_FMT_JSON) {
+		o = json_object();
+		set_int(o, "instances", w->instances);
+		set_int(o, "unmatched", w->unmatched);
+		set_int(o, "unranked", w->unranked);
+		if (w->most >= 0) {
+			set_int(o, "waited_most", w->most);
+			set_int(o, "straggler", w->straggler);
+		}
+	} else
+		printf("\nGPU time waiting for other ranks: inside NCCL kernels, from the rank's "
+		       "start of a collective to the last rank's (the k-th kernel of a name on "
+		       "each rank is one collective: %lld matched, %lld kernels unmatched)\n",
+		       (long long)w->instances, (long long)w->unmatched);
+	struct cut_table *t = cut_table_new(&rwait_def, fmt);
 	for (size_t i = 0; i < w->nranks; i++) {
 		const struct cut_collwait_rank *r = &w->ranks[i];
-		char most[24] = "-";
-		if (r->most >= 0)
-			snprintf(most, sizeof(most), "%lld", (long long)r->most);
-		printf("%8lld %11lld %14s %14s %6.1f%% %7lld %7lld %9lld %8lld %11s\n",
-		       (long long)r->rank, (long long)r->collectives,
-		       cut_format_duration((double)r->in_ns, a, sizeof(a)),
-		       cut_format_duration((double)r->wait_ns, b, sizeof(b)),
-		       pct(r->wait_ns, r->in_ns), (long long)r->last, (long long)r->early,
-		       (long long)r->unmatched, (long long)r->streams, most);
+		cut_table_add(t, CUT_ROW(CUT_I(r->rank), CUT_I(r->collectives), CUT_I(r->in_ns),
+		                         CUT_I(r->wait_ns), CUT_R(pct(r->wait_ns, r->in_ns)),
+		                         CUT_I(r->last), CUT_I(r->early), CUT_I(r->unmatched),
+		                         CUT_I(r->streams), CUT_IF(r->most >= 0, CUT_I(r->most))));
 	}
-	if (w->most >= 0)
+	json_t *ranks = cut_table_end(t);
+	if (fmt != CUT_FMT_JSON && w->most >= 0)
 		printf("waited most: rank %lld; straggler: rank %lld (the most and the least time "
 		       "inside NCCL kernels in total: cutstat's rule)\n",
 		       (long long)w->most, (long long)w->straggler);
-	printf("%8s %11s %7s %14s\n", "rank", "waited for", "count", "total");
+	t = cut_table_new(&pair_def, fmt);
 	for (size_t i = 0; i < w->npairs; i++) {
 		const struct cut_collwait_pair *pr = &w->pairs[i];
-		printf("%8lld %11lld %7lld %14s\n", (long long)pr->rank, (long long)pr->waited_for,
-		       (long long)pr->count,
-		       cut_format_duration((double)pr->wait_ns, a, sizeof(a)));
+		cut_table_add(t, CUT_ROW(CUT_I(pr->rank), CUT_I(pr->waited_for), CUT_I(pr->count),
+		                         CUT_I(pr->wait_ns)));
+	}
+	json_t *pairs = cut_table_end(t);
+	if (o) {
+		json_object_set_new(o, "ranks", ranks);
+		json_object_set_new(o, "pairs", pairs);
+		return o;
 	}
 	for (size_t i = 0; i < w->nranks; i++)
 		if (w->ranks[i].streams > 1)
@@ -909,12 +1019,117 @@ print_rank_waits(void)
 	if (w->unranked)
 		printf("note: %lld NCCL kernels of no known rank were left out\n",
 		       (long long)w->unranked);
+	return NULL;
+}
+
+/* The gaps of the threshold or more, by start. */
+static const struct cut_col gap_cols[] = {
+    {"kind", NULL, "kind", CUT_COL_STR, -7, 0, 0},
+    {"pid", NULL, "pid", CUT_COL_INT, 7, 0, 0},
+    {"tid", NULL, NULL, CUT_COL_INT, 0, 0, 0},         /* of a thread's gap */
+    {NULL, NULL, "tid", CUT_COL_INT, 8, 0, 0},         /* the thread that ended it */
+    {"stream", NULL, "stream", CUT_COL_STR, 12, 0, 0}, /* of a device gap */
+    {"start", NULL, "start(ns)", CUT_COL_INT, 16, 0, 0},
+    {"end", NULL, "end(ns)", CUT_COL_INT, 16, 0, 0},
+    {"length_ns", NULL, "length", CUT_COL_DUR, 12, 0, 0},
+    {"reason", NULL, "reason", CUT_COL_STR, -8, 0, CUT_COL_GAP},
+    {"before.name", NULL, NULL, CUT_COL_STR, 0, 0, 0},
+    {"before.tid", NULL, NULL, CUT_COL_INT, 0, 0, 0},
+    {"after.name", NULL, NULL, CUT_COL_STR, 0, 0, 0},
+    {"after.tid", NULL, NULL, CUT_COL_INT, 0, 0, 0},
+    {"time_ns.sync", NULL, NULL, CUT_COL_INT, 0, 0, 0},
+    {"time_ns.driver", NULL, NULL, CUT_COL_INT, 0, 0, 0},
+    {"time_ns.ioctl", NULL, NULL, CUT_COL_INT, 0, 0, 0},
+    {"time_ns.off-cpu", NULL, NULL, CUT_COL_INT, 0, 0, 0},
+    {"time_ns.host", NULL, NULL, CUT_COL_INT, 0, 0, 0},
+    {"nvtx_range", NULL, NULL, CUT_COL_STR, 0, 0, 0},
+    {NULL, NULL, "before -> after, and the next thread's time", CUT_COL_STR, 0, 0, CUT_COL_RAW},
+};
+static const struct cut_table_def gap_def = {gap_cols, CUT_NCOLS(gap_cols), NULL, NULL};
+
+/* A gap in words: the calls before and after it, the time of the thread that ended it in
+ * each state, and its NVTX range. */
+static const char *
+gap_text(const struct gap *gp)
+{
+	static struct cut_buf b;
+	char a[32];
+	buf_reset(&b);
+	buf_addf(&b, "%s (%lld) -> ", cut_esc(strtab_key(g.names, gp->before)),
+	         (long long)gp->before_tid);
+	buf_addf(&b, "%s (%lld):", cut_esc(strtab_key(g.names, gp->after)),
+	         (long long)gp->after_tid);
+	for (int s = 0; s <= NSTATES; s++)
+		if (gp->st[s])
+			buf_addf(&b, " %s %s", state_names[s],
+			         cut_format_duration((double)gp->st[s], a, sizeof(a)));
+	if (gp->ranged)
+		buf_addf(&b, "; in NVTX range %s", cut_esc(strtab_key(g.names, gp->range)));
+	return b.s;
+}
+
+static json_t *
+gap_table(enum cut_fmt fmt)
+{
+	struct cut_table *t = cut_table_new(&gap_def, fmt);
+	char w[32];
+	if (g.ngaps)
+		qsort(g.gaps, g.ngaps, sizeof(*g.gaps), by_start);
+	for (size_t i = 0; i < g.ngaps; i++) {
+		const struct gap *gp = &g.gaps[i];
+		if (gp->kind != K_THREAD && !shown(gp->stream))
+			continue;
+		bool thr = gp->kind == K_THREAD;
+		const int64_t *st = gp->st;
+		cut_table_add(
+		    t, CUT_ROW(
+		           CUT_S(kind_names[gp->kind]), CUT_I(gp->pid), CUT_IF(thr, CUT_I(gp->tid)),
+		           CUT_I(gp->after_tid), CUT_S(thr ? NULL : where(gp, w, sizeof(w))),
+		           CUT_I(gp->start), CUT_I(gp->end), CUT_I(gp->end - gp->start),
+		           CUT_S(state_names[gp->reason]), CUT_S(strtab_key(g.names, gp->before)),
+		           CUT_I(gp->before_tid), CUT_S(strtab_key(g.names, gp->after)),
+		           CUT_I(gp->after_tid), CUT_I(st[ST_SYNC]), CUT_I(st[ST_API]),
+		           CUT_I(st[ST_IOCTL]), CUT_I(st[ST_OFFCPU]), CUT_I(st[NSTATES]),
+		           CUT_S(gp->ranged ? strtab_key(g.names, gp->range) : NULL),
+		           CUT_S(fmt == CUT_FMT_TEXT ? gap_text(gp) : NULL)));
+	}
+	return cut_table_end(t);
+}
+
+static const char *const bucket_names[NBUCKETS] = {"< 1 us",  "1-10 us",   "10-100 us", "0.1-1 ms",
+                                                   "1-10 ms", "10-100 ms", "0.1-1 s",   ">= 1 s"};
+
+/* The gaps of each kind by length: how many and how long in all. */
+static const struct cut_col hist_cols[] = {
+    {"length", NULL, "length", CUT_COL_STR, -10, 0, 0},
+    {"thread.gaps", NULL, "thread", CUT_COL_INT, 9, 0, 0},
+    {"thread.total_ns", NULL, "time", CUT_COL_DUR, 14, 0, 0},
+    {"stream.gaps", NULL, "stream", CUT_COL_INT, 9, 0, 0},
+    {"stream.total_ns", NULL, "time", CUT_COL_DUR, 14, 0, 0},
+    {"process.gaps", NULL, "process", CUT_COL_INT, 9, 0, 0},
+    {"process.total_ns", NULL, "time", CUT_COL_DUR, 14, 0, 0},
+};
+static const struct cut_table_def hist_def = {hist_cols, CUT_NCOLS(hist_cols), NULL, NULL};
+
+static json_t *
+hist_table(enum cut_fmt fmt)
+{
+	struct cut_table *t = cut_table_new(&hist_def, fmt);
+	for (int k = 0; k < NBUCKETS; k++) {
+		int m = g.measured; /* the device part: measured or estimated */
+		cut_table_add(
+		    t, CUT_ROW(CUT_S(bucket_names[k]), CUT_I(g.hist[0][K_THREAD][k]),
+		               CUT_I(g.histns[0][K_THREAD][k]), CUT_I(g.hist[m][K_STREAM][k]),
+		               CUT_I(g.histns[m][K_STREAM][k]), CUT_I(g.hist[m][K_PROCESS][k]),
+		               CUT_I(g.histns[m][K_PROCESS][k])));
+	}
+	return cut_table_end(t);
 }
 
 static void
 print_text(int64_t traced)
 {
-	char a[32], b[32], w[32];
+	char a[32], b[32];
 	printf("%s traced (first start to last end); gaps of %s or more are listed\n",
 	       cut_format_duration((double)traced, a, sizeof(a)),
 	       cut_format_duration((double)g.threshold, b, sizeof(b)));
@@ -924,23 +1139,8 @@ print_text(int64_t traced)
 	if (g.saturated || g.cw->saturated)
 		printf("note: some sums reached the largest 64-bit integer and stopped there: they "
 		       "are lower bounds\n");
-
-	printf("\nHost: per thread, time between driver API calls (first call to last)\n"
-	       "%8s %8s %14s %14s %14s %7s %7s\n",
-	       "pid", "tid", "window", "in calls", "idle", "idle%", "gaps");
-	for (size_t i = 0; i < g.nthr; i++) {
-		const struct thread *t = &g.thr[i];
-		if (t->first == NONE)
-			continue;
-		char c[32];
-		printf("%8lld %8lld %14s %14s %14s %6.1f%% %7lld\n", (long long)t->pid,
-		       (long long)t->tid,
-		       cut_format_duration((double)(t->last - t->first), a, sizeof(a)),
-		       cut_format_duration((double)t->busy, b, sizeof(b)),
-		       cut_format_duration((double)t->idle, c, sizeof(c)),
-		       pct(t->idle, t->last - t->first), (long long)t->gaps);
-	}
-
+	printf("\nHost: per thread, time between driver API calls (first call to last)\n");
+	thread_table(CUT_FMT_TEXT);
 	if (g.measured)
 		printf("\nDevice: per stream and per process (all), time with no work running, "
 		       "measured on the GPU (layer gpu; first work's start to last work's end)\n");
@@ -949,218 +1149,34 @@ print_text(int64_t traced)
 		    "\nDevice: per stream and per process (all), time with no submitted work "
 		    "outstanding, estimated from the host's calls (an upper bound: no gpu layer; "
 		    "first submission to last completion)\n");
-	printf("%8s %18s %14s %14s %14s %7s %7s %9s\n", "pid", "stream", "window", "busy", "idle",
-	       "idle%", "gaps", "%traced");
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < g.nstr; i++) {
-			const struct stream *s = &g.str[i];
-			bool all = s->handle == ALL_STREAMS || s->handle == ALL_MEASURED;
-			if (all != pass || s->first == NONE ||
-			    !shown(s->handle == ALL_MEASURED ? MEASURED : s->handle))
-				continue;
-			char c[32];
-			if (pass)
-				snprintf(w, sizeof(w), "all");
-			else
-				snprintf(w, sizeof(w), "0x%llx",
-				         (unsigned long long)(s->handle & ~MEASURED));
-			printf("%8lld %18s %14s %14s %14s %6.1f%% %7lld", (long long)s->pid, w,
-			       cut_format_duration((double)sat_sum(s->busy, s->idle), a, sizeof(a)),
-			       cut_format_duration((double)s->busy, b, sizeof(b)),
-			       cut_format_duration((double)s->idle, c, sizeof(c)),
-			       pct(s->idle, sat_sum(s->busy, s->idle)), (long long)s->gaps);
-			if (pass)
-				printf(" %8.1f%%", pct(traced - s->busy, traced));
-			putchar('\n');
-		}
-
+	stream_table(traced, CUT_FMT_TEXT);
 	if (ranked())
-		print_rank_waits();
-
-	printf("\nGaps of %s or more, by start\n%-7s %7s %8s %12s %16s %16s %12s  %-8s %s\n",
-	       cut_format_duration((double)g.threshold, a, sizeof(a)), "kind", "pid", "tid",
-	       "stream", "start(ns)", "end(ns)", "length", "reason",
-	       "before -> after, and the next thread's time");
-	if (g.ngaps)
-		qsort(g.gaps, g.ngaps, sizeof(*g.gaps), by_start);
-	for (size_t i = 0; i < g.ngaps; i++) {
-		const struct gap *gp = &g.gaps[i];
-		if (gp->kind != K_THREAD && !shown(gp->stream))
-			continue;
-		printf("%-7s %7lld %8lld %12s %16lld %16lld %12s  %-8s %s (%lld) -> %s (%lld):",
-		       kind_names[gp->kind], (long long)gp->pid, (long long)gp->after_tid,
-		       gp->kind == K_THREAD ? "-" : where(gp, w, sizeof(w)), (long long)gp->start,
-		       (long long)gp->end,
-		       cut_format_duration((double)(gp->end - gp->start), a, sizeof(a)),
-		       state_names[gp->reason], cut_esc(strtab_key(g.names, gp->before)),
-		       (long long)gp->before_tid, cut_esc(strtab_key(g.names, gp->after)),
-		       (long long)gp->after_tid);
-		for (int s = 0; s <= NSTATES; s++)
-			if (gp->st[s])
-				printf(" %s %s", state_names[s],
-				       cut_format_duration((double)gp->st[s], a, sizeof(a)));
-		if (gp->ranged)
-			printf("; in NVTX range %s", cut_esc(strtab_key(g.names, gp->range)));
-		putchar('\n');
-	}
-
-	printf("\nHistogram of gap lengths (all gaps)\n%-10s %9s %14s %9s %14s %9s %14s\n",
-	       "length", "thread", "time", "stream", "time", "process", "time");
-	for (int k = 0; k < NBUCKETS; k++) {
-		printf("%-10s", bucket_names[k]);
-		for (int kind = 0; kind < NKINDS; kind++)
-			printf(" %9lld %14s",
-			       (long long)g.hist[kind == K_THREAD ? 0 : g.measured][kind][k],
-			       cut_format_duration(
-			           (double)g.histns[kind == K_THREAD ? 0 : g.measured][kind][k], a,
-			           sizeof(a)));
-		putchar('\n');
-	}
-}
-
-static void
-set_int(json_t *o, const char *k, int64_t v)
-{
-	json_object_set_new(o, k, json_integer(v));
-}
-
-static json_t *
-rank_waits_json(void)
-{
-	const struct cut_collwait *w = g.cw;
-	json_t *o = json_object(), *ranks = json_array(), *pairs = json_array();
-	set_int(o, "instances", w->instances);
-	set_int(o, "unmatched", w->unmatched);
-	set_int(o, "unranked", w->unranked);
-	if (w->most >= 0) {
-		set_int(o, "waited_most", w->most);
-		set_int(o, "straggler", w->straggler);
-	}
-	for (size_t i = 0; i < w->nranks; i++) {
-		const struct cut_collwait_rank *r = &w->ranks[i];
-		json_t *x = json_object();
-		set_int(x, "rank", r->rank);
-		set_int(x, "collectives", r->collectives);
-		set_int(x, "in_ns", r->in_ns);
-		set_int(x, "wait_ns", r->wait_ns);
-		set_int(x, "last", r->last);
-		set_int(x, "early", r->early);
-		set_int(x, "unmatched", r->unmatched);
-		set_int(x, "streams", r->streams);
-		json_object_set_new(x, "waited_most_for",
-		                    r->most >= 0 ? json_integer(r->most) : json_null());
-		json_array_append_new(ranks, x);
-	}
-	for (size_t i = 0; i < w->npairs; i++) {
-		const struct cut_collwait_pair *pr = &w->pairs[i];
-		json_t *x = json_object();
-		set_int(x, "rank", pr->rank);
-		set_int(x, "waited_for", pr->waited_for);
-		set_int(x, "count", pr->count);
-		set_int(x, "wait_ns", pr->wait_ns);
-		json_array_append_new(pairs, x);
-	}
-	json_object_set_new(o, "ranks", ranks);
-	json_object_set_new(o, "pairs", pairs);
-	return o;
+		rank_waits(CUT_FMT_TEXT);
+	printf("\nGaps of %s or more, by start\n",
+	       cut_format_duration((double)g.threshold, a, sizeof(a)));
+	gap_table(CUT_FMT_TEXT);
+	printf("\nHistogram of gap lengths (all gaps)\n");
+	hist_table(CUT_FMT_TEXT);
 }
 
 static void
 print_json(int64_t traced)
 {
-	json_t *root = json_object(), *threads = json_array(), *streams = json_array(),
-	       *gaps = json_array(), *hist = json_array();
-	char w[32];
+	json_t *root = json_object();
 	set_int(root, "traced_ns", traced);
 	set_int(root, "threshold_ns", g.threshold);
 	set_int(root, "untimed", g.untimed);
 	if (g.saturated || g.cw->saturated)
 		json_object_set_new(root, "saturated", json_true());
-	for (size_t i = 0; i < g.nthr; i++) {
-		const struct thread *t = &g.thr[i];
-		if (t->first == NONE)
-			continue;
-		json_t *o = json_object();
-		set_int(o, "pid", t->pid);
-		set_int(o, "tid", t->tid);
-		set_int(o, "window_ns", t->last - t->first);
-		set_int(o, "busy_ns", t->busy);
-		set_int(o, "idle_ns", t->idle);
-		set_int(o, "gaps", t->gaps);
-		json_array_append_new(threads, o);
-	}
+	json_t *threads = thread_table(CUT_FMT_JSON);
 	json_object_set_new(root, "device_gaps",
 	                    json_string(g.measured ? "measured" : "estimated"));
-	for (size_t i = 0; i < g.nstr; i++) {
-		const struct stream *s = &g.str[i];
-		bool all = s->handle == ALL_STREAMS || s->handle == ALL_MEASURED;
-		if (s->first == NONE || !shown(s->handle == ALL_MEASURED ? MEASURED : s->handle))
-			continue;
-		json_t *o = json_object();
-		set_int(o, "pid", s->pid);
-		if (all)
-			json_object_set_new(o, "stream", json_string("all"));
-		else {
-			snprintf(w, sizeof(w), "0x%llx",
-			         (unsigned long long)(s->handle & ~MEASURED));
-			json_object_set_new(o, "stream", json_string(w));
-		}
-		set_int(o, "window_ns", sat_sum(s->busy, s->idle));
-		set_int(o, "busy_ns", s->busy);
-		set_int(o, "idle_ns", s->idle);
-		set_int(o, "gaps", s->gaps);
-		if (all)
-			set_int(o, "idle_traced_ns", traced - s->busy);
-		json_array_append_new(streams, o);
-	}
-	if (g.ngaps)
-		qsort(g.gaps, g.ngaps, sizeof(*g.gaps), by_start);
-	for (size_t i = 0; i < g.ngaps; i++) {
-		const struct gap *gp = &g.gaps[i];
-		if (gp->kind != K_THREAD && !shown(gp->stream))
-			continue;
-		json_t *o = json_pack("{s:s}", "kind", kind_names[gp->kind]);
-		set_int(o, "pid", gp->pid);
-		if (gp->kind == K_THREAD)
-			set_int(o, "tid", gp->tid);
-		else
-			json_object_set_new(o, "stream", json_string(where(gp, w, sizeof(w))));
-		set_int(o, "start", gp->start);
-		set_int(o, "end", gp->end);
-		set_int(o, "length_ns", gp->end - gp->start);
-		json_object_set_new(o, "reason", json_string(state_names[gp->reason]));
-		json_object_set_new(o, "before",
-		                    json_pack("{s:s,s:I}", "name", strtab_key(g.names, gp->before),
-		                              "tid", (json_int_t)gp->before_tid));
-		json_object_set_new(o, "after",
-		                    json_pack("{s:s,s:I}", "name", strtab_key(g.names, gp->after),
-		                              "tid", (json_int_t)gp->after_tid));
-		json_t *st = json_object();
-		for (int s = 0; s <= NSTATES; s++)
-			set_int(st, state_names[s], gp->st[s]);
-		json_object_set_new(o, "time_ns", st);
-		if (gp->ranged)
-			json_object_set_new(o, "nvtx_range",
-			                    json_string(strtab_key(g.names, gp->range)));
-		json_array_append_new(gaps, o);
-	}
-	for (int k = 0; k < NBUCKETS; k++) {
-		json_t *o = json_pack("{s:s}", "length", bucket_names[k]);
-		for (int kind = 0; kind < NKINDS; kind++) {
-			json_t *c = json_object();
-			int m = kind == K_THREAD ? 0 : g.measured;
-			set_int(c, "gaps", g.hist[m][kind][k]);
-			set_int(c, "total_ns", g.histns[m][kind][k]);
-			json_object_set_new(o, kind_names[kind], c);
-		}
-		json_array_append_new(hist, o);
-	}
 	json_object_set_new(root, "threads", threads);
-	json_object_set_new(root, "streams", streams);
-	json_object_set_new(root, "gaps", gaps);
-	json_object_set_new(root, "histogram", hist);
+	json_object_set_new(root, "streams", stream_table(traced, CUT_FMT_JSON));
+	json_object_set_new(root, "gaps", gap_table(CUT_FMT_JSON));
+	json_object_set_new(root, "histogram", hist_table(CUT_FMT_JSON));
 	if (ranked())
-		json_object_set_new(root, "rank_waits", rank_waits_json());
+		json_object_set_new(root, "rank_waits", rank_waits(CUT_FMT_JSON));
 	if (json_dumpf(root, stdout, JSON_INDENT(2)) < 0)
 		err(CUT_EXIT_FATAL, "write error on standard output");
 	putchar('\n');

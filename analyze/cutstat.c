@@ -18,10 +18,9 @@
 #include "reader.h"
 #include "stats.h"
 #include "summary.h"
+#include "table.h"
 #include "text.h"
 #include "units.h"
-
-enum format { TEXT, JSON, CSV };
 
 /* Both accumulators, for the reader's callback, and the rank the trace is of. */
 struct acc {
@@ -178,214 +177,338 @@ verdict(const struct cut_stats *st, const struct cut_gpu_stats *g)
 	return out.s;
 }
 
-/* A per-function table (nsys stats' cuda_api_sum) of the layer st counts. */
-static void
-print_fn_table(const char *title, const struct cut_stats *st)
+/* ---- the tables: each written once, printed as text, CSV or JSON ---- */
+
+/* Time by category (driver API). */
+static const struct cut_col cat_cols[] = {
+    {"category", NULL, "category", CUT_COL_STR, -10, 0, 0},
+    {"calls", NULL, "calls", CUT_COL_INT, 9, 0, 0},
+    {"total_ns", NULL, "total", CUT_COL_DUR, 14, 0, 0},
+    {NULL, NULL, "%api", CUT_COL_PCT, 7, 0, 0},
+    {NULL, NULL, "%traced", CUT_COL_PCT, 8, 0, 0},
+};
+static const struct cut_table_def cat_def = {cat_cols, CUT_NCOLS(cat_cols), NULL, NULL};
+
+static json_t *
+cat_table(const struct cut_stats *st, int64_t traced, enum cut_fmt fmt)
 {
-	printf("\n%s\n%8s %14s %8s %12s %12s %11s %12s %12s ", title, "Time(%)", "Total(ns)",
-	       "Calls", "Avg(ns)", "Med(ns)", "Min(ns)", "Max(ns)", "StdDev(ns)");
-	if (st->have_nioctl)
-		printf("%7s %13s ", "Ioctls", "InIoctl(ns)");
-	printf("%-9s %s\n", "Category", "Name");
+	struct cut_table *t = cut_table_new(&cat_def, fmt);
+	for (int c = 0; c < CUT_NCATS; c++) {
+		if (!st->cat_calls[c])
+			continue;
+		cut_table_add(t, CUT_ROW(CUT_S(cut_category_name(c)), CUT_I(st->cat_calls[c]),
+		                         CUT_I(st->cat_total[c]),
+		                         CUT_R(pct(st->cat_total[c], st->api_total)),
+		                         CUT_R(pct(st->cat_total[c], traced))));
+	}
+	return cut_table_end(t);
+}
+
+/* A per-function table (nsys stats' cuda_api_sum) of the layer st counts. */
+static const struct cut_col fn_cols[] = {
+    {"name", "name", "Name", CUT_COL_STR, 0, 0, 0},
+    {"category", "category", "Category", CUT_COL_STR, -9, 0, 0},
+    {"calls", "calls", "Calls", CUT_COL_INT, 8, 0, 0},
+    {"total_ns", "total_ns", "Total(ns)", CUT_COL_INT, 14, 0, 0},
+    {"avg_ns", "avg_ns", "Avg(ns)", CUT_COL_REAL, 12, 1, 0},
+    {"med_ns", "med_ns", "Med(ns)", CUT_COL_REAL, 12, 1, 0},
+    {"min_ns", "min_ns", "Min(ns)", CUT_COL_INT, 11, 0, 0},
+    {"max_ns", "max_ns", "Max(ns)", CUT_COL_INT, 12, 0, 0},
+    {"stddev_ns", "stddev_ns", "StdDev(ns)", CUT_COL_REAL, 12, 1, 0},
+    {"ioctls", "ioctls", "Ioctls", CUT_COL_INT, 7, 0, 0},
+    {"ioctl_ns", "ioctl_ns", "InIoctl(ns)", CUT_COL_INT, 13, 0, 0},
+    {NULL, "time_pct", "Time(%)", CUT_COL_PCT, 8, 0, 0},
+};
+
+/* csv_name names the first CSV column: "name", "runtime_name". */
+static json_t *
+fn_table(const struct cut_stats *st, enum cut_fmt fmt, const char *csv_name)
+{
+	struct cut_col cols[CUT_NCOLS(fn_cols)];
+	memcpy(cols, fn_cols, sizeof(cols));
+	cols[0].csv = csv_name;
+	struct cut_table_def def = {cols, CUT_NCOLS(cols),
+	                            "time_pct total_ns calls avg_ns med_ns min_ns max_ns stddev_ns "
+	                            "ioctls ioctl_ns category name",
+	                            "name category calls total_ns avg_ns med_ns min_ns max_ns "
+	                            "stddev_ns time_pct ioctls ioctl_ns"};
+	struct cut_table *t = cut_table_new(&def, fmt);
+	if (!st->have_nioctl) {
+		cut_table_hide(t, "ioctls");
+		cut_table_hide(t, "ioctl_ns");
+	}
 	for (size_t i = 0; i < st->nfns; i++) {
 		const struct cut_fn_stat *f = &st->fns[i];
-		printf("%7.1f%% %14lld %8lld %12.1f %12.1f %11lld %12lld %12.1f ",
-		       pct(f->total, st->api_total), (long long)f->total, (long long)f->calls,
-		       f->avg, f->med, (long long)f->min, (long long)f->max, f->stddev);
-		if (st->have_nioctl)
-			printf("%7lld %13lld ", (long long)f->ioctls, (long long)f->ioctl_ns);
-		printf("%-9s %s\n", cut_category_name(f->cat), cut_esc(f->name));
+		cut_table_add(t, CUT_ROW(CUT_S(f->name), CUT_S(cut_category_name(f->cat)),
+		                         CUT_I(f->calls), CUT_I(f->total), CUT_R(f->avg),
+		                         CUT_R(f->med), CUT_I(f->min), CUT_I(f->max),
+		                         CUT_R(f->stddev), CUT_I(f->ioctls), CUT_I(f->ioctl_ns),
+		                         CUT_R(pct(f->total, st->api_total))));
 	}
+	return cut_table_end(t);
 }
 
-static void
-print_api_tables(const struct cut_stats *st, int64_t traced)
+/* The slowest calls. */
+static const struct cut_col slow_cols[] = {
+    {"name", NULL, "name", CUT_COL_STR, 0, 0, CUT_COL_GAP},
+    {"ts", NULL, "ts(ns)", CUT_COL_INT, 20, 0, 0},
+    {"dur", NULL, "duration", CUT_COL_DUR, 14, 0, 0},
+    {"pid", NULL, "pid", CUT_COL_INT, 8, 0, 0},
+    {"tid", NULL, "tid", CUT_COL_INT, 8, 0, 0},
+};
+static const struct cut_table_def slow_def = {slow_cols, CUT_NCOLS(slow_cols),
+                                              "dur ts pid tid name", NULL};
+
+static json_t *
+slow_table(const struct cut_stats *st, enum cut_fmt fmt)
 {
-	char a[32];
-	printf("\nTime by category (driver API)\n%-10s %9s %14s %7s %8s\n", "category", "calls",
-	       "total", "%api", "%traced");
-	for (int c = 0; c < CUT_NCATS; c++)
-		if (st->cat_calls[c])
-			printf("%-10s %9lld %14s %6.1f%% %7.1f%%\n", cut_category_name(c),
-			       (long long)st->cat_calls[c],
-			       cut_format_duration((double)st->cat_total[c], a, sizeof(a)),
-			       pct(st->cat_total[c], st->api_total), pct(st->cat_total[c], traced));
-
-	print_fn_table("Driver API functions", st);
-
-	if (st->nslow) {
-		printf("\nSlowest calls\n%14s %20s %8s %8s  %s\n", "duration", "ts(ns)", "pid",
-		       "tid", "name");
-		for (size_t i = 0; i < st->nslow; i++)
-			printf("%14s %20lld %8lld %8lld  %s\n",
-			       cut_format_duration((double)st->slow[i].dur, a, sizeof(a)),
-			       (long long)st->slow[i].ts, (long long)st->slow[i].pid,
-			       (long long)st->slow[i].tid, cut_esc(st->slow[i].name));
+	struct cut_table *t = cut_table_new(&slow_def, fmt);
+	for (size_t i = 0; i < st->nslow; i++) {
+		cut_table_add(t, CUT_ROW(CUT_S(st->slow[i].name), CUT_I(st->slow[i].ts),
+		                         CUT_I(st->slow[i].dur), CUT_I(st->slow[i].pid),
+		                         CUT_I(st->slow[i].tid)));
 	}
+	return cut_table_end(t);
 }
 
-static void
-print_other_sections(const struct cut_stats *st, const struct cut_gpu_stats *g, int64_t traced)
+static double
+rate(int64_t bytes, int64_t ns)
 {
-	char a[32];
-	int any = 0;
-	for (int d = 0; d < CUT_X_NDIRS; d++)
-		any |= st->xfer_calls[d] != 0;
-	if (any) {
-		printf("\nTransfers (bandwidth = bytes / time inside the API calls; asynchronous "
-		       "copies return early)\n%-7s %8s %16s %14s %10s\n",
-		       "dir", "calls", "bytes", "time", "GB/s");
-		for (int d = 0; d < CUT_X_NDIRS; d++)
-			if (st->xfer_calls[d])
-				printf("%-7s %8lld %16lld %14s %10.2f\n", cut_xfer_names[d],
-				       (long long)st->xfer_calls[d], (long long)st->xfer_bytes[d],
-				       cut_format_duration((double)st->xfer_time[d], a, sizeof(a)),
-				       st->xfer_time[d]
-				           ? (double)st->xfer_bytes[d] / (double)st->xfer_time[d]
-				           : 0.0);
-	}
-
-	if (traced == 0 && st->layer_events[CUT_API] == 0)
-		return;
-	/* Totals add up the spans of every thread (and stream): with threads at once, a layer's
-	 * share of the traced time passes 100%; per thread it cannot. */
-	printf("\nTime by layer (total: summed over threads and streams, so %%traced can pass "
-	       "100%%; per thread: total / threads)\n%-7s %9s %14s %8s %8s %11s\n",
-	       "layer", "events", "total", "%traced", "threads", "per thread");
-	for (int l = 0; l < CUT_NLAYERS; l++)
-		if (st->layer_events[l] && l != CUT_META) {
-			int64_t n = st->layer_threads[l];
-			printf("%-7s %9lld %14s %7.1f%% %8lld %10.1f%%\n", cut_layer_name(l),
-			       (long long)st->layer_events[l],
-			       cut_format_duration((double)st->layer_total[l], a, sizeof(a)),
-			       pct(st->layer_total[l], traced), (long long)n,
-			       n ? pct(st->layer_total[l], traced) / (double)n : 0.0);
-		}
-
-	printf("\nVerdict: %s\n", verdict(st, g));
+	return ns ? (double)bytes / (double)ns : 0.0;
 }
 
-static void
-print_busy(const char *what, const struct cut_gpu_busy *b, size_t n, int64_t traced)
+/* Transfers by direction, from the API calls. */
+static const struct cut_col xfer_cols[] = {
+    {"dir", NULL, "dir", CUT_COL_STR, -7, 0, 0},
+    {"calls", NULL, "calls", CUT_COL_INT, 8, 0, 0},
+    {"bytes", NULL, "bytes", CUT_COL_INT, 16, 0, 0},
+    {"time_ns", NULL, "time", CUT_COL_DUR, 14, 0, 0},
+    {NULL, NULL, "GB/s", CUT_COL_REAL, 10, 2, 0},
+};
+static const struct cut_table_def xfer_def = {xfer_cols, CUT_NCOLS(xfer_cols), NULL, NULL};
+
+static json_t *
+xfer_table(const struct cut_stats *st, enum cut_fmt fmt)
 {
-	char a[32];
-	printf("%-44s %9s %14s %8s\n", what, "work", "busy", "%traced");
-	for (size_t i = 0; i < n; i++)
-		printf("%-44s %9lld %14s %7.1f%%\n", cut_esc(b[i].key), (long long)b[i].work,
-		       cut_format_duration((double)b[i].busy, a, sizeof(a)),
-		       pct(b[i].busy, traced));
+	struct cut_table *t = cut_table_new(&xfer_def, fmt);
+	for (int d = 0; d < CUT_X_NDIRS; d++) {
+		if (!st->xfer_calls[d])
+			continue;
+		cut_table_add(t, CUT_ROW(CUT_S(cut_xfer_names[d]), CUT_I(st->xfer_calls[d]),
+		                         CUT_I(st->xfer_bytes[d]), CUT_I(st->xfer_time[d]),
+		                         CUT_R(rate(st->xfer_bytes[d], st->xfer_time[d]))));
+	}
+	return cut_table_end(t);
 }
 
-/* The gpu layer's tables (nsys stats' cuda_gpu_kern_sum and cuda_gpu_mem_time_sum). */
-static void
-print_gpu(const struct cut_gpu_stats *g, int64_t traced)
+/* Time by layer. Totals add up the spans of every thread (and stream): with threads at once,
+ * a layer's share of the traced time passes 100%; per thread it cannot. */
+static const struct cut_col layer_cols[] = {
+    {"layer", NULL, "layer", CUT_COL_STR, -7, 0, 0},
+    {"events", NULL, "events", CUT_COL_INT, 9, 0, 0},
+    {"total_ns", NULL, "total", CUT_COL_DUR, 14, 0, 0},
+    {NULL, NULL, "%traced", CUT_COL_PCT, 8, 0, 0},
+    {"threads", NULL, "threads", CUT_COL_INT, 8, 0, 0},
+    {NULL, NULL, "per thread", CUT_COL_PCT, 11, 0, 0},
+};
+static const struct cut_table_def layer_def = {layer_cols, CUT_NCOLS(layer_cols), NULL, NULL};
+
+static json_t *
+layer_table(const struct cut_stats *st, int64_t traced, enum cut_fmt fmt)
 {
-	char a[32], b[32], c[32], d[32], e[32];
-	if (!g->count) {
-		printf("\nGPU work: none in the trace (the gpu layer was off or not recorded)\n");
-		return;
+	struct cut_table *t = cut_table_new(&layer_def, fmt);
+	for (int l = 0; l < CUT_NLAYERS; l++) {
+		if (!st->layer_events[l] || l == CUT_META)
+			continue;
+		int64_t n = st->layer_threads[l];
+		cut_table_add(
+		    t, CUT_ROW(CUT_S(cut_layer_name(l)), CUT_I(st->layer_events[l]),
+		               CUT_I(st->layer_total[l]), CUT_R(pct(st->layer_total[l], traced)),
+		               CUT_I(n),
+		               CUT_R(n ? pct(st->layer_total[l], traced) / (double)n : 0.0)));
 	}
-	printf("\nGPU work (timed on the device: layer gpu)\n%8s %14s %9s %12s %12s %11s %12s "
-	       "%12s %-7s %s\n",
-	       "Time(%)", "Total(ns)", "Instances", "Avg(ns)", "Med(ns)", "Min(ns)", "Max(ns)",
-	       "StdDev(ns)", "Kind", "Name");
+	return cut_table_end(t);
+}
+
+/* The gpu layer's work by name (nsys stats' cuda_gpu_kern_sum and cuda_gpu_mem_time_sum). */
+static const struct cut_col gpu_cols[] = {
+    {"name", "gpu_name", "Name", CUT_COL_STR, 0, 0, 0},
+    {"kind", "kind", "Kind", CUT_COL_STR, -7, 0, 0},
+    {"instances", "instances", "Instances", CUT_COL_INT, 9, 0, 0},
+    {"total_ns", "total_ns", "Total(ns)", CUT_COL_INT, 14, 0, 0},
+    {"avg_ns", "avg_ns", "Avg(ns)", CUT_COL_REAL, 12, 1, 0},
+    {"med_ns", "med_ns", "Med(ns)", CUT_COL_REAL, 12, 1, 0},
+    {"min_ns", "min_ns", "Min(ns)", CUT_COL_INT, 11, 0, 0},
+    {"max_ns", "max_ns", "Max(ns)", CUT_COL_INT, 12, 0, 0},
+    {"stddev_ns", "stddev_ns", "StdDev(ns)", CUT_COL_REAL, 12, 1, 0},
+    {"bytes", NULL, NULL, CUT_COL_INT, 0, 0, 0}, /* copies and memsets */
+    {"gb_per_s", NULL, NULL, CUT_COL_REAL, 0, 0, 0},
+    {NULL, "time_pct", "Time(%)", CUT_COL_PCT, 8, 0, 0},
+    {NULL, "bytes", NULL, CUT_COL_INT, 0, 0, 0},
+};
+static const struct cut_table_def gpu_def = {
+    gpu_cols, CUT_NCOLS(gpu_cols),
+    "time_pct total_ns instances avg_ns med_ns min_ns max_ns stddev_ns kind name",
+    "name kind instances total_ns avg_ns med_ns min_ns max_ns stddev_ns time_pct bytes"};
+
+static json_t *
+gpu_table(const struct cut_gpu_stats *g, enum cut_fmt fmt)
+{
+	struct cut_table *t = cut_table_new(&gpu_def, fmt);
 	for (size_t i = 0; i < g->nnames; i++) {
 		const struct cut_gpu_name *nm = &g->names[i];
-		printf("%7.1f%% %14lld %9lld %12.1f %12.1f %11lld %12lld %12.1f %-7s %s\n",
-		       pct(nm->total, g->total), (long long)nm->total, (long long)nm->count,
-		       nm->avg, nm->med, (long long)nm->min, (long long)nm->max, nm->stddev,
-		       nm->cat, cut_esc(nm->name));
+		cut_table_add(t, CUT_ROW(CUT_S(nm->name), CUT_S(nm->cat), CUT_I(nm->count),
+		                         CUT_I(nm->total), CUT_R(nm->avg), CUT_R(nm->med),
+		                         CUT_I(nm->min), CUT_I(nm->max), CUT_R(nm->stddev),
+		                         CUT_IF(nm->bytes > 0, CUT_I(nm->bytes)),
+		                         CUT_IF(nm->bytes > 0, CUT_R(rate(nm->bytes, nm->total))),
+		                         CUT_R(pct(nm->total, g->total)), CUT_I(nm->bytes)));
 	}
-	int any = 0;
-	for (size_t i = 0; i < g->nnames; i++)
-		any |= g->names[i].bytes > 0;
-	if (any) {
-		printf("\nGPU copies and memsets (bandwidth = bytes / time on the device)\n%-12s "
-		       "%9s %16s %14s %10s\n",
-		       "name", "count", "bytes", "time", "GB/s");
-		for (size_t i = 0; i < g->nnames; i++) {
-			const struct cut_gpu_name *nm = &g->names[i];
-			if (nm->bytes > 0)
-				printf("%-12s %9lld %16lld %14s %10.2f\n", cut_esc(nm->name),
-				       (long long)nm->count, (long long)nm->bytes,
-				       cut_format_duration((double)nm->total, a, sizeof(a)),
-				       nm->total ? (double)nm->bytes / (double)nm->total : 0.0);
-		}
+	return cut_table_end(t);
+}
+
+/* Copies and memsets with their bandwidth on the device (text: JSON has it in the names). */
+static const struct cut_col copy_cols[] = {
+    {NULL, NULL, "name", CUT_COL_STR, -12, 0, 0}, {NULL, NULL, "count", CUT_COL_INT, 9, 0, 0},
+    {NULL, NULL, "bytes", CUT_COL_INT, 16, 0, 0}, {NULL, NULL, "time", CUT_COL_DUR, 14, 0, 0},
+    {NULL, NULL, "GB/s", CUT_COL_REAL, 10, 2, 0},
+};
+static const struct cut_table_def copy_def = {copy_cols, CUT_NCOLS(copy_cols), NULL, NULL};
+
+static void
+copy_table(const struct cut_gpu_stats *g)
+{
+	struct cut_table *t = cut_table_new(&copy_def, CUT_FMT_TEXT);
+	for (size_t i = 0; i < g->nnames; i++) {
+		const struct cut_gpu_name *nm = &g->names[i];
+		if (nm->bytes <= 0)
+			continue;
+		cut_table_add(t, CUT_ROW(CUT_S(nm->name), CUT_I(nm->count), CUT_I(nm->bytes),
+		                         CUT_I(nm->total), CUT_R(rate(nm->bytes, nm->total))));
 	}
-	printf("\nGPU busy (time covered by at least one piece of work)\n");
-	print_busy("device", g->devices, g->ndevices, traced);
-	for (size_t i = 0; i < g->ndevices; i++)
-		if (g->devices[i].overlap > 0)
-			printf("note: on %s the work of %lld processes overlapped %s: unless MPS "
-			       "was on, the GPU ran one process's work at a time and a start taken "
-			       "from its call includes the wait for the other's turn (record with "
-			       "cuthook -S)\n",
-			       cut_esc(g->devices[i].key), (long long)g->devices[i].procs,
-			       cut_format_duration((double)g->devices[i].overlap, a, sizeof(a)));
-	print_busy("stream", g->streams, g->nstreams, traced);
-	print_busy("process", g->procs, g->nprocs, traced);
-	if (g->lat_count)
-		printf("\nLaunch latency (submitting call's start to the work's start): %lld, min "
-		       "%s, median %s, p90 %s, p99 %s, max %s\n",
-		       (long long)g->lat_count,
-		       cut_format_duration((double)g->lat_min, a, sizeof(a)),
-		       cut_format_duration(g->lat_med, b, sizeof(b)),
-		       cut_format_duration(g->lat_p90, c, sizeof(c)),
-		       cut_format_duration(g->lat_p99, d, sizeof(d)),
-		       cut_format_duration((double)g->lat_max, e, sizeof(e)));
+	cut_table_end(t);
+}
+
+/* How busy each device, stream or process kept the GPU; what names the first column. */
+static const struct cut_col busy_cols[] = {
+    {"key", NULL, "", CUT_COL_STR, -44, 0, 0},
+    {"work", NULL, "work", CUT_COL_INT, 9, 0, 0},
+    {"busy_ns", NULL, "busy", CUT_COL_DUR, 14, 0, 0},
+    {"busy_pct", NULL, "%traced", CUT_COL_PCT, 8, 0, 0},
+    {"processes", NULL, NULL, CUT_COL_INT, 0, 0, 0}, /* of a shared device */
+    {"overlap_ns", NULL, NULL, CUT_COL_INT, 0, 0, 0},
+};
+
+static json_t *
+busy_table(const char *what, const struct cut_gpu_busy *b, size_t n, int64_t traced,
+           enum cut_fmt fmt)
+{
+	struct cut_col cols[CUT_NCOLS(busy_cols)];
+	memcpy(cols, busy_cols, sizeof(cols));
+	cols[0].head = what;
+	struct cut_table_def def = {cols, CUT_NCOLS(cols), NULL, NULL};
+	struct cut_table *t = cut_table_new(&def, fmt);
+	for (size_t i = 0; i < n; i++) {
+		cut_table_add(t, CUT_ROW(CUT_S(b[i].key), CUT_I(b[i].work), CUT_I(b[i].busy),
+		                         CUT_R(pct(b[i].busy, traced)),
+		                         CUT_IF(b[i].procs > 1, CUT_I(b[i].procs)),
+		                         CUT_IF(b[i].procs > 1, CUT_I(b[i].overlap))));
+	}
+	return cut_table_end(t);
 }
 
 /* Time by NVTX range: the ranges' own time and that of each layer inside them. */
-static void
-print_nvtx(const struct cut_nvtx_stats *n)
+static const struct cut_col nvtx_cols[] = {
+    {"domain", "nvtx_domain", "Domain", CUT_COL_STR, -10, 0, CUT_COL_GAP | CUT_COL_DASH},
+    {"name", "nvtx_name", "Name", CUT_COL_STR, 0, 0, 0},
+    {"count", "count", "Count", CUT_COL_INT, 8, 0, 0},
+    {"total_ns", "total_ns", "Total(ns)", CUT_COL_INT, 14, 0, 0},
+    {"runtime_ns", "runtime_ns", "Runtime(ns)", CUT_COL_INT, 14, 0, 0},
+    {"runtime_calls", "runtime_calls", NULL, CUT_COL_INT, 0, 0, 0},
+    {"api_ns", "api_ns", "DriverAPI(ns)", CUT_COL_INT, 14, 0, 0},
+    {"api_calls", "api_calls", NULL, CUT_COL_INT, 0, 0, 0},
+    {"ioctl_ns", "ioctl_ns", "Ioctl(ns)", CUT_COL_INT, 14, 0, 0},
+    {"ioctls", "ioctls", NULL, CUT_COL_INT, 0, 0, 0},
+    {"gpu_ns", "gpu_ns", "GPU(ns)", CUT_COL_INT, 14, 0, 0},
+    {"gpu_work", "gpu_work", NULL, CUT_COL_INT, 0, 0, 0},
+};
+static const struct cut_table_def nvtx_def = {
+    nvtx_cols, CUT_NCOLS(nvtx_cols), "count total_ns runtime_ns api_ns ioctl_ns gpu_ns domain name",
+    NULL};
+
+static json_t *
+nvtx_table(const struct cut_nvtx_stats *n, enum cut_fmt fmt)
 {
-	if (!n->nranges)
-		return;
-	printf("\nNVTX ranges (time inside: events of the range's thread that start in it; GPU: "
-	       "work submitted from it)\n%8s %14s %14s %14s %14s %14s  %-10s %s\n",
-	       "Count", "Total(ns)", "Runtime(ns)", "DriverAPI(ns)", "Ioctl(ns)", "GPU(ns)",
-	       "Domain", "Name");
+	struct cut_table *t = cut_table_new(&nvtx_def, fmt);
 	for (size_t i = 0; i < n->nranges; i++) {
 		const struct cut_nvtx_range *r = &n->ranges[i];
-		printf("%8lld %14lld %14lld %14lld %14lld %14lld  %-10s %s\n", (long long)r->count,
-		       (long long)r->total, (long long)r->runtime, (long long)r->api,
-		       (long long)r->ioctl, (long long)r->gpu,
-		       *r->domain ? cut_esc(r->domain) : "-", cut_esc(r->name));
+		cut_table_add(t, CUT_ROW(CUT_S(r->domain), CUT_S(r->name), CUT_I(r->count),
+		                         CUT_I(r->total), CUT_I(r->runtime), CUT_I(r->nruntime),
+		                         CUT_I(r->api), CUT_I(r->napi), CUT_I(r->ioctl),
+		                         CUT_I(r->nioctl), CUT_I(r->gpu), CUT_I(r->ngpu)));
 	}
+	return cut_table_end(t);
 }
 
 /* The per-rank view, for a trace of several ranks. */
-static void
-print_ranks(const struct cut_rank_stats *k)
+static const struct cut_col rank_cols[] = {
+    {"rank", "rank", "rank", CUT_COL_INT, 6, 0, 0},
+    {"api_calls", "api_calls", "api", CUT_COL_INT, 9, 0, 0},
+    {"api_ns", "api_ns", "api time", CUT_COL_DUR, 14, 0, 0},
+    {"gpu_work", "gpu_work", "gpu work", CUT_COL_INT, 9, 0, 0},
+    {"gpu_busy_ns", "gpu_busy_ns", "gpu busy", CUT_COL_DUR, 14, 0, 0},
+    {"top_kernel", "top_kernel", NULL, CUT_COL_STR, 0, 0, 0},
+    {"top_kernel_ns", NULL, NULL, CUT_COL_INT, 0, 0, 0},
+    {NULL, "top_kernel_ns", NULL, CUT_COL_INT, 0, 0, 0},
+    {NULL, NULL, "top kernel (total)", CUT_COL_STR, 0, 0, CUT_COL_GAP | CUT_COL_RAW},
+};
+static const struct cut_table_def rank_def = {
+    rank_cols, CUT_NCOLS(rank_cols), NULL,
+    "rank api_calls api_ns gpu_work gpu_busy_ns top_kernel_ns top_kernel"};
+
+static json_t *
+rank_table(const struct cut_rank_stats *k, enum cut_fmt fmt)
 {
-	char a[32], b[32], c[32];
-	if (k->nrows < 2)
-		return;
-	printf("\nPer rank (events with a rank; %lld without one left out)\n%6s %9s %14s %9s "
-	       "%14s  %s\n",
-	       (long long)k->unranked, "rank", "api", "api time", "gpu work", "gpu busy",
-	       "top kernel (total)");
+	struct cut_table *t = cut_table_new(&rank_def, fmt);
+	struct cut_buf top = {0};
+	char a[32];
 	for (size_t i = 0; i < k->nrows; i++) {
 		const struct cut_rank_row *r = &k->rows[i];
-		printf("%6lld %9lld %14s %9lld %14s  %s (%s)\n", (long long)r->rank,
-		       (long long)r->api_calls, cut_format_duration((double)r->api, a, sizeof(a)),
-		       (long long)r->work, cut_format_duration((double)r->gpu_busy, b, sizeof(b)),
-		       r->top_kernel ? cut_esc(r->top_kernel) : "-",
-		       cut_format_duration((double)r->top_total, c, sizeof(c)));
+		buf_reset(&top);
+		buf_addf(&top, "%s (%s)", r->top_kernel ? cut_esc(r->top_kernel) : "-",
+		         cut_format_duration((double)r->top_total, a, sizeof(a)));
+		cut_table_add(t, CUT_ROW(CUT_I(r->rank), CUT_I(r->api_calls), CUT_I(r->api),
+		                         CUT_I(r->work), CUT_I(r->gpu_busy), CUT_S(r->top_kernel),
+		                         CUT_IF(r->top_kernel, CUT_I(r->top_total)),
+		                         CUT_I(r->top_total), CUT_S(top.s)));
 	}
-	if (!k->nnccl)
-		return;
-	printf("\nNCCL waits (per kernel the rank that waited most inside it for the others, its "
-	       "instances the longest in total, and the straggler they waited for, the "
-	       "shortest: the job view's rule)\n%11s %14s %9s %14s %6s  %s\n",
-	       "waited most", "its total", "straggler", "its total", "ranks", "kernel");
+	buf_free(&top);
+	return cut_table_end(t);
+}
+
+/* Per NCCL kernel, the rank that waited most and the straggler (the job view's rule). */
+static const struct cut_col wait_cols[] = {
+    {"kernel", "kernel", "kernel", CUT_COL_STR, 0, 0, CUT_COL_GAP},
+    {"ranks", "ranks", "ranks", CUT_COL_INT, 6, 0, 0},
+    {"rank", "nccl_waited_most_rank", "waited most", CUT_COL_INT, 11, 0, 0},
+    {"max_ns", "max_ns", "its total", CUT_COL_DUR, 14, 0, 0},
+    {"min_ns", "min_ns", "its total", CUT_COL_DUR, 14, 0, 0},
+    {"straggler", "straggler_rank", "straggler", CUT_COL_INT, 9, 0, 0},
+};
+static const struct cut_table_def wait_def = {
+    wait_cols, CUT_NCOLS(wait_cols), "rank max_ns straggler min_ns ranks kernel",
+    "nccl_waited_most_rank ranks max_ns min_ns straggler_rank kernel"};
+
+static json_t *
+wait_table(const struct cut_rank_stats *k, enum cut_fmt fmt)
+{
+	struct cut_table *t = cut_table_new(&wait_def, fmt);
 	for (size_t i = 0; i < k->nnccl; i++) {
 		const struct cut_rank_straggler *g = &k->nccl[i];
-		printf("%11lld %14s %9lld %14s %6lld  %s\n", (long long)g->rank,
-		       cut_format_duration((double)g->max, a, sizeof(a)), (long long)g->least,
-		       cut_format_duration((double)g->min, b, sizeof(b)), (long long)g->ranks,
-		       cut_esc(g->name));
+		cut_table_add(t, CUT_ROW(CUT_S(g->name), CUT_I(g->ranks), CUT_I(g->rank),
+		                         CUT_I(g->max), CUT_I(g->min), CUT_I(g->least)));
 	}
+	return cut_table_end(t);
 }
 
 /* Whether a sum reached INT64_MAX and stopped there: those totals are lower bounds (the
@@ -404,7 +527,7 @@ static void
 print_text(const struct cut_stats *st, const struct cut_stats *rt, const struct cut_gpu_stats *g,
            const struct cut_nvtx_stats *nv, const struct cut_rank_stats *rk)
 {
-	char a[32];
+	char a[32], b[32], c[32], d[32], e[32];
 	int64_t traced = st->first < 0 ? 0 : st->last - st->first;
 	int64_t events = 0;
 	for (int l = 0; l < CUT_NLAYERS; l++)
@@ -422,14 +545,120 @@ print_text(const struct cut_stats *st, const struct cut_stats *rt, const struct 
 
 	if (st->nfns == 0)
 		printf("\nno timed driver API calls\n");
-	else
-		print_api_tables(st, traced);
-	if (rt->nfns)
-		print_fn_table("Runtime API functions (layer runtime)", rt);
-	print_nvtx(nv);
-	print_ranks(rk);
-	print_gpu(g, traced);
-	print_other_sections(st, g, traced);
+	else {
+		printf("\nTime by category (driver API)\n");
+		cat_table(st, traced, CUT_FMT_TEXT);
+		printf("\nDriver API functions\n");
+		fn_table(st, CUT_FMT_TEXT, NULL);
+		if (st->nslow) {
+			printf("\nSlowest calls\n");
+			slow_table(st, CUT_FMT_TEXT);
+		}
+	}
+	if (rt->nfns) {
+		printf("\nRuntime API functions (layer runtime)\n");
+		fn_table(rt, CUT_FMT_TEXT, NULL);
+	}
+	if (nv->nranges) {
+		printf("\nNVTX ranges (time inside: events of the range's thread that start in it; "
+		       "GPU: work submitted from it)\n");
+		nvtx_table(nv, CUT_FMT_TEXT);
+	}
+	if (rk->nrows >= 2) {
+		printf("\nPer rank (events with a rank; %lld without one left out)\n",
+		       (long long)rk->unranked);
+		rank_table(rk, CUT_FMT_TEXT);
+		if (rk->nnccl) {
+			printf(
+			    "\nNCCL waits (per kernel the rank that waited most inside it for the "
+			    "others, its instances the longest in total, and the straggler they "
+			    "waited for, the shortest: the job view's rule)\n");
+			wait_table(rk, CUT_FMT_TEXT);
+		}
+	}
+
+	if (!g->count)
+		printf("\nGPU work: none in the trace (the gpu layer was off or not recorded)\n");
+	else {
+		printf("\nGPU work (timed on the device: layer gpu)\n");
+		gpu_table(g, CUT_FMT_TEXT);
+		bool copies = false;
+		for (size_t i = 0; i < g->nnames; i++)
+			copies |= g->names[i].bytes > 0;
+		if (copies) {
+			printf(
+			    "\nGPU copies and memsets (bandwidth = bytes / time on the device)\n");
+			copy_table(g);
+		}
+		printf("\nGPU busy (time covered by at least one piece of work)\n");
+		busy_table("device", g->devices, g->ndevices, traced, CUT_FMT_TEXT);
+		for (size_t i = 0; i < g->ndevices; i++)
+			if (g->devices[i].overlap > 0)
+				printf(
+				    "note: on %s the work of %lld processes overlapped %s: unless "
+				    "MPS was on, the GPU ran one process's work at a time and a "
+				    "start taken from its call includes the wait for the other's "
+				    "turn (record with cuthook -S)\n",
+				    cut_esc(g->devices[i].key), (long long)g->devices[i].procs,
+				    cut_format_duration((double)g->devices[i].overlap, a,
+				                        sizeof(a)));
+		busy_table("stream", g->streams, g->nstreams, traced, CUT_FMT_TEXT);
+		busy_table("process", g->procs, g->nprocs, traced, CUT_FMT_TEXT);
+		if (g->lat_count)
+			printf("\nLaunch latency (submitting call's start to the work's start): "
+			       "%lld, min %s, median %s, p90 %s, p99 %s, max %s\n",
+			       (long long)g->lat_count,
+			       cut_format_duration((double)g->lat_min, a, sizeof(a)),
+			       cut_format_duration(g->lat_med, b, sizeof(b)),
+			       cut_format_duration(g->lat_p90, c, sizeof(c)),
+			       cut_format_duration(g->lat_p99, d, sizeof(d)),
+			       cut_format_duration((double)g->lat_max, e, sizeof(e)));
+	}
+
+	bool xfers = false;
+	for (int dir = 0; dir < CUT_X_NDIRS; dir++)
+		xfers |= st->xfer_calls[dir] != 0;
+	if (xfers) {
+		printf("\nTransfers (bandwidth = bytes / time inside the API calls; asynchronous "
+		       "copies return early)\n");
+		xfer_table(st, CUT_FMT_TEXT);
+	}
+	if (traced == 0 && st->layer_events[CUT_API] == 0)
+		return;
+	printf("\nTime by layer (total: summed over threads and streams, so %%traced can pass "
+	       "100%%; per thread: total / threads)\n");
+	layer_table(st, traced, CUT_FMT_TEXT);
+	printf("\nVerdict: %s\n", verdict(st, g));
+}
+
+/* The tables as CSV, each after a blank line, as nsys stats writes one file per report. */
+static void
+print_csv(const struct cut_stats *st, const struct cut_stats *rt, const struct cut_gpu_stats *g,
+          const struct cut_nvtx_stats *nv, const struct cut_rank_stats *rk)
+{
+	fn_table(st, CUT_FMT_CSV, "name");
+	if (g->count) {
+		putchar('\n');
+		gpu_table(g, CUT_FMT_CSV);
+	}
+	if (rt->nfns) {
+		putchar('\n');
+		fn_table(rt, CUT_FMT_CSV, "runtime_name");
+	}
+	if (nv->nranges) {
+		putchar('\n');
+		nvtx_table(nv, CUT_FMT_CSV);
+	}
+	if (rk->nrows >= 2) {
+		putchar('\n');
+		rank_table(rk, CUT_FMT_CSV);
+		if (rk->nnccl) {
+			putchar('\n');
+			wait_table(rk, CUT_FMT_CSV);
+		}
+	}
+	if (saturated(st, rt, g, nv, rk))
+		warnx("%s", SATURATED);
 }
 
 static void
@@ -439,51 +668,18 @@ set_int(json_t *o, const char *k, int64_t v)
 }
 
 static json_t *
-busy_json(const struct cut_gpu_busy *b, size_t n, int64_t traced)
-{
-	json_t *a = json_array();
-	for (size_t i = 0; i < n; i++) {
-		json_t *o = json_pack("{s:s}", "key", b[i].key);
-		set_int(o, "work", b[i].work);
-		set_int(o, "busy_ns", b[i].busy);
-		json_object_set_new(o, "busy_pct", json_real(pct(b[i].busy, traced)));
-		if (b[i].procs > 1) { /* a device processes share */
-			set_int(o, "processes", b[i].procs);
-			set_int(o, "overlap_ns", b[i].overlap);
-		}
-		json_array_append_new(a, o);
-	}
-	return a;
-}
-
-static json_t *
 gpu_json(const struct cut_gpu_stats *g, int64_t traced)
 {
-	json_t *o = json_object(), *names = json_array();
+	json_t *o = json_object();
 	set_int(o, "work", g->count);
 	set_int(o, "total_ns", g->total);
-	for (size_t i = 0; i < g->nnames; i++) {
-		const struct cut_gpu_name *nm = &g->names[i];
-		json_t *x = json_pack("{s:s,s:s}", "name", nm->name, "kind", nm->cat);
-		set_int(x, "instances", nm->count);
-		set_int(x, "total_ns", nm->total);
-		json_object_set_new(x, "avg_ns", json_real(nm->avg));
-		json_object_set_new(x, "med_ns", json_real(nm->med));
-		set_int(x, "min_ns", nm->min);
-		set_int(x, "max_ns", nm->max);
-		json_object_set_new(x, "stddev_ns", json_real(nm->stddev));
-		if (nm->bytes > 0) {
-			set_int(x, "bytes", nm->bytes);
-			json_object_set_new(
-			    x, "gb_per_s",
-			    json_real(nm->total ? (double)nm->bytes / (double)nm->total : 0.0));
-		}
-		json_array_append_new(names, x);
-	}
-	json_object_set_new(o, "names", names);
-	json_object_set_new(o, "devices", busy_json(g->devices, g->ndevices, traced));
-	json_object_set_new(o, "streams", busy_json(g->streams, g->nstreams, traced));
-	json_object_set_new(o, "processes", busy_json(g->procs, g->nprocs, traced));
+	json_object_set_new(o, "names", gpu_table(g, CUT_FMT_JSON));
+	json_object_set_new(o, "devices",
+	                    busy_table("device", g->devices, g->ndevices, traced, CUT_FMT_JSON));
+	json_object_set_new(o, "streams",
+	                    busy_table("stream", g->streams, g->nstreams, traced, CUT_FMT_JSON));
+	json_object_set_new(o, "processes",
+	                    busy_table("process", g->procs, g->nprocs, traced, CUT_FMT_JSON));
 	if (g->lat_count) {
 		json_t *l = json_object();
 		set_int(l, "count", g->lat_count);
@@ -553,92 +749,11 @@ summary_json(const struct cut_stats *st, const struct cut_gpu_stats *g,
 	return o;
 }
 
-static json_t *
-fns_json(const struct cut_stats *st)
-{
-	json_t *fns = json_array();
-	for (size_t i = 0; i < st->nfns; i++) {
-		const struct cut_fn_stat *f = &st->fns[i];
-		json_t *o =
-		    json_pack("{s:s,s:s}", "name", f->name, "category", cut_category_name(f->cat));
-		set_int(o, "calls", f->calls);
-		set_int(o, "total_ns", f->total);
-		json_object_set_new(o, "avg_ns", json_real(f->avg));
-		json_object_set_new(o, "med_ns", json_real(f->med));
-		set_int(o, "min_ns", f->min);
-		set_int(o, "max_ns", f->max);
-		json_object_set_new(o, "stddev_ns", json_real(f->stddev));
-		if (st->have_nioctl) {
-			set_int(o, "ioctls", f->ioctls);
-			set_int(o, "ioctl_ns", f->ioctl_ns);
-		}
-		json_array_append_new(fns, o);
-	}
-	return fns;
-}
-
-static json_t *
-nvtx_json(const struct cut_nvtx_stats *n)
-{
-	json_t *a = json_array();
-	for (size_t i = 0; i < n->nranges; i++) {
-		const struct cut_nvtx_range *r = &n->ranges[i];
-		json_t *o = json_pack("{s:s,s:s}", "domain", r->domain, "name", r->name);
-		set_int(o, "count", r->count);
-		set_int(o, "total_ns", r->total);
-		set_int(o, "runtime_ns", r->runtime);
-		set_int(o, "runtime_calls", r->nruntime);
-		set_int(o, "api_ns", r->api);
-		set_int(o, "api_calls", r->napi);
-		set_int(o, "ioctl_ns", r->ioctl);
-		set_int(o, "ioctls", r->nioctl);
-		set_int(o, "gpu_ns", r->gpu);
-		set_int(o, "gpu_work", r->ngpu);
-		json_array_append_new(a, o);
-	}
-	return a;
-}
-
-static json_t *
-ranks_json(const struct cut_rank_stats *k)
-{
-	json_t *o = json_object(), *rows = json_array(), *st = json_array();
-	set_int(o, "unranked", k->unranked);
-	for (size_t i = 0; i < k->nrows; i++) {
-		const struct cut_rank_row *r = &k->rows[i];
-		json_t *x = json_object();
-		set_int(x, "rank", r->rank);
-		set_int(x, "api_calls", r->api_calls);
-		set_int(x, "api_ns", r->api);
-		set_int(x, "gpu_work", r->work);
-		set_int(x, "gpu_busy_ns", r->gpu_busy);
-		if (r->top_kernel) {
-			json_object_set_new(x, "top_kernel", json_string(r->top_kernel));
-			set_int(x, "top_kernel_ns", r->top_total);
-		}
-		json_array_append_new(rows, x);
-	}
-	for (size_t i = 0; i < k->nnccl; i++) {
-		const struct cut_rank_straggler *g = &k->nccl[i];
-		json_t *x = json_pack("{s:s}", "kernel", g->name);
-		set_int(x, "ranks", g->ranks);
-		set_int(x, "rank", g->rank);
-		set_int(x, "max_ns", g->max);
-		set_int(x, "min_ns", g->min);
-		set_int(x, "straggler", g->least);
-		json_array_append_new(st, x);
-	}
-	json_object_set_new(o, "rows", rows);
-	json_object_set_new(o, "nccl_waits", st);
-	return o;
-}
-
 static void
 print_json(const struct cut_stats *st, const struct cut_stats *rt, const struct cut_gpu_stats *g,
            const struct cut_nvtx_stats *nv, const struct cut_rank_stats *rk)
 {
-	json_t *root = json_object(), *cats = json_array(), *fns = fns_json(st),
-	       *slow = json_array(), *xfers = json_array(), *layers = json_array();
+	json_t *root = json_object();
 	int64_t traced = st->first < 0 ? 0 : st->last - st->first;
 	set_int(root, "traced_ns", traced);
 	set_int(root, "api_ns", st->api_total);
@@ -646,139 +761,30 @@ print_json(const struct cut_stats *st, const struct cut_stats *rt, const struct 
 	set_int(root, "untimed", st->untimed);
 	if (saturated(st, rt, g, nv, rk))
 		json_object_set_new(root, "saturated", json_true());
-	for (int c = 0; c < CUT_NCATS; c++) {
-		if (!st->cat_calls[c])
-			continue;
-		json_t *o = json_pack("{s:s}", "category", cut_category_name(c));
-		set_int(o, "calls", st->cat_calls[c]);
-		set_int(o, "total_ns", st->cat_total[c]);
-		json_array_append_new(cats, o);
-	}
-	for (size_t i = 0; i < st->nslow; i++) {
-		json_t *o = json_pack("{s:s}", "name", st->slow[i].name);
-		set_int(o, "ts", st->slow[i].ts);
-		set_int(o, "dur", st->slow[i].dur);
-		set_int(o, "pid", st->slow[i].pid);
-		set_int(o, "tid", st->slow[i].tid);
-		json_array_append_new(slow, o);
-	}
-	for (int d = 0; d < CUT_X_NDIRS; d++) {
-		if (!st->xfer_calls[d])
-			continue;
-		json_t *o = json_pack("{s:s}", "dir", cut_xfer_names[d]);
-		set_int(o, "calls", st->xfer_calls[d]);
-		set_int(o, "bytes", st->xfer_bytes[d]);
-		set_int(o, "time_ns", st->xfer_time[d]);
-		json_array_append_new(xfers, o);
-	}
-	for (int l = 0; l < CUT_NLAYERS; l++) {
-		if (!st->layer_events[l] || l == CUT_META)
-			continue;
-		json_t *o = json_pack("{s:s}", "layer", cut_layer_name(l));
-		set_int(o, "events", st->layer_events[l]);
-		set_int(o, "total_ns", st->layer_total[l]);
-		set_int(o, "threads", st->layer_threads[l]);
-		json_array_append_new(layers, o);
-	}
-	const char *v = verdict(st, g);
 	if (g->count)
 		json_object_set_new(root, "gpu", gpu_json(g, traced));
-	json_object_set_new(root, "categories", cats);
-	json_object_set_new(root, "functions", fns);
+	json_object_set_new(root, "categories", cat_table(st, traced, CUT_FMT_JSON));
+	json_object_set_new(root, "functions", fn_table(st, CUT_FMT_JSON, NULL));
 	if (rt->nfns)
-		json_object_set_new(root, "runtime", fns_json(rt));
+		json_object_set_new(root, "runtime", fn_table(rt, CUT_FMT_JSON, NULL));
 	if (nv->nranges)
-		json_object_set_new(root, "nvtx", nvtx_json(nv));
-	if (rk->nrows >= 2)
-		json_object_set_new(root, "ranks", ranks_json(rk));
-	json_object_set_new(root, "slowest", slow);
-	json_object_set_new(root, "transfers", xfers);
-	json_object_set_new(root, "layers", layers);
-	json_object_set_new(root, "verdict", json_string(v));
+		json_object_set_new(root, "nvtx", nvtx_table(nv, CUT_FMT_JSON));
+	if (rk->nrows >= 2) {
+		json_t *o = json_object();
+		set_int(o, "unranked", rk->unranked);
+		json_object_set_new(o, "rows", rank_table(rk, CUT_FMT_JSON));
+		json_object_set_new(o, "nccl_waits", wait_table(rk, CUT_FMT_JSON));
+		json_object_set_new(root, "ranks", o);
+	}
+	json_object_set_new(root, "slowest", slow_table(st, CUT_FMT_JSON));
+	json_object_set_new(root, "transfers", xfer_table(st, CUT_FMT_JSON));
+	json_object_set_new(root, "layers", layer_table(st, traced, CUT_FMT_JSON));
+	json_object_set_new(root, "verdict", json_string(verdict(st, g)));
 	json_object_set_new(root, "summary", summary_json(st, g, rk));
 	if (json_dumpf(root, stdout, JSON_INDENT(2)) < 0)
 		err(CUT_EXIT_FATAL, "write error on standard output");
 	putchar('\n');
 	json_decref(root);
-}
-
-/* The GPU table as a second CSV table after a blank line, as nsys stats writes one file per
- * report. */
-static void
-print_gpu_csv(const struct cut_gpu_stats *g)
-{
-	if (!g->count)
-		return;
-	printf("\ngpu_name,kind,instances,total_ns,avg_ns,med_ns,min_ns,max_ns,stddev_ns,time_pct,"
-	       "bytes\n");
-	for (size_t i = 0; i < g->nnames; i++) {
-		const struct cut_gpu_name *nm = &g->names[i];
-		printf("%s,%s,%lld,%lld,%.1f,%.1f,%lld,%lld,%.1f,%.2f,%lld\n", cut_csv(nm->name),
-		       nm->cat, (long long)nm->count, (long long)nm->total, nm->avg, nm->med,
-		       (long long)nm->min, (long long)nm->max, nm->stddev, pct(nm->total, g->total),
-		       (long long)nm->bytes);
-	}
-}
-
-/* A per-function table as CSV; prefix names the first column ("name", "runtime_name"). */
-static void
-print_csv(const char *first, const struct cut_stats *st)
-{
-	printf("%s,category,calls,total_ns,avg_ns,med_ns,min_ns,max_ns,stddev_ns,time_pct%s\n",
-	       first, st->have_nioctl ? ",ioctls,ioctl_ns" : "");
-	for (size_t i = 0; i < st->nfns; i++) {
-		const struct cut_fn_stat *f = &st->fns[i];
-		printf("%s,%s,%lld,%lld,%.1f,%.1f,%lld,%lld,%.1f,%.2f", cut_csv(f->name),
-		       cut_category_name(f->cat), (long long)f->calls, (long long)f->total, f->avg,
-		       f->med, (long long)f->min, (long long)f->max, f->stddev,
-		       pct(f->total, st->api_total));
-		if (st->have_nioctl)
-			printf(",%lld,%lld", (long long)f->ioctls, (long long)f->ioctl_ns);
-		putchar('\n');
-	}
-}
-
-/* The NVTX table as CSV, after a blank line. */
-static void
-print_nvtx_csv(const struct cut_nvtx_stats *n)
-{
-	if (!n->nranges)
-		return;
-	printf("\nnvtx_domain,nvtx_name,count,total_ns,runtime_ns,runtime_calls,api_ns,api_calls,"
-	       "ioctl_ns,ioctls,gpu_ns,gpu_work\n");
-	for (size_t i = 0; i < n->nranges; i++) {
-		const struct cut_nvtx_range *r = &n->ranges[i];
-		printf("%s,", cut_csv(r->domain));
-		printf("%s,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld\n", cut_csv(r->name),
-		       (long long)r->count, (long long)r->total, (long long)r->runtime,
-		       (long long)r->nruntime, (long long)r->api, (long long)r->napi,
-		       (long long)r->ioctl, (long long)r->nioctl, (long long)r->gpu,
-		       (long long)r->ngpu);
-	}
-}
-
-/* The per-rank tables as CSV, each after a blank line. */
-static void
-print_ranks_csv(const struct cut_rank_stats *k)
-{
-	if (k->nrows < 2)
-		return;
-	printf("\nrank,api_calls,api_ns,gpu_work,gpu_busy_ns,top_kernel_ns,top_kernel\n");
-	for (size_t i = 0; i < k->nrows; i++) {
-		const struct cut_rank_row *r = &k->rows[i];
-		printf("%lld,%lld,%lld,%lld,%lld,%lld,%s\n", (long long)r->rank,
-		       (long long)r->api_calls, (long long)r->api, (long long)r->work,
-		       (long long)r->gpu_busy, (long long)r->top_total,
-		       r->top_kernel ? cut_csv(r->top_kernel) : "");
-	}
-	if (!k->nnccl)
-		return;
-	printf("\nnccl_waited_most_rank,ranks,max_ns,min_ns,straggler_rank,kernel\n");
-	for (size_t i = 0; i < k->nnccl; i++) {
-		const struct cut_rank_straggler *g = &k->nccl[i];
-		printf("%lld,%lld,%lld,%lld,%lld,%s\n", (long long)g->rank, (long long)g->ranks,
-		       (long long)g->max, (long long)g->min, (long long)g->least, cut_csv(g->name));
-	}
 }
 
 static void
@@ -805,7 +811,7 @@ main(int argc, char *argv[])
 	    {"csv", no_argument, NULL, 'c'},
 	    {NULL, 0, NULL, 0},
 	};
-	enum format fmt = TEXT;
+	enum cut_fmt fmt = CUT_FMT_TEXT;
 	unsigned long ntop = 10;
 	int ch, status = CUT_EXIT_OK;
 	char *end;
@@ -814,8 +820,8 @@ main(int argc, char *argv[])
 
 	while ((ch = getopt_long(argc, argv, "jcn:", longopts, NULL)) != -1) {
 		switch (ch) {
-		case 'j': fmt = JSON; break;
-		case 'c': fmt = CSV; break;
+		case 'j': fmt = CUT_FMT_JSON; break;
+		case 'c': fmt = CUT_FMT_CSV; break;
 		case 'n':
 			ntop = strtoul(optarg, &end, 10);
 			if (*optarg < '0' || *optarg > '9' || *end || ntop > 100000)
@@ -835,10 +841,7 @@ main(int argc, char *argv[])
 	if (nsum && nsum != argc)
 		errx(CUT_EXIT_FATAL, "traces and cutstat -j summaries cannot be mixed");
 	if (nsum)
-		return cut_finish_output(cut_job_print(argc, argv,
-		                                       fmt == JSON  ? CUT_JOB_JSON
-		                                       : fmt == CSV ? CUT_JOB_CSV
-		                                                    : CUT_JOB_TEXT));
+		return cut_finish_output(cut_job_print(argc, argv, fmt));
 
 	struct cut_stats *st = stats_new(ntop);
 	struct acc a = {
@@ -851,20 +854,11 @@ main(int argc, char *argv[])
 	gpustats_finish(a.gpu);
 	nvtxstats_finish(a.nvtx);
 	rankstats_finish(a.ranks);
-	if (fmt == JSON)
+	if (fmt == CUT_FMT_JSON)
 		print_json(st, a.rt, a.gpu, a.nvtx, a.ranks);
-	else if (fmt == CSV) {
-		print_csv("name", st);
-		print_gpu_csv(a.gpu);
-		if (a.rt->nfns) {
-			putchar('\n');
-			print_csv("runtime_name", a.rt);
-		}
-		print_nvtx_csv(a.nvtx);
-		print_ranks_csv(a.ranks);
-		if (saturated(st, a.rt, a.gpu, a.nvtx, a.ranks))
-			warnx("%s", SATURATED);
-	} else
+	else if (fmt == CUT_FMT_CSV)
+		print_csv(st, a.rt, a.gpu, a.nvtx, a.ranks);
+	else
 		print_text(st, a.rt, a.gpu, a.nvtx, a.ranks);
 	stats_free(st);
 	stats_free(a.rt);

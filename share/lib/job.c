@@ -21,6 +21,7 @@
 #include "job.h"
 #include "strtab.h"
 #include "summary.h"
+#include "table.h"
 #include "text.h"
 #include "units.h"
 
@@ -341,11 +342,25 @@ extremes(const struct job *j, const struct item *it, int64_t *lo, const struct s
 		*lo = 0;
 }
 
+/* A function or kernel over the job. The CSV header of the first column is set per table. */
+static const struct cut_col item_cols[] = {
+    {"name", "name", "Name", CUT_COL_STR, 0, 0, 0},
+    {"calls", "calls", "Calls", CUT_COL_INT, 9, 0, 0},
+    {"total_ns", "total_ns", "Total(ns)", CUT_COL_INT, 14, 0, 0},
+    {"med_ns", "med_ns", "Med(ns)", CUT_COL_REAL, 12, 0, 0},
+    {"p99_ns", "p99_ns", "P99(ns)", CUT_COL_REAL, 12, 0, 0},
+    {"min_ns", "min_ns", NULL, CUT_COL_INT, 0, 0, 0},
+    {"max_ns", "max_ns", NULL, CUT_COL_INT, 0, 0, 0},
+    {"per_summary_ns", NULL, NULL, CUT_COL_JSON, 0, 0, 0},
+    {"slowest", "slowest", "slowest", CUT_COL_STR, -10, 0, CUT_COL_GAP},
+    {NULL, "rank_min_ns", "rank min", CUT_COL_DUR, 14, 0, 0},
+    {NULL, "rank_max_ns", "rank max", CUT_COL_DUR, 14, 0, 0},
+};
+
 static void
-print_table(const struct job *j, const struct table *t, const char *what, enum cut_job_format fmt,
+print_table(const struct job *j, const struct table *t, const char *what, enum cut_fmt fmt,
             json_t *out)
 {
-	char a[32], b[32];
 	size_t n = strtab_len(t->names);
 	size_t *order = malloc((n ? n : 1) * sizeof(*order));
 	if (!order)
@@ -356,68 +371,73 @@ print_table(const struct job *j, const struct table *t, const char *what, enum c
 	if (n)
 		qsort(order, n, sizeof(*order), by_total);
 	bool fns = what[0] == 'D';
-	json_t *arr = fmt == CUT_JOB_JSON ? json_array() : NULL;
-	if (fmt == CUT_JOB_TEXT)
-		printf(
-		    "\n%s over the job (quantiles from merged histograms, within %.1f%%)\n%14s %9s "
-		    "%12s %12s %14s %14s  %-10s %s\n",
-		    what, 100 * CUT_HIST_ERR, "Total(ns)", "Calls", "Med(ns)", "P99(ns)",
-		    "rank min", "rank max", "slowest", "Name");
-	else if (fmt == CUT_JOB_CSV)
-		printf("%s%s,calls,total_ns,med_ns,p99_ns,min_ns,max_ns,rank_min_ns,rank_max_ns,"
-		       "slowest\n",
-		       fns ? "" : "\n", fns ? "name" : "gpu_name");
+	struct cut_col cols[CUT_NCOLS(item_cols)];
+	memcpy(cols, item_cols, sizeof(cols));
+	cols[0].csv = fns ? "name" : "gpu_name";
+	struct cut_table_def def = {
+	    cols, CUT_NCOLS(cols),
+	    "total_ns calls med_ns p99_ns rank_min_ns rank_max_ns slowest name",
+	    "name calls total_ns med_ns p99_ns min_ns max_ns rank_min_ns rank_max_ns slowest"};
+	if (fmt == CUT_FMT_TEXT)
+		printf("\n%s over the job (quantiles from merged histograms, within %.1f%%)\n",
+		       what, 100 * CUT_HIST_ERR);
+	else if (fmt == CUT_FMT_CSV && !fns)
+		putchar('\n');
+	struct cut_table *tab = cut_table_new(&def, fmt);
 	for (size_t x = 0; x < n; x++) {
 		const struct item *it = &t->items[order[x]];
-		const char *name = strtab_key(t->names, order[x]);
 		const struct share *hi;
 		int64_t lo;
 		extremes(j, it, &lo, &hi);
-		double med = cut_hist_quantile_range(it->hist, it->lo, it->hi, it->calls, 0.5);
-		double p99 = cut_hist_quantile_range(it->hist, it->lo, it->hi, it->calls, 0.99);
-		if (fmt == CUT_JOB_JSON) {
-			json_t *o =
-			    json_pack("{s:s,s:I,s:I,s:f,s:f,s:I,s:I}", "name", name, "calls",
-			              (json_int_t)it->calls, "total_ns", (json_int_t)it->total,
-			              "med_ns", med, "p99_ns", p99, "min_ns", (json_int_t)it->min,
-			              "max_ns", (json_int_t)it->max);
-			json_t *per = json_object();
+		json_t *per = NULL;
+		if (fmt == CUT_FMT_JSON) {
+			per = json_object();
 			for (size_t s = 0; s < it->nper; s++)
 				json_object_set_new(per, j->labels[it->per[s].k],
 				                    json_integer(it->per[s].total));
-			json_object_set_new(o, "per_summary_ns", per);
-			json_object_set_new(o, "slowest", json_string(j->labels[hi->k]));
-			json_array_append_new(arr, o);
-		} else if (fmt == CUT_JOB_CSV) {
-			printf("%s,%lld,%lld,%.0f,%.0f,%lld,%lld,%lld,%lld,", cut_csv(name),
-			       (long long)it->calls, (long long)it->total, med, p99,
-			       (long long)it->min, (long long)it->max, (long long)lo,
-			       (long long)hi->total);
-			printf("%s\n", cut_csv(j->labels[hi->k]));
-		} else
-			printf("%14lld %9lld %12.0f %12.0f %14s %14s  %-10s %s\n",
-			       (long long)it->total, (long long)it->calls, med, p99,
-			       cut_format_duration((double)lo, a, sizeof(a)),
-			       cut_format_duration((double)hi->total, b, sizeof(b)),
-			       cut_esc(j->labels[hi->k]), cut_esc(name));
+		}
+		cut_table_add(
+		    tab,
+		    CUT_ROW(
+		        CUT_S(strtab_key(t->names, order[x])), CUT_I(it->calls), CUT_I(it->total),
+		        CUT_R(cut_hist_quantile_range(it->hist, it->lo, it->hi, it->calls, 0.5)),
+		        CUT_R(cut_hist_quantile_range(it->hist, it->lo, it->hi, it->calls, 0.99)),
+		        CUT_I(it->min), CUT_I(it->max), CUT_IF(per, CUT_J(per)),
+		        CUT_S(j->labels[hi->k]), CUT_I(lo), CUT_I(hi->total)));
 	}
+	json_t *arr = cut_table_end(tab);
 	if (arr)
 		json_object_set_new(out, fns ? "functions" : "kernels", arr);
 	free(order);
 }
 
+/* Per collective kernel, the straggler and the rank that waited most. */
+static const struct cut_col straggler_cols[] = {
+    {"kernel", "nccl_kernel", "kernel", CUT_COL_STR, 0, 0, CUT_COL_GAP},
+    {"straggler", "straggler", "straggler", CUT_COL_STR, -10, 0, 0},
+    {"its_total_ns", "straggler_total_ns", "its total", CUT_COL_DUR, 14, 0, 0},
+    {"its_med_ns", NULL, NULL, CUT_COL_REAL, 0, 0, 0},
+    {"most_waiting", "waited_most", "waited most", CUT_COL_STR, -11, 0, 0},
+    {"most_waiting_total_ns", "waited_most_total_ns", "its total", CUT_COL_DUR, 14, 0, 0},
+    {"most_waiting_med_ns", NULL, NULL, CUT_COL_REAL, 0, 0, 0},
+    {"summaries", "summaries", NULL, CUT_COL_INT, 0, 0, 0},
+};
+static const struct cut_table_def straggler_def = {
+    straggler_cols, CUT_NCOLS(straggler_cols),
+    "straggler its_total_ns most_waiting most_waiting_total_ns kernel",
+    "straggler straggler_total_ns waited_most waited_most_total_ns summaries nccl_kernel"};
+
 /* Collective kernels (cut_is_collective, classify.h): per kernel the straggler and the rank
- * that waited most, by the rule of collwait_pick over the summaries' totals. */
+ * that waited most, by the rule of collwait_pick over the summaries' totals. Text and CSV show
+ * the table only when it has a row. */
 static void
-print_stragglers(const struct job *j, enum cut_job_format fmt, json_t *out)
+print_stragglers(const struct job *j, enum cut_fmt fmt, json_t *out)
 {
-	char a[32], b[32];
 	size_t n = strtab_len(j->kernels.names);
-	json_t *arr = fmt == CUT_JOB_JSON ? json_array() : NULL;
 	struct cut_coll_total *v = malloc((size_t)(j->n ? j->n : 1) * sizeof(*v));
 	if (!v)
 		err(CUT_EXIT_FATAL, "out of memory");
-	bool header = false;
+	struct cut_table *t = fmt == CUT_FMT_JSON ? cut_table_new(&straggler_def, fmt) : NULL;
 	for (size_t i = 0; i < n; i++) {
 		const char *name = strtab_key(j->kernels.names, i);
 		const struct item *it = &j->kernels.items[i];
@@ -430,42 +450,22 @@ print_stragglers(const struct job *j, enum cut_job_format fmt, json_t *out)
 		size_t most, least;
 		collwait_pick(v, it->nper, &most, &least);
 		const struct share *lo = &it->per[least], *hi = &it->per[most];
-		if (fmt == CUT_JOB_JSON) {
-			json_array_append_new(
-			    arr,
-			    json_pack("{s:s,s:s,s:I,s:f,s:s,s:I,s:f,s:i}", "kernel", name,
-			              "straggler", j->labels[lo->k], "its_total_ns",
-			              (json_int_t)lo->total, "its_med_ns", lo->med, "most_waiting",
-			              j->labels[hi->k], "most_waiting_total_ns",
-			              (json_int_t)hi->total, "most_waiting_med_ns", hi->med,
-			              "summaries", (int)it->nper));
-			continue;
-		}
-		if (fmt == CUT_JOB_CSV) {
-			if (!header)
-				printf("\nstraggler,straggler_total_ns,waited_most,"
-				       "waited_most_total_ns,summaries,nccl_kernel\n");
-			header = true;
-			printf("%s,%lld,", cut_csv(j->labels[lo->k]), (long long)lo->total);
-			printf("%s,%lld,%zu,", cut_csv(j->labels[hi->k]), (long long)hi->total,
-			       it->nper);
-			printf("%s\n", cut_csv(name));
-			continue;
-		}
-		if (!header)
+		if (!t) {
 			printf(
-			    "\nStragglers: per collective kernel, the rank the others waited for "
-			    "(its instances took least time in total: it arrived last) and the "
-			    "rank that waited most (most time in total)\n%-10s %14s %-11s %14s  "
-			    "%s\n",
-			    "straggler", "its total", "waited most", "its total", "kernel");
-		header = true;
-		printf("%-10s %14s %-11s %14s  %s\n", cut_esc(j->labels[lo->k]),
-		       cut_format_duration((double)lo->total, a, sizeof(a)),
-		       cut_esc(j->labels[hi->k]),
-		       cut_format_duration((double)hi->total, b, sizeof(b)), cut_esc(name));
+			    "\n%s",
+			    fmt == CUT_FMT_CSV
+			        ? ""
+			        : "Stragglers: per collective kernel, the rank the others waited "
+			          "for (its instances took least time in total: it arrived last) "
+			          "and the rank that waited most (most time in total)\n");
+			t = cut_table_new(&straggler_def, fmt);
+		}
+		cut_table_add(t, CUT_ROW(CUT_S(name), CUT_S(j->labels[lo->k]), CUT_I(lo->total),
+		                         CUT_R(lo->med), CUT_S(j->labels[hi->k]), CUT_I(hi->total),
+		                         CUT_R(hi->med), CUT_I((int64_t)it->nper)));
 	}
 	free(v);
+	json_t *arr = t ? cut_table_end(t) : NULL;
 	if (arr)
 		json_object_set_new(out, "stragglers", arr);
 }
@@ -574,7 +574,7 @@ table_free(struct table *t)
 }
 
 int
-cut_job_print(int n, char **paths, enum cut_job_format fmt)
+cut_job_print(int n, char **paths, enum cut_fmt fmt)
 {
 	struct job j = {0,
 	                calloc((size_t)n, sizeof(char *)),
@@ -594,15 +594,15 @@ cut_job_print(int n, char **paths, enum cut_job_format fmt)
 	idmap_free(ranks);
 	free(file_of);
 	free(rank_of);
-	json_t *out = fmt == CUT_JOB_JSON ? json_object() : NULL;
-	if (j.saturated && fmt == CUT_JOB_CSV) /* no place for it in the tables */
+	json_t *out = fmt == CUT_FMT_JSON ? json_object() : NULL;
+	if (j.saturated && fmt == CUT_FMT_CSV) /* no place for it in the tables */
 		warnx("some sums of the job reached the largest 64-bit integer and stopped there: "
 		      "they are lower bounds");
-	if (fmt == CUT_JOB_JSON) {
+	if (fmt == CUT_FMT_JSON) {
 		json_object_set_new(out, "summaries", json_integer(j.n));
 		if (j.saturated)
 			json_object_set_new(out, "saturated", json_true());
-	} else if (fmt == CUT_JOB_TEXT) {
+	} else if (fmt == CUT_FMT_TEXT) {
 		printf("Job: %d summaries:", j.n);
 		for (int k = 0; k < j.n; k++)
 			printf(" %s", j.labels[k]);

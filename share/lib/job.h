@@ -9,7 +9,7 @@
 
 #include <jansson.h>
 
-enum cut_job_format { CUT_JOB_TEXT, CUT_JOB_JSON, CUT_JOB_CSV };
+#include "table.h"
 
 /* Whether path holds a summary, decided without taking anything from a pipe: a regular file
  * whose JSON object has a "summary" member, or an anonymous pipe (/dev/stdin, <(...)) whose
@@ -24,6 +24,6 @@ bool cut_job_is_summary(const char *path);
  * (cut.h): 0, or 1 when something was left out. A file that is no summary, or of a version
  * newer than JOB_VERSION, is reported and exits 2.
  */
-int cut_job_print(int n, char **paths, enum cut_job_format fmt);
+int cut_job_print(int n, char **paths, enum cut_fmt fmt);
 
 #endif
