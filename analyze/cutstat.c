@@ -35,7 +35,7 @@ static struct acc acc = {.rank = -1};
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: cutstat [-jc] [-n top] [file ...]\n");
+	fprintf(stderr, "usage: cutstat [-jc] [-n top] [--nvtx-full] [file ...]\n");
 	exit(CUT_EXIT_FATAL);
 }
 
@@ -806,11 +806,14 @@ add_event(struct cut_reader *r, struct cut_event *ev, void *arg)
 int
 main(int argc, char *argv[])
 {
+	enum { NVTX_FULL = 256 };
 	static const struct option longopts[] = {
 	    {"json", no_argument, NULL, 'j'},
 	    {"csv", no_argument, NULL, 'c'},
+	    {"nvtx-full", no_argument, NULL, NVTX_FULL},
 	    {NULL, 0, NULL, 0},
 	};
+	bool nvtx_full = false;
 	enum cut_fmt fmt = CUT_FMT_TEXT;
 	unsigned long ntop = 10;
 	int ch, status = CUT_EXIT_OK;
@@ -822,6 +825,7 @@ main(int argc, char *argv[])
 		switch (ch) {
 		case 'j': fmt = CUT_FMT_JSON; break;
 		case 'c': fmt = CUT_FMT_CSV; break;
+		case NVTX_FULL: nvtx_full = true; break;
 		case 'n':
 			ntop = strtoul(optarg, &end, 10);
 			if (*optarg < '0' || *optarg > '9' || *end || ntop > 100000)
@@ -844,9 +848,12 @@ main(int argc, char *argv[])
 		return cut_finish_output(cut_job_print(argc, argv, fmt));
 
 	struct cut_stats *st = stats_new(ntop);
-	struct acc a = {
-	    st, stats_new_layer(0, CUT_RUNTIME), gpustats_new(), nvtxstats_new(), rankstats_new(),
-	    -1};
+	struct acc a = {st,
+	                stats_new_layer(0, CUT_RUNTIME),
+	                gpustats_new(),
+	                nvtxstats_new(!nvtx_full),
+	                rankstats_new(),
+	                -1};
 	status = cut_read_all(argc, argv, add_event, &a);
 	acc = a;
 	stats_finish(st);

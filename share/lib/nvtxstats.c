@@ -6,11 +6,13 @@
  * submitting call (args.corr) was made: the thread numbers those calls, each keeps the time of
  * its work, and each open stretch of a name gets, at the end, that of the calls made in it. */
 #include <err.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cut.h"
 #include "args.h"
+#include "buf.h"
 #include "heap.h"
 #include "idmap.h"
 #include "nvtxstats.h"
@@ -48,6 +50,8 @@ struct thread {
 };
 
 struct priv {
+	bool fold;
+	struct cut_buf op; /* a folded name */
 	struct cut_strtab *domains, *names;
 	struct cut_idmap *rows; /* (domain, name) to a row */
 	size_t caprows;
@@ -68,12 +72,13 @@ struct priv {
 };
 
 struct cut_nvtx_stats *
-nvtxstats_new(void)
+nvtxstats_new(bool fold)
 {
 	struct cut_nvtx_stats *s = calloc(1, sizeof(*s));
 	struct priv *p = calloc(1, sizeof(*p));
 	if (!s || !p)
 		err(2, "out of memory");
+	p->fold = fold;
 	p->domains = strtab_new();
 	p->names = strtab_new();
 	p->rows = idmap_new();
@@ -107,7 +112,14 @@ row_of(struct cut_nvtx_stats *s, const struct cut_event *ev)
 		cut_args_str(ev->args, "domain", dom, (size_t)n + 1);
 	} else if (n < 0)
 		small[0] = '\0';
-	size_t d = strtab_intern(p->domains, dom), nm = strtab_intern(p->names, ev->name);
+	const char *name = ev->name;
+	size_t len = p->fold ? cut_nvtx_op_len(name) : 0;
+	if (p->fold && name[len]) {
+		buf_reset(&p->op);
+		buf_add(&p->op, name, len);
+		name = p->op.s;
+	}
+	size_t d = strtab_intern(p->domains, dom), nm = strtab_intern(p->names, name);
 	if (dom != small)
 		free(dom);
 	bool isnew;
@@ -261,6 +273,54 @@ nvtxstats_add(struct cut_nvtx_stats *s, const struct cut_event *ev)
 		number_call(p, t, ev);
 }
 
+/* Whether the n bytes before end are ", KEY = " of a key of emit_nvtx's that takes a list
+ * (list) or an integer; *start gets where the field starts. */
+static bool
+field_key(const char *name, const char *end, bool list, const char **start)
+{
+	static const char *const lists[] = {", sizes = ", ", input_op_ids = "}, *const ints[] = {
+	                                                                            ", seq = ",
+	                                                                            ", op_id = "};
+	const char *const *keys = list ? lists : ints;
+	for (int i = 0; i < 2; i++) {
+		size_t n = strlen(keys[i]);
+		if ((size_t)(end - name) >= n && memcmp(end - n, keys[i], n) == 0) {
+			*start = end - n;
+			return true;
+		}
+	}
+	return false;
+}
+
+size_t
+cut_nvtx_op_len(const char *name)
+{
+	const char *end = name + strlen(name), *cut = end, *p;
+	for (;;) { /* one field from the end at a time */
+		p = cut;
+		if (p > name && p[-1] == ']') { /* a list: back to its opening bracket */
+			int depth = 0;
+			do {
+				p--;
+				depth += *p == ']' ? 1 : *p == '[' ? -1 : 0;
+			} while (p > name && depth > 0);
+			if (depth != 0 || !field_key(name, p, true, &p))
+				break;
+		} else {
+			while (p > name && p[-1] >= '0' && p[-1] <= '9')
+				p--;
+			if (p == cut)
+				break;
+			if (p > name && p[-1] == '-')
+				p--;
+			if (!field_key(name, p, false, &p))
+				break;
+		}
+		cut = p;
+	}
+	return cut > name ? (size_t)(cut - name) : (size_t)(end - name);
+}
+
 static int
 by_total(const void *a, const void *b)
 {
@@ -326,6 +386,7 @@ nvtxstats_free(struct cut_nvtx_stats *s)
 	idmap_free(p->rows);
 	strtab_free(p->domains);
 	strtab_free(p->names);
+	buf_free(&p->op);
 	free(p);
 	free(s->ranges);
 	free(s);

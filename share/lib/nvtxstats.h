@@ -25,8 +25,9 @@ struct cut_nvtx_stats {
 	void *priv;
 };
 
-/* A new accumulator. Exits (status 2) on no memory. */
-struct cut_nvtx_stats *nvtxstats_new(void);
+/* A new accumulator; fold: ranges named by PyTorch's emit_nvtx() are counted by their
+ * operator (cut_nvtx_op_len). Exits (status 2) on no memory. */
+struct cut_nvtx_stats *nvtxstats_new(bool fold);
 /*
  * Adds an event. Events must come in time order (cuthook's and cutmerge's output is): a range
  * holds the events of its thread (pid, tid) that start at or after its start and before its
@@ -36,5 +37,14 @@ void nvtxstats_add(struct cut_nvtx_stats *s, const struct cut_event *ev);
 /* Sorts the table. */
 void nvtxstats_finish(struct cut_nvtx_stats *s);
 void nvtxstats_free(struct cut_nvtx_stats *s);
+/*
+ * The length of the operator's name at the start of an NVTX range name as PyTorch's
+ * emit_nvtx() writes it: the name less its fields at the end, each ", KEY = VALUE" with KEY
+ * seq or op_id and VALUE an integer, or KEY sizes or input_op_ids and VALUE a list in brackets
+ * ("aten::addmm, seq = 50, op_id = 366, sizes = [[32, 64], [64]]" gives 11, "aten::addmm").
+ * strlen(name) when it ends in no such field or nothing would be left before them. Linear in
+ * the length of name.
+ */
+size_t cut_nvtx_op_len(const char *name);
 
 #endif

@@ -6,7 +6,9 @@
 # function calls, total, min and max; the same in -c; and the text names the sections. On the
 # 2-rank DDP sample, the per-rank view: each rank's API calls and time, GPU busy (the union of
 # its work), top kernel, and per NCCL kernel the rank with the largest total and the straggler,
-# the smallest.
+# the smallest. The NVTX checks run twice: by default emit_nvtx's names are folded to their
+# operator (", seq = N", ", op_id = N", ", sizes = [...]" dropped: one row per op, its count
+# and total the sums of its ranges'), with --nvtx-full they stay whole.
 top=${CUT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 B=${CUT_BUILD:-$top/build}
 PATH=$B/bin:$PATH
@@ -19,18 +21,26 @@ bad() { echo "FAIL: $*"; fail=1; }
 
 in=$top/samples/hook-torch-nvtx-runtime.jsonl.zst
 zstd -dc "$in" >"$tmp/t.jsonl" || bad "zstd: exit $?"
-cutstat -j "$in" >"$tmp/s.json" || bad "cutstat -j: exit $?"
-cutstat -c "$in" >"$tmp/s.csv" || bad "cutstat -c: exit $?"
 cutstat "$in" >"$tmp/s.txt" || bad "cutstat: exit $?"
+for mode in fold full; do
+opt=
+[ $mode = full ] && opt=--nvtx-full
+cutstat -j $opt "$in" >"$tmp/s.json" || bad "cutstat -j $opt: exit $?"
+cutstat -c $opt "$in" >"$tmp/s.csv" || bad "cutstat -c $opt: exit $?"
 
-python3 - "$tmp/t.jsonl" "$tmp/s.json" "$tmp/s.csv" <<'PY' || fail=1
-import json, sys, csv, bisect, collections
+python3 - "$tmp/t.jsonl" "$tmp/s.json" "$tmp/s.csv" $mode <<'PY' || fail=1
+import json, sys, csv, bisect, collections, re
 ev = [json.loads(l) for l in open(sys.argv[1])]
 st = json.load(open(sys.argv[2]))
+fold = sys.argv[4] == "fold"
 n = 0
 def bad(m):
-    global n; n += 1; print("FAIL", m)
-key = lambda e: (e.get("args", {}).get("domain", ""), e["name"])
+    global n; n += 1; print("FAIL", sys.argv[4], m)
+FIELDS = r"(?:, (?:seq|op_id) = -?[0-9]+|, (?:sizes|input_op_ids) = \[[^=]*\])+$"
+def op(name):
+    m = re.match("(.+?)" + FIELDS, name)
+    return m.group(1) if fold and m else name
+key = lambda e: (e.get("args", {}).get("domain", ""), op(e["name"]))
 ranges = [e for e in ev if e["layer"] == "nvtx" and "dur" in e]
 # Per thread, the timed runtime/api/ioctl events by start.
 calls = collections.defaultdict(list)
@@ -100,8 +110,15 @@ else:
         w = want.get((r[0], r[1]))
         if w is None or [int(x) for x in r[2:]] != [w[f] for f in fields]: bad(f"csv nvtx {r}")
     if seen != len(want): bad(f"csv nvtx rows {seen} != {len(want)}")
+# Folded, no name is left with emit_nvtx's fields: the 450 ranges of ops are 43 rows.
+named = [e["name"] for e in ranges if re.search(FIELDS, e["name"])]
+if len(named) != 450: bad(f"{len(named)} ranges of ops in the sample")
+left = [x["name"] for x in st["nvtx"] if re.search(FIELDS, x["name"])]
+if fold and (left or len(st["nvtx"]) != 48): bad(f"{len(st['nvtx'])} rows, not folded: {left[:3]}")
+if not fold and len(left) != 450: bad(f"{len(left)} rows with fields")
 sys.exit(1 if n else 0)
 PY
+done
 in=$top/samples/ddp-2gpu-hook.jsonl.zst
 zstd -dc "$in" >"$tmp/d.jsonl" || bad "zstd ddp: exit $?"
 cutstat -j "$in" >"$tmp/d.json" || bad "cutstat -j ddp: exit $?"
