@@ -25,6 +25,12 @@
 #include "text.h"
 #include "units.h"
 
+static const struct cut_opt_help opts[] = {
+    {"-j, --json", "print everything as one JSON object"},
+    {"-t, --threshold=threshold", "list the gaps this long or longer (1ms; ns, us, ms, s)"},
+    {NULL, NULL},
+};
+
 static void
 usage(void)
 {
@@ -1211,7 +1217,7 @@ main(int argc, char *argv[])
 	};
 	int ch, status = CUT_EXIT_OK;
 
-	cut_std_args(argc, argv, usage);
+	cut_std_args_help(argc, argv, usage, opts);
 
 	g.threshold = 1000000;
 	while ((ch = getopt_long(argc, argv, "jt:", longopts, NULL)) != -1) {

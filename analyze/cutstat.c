@@ -32,6 +32,14 @@ struct acc {
 };
 static struct acc acc = {.rank = -1};
 
+static const struct cut_opt_help opts[] = {
+    {"-j, --json", "print everything as one JSON object"},
+    {"-c, --csv", "print the tables as CSV, one after another"},
+    {"-n top", "list the top slowest calls (0 to 100000; 10)"},
+    {"--nvtx-full", "keep NVTX range names whole, not folded to their operator"},
+    {NULL, NULL},
+};
+
 static void
 usage(void)
 {
@@ -819,7 +827,7 @@ main(int argc, char *argv[])
 	int ch, status = CUT_EXIT_OK;
 	char *end;
 
-	cut_std_args(argc, argv, usage);
+	cut_std_args_help(argc, argv, usage, opts);
 
 	while ((ch = getopt_long(argc, argv, "jcn:", longopts, NULL)) != -1) {
 		switch (ch) {

@@ -25,13 +25,43 @@ cut_finish_output(int status)
 }
 
 static bool help_asked;
+static const struct cut_opt_help *help_opts;
+
+/* The options' lines of --help, after the usage. */
+static void
+print_opts(void)
+{
+	static const struct cut_opt_help std[] = {
+	    {"--help", "print this help and exit"},
+	    {"--version", "print the version and exit"},
+	};
+	int w = 0;
+	for (const struct cut_opt_help *o = help_opts; o->option; o++)
+		w = (int)strlen(o->option) > w ? (int)strlen(o->option) : w;
+	w = w < 11 ? 11 : w;
+	putchar('\n');
+	for (const struct cut_opt_help *o = help_opts; o->option; o++)
+		printf("  %-*s  %s\n", w, o->option, o->meaning);
+	for (size_t i = 0; i < sizeof(std) / sizeof(std[0]); i++)
+		printf("  %-*s  %s\n", w, std[i].option, std[i].meaning);
+}
 
 /* The tool's usage function exits with status 2: asked for, the usage is a success. */
 static void
 help_exit(void)
 {
-	if (help_asked)
-		_exit(fflush(stdout) == 0 && !ferror(stdout) ? CUT_EXIT_OK : CUT_EXIT_FATAL);
+	if (!help_asked)
+		return;
+	if (help_opts)
+		print_opts();
+	_exit(fflush(stdout) == 0 && !ferror(stdout) ? CUT_EXIT_OK : CUT_EXIT_FATAL);
+}
+
+void
+cut_std_args_help(int argc, char *argv[], void (*usage)(void), const struct cut_opt_help *opts)
+{
+	help_opts = opts;
+	cut_std_args(argc, argv, usage);
 }
 
 void

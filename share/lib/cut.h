@@ -28,6 +28,20 @@ int cut_finish_output(int status);
  * exits with status 0; --version prints "tool version" and exits 0. Call it first in main.
  */
 void cut_std_args(int argc, char *argv[], void (*usage)(void));
+/* An option as --help lists it: as it is typed ("-j, --json", "-n top") and what it does, in
+ * a few words ("print one JSON object"). */
+struct cut_opt_help {
+	const char *option, *meaning;
+};
+/*
+ * cut_std_args, and --help then lists the options after the usage and a blank line, one a
+ * line as grep --help does ("  -j, --json    print one JSON object"), --help and --version
+ * last. opts ends with {NULL, NULL}. A tool adopts it by passing its options' lines here
+ * instead of calling cut_std_args; tests/scripts/help-options.sh checks them against the man
+ * page.
+ */
+void cut_std_args_help(int argc, char *argv[], void (*usage)(void),
+                       const struct cut_opt_help *opts);
 /*
  * An array p of *cap elements of size bytes, grown (doubling, from 16) to hold at least need;
  * the new elements are zeroed and *cap updated. Returns the array, maybe moved. Exits with

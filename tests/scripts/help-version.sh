@@ -1,7 +1,8 @@
 #!/bin/sh
 # Every tool answers --help (its usage on standard output, nothing on standard error, exit 0:
-# the same usage it prints on a bad option) and --version ("tool VERSION", exit 0), and a
-# command a capture tool runs keeps its own --help.
+# the same usage it prints on a bad option, then maybe its options' lines after a blank line)
+# and --version ("tool VERSION", exit 0), and a command a capture tool runs keeps its own
+# --help.
 top=${CUT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 B=${CUT_BUILD:-$top/build}
 t=$(mktemp -d) || exit 2
@@ -23,8 +24,10 @@ for tool in $tools; do
 	"$B/bin/$tool" -Z >"$t/out2" 2>"$t/err2"
 	rc=$?
 	[ $rc = 2 ] || bad "$tool -Z: exit $rc, want 2"
-	grep -v ": invalid option" "$t/err2" | cmp -s - "$t/out" ||
-		bad "$tool --help differs from its usage on a bad option: $(diff "$t/out" "$t/err2")"
+	# the usage, up to the option lines that follow a blank line (cut_std_args_help)
+	sed '/^$/,$d' "$t/out" >"$t/usage"
+	grep -v ": invalid option" "$t/err2" | cmp -s - "$t/usage" ||
+		bad "$tool --help differs from its usage on a bad option: $(diff "$t/usage" "$t/err2")"
 	"$B/bin/$tool" --version >"$t/out" 2>"$t/err"
 	rc=$?
 	[ $rc = 0 ] && [ ! -s "$t/err" ] && [ "$(cat "$t/out")" = "$tool $version" ] ||
