@@ -16,6 +16,7 @@
 #include "classify.h"
 #include "collwait.h"
 #include "cut.h"
+#include "demangle.h"
 #include "event.h"
 #include "heap.h"
 #include "idmap.h"
@@ -28,13 +29,15 @@
 static const struct cut_opt_help opts[] = {
     {"-j, --json", "print everything as one JSON object"},
     {"-t, --threshold=threshold", "list the gaps this long or longer (1ms; ns, us, ms, s)"},
+    {"-w, --wide", "print names whole, lines as long as they come, not fitted to 160 columns"},
+    {"-M, --mangled", "print C++ names as the trace has them, not demangled"},
     {NULL, NULL},
 };
 
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: cutgaps [-j] [-t threshold] [file ...]\n");
+	fprintf(stderr, "usage: cutgaps [-jwM] [-t threshold] [file ...]\n");
 	exit(CUT_EXIT_FATAL);
 }
 
@@ -987,10 +990,11 @@ rank_waits(enum cut_fmt fmt)
 			set_int(o, "straggler", w->straggler);
 		}
 	} else
-		printf("\nGPU time waiting for other ranks: inside NCCL kernels, from the rank's "
-		       "start of a collective to the last rank's (the k-th kernel of a name on "
-		       "each rank is one collective: %lld matched, %lld kernels unmatched)\n",
-		       (long long)w->instances, (long long)w->unmatched);
+		cut_table_say(
+		    "\nGPU time waiting for other ranks: inside NCCL kernels, from the rank's "
+		    "start of a collective to the last rank's (the k-th kernel of a name on "
+		    "each rank is one collective: %lld matched, %lld kernels unmatched)",
+		    (long long)w->instances, (long long)w->unmatched);
 	struct cut_table *t = cut_table_new(&rwait_def, fmt);
 	for (size_t i = 0; i < w->nranks; i++) {
 		const struct cut_collwait_rank *r = &w->ranks[i];
@@ -1001,9 +1005,10 @@ rank_waits(enum cut_fmt fmt)
 	}
 	json_t *ranks = cut_table_end(t);
 	if (fmt != CUT_FMT_JSON && w->most >= 0)
-		printf("waited most: rank %lld; straggler: rank %lld (the most and the least time "
-		       "inside NCCL kernels in total: cutstat's rule)\n",
-		       (long long)w->most, (long long)w->straggler);
+		cut_table_say(
+		    "waited most: rank %lld; straggler: rank %lld (the most and the least time "
+		    "inside NCCL kernels in total: cutstat's rule)",
+		    (long long)w->most, (long long)w->straggler);
 	t = cut_table_new(&pair_def, fmt);
 	for (size_t i = 0; i < w->npairs; i++) {
 		const struct cut_collwait_pair *pr = &w->pairs[i];
@@ -1018,13 +1023,13 @@ rank_waits(enum cut_fmt fmt)
 	}
 	for (size_t i = 0; i < w->nranks; i++)
 		if (w->ranks[i].streams > 1)
-			printf(
+			cut_table_say(
 			    "note: rank %lld ran NCCL kernels on %lld streams: collectives of "
-			    "different communicators with one name are matched as one sequence\n",
+			    "different communicators with one name are matched as one sequence",
 			    (long long)w->ranks[i].rank, (long long)w->ranks[i].streams);
 	if (w->unranked)
-		printf("note: %lld NCCL kernels of no known rank were left out\n",
-		       (long long)w->unranked);
+		cut_table_say("note: %lld NCCL kernels of no known rank were left out",
+		              (long long)w->unranked);
 	return NULL;
 }
 
@@ -1036,41 +1041,86 @@ static const struct cut_col gap_cols[] = {
     {NULL, NULL, "tid", CUT_COL_INT, 8, 0, 0},         /* the thread that ended it */
     {"stream", NULL, "stream", CUT_COL_STR, 12, 0, 0}, /* of a device gap */
     {"start", NULL, "start(ns)", CUT_COL_INT, 16, 0, 0},
-    {"end", NULL, "end(ns)", CUT_COL_INT, 16, 0, 0},
+    {"end", NULL, NULL, CUT_COL_INT, 0, 0, 0}, /* text: start + length */
     {"length_ns", NULL, "length", CUT_COL_DUR, 12, 0, 0},
     {"reason", NULL, "reason", CUT_COL_STR, -8, 0, CUT_COL_GAP},
     {"before.name", NULL, NULL, CUT_COL_STR, 0, 0, 0},
     {"before.tid", NULL, NULL, CUT_COL_INT, 0, 0, 0},
+    {"before.mangled", NULL, NULL, CUT_COL_STR, 0, 0, 0}, /* where the name is demangled */
     {"after.name", NULL, NULL, CUT_COL_STR, 0, 0, 0},
     {"after.tid", NULL, NULL, CUT_COL_INT, 0, 0, 0},
+    {"after.mangled", NULL, NULL, CUT_COL_STR, 0, 0, 0},
     {"time_ns.sync", NULL, NULL, CUT_COL_INT, 0, 0, 0},
     {"time_ns.driver", NULL, NULL, CUT_COL_INT, 0, 0, 0},
     {"time_ns.ioctl", NULL, NULL, CUT_COL_INT, 0, 0, 0},
     {"time_ns.off-cpu", NULL, NULL, CUT_COL_INT, 0, 0, 0},
     {"time_ns.host", NULL, NULL, CUT_COL_INT, 0, 0, 0},
     {"nvtx_range", NULL, NULL, CUT_COL_STR, 0, 0, 0},
+    {"nvtx_range_mangled", NULL, NULL, CUT_COL_STR, 0, 0, 0},
     {NULL, NULL, "before -> after, and the next thread's time", CUT_COL_STR, 0, 0, CUT_COL_RAW},
 };
 static const struct cut_table_def gap_def = {gap_cols, CUT_NCOLS(gap_cols), NULL, NULL};
 
-/* A gap in words: the calls before and after it, the time of the thread that ended it in
- * each state, and its NVTX range. */
-static const char *
-gap_text(const struct gap *gp)
+/* Shortens the names of a line to fit avail columns between them, each to no fewer than 40
+ * (so that what is left of a name still says what it is): each gets as many as it needs, up
+ * to an equal share of what the shorter ones leave. */
+static void
+fit_names(const char **name, int n, size_t avail)
 {
-	static struct cut_buf b;
-	char a[32];
-	buf_reset(&b);
-	buf_addf(&b, "%s (%lld) -> ", cut_esc(strtab_key(g.names, gp->before)),
-	         (long long)gp->before_tid);
-	buf_addf(&b, "%s (%lld):", cut_esc(strtab_key(g.names, gp->after)),
-	         (long long)gp->after_tid);
+	size_t len[3], total = 0;
+	for (int i = 0; i < n; i++)
+		total += len[i] = cut_name_cols(name[i]);
+	if (total <= avail)
+		return;
+	for (int left = n; left > 0; left--) { /* the shortest first */
+		int k = -1;
+		for (int i = 0; i < n; i++)
+			if (len[i] != SIZE_MAX && (k < 0 || len[i] < len[k]))
+				k = i;
+		size_t share = avail / (size_t)left > 40 ? avail / (size_t)left : 40;
+		if (len[k] > share)
+			name[k] = cut_table_fit(name[k], share);
+		avail -= len[k] < share ? len[k] : share < avail ? share : avail;
+		len[k] = SIZE_MAX;
+	}
+}
+
+/* A gap in words: the call before it (and its thread when it is not the one that ended the
+ * gap), the call after it, the time of the thread that ended it in each state, and its NVTX
+ * range. To fit room columns (0: any), its names are shortened, then what still passes the
+ * room is cut off at the end. */
+static const char *
+gap_text(const struct gap *gp, size_t room)
+{
+	static struct cut_buf b, states;
+	char a[32], tid[32] = "";
+	const char *name[3] = {cut_table_name(strtab_key(g.names, gp->before)),
+	                       cut_table_name(strtab_key(g.names, gp->after)),
+	                       gp->ranged ? cut_table_name(strtab_key(g.names, gp->range)) : ""};
+	buf_reset(&states);
+	buf_add(&states, "", 0);
 	for (int s = 0; s <= NSTATES; s++)
 		if (gp->st[s])
-			buf_addf(&b, " %s %s", state_names[s],
+			buf_addf(&states, " %s %s", state_names[s],
 			         cut_format_duration((double)gp->st[s], a, sizeof(a)));
+	if (gp->before_tid != gp->after_tid)
+		snprintf(tid, sizeof(tid), " (%lld)", (long long)gp->before_tid);
+	for (int i = 0; i < 3; i++)
+		name[i] = cut_esc(name[i]);
+	size_t fixed = strlen(tid) + 5 + states.len + (gp->ranged ? 16 : 0);
+	if (room)
+		fit_names(name, gp->ranged ? 3 : 2, room > fixed ? room - fixed : 0);
+	buf_reset(&b);
+	buf_addf(&b, "%s%s -> %s:%s", name[0], tid, name[1], states.s);
 	if (gp->ranged)
-		buf_addf(&b, "; in NVTX range %s", cut_esc(strtab_key(g.names, gp->range)));
+		buf_addf(&b, "; in NVTX range %s", name[2]);
+	if (room && cut_name_cols(b.s) > room) { /* the rest cut off at the end */
+		size_t i = 0;
+		for (size_t cols = 0; cols < room - 1; i++)
+			cols += (b.s[i + 1] & 0xC0) != 0x80;
+		b.len = i;
+		buf_adds(&b, "…");
+	}
 	return b.s;
 }
 
@@ -1087,17 +1137,34 @@ gap_table(enum cut_fmt fmt)
 			continue;
 		bool thr = gp->kind == K_THREAD;
 		const int64_t *st = gp->st;
-		cut_table_add(
-		    t, CUT_ROW(
-		           CUT_S(kind_names[gp->kind]), CUT_I(gp->pid), CUT_IF(thr, CUT_I(gp->tid)),
-		           CUT_I(gp->after_tid), CUT_S(thr ? NULL : where(gp, w, sizeof(w))),
-		           CUT_I(gp->start), CUT_I(gp->end), CUT_I(gp->end - gp->start),
-		           CUT_S(state_names[gp->reason]), CUT_S(strtab_key(g.names, gp->before)),
-		           CUT_I(gp->before_tid), CUT_S(strtab_key(g.names, gp->after)),
-		           CUT_I(gp->after_tid), CUT_I(st[ST_SYNC]), CUT_I(st[ST_API]),
-		           CUT_I(st[ST_IOCTL]), CUT_I(st[ST_OFFCPU]), CUT_I(st[NSTATES]),
-		           CUT_S(gp->ranged ? strtab_key(g.names, gp->range) : NULL),
-		           CUT_S(fmt == CUT_FMT_TEXT ? gap_text(gp) : NULL)));
+		const char *before = strtab_key(g.names, gp->before),
+		           *after = strtab_key(g.names, gp->after);
+		struct cut_cell row[CUT_TABLE_MAX] = {
+		    CUT_S(kind_names[gp->kind]),
+		    CUT_I(gp->pid),
+		    CUT_IF(thr, CUT_I(gp->tid)),
+		    CUT_I(gp->after_tid),
+		    CUT_S(thr ? NULL : where(gp, w, sizeof(w))),
+		    CUT_I(gp->start),
+		    CUT_I(gp->end),
+		    CUT_I(gp->end - gp->start),
+		    CUT_S(state_names[gp->reason]),
+		    CUT_S(cut_table_name(before)),
+		    CUT_I(gp->before_tid),
+		    CUT_S(cut_table_mangled(before)),
+		    CUT_S(cut_table_name(after)),
+		    CUT_I(gp->after_tid),
+		    CUT_S(cut_table_mangled(after)),
+		    CUT_I(st[ST_SYNC]),
+		    CUT_I(st[ST_API]),
+		    CUT_I(st[ST_IOCTL]),
+		    CUT_I(st[ST_OFFCPU]),
+		    CUT_I(st[NSTATES]),
+		    CUT_S(gp->ranged ? cut_table_name(strtab_key(g.names, gp->range)) : NULL),
+		    CUT_S(gp->ranged ? cut_table_mangled(strtab_key(g.names, gp->range)) : NULL)};
+		if (fmt == CUT_FMT_TEXT) /* the last column, in words */
+			row[CUT_NCOLS(gap_cols) - 1] = CUT_S(gap_text(gp, cut_table_room(t, row)));
+		cut_table_add(t, row);
 	}
 	return cut_table_end(t);
 }
@@ -1136,32 +1203,34 @@ static void
 print_text(int64_t traced)
 {
 	char a[32], b[32];
-	printf("%s traced (first start to last end); gaps of %s or more are listed\n",
-	       cut_format_duration((double)traced, a, sizeof(a)),
-	       cut_format_duration((double)g.threshold, b, sizeof(b)));
+	cut_table_say("%s traced (first start to last end); gaps of %s or more are listed",
+	              cut_format_duration((double)traced, a, sizeof(a)),
+	              cut_format_duration((double)g.threshold, b, sizeof(b)));
 	if (g.untimed)
-		printf("note: %lld API events without a duration were left out\n",
-		       (long long)g.untimed);
+		cut_table_say("note: %lld API events without a duration were left out",
+		              (long long)g.untimed);
 	if (g.saturated || g.cw->saturated)
-		printf("note: some sums reached the largest 64-bit integer and stopped there: they "
-		       "are lower bounds\n");
-	printf("\nHost: per thread, time between driver API calls (first call to last)\n");
+		cut_table_say(
+		    "note: some sums reached the largest 64-bit integer and stopped there: they "
+		    "are lower bounds");
+	cut_table_say("\nHost: per thread, time between driver API calls (first call to last)");
 	thread_table(CUT_FMT_TEXT);
 	if (g.measured)
-		printf("\nDevice: per stream and per process (all), time with no work running, "
-		       "measured on the GPU (layer gpu; first work's start to last work's end)\n");
+		cut_table_say(
+		    "\nDevice: per stream and per process (all), time with no work running, "
+		    "measured on the GPU (layer gpu; first work's start to last work's end)");
 	else
-		printf(
+		cut_table_say(
 		    "\nDevice: per stream and per process (all), time with no submitted work "
 		    "outstanding, estimated from the host's calls (an upper bound: no gpu layer; "
-		    "first submission to last completion)\n");
+		    "first submission to last completion)");
 	stream_table(traced, CUT_FMT_TEXT);
 	if (ranked())
 		rank_waits(CUT_FMT_TEXT);
-	printf("\nGaps of %s or more, by start\n",
-	       cut_format_duration((double)g.threshold, a, sizeof(a)));
+	cut_table_say("\nGaps of %s or more, by start",
+	              cut_format_duration((double)g.threshold, a, sizeof(a)));
 	gap_table(CUT_FMT_TEXT);
-	printf("\nHistogram of gap lengths (all gaps)\n");
+	cut_table_say("\nHistogram of gap lengths (all gaps)");
 	hist_table(CUT_FMT_TEXT);
 }
 
@@ -1213,16 +1282,21 @@ main(int argc, char *argv[])
 	static const struct option longopts[] = {
 	    {"json", no_argument, NULL, 'j'},
 	    {"threshold", required_argument, NULL, 't'},
+	    {"wide", no_argument, NULL, 'w'},
+	    {"mangled", no_argument, NULL, 'M'},
 	    {NULL, 0, NULL, 0},
 	};
 	int ch, status = CUT_EXIT_OK;
+	bool wide = false, mangled = false;
 
 	cut_std_args_help(argc, argv, usage, opts);
 
 	g.threshold = 1000000;
-	while ((ch = getopt_long(argc, argv, "jt:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "jwMt:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'j': g.json = true; break;
+		case 'w': wide = true; break;
+		case 'M': mangled = true; break;
 		case 't':
 			if ((g.threshold = cut_parse_duration(optarg)) < 0)
 				errx(CUT_EXIT_FATAL,
@@ -1233,6 +1307,7 @@ main(int argc, char *argv[])
 	}
 	argc -= optind;
 	argv += optind;
+	cut_table_display(wide ? 0 : CUT_TABLE_WIDTH, mangled);
 
 	g.names = strtab_new();
 	g.tids = idmap_new();

@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "cut.h"
+#include "demangle.h"
 #include "event.h"
 #include "gpustats.h"
 #include "job.h"
@@ -36,6 +37,8 @@ static const struct cut_opt_help opts[] = {
     {"-j, --json", "print everything as one JSON object"},
     {"-c, --csv", "print the tables as CSV, one after another"},
     {"-n top", "list the top slowest calls (0 to 100000; 10)"},
+    {"-w, --wide", "print names whole, not shortened to fit 160 columns"},
+    {"-M, --mangled", "print C++ names as the trace has them, not demangled"},
     {"--nvtx-full", "keep NVTX range names whole, not folded to their operator"},
     {NULL, NULL},
 };
@@ -43,7 +46,7 @@ static const struct cut_opt_help opts[] = {
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: cutstat [-jc] [-n top] [--nvtx-full] [file ...]\n");
+	fprintf(stderr, "usage: cutstat [-jcwM] [-n top] [--nvtx-full] [file ...]\n");
 	exit(CUT_EXIT_FATAL);
 }
 
@@ -60,6 +63,17 @@ top_fn_in(const struct cut_stats *st, enum cut_category c)
 		if (st->fns[i].cat == c)
 			return &st->fns[i];
 	return NULL;
+}
+
+/* A name of the trace as the verdict shows it: escaped, and shortened to name_cols columns
+ * unless that is 0; shown_cols says how many it took. */
+static size_t shown_cols;
+static const char *
+shown(const char *name, size_t name_cols)
+{
+	const char *s = cut_table_fit(cut_esc(cut_table_name(name)), name_cols);
+	shown_cols = cut_name_cols(s);
+	return s;
 }
 
 /* The share of the traced time the busiest GPU worked, and that GPU. */
@@ -80,13 +94,14 @@ gpu_busy_share(const struct cut_stats *st, const struct cut_gpu_stats *g,
  * GPU waits for the host's launches), sync-bound (the host waits in sync calls for a GPU that
  * is mostly idle: waiting on something else), or idle. Returns 0 when there is no gpu layer. */
 static bool
-gpu_verdict(const struct cut_stats *st, const struct cut_gpu_stats *g, struct cut_buf *out)
+gpu_verdict(const struct cut_stats *st, const struct cut_gpu_stats *g, size_t name_cols,
+            struct cut_buf *out)
 {
 	const struct cut_gpu_busy *dev;
 	if (!g->count)
 		return false;
 	double busy = gpu_busy_share(st, g, &dev);
-	const char *top = g->nnames ? cut_esc(g->names[0].name) : "?";
+	const char *top = g->nnames ? shown(g->names[0].name, name_cols) : "?";
 	double top_share = g->nnames ? pct(g->names[0].total, g->total) : 0;
 	double launch = pct(st->cat_total[CUT_CAT_LAUNCH], st->api_total);
 	double sync = pct(st->cat_total[CUT_CAT_SYNC], st->api_total);
@@ -122,15 +137,15 @@ gpu_verdict(const struct cut_stats *st, const struct cut_gpu_stats *g, struct cu
 }
 
 /* One sentence naming what dominates: from the GPU's own timeline when the trace has it,
- * else from the driver API time. */
+ * else from the driver API time; the name in it fitted to name_cols columns (0: whole). */
 static const char *
-verdict(const struct cut_stats *st, const struct cut_gpu_stats *g)
+verdict(const struct cut_stats *st, const struct cut_gpu_stats *g, size_t name_cols)
 {
 	static struct cut_buf out;
 	char t[32];
 	out.len = 0;
 	buf_add(&out, "", 0);
-	if (gpu_verdict(st, g, &out))
+	if (gpu_verdict(st, g, name_cols, &out))
 		return out.s;
 	if (st->api_total == 0)
 		return "no timed driver API calls in the trace";
@@ -140,7 +155,7 @@ verdict(const struct cut_stats *st, const struct cut_gpu_stats *g)
 			c = i;
 	double share = pct(st->cat_total[c], st->api_total);
 	const struct cut_fn_stat *f = top_fn_in(st, (enum cut_category)c);
-	const char *fn = f ? cut_esc(f->name) : "?";
+	const char *fn = f ? shown(f->name, name_cols) : "?";
 	switch (c) {
 	case CUT_CAT_SYNC:
 		buf_addf(&out,
@@ -183,6 +198,19 @@ verdict(const struct cut_stats *st, const struct cut_gpu_stats *g)
 		buf_addf(&out, "; %.0f%% of all driver API time is inside NVIDIA ioctls",
 		         share_ioctl);
 	return out.s;
+}
+
+/* The verdict in width columns (0: any), its name shortened by what it passes them by. */
+static const char *
+verdict_in(const struct cut_stats *st, const struct cut_gpu_stats *g, size_t width)
+{
+	shown_cols = 0;
+	const char *v = verdict(st, g, 0);
+	size_t len = cut_name_cols(v), over = len - width;
+	if (!width || len <= width || !shown_cols)
+		return v;
+	return verdict(
+	    st, g, shown_cols > over + CUT_TABLE_MIN_ROOM ? shown_cols - over : CUT_TABLE_MIN_ROOM);
 }
 
 /* ---- the tables: each written once, printed as text, CSV or JSON ---- */
@@ -353,11 +381,13 @@ static const struct cut_col gpu_cols[] = {
     {"gb_per_s", NULL, NULL, CUT_COL_REAL, 0, 0, 0},
     {NULL, "time_pct", "Time(%)", CUT_COL_PCT, 8, 0, 0},
     {NULL, "bytes", NULL, CUT_COL_INT, 0, 0, 0},
+    {"mangled", "mangled", NULL, CUT_COL_STR, 0, 0, 0}, /* where the name is demangled */
 };
 static const struct cut_table_def gpu_def = {
     gpu_cols, CUT_NCOLS(gpu_cols),
     "time_pct total_ns instances avg_ns med_ns min_ns max_ns stddev_ns kind name",
-    "name kind instances total_ns avg_ns med_ns min_ns max_ns stddev_ns time_pct bytes"};
+    "name kind instances total_ns avg_ns med_ns min_ns max_ns stddev_ns time_pct bytes "
+    "mangled"};
 
 static json_t *
 gpu_table(const struct cut_gpu_stats *g, enum cut_fmt fmt)
@@ -365,12 +395,13 @@ gpu_table(const struct cut_gpu_stats *g, enum cut_fmt fmt)
 	struct cut_table *t = cut_table_new(&gpu_def, fmt);
 	for (size_t i = 0; i < g->nnames; i++) {
 		const struct cut_gpu_name *nm = &g->names[i];
-		cut_table_add(t, CUT_ROW(CUT_S(nm->name), CUT_S(nm->cat), CUT_I(nm->count),
-		                         CUT_I(nm->total), CUT_R(nm->avg), CUT_R(nm->med),
-		                         CUT_I(nm->min), CUT_I(nm->max), CUT_R(nm->stddev),
-		                         CUT_IF(nm->bytes > 0, CUT_I(nm->bytes)),
+		cut_table_add(t, CUT_ROW(CUT_S(cut_table_name(nm->name)), CUT_S(nm->cat),
+		                         CUT_I(nm->count), CUT_I(nm->total), CUT_R(nm->avg),
+		                         CUT_R(nm->med), CUT_I(nm->min), CUT_I(nm->max),
+		                         CUT_R(nm->stddev), CUT_IF(nm->bytes > 0, CUT_I(nm->bytes)),
 		                         CUT_IF(nm->bytes > 0, CUT_R(rate(nm->bytes, nm->total))),
-		                         CUT_R(pct(nm->total, g->total)), CUT_I(nm->bytes)));
+		                         CUT_R(pct(nm->total, g->total)), CUT_I(nm->bytes),
+		                         CUT_S(cut_table_mangled(nm->name))));
 	}
 	return cut_table_end(t);
 }
@@ -391,8 +422,9 @@ copy_table(const struct cut_gpu_stats *g)
 		const struct cut_gpu_name *nm = &g->names[i];
 		if (nm->bytes <= 0)
 			continue;
-		cut_table_add(t, CUT_ROW(CUT_S(nm->name), CUT_I(nm->count), CUT_I(nm->bytes),
-		                         CUT_I(nm->total), CUT_R(rate(nm->bytes, nm->total))));
+		cut_table_add(t, CUT_ROW(CUT_S(cut_table_name(nm->name)), CUT_I(nm->count),
+		                         CUT_I(nm->bytes), CUT_I(nm->total),
+		                         CUT_R(rate(nm->bytes, nm->total))));
 	}
 	cut_table_end(t);
 }
@@ -439,6 +471,7 @@ static const struct cut_col nvtx_cols[] = {
     {"ioctls", "ioctls", NULL, CUT_COL_INT, 0, 0, 0},
     {"gpu_ns", "gpu_ns", "GPU(ns)", CUT_COL_INT, 14, 0, 0},
     {"gpu_work", "gpu_work", NULL, CUT_COL_INT, 0, 0, 0},
+    {"mangled", "nvtx_mangled", NULL, CUT_COL_STR, 0, 0, 0},
 };
 static const struct cut_table_def nvtx_def = {
     nvtx_cols, CUT_NCOLS(nvtx_cols), "count total_ns runtime_ns api_ns ioctl_ns gpu_ns domain name",
@@ -450,10 +483,11 @@ nvtx_table(const struct cut_nvtx_stats *n, enum cut_fmt fmt)
 	struct cut_table *t = cut_table_new(&nvtx_def, fmt);
 	for (size_t i = 0; i < n->nranges; i++) {
 		const struct cut_nvtx_range *r = &n->ranges[i];
-		cut_table_add(t, CUT_ROW(CUT_S(r->domain), CUT_S(r->name), CUT_I(r->count),
-		                         CUT_I(r->total), CUT_I(r->runtime), CUT_I(r->nruntime),
-		                         CUT_I(r->api), CUT_I(r->napi), CUT_I(r->ioctl),
-		                         CUT_I(r->nioctl), CUT_I(r->gpu), CUT_I(r->ngpu)));
+		cut_table_add(t, CUT_ROW(CUT_S(r->domain), CUT_S(cut_table_name(r->name)),
+		                         CUT_I(r->count), CUT_I(r->total), CUT_I(r->runtime),
+		                         CUT_I(r->nruntime), CUT_I(r->api), CUT_I(r->napi),
+		                         CUT_I(r->ioctl), CUT_I(r->nioctl), CUT_I(r->gpu),
+		                         CUT_I(r->ngpu), CUT_S(cut_table_mangled(r->name))));
 	}
 	return cut_table_end(t);
 }
@@ -465,32 +499,28 @@ static const struct cut_col rank_cols[] = {
     {"api_ns", "api_ns", "api time", CUT_COL_DUR, 14, 0, 0},
     {"gpu_work", "gpu_work", "gpu work", CUT_COL_INT, 9, 0, 0},
     {"gpu_busy_ns", "gpu_busy_ns", "gpu busy", CUT_COL_DUR, 14, 0, 0},
-    {"top_kernel", "top_kernel", NULL, CUT_COL_STR, 0, 0, 0},
-    {"top_kernel_ns", NULL, NULL, CUT_COL_INT, 0, 0, 0},
-    {NULL, "top_kernel_ns", NULL, CUT_COL_INT, 0, 0, 0},
-    {NULL, NULL, "top kernel (total)", CUT_COL_STR, 0, 0, CUT_COL_GAP | CUT_COL_RAW},
+    {"top_kernel", "top_kernel", "top kernel", CUT_COL_STR, 0, 0, CUT_COL_GAP},
+    {"top_kernel_ns", NULL, NULL, CUT_COL_INT, 0, 0, 0}, /* with a top kernel */
+    {NULL, "top_kernel_ns", "its total", CUT_COL_DUR, 14, 0, 0},
+    {"top_kernel_mangled", "top_kernel_mangled", NULL, CUT_COL_STR, 0, 0, 0},
 };
 static const struct cut_table_def rank_def = {
-    rank_cols, CUT_NCOLS(rank_cols), NULL,
-    "rank api_calls api_ns gpu_work gpu_busy_ns top_kernel_ns top_kernel"};
+    rank_cols, CUT_NCOLS(rank_cols),
+    "rank api_calls api_ns gpu_work gpu_busy_ns top_kernel_ns top_kernel",
+    "rank api_calls api_ns gpu_work gpu_busy_ns top_kernel_ns top_kernel top_kernel_mangled"};
 
 static json_t *
 rank_table(const struct cut_rank_stats *k, enum cut_fmt fmt)
 {
 	struct cut_table *t = cut_table_new(&rank_def, fmt);
-	struct cut_buf top = {0};
-	char a[32];
 	for (size_t i = 0; i < k->nrows; i++) {
 		const struct cut_rank_row *r = &k->rows[i];
-		buf_reset(&top);
-		buf_addf(&top, "%s (%s)", r->top_kernel ? cut_esc(r->top_kernel) : "-",
-		         cut_format_duration((double)r->top_total, a, sizeof(a)));
-		cut_table_add(t, CUT_ROW(CUT_I(r->rank), CUT_I(r->api_calls), CUT_I(r->api),
-		                         CUT_I(r->work), CUT_I(r->gpu_busy), CUT_S(r->top_kernel),
-		                         CUT_IF(r->top_kernel, CUT_I(r->top_total)),
-		                         CUT_I(r->top_total), CUT_S(top.s)));
+		cut_table_add(
+		    t, CUT_ROW(CUT_I(r->rank), CUT_I(r->api_calls), CUT_I(r->api), CUT_I(r->work),
+		               CUT_I(r->gpu_busy), CUT_S(cut_table_name(r->top_kernel)),
+		               CUT_IF(r->top_kernel, CUT_I(r->top_total)), CUT_I(r->top_total),
+		               CUT_S(cut_table_mangled(r->top_kernel))));
 	}
-	buf_free(&top);
 	return cut_table_end(t);
 }
 
@@ -502,10 +532,11 @@ static const struct cut_col wait_cols[] = {
     {"max_ns", "max_ns", "its total", CUT_COL_DUR, 14, 0, 0},
     {"min_ns", "min_ns", "its total", CUT_COL_DUR, 14, 0, 0},
     {"straggler", "straggler_rank", "straggler", CUT_COL_INT, 9, 0, 0},
+    {"kernel_mangled", "kernel_mangled", NULL, CUT_COL_STR, 0, 0, 0},
 };
 static const struct cut_table_def wait_def = {
     wait_cols, CUT_NCOLS(wait_cols), "rank max_ns straggler min_ns ranks kernel",
-    "nccl_waited_most_rank ranks max_ns min_ns straggler_rank kernel"};
+    "nccl_waited_most_rank ranks max_ns min_ns straggler_rank kernel kernel_mangled"};
 
 static json_t *
 wait_table(const struct cut_rank_stats *k, enum cut_fmt fmt)
@@ -513,8 +544,9 @@ wait_table(const struct cut_rank_stats *k, enum cut_fmt fmt)
 	struct cut_table *t = cut_table_new(&wait_def, fmt);
 	for (size_t i = 0; i < k->nnccl; i++) {
 		const struct cut_rank_straggler *g = &k->nccl[i];
-		cut_table_add(t, CUT_ROW(CUT_S(g->name), CUT_I(g->ranks), CUT_I(g->rank),
-		                         CUT_I(g->max), CUT_I(g->min), CUT_I(g->least)));
+		cut_table_add(t, CUT_ROW(CUT_S(cut_table_name(g->name)), CUT_I(g->ranks),
+		                         CUT_I(g->rank), CUT_I(g->max), CUT_I(g->min),
+		                         CUT_I(g->least), CUT_S(cut_table_mangled(g->name))));
 	}
 	return cut_table_end(t);
 }
@@ -540,103 +572,109 @@ print_text(const struct cut_stats *st, const struct cut_stats *rt, const struct 
 	int64_t events = 0;
 	for (int l = 0; l < CUT_NLAYERS; l++)
 		events += st->layer_events[l];
-	printf("%lld events over %s (first start to last end)\n", (long long)events,
-	       cut_format_duration((double)traced, a, sizeof(a)));
+	cut_table_say("%lld events over %s (first start to last end)", (long long)events,
+	              cut_format_duration((double)traced, a, sizeof(a)));
 	if (st->lost)
-		printf("warning: the capture lost %lld events: every total is a lower bound\n",
-		       (long long)st->lost);
+		cut_table_say("warning: the capture lost %lld events: every total is a lower bound",
+		              (long long)st->lost);
 	if (st->untimed)
-		printf("note: %lld API events without a duration are counted by layer only\n",
-		       (long long)st->untimed);
+		cut_table_say("note: %lld API events without a duration are counted by layer only",
+		              (long long)st->untimed);
 	if (saturated(st, rt, g, nv, rk))
-		printf("note: %s\n", SATURATED);
+		cut_table_say("note: %s", SATURATED);
 
 	if (st->nfns == 0)
-		printf("\nno timed driver API calls\n");
+		cut_table_say("\nno timed driver API calls");
 	else {
-		printf("\nTime by category (driver API)\n");
+		cut_table_say("\nTime by category (driver API)");
 		cat_table(st, traced, CUT_FMT_TEXT);
-		printf("\nDriver API functions\n");
+		cut_table_say("\nDriver API functions");
 		fn_table(st, CUT_FMT_TEXT, NULL);
 		if (st->nslow) {
-			printf("\nSlowest calls\n");
+			cut_table_say("\nSlowest calls");
 			slow_table(st, CUT_FMT_TEXT);
 		}
 	}
 	if (rt->nfns) {
-		printf("\nRuntime API functions (layer runtime)\n");
+		cut_table_say("\nRuntime API functions (layer runtime)");
 		fn_table(rt, CUT_FMT_TEXT, NULL);
 	}
 	if (nv->nranges) {
-		printf("\nNVTX ranges (time inside: events of the range's thread that start in it; "
-		       "GPU: work submitted from it)\n");
+		cut_table_say(
+		    "\nNVTX ranges (time inside: events of the range's thread that start in it; "
+		    "GPU: work submitted from it)");
 		nvtx_table(nv, CUT_FMT_TEXT);
 	}
 	if (rk->nrows >= 2) {
-		printf("\nPer rank (events with a rank; %lld without one left out)\n",
-		       (long long)rk->unranked);
+		cut_table_say("\nPer rank (events with a rank; %lld without one left out)",
+		              (long long)rk->unranked);
 		rank_table(rk, CUT_FMT_TEXT);
 		if (rk->nnccl) {
-			printf(
+			cut_table_say(
 			    "\nNCCL waits (per kernel the rank that waited most inside it for the "
 			    "others, its instances the longest in total, and the straggler they "
-			    "waited for, the shortest: the job view's rule)\n");
+			    "waited for, the shortest: the job view's rule)");
 			wait_table(rk, CUT_FMT_TEXT);
 		}
 	}
 
 	if (!g->count)
-		printf("\nGPU work: none in the trace (the gpu layer was off or not recorded)\n");
+		cut_table_say(
+		    "\nGPU work: none in the trace (the gpu layer was off or not recorded)");
 	else {
-		printf("\nGPU work (timed on the device: layer gpu)\n");
+		cut_table_say("\nGPU work (timed on the device: layer gpu)");
 		gpu_table(g, CUT_FMT_TEXT);
 		bool copies = false;
 		for (size_t i = 0; i < g->nnames; i++)
 			copies |= g->names[i].bytes > 0;
 		if (copies) {
-			printf(
-			    "\nGPU copies and memsets (bandwidth = bytes / time on the device)\n");
+			cut_table_say(
+			    "\nGPU copies and memsets (bandwidth = bytes / time on the device)");
 			copy_table(g);
 		}
-		printf("\nGPU busy (time covered by at least one piece of work)\n");
+		cut_table_say("\nGPU busy (time covered by at least one piece of work)");
 		busy_table("device", g->devices, g->ndevices, traced, CUT_FMT_TEXT);
 		for (size_t i = 0; i < g->ndevices; i++)
 			if (g->devices[i].overlap > 0)
-				printf(
+				cut_table_say(
 				    "note: on %s the work of %lld processes overlapped %s: unless "
 				    "MPS was on, the GPU ran one process's work at a time and a "
 				    "start taken from its call includes the wait for the other's "
-				    "turn (record with cuthook -S)\n",
+				    "turn (record with cuthook -S)",
 				    cut_esc(g->devices[i].key), (long long)g->devices[i].procs,
 				    cut_format_duration((double)g->devices[i].overlap, a,
 				                        sizeof(a)));
 		busy_table("stream", g->streams, g->nstreams, traced, CUT_FMT_TEXT);
 		busy_table("process", g->procs, g->nprocs, traced, CUT_FMT_TEXT);
 		if (g->lat_count)
-			printf("\nLaunch latency (submitting call's start to the work's start): "
-			       "%lld, min %s, median %s, p90 %s, p99 %s, max %s\n",
-			       (long long)g->lat_count,
-			       cut_format_duration((double)g->lat_min, a, sizeof(a)),
-			       cut_format_duration(g->lat_med, b, sizeof(b)),
-			       cut_format_duration(g->lat_p90, c, sizeof(c)),
-			       cut_format_duration(g->lat_p99, d, sizeof(d)),
-			       cut_format_duration((double)g->lat_max, e, sizeof(e)));
+			cut_table_say(
+			    "\nLaunch latency (submitting call's start to the work's start): "
+			    "%lld, min %s, median %s, p90 %s, p99 %s, max %s",
+			    (long long)g->lat_count,
+			    cut_format_duration((double)g->lat_min, a, sizeof(a)),
+			    cut_format_duration(g->lat_med, b, sizeof(b)),
+			    cut_format_duration(g->lat_p90, c, sizeof(c)),
+			    cut_format_duration(g->lat_p99, d, sizeof(d)),
+			    cut_format_duration((double)g->lat_max, e, sizeof(e)));
 	}
 
 	bool xfers = false;
 	for (int dir = 0; dir < CUT_X_NDIRS; dir++)
 		xfers |= st->xfer_calls[dir] != 0;
 	if (xfers) {
-		printf("\nTransfers (bandwidth = bytes / time inside the API calls; asynchronous "
-		       "copies return early)\n");
+		cut_table_say(
+		    "\nTransfers (bandwidth = bytes / time inside the API calls; asynchronous "
+		    "copies return early)");
 		xfer_table(st, CUT_FMT_TEXT);
 	}
 	if (traced == 0 && st->layer_events[CUT_API] == 0)
 		return;
-	printf("\nTime by layer (total: summed over threads and streams, so %%traced can pass "
-	       "100%%; per thread: total / threads)\n");
+	cut_table_say(
+	    "\nTime by layer (total: summed over threads and streams, so %%traced can pass "
+	    "100%%; per thread: total / threads)");
 	layer_table(st, traced, CUT_FMT_TEXT);
-	printf("\nVerdict: %s\n", verdict(st, g));
+	size_t width = cut_table_width();
+	cut_table_say("\nVerdict: %s", verdict_in(st, g, width ? width - 9 : 0));
 }
 
 /* The tables as CSV, each after a blank line, as nsys stats writes one file per report. */
@@ -787,7 +825,7 @@ print_json(const struct cut_stats *st, const struct cut_stats *rt, const struct 
 	json_object_set_new(root, "slowest", slow_table(st, CUT_FMT_JSON));
 	json_object_set_new(root, "transfers", xfer_table(st, CUT_FMT_JSON));
 	json_object_set_new(root, "layers", layer_table(st, traced, CUT_FMT_JSON));
-	json_object_set_new(root, "verdict", json_string(verdict(st, g)));
+	json_object_set_new(root, "verdict", json_string(verdict(st, g, 0)));
 	json_object_set_new(root, "summary", summary_json(st, g, rk));
 	if (json_dumpf(root, stdout, JSON_INDENT(2)) < 0)
 		err(CUT_EXIT_FATAL, "write error on standard output");
@@ -818,10 +856,12 @@ main(int argc, char *argv[])
 	static const struct option longopts[] = {
 	    {"json", no_argument, NULL, 'j'},
 	    {"csv", no_argument, NULL, 'c'},
+	    {"wide", no_argument, NULL, 'w'},
+	    {"mangled", no_argument, NULL, 'M'},
 	    {"nvtx-full", no_argument, NULL, NVTX_FULL},
 	    {NULL, 0, NULL, 0},
 	};
-	bool nvtx_full = false;
+	bool nvtx_full = false, wide = false, mangled = false;
 	enum cut_fmt fmt = CUT_FMT_TEXT;
 	unsigned long ntop = 10;
 	int ch, status = CUT_EXIT_OK;
@@ -829,10 +869,12 @@ main(int argc, char *argv[])
 
 	cut_std_args_help(argc, argv, usage, opts);
 
-	while ((ch = getopt_long(argc, argv, "jcn:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "jcwMn:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'j': fmt = CUT_FMT_JSON; break;
 		case 'c': fmt = CUT_FMT_CSV; break;
+		case 'w': wide = true; break;
+		case 'M': mangled = true; break;
 		case NVTX_FULL: nvtx_full = true; break;
 		case 'n':
 			ntop = strtoul(optarg, &end, 10);
@@ -845,6 +887,7 @@ main(int argc, char *argv[])
 	}
 	argc -= optind;
 	argv += optind;
+	cut_table_display(wide ? 0 : CUT_TABLE_WIDTH, mangled);
 
 	/* Summaries of cutstat -j (one per rank): the job. */
 	int nsum = 0;

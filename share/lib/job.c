@@ -355,6 +355,7 @@ static const struct cut_col item_cols[] = {
     {"slowest", "slowest", "slowest", CUT_COL_STR, -10, 0, CUT_COL_GAP},
     {NULL, "rank_min_ns", "rank min", CUT_COL_DUR, 14, 0, 0},
     {NULL, "rank_max_ns", "rank max", CUT_COL_DUR, 14, 0, 0},
+    {"mangled", "mangled", NULL, CUT_COL_STR, 0, 0, 0}, /* a kernel's, where demangled */
 };
 
 static void
@@ -377,15 +378,19 @@ print_table(const struct job *j, const struct table *t, const char *what, enum c
 	struct cut_table_def def = {
 	    cols, CUT_NCOLS(cols),
 	    "total_ns calls med_ns p99_ns rank_min_ns rank_max_ns slowest name",
-	    "name calls total_ns med_ns p99_ns min_ns max_ns rank_min_ns rank_max_ns slowest"};
+	    "name calls total_ns med_ns p99_ns min_ns max_ns rank_min_ns rank_max_ns slowest "
+	    "mangled"};
 	if (fmt == CUT_FMT_TEXT)
-		printf("\n%s over the job (quantiles from merged histograms, within %.1f%%)\n",
-		       what, 100 * CUT_HIST_ERR);
+		cut_table_say("\n%s over the job (quantiles from merged histograms, within %.1f%%)",
+		              what, 100 * CUT_HIST_ERR);
 	else if (fmt == CUT_FMT_CSV && !fns)
 		putchar('\n');
 	struct cut_table *tab = cut_table_new(&def, fmt);
+	if (fns)
+		cut_table_hide(tab, "mangled");
 	for (size_t x = 0; x < n; x++) {
 		const struct item *it = &t->items[order[x]];
+		const char *name = strtab_key(t->names, order[x]);
 		const struct share *hi;
 		int64_t lo;
 		extremes(j, it, &lo, &hi);
@@ -399,11 +404,12 @@ print_table(const struct job *j, const struct table *t, const char *what, enum c
 		cut_table_add(
 		    tab,
 		    CUT_ROW(
-		        CUT_S(strtab_key(t->names, order[x])), CUT_I(it->calls), CUT_I(it->total),
+		        CUT_S(cut_table_name(name)), CUT_I(it->calls), CUT_I(it->total),
 		        CUT_R(cut_hist_quantile_range(it->hist, it->lo, it->hi, it->calls, 0.5)),
 		        CUT_R(cut_hist_quantile_range(it->hist, it->lo, it->hi, it->calls, 0.99)),
 		        CUT_I(it->min), CUT_I(it->max), CUT_IF(per, CUT_J(per)),
-		        CUT_S(j->labels[hi->k]), CUT_I(lo), CUT_I(hi->total)));
+		        CUT_S(j->labels[hi->k]), CUT_I(lo), CUT_I(hi->total),
+		        CUT_S(cut_table_mangled(name))));
 	}
 	json_t *arr = cut_table_end(tab);
 	if (arr)
@@ -421,11 +427,13 @@ static const struct cut_col straggler_cols[] = {
     {"most_waiting_total_ns", "waited_most_total_ns", "its total", CUT_COL_DUR, 14, 0, 0},
     {"most_waiting_med_ns", NULL, NULL, CUT_COL_REAL, 0, 0, 0},
     {"summaries", "summaries", NULL, CUT_COL_INT, 0, 0, 0},
+    {"kernel_mangled", "nccl_kernel_mangled", NULL, CUT_COL_STR, 0, 0, 0},
 };
 static const struct cut_table_def straggler_def = {
     straggler_cols, CUT_NCOLS(straggler_cols),
     "straggler its_total_ns most_waiting most_waiting_total_ns kernel",
-    "straggler straggler_total_ns waited_most waited_most_total_ns summaries nccl_kernel"};
+    "straggler straggler_total_ns waited_most waited_most_total_ns summaries nccl_kernel "
+    "nccl_kernel_mangled"};
 
 /* Collective kernels (cut_is_collective, classify.h): per kernel the straggler and the rank
  * that waited most, by the rule of collwait_pick over the summaries' totals. Text and CSV show
@@ -450,19 +458,19 @@ print_stragglers(const struct job *j, enum cut_fmt fmt, json_t *out)
 		size_t most, least;
 		collwait_pick(v, it->nper, &most, &least);
 		const struct share *lo = &it->per[least], *hi = &it->per[most];
-		if (!t) {
-			printf(
-			    "\n%s",
-			    fmt == CUT_FMT_CSV
-			        ? ""
-			        : "Stragglers: per collective kernel, the rank the others waited "
-			          "for (its instances took least time in total: it arrived last) "
-			          "and the rank that waited most (most time in total)\n");
+		if (!t && fmt == CUT_FMT_CSV)
+			putchar('\n');
+		else if (!t)
+			cut_table_say(
+			    "\nStragglers: per collective kernel, the rank the others waited "
+			    "for (its instances took least time in total: it arrived last) "
+			    "and the rank that waited most (most time in total)");
+		if (!t)
 			t = cut_table_new(&straggler_def, fmt);
-		}
-		cut_table_add(t, CUT_ROW(CUT_S(name), CUT_S(j->labels[lo->k]), CUT_I(lo->total),
-		                         CUT_R(lo->med), CUT_S(j->labels[hi->k]), CUT_I(hi->total),
-		                         CUT_R(hi->med), CUT_I((int64_t)it->nper)));
+		cut_table_add(t, CUT_ROW(CUT_S(cut_table_name(name)), CUT_S(j->labels[lo->k]),
+		                         CUT_I(lo->total), CUT_R(lo->med), CUT_S(j->labels[hi->k]),
+		                         CUT_I(hi->total), CUT_R(hi->med), CUT_I((int64_t)it->nper),
+		                         CUT_S(cut_table_mangled(name))));
 	}
 	free(v);
 	json_t *arr = t ? cut_table_end(t) : NULL;
@@ -603,13 +611,15 @@ cut_job_print(int n, char **paths, enum cut_fmt fmt)
 		if (j.saturated)
 			json_object_set_new(out, "saturated", json_true());
 	} else if (fmt == CUT_FMT_TEXT) {
-		printf("Job: %d summaries:", j.n);
+		struct cut_buf line = {0};
+		buf_addf(&line, "Job: %d summaries:", j.n);
 		for (int k = 0; k < j.n; k++)
-			printf(" %s", j.labels[k]);
-		putchar('\n');
+			buf_addf(&line, " %s", j.labels[k]);
+		cut_table_say("%s", line.s);
+		buf_free(&line);
 		if (j.saturated)
-			printf("warning: some sums reached the largest 64-bit integer and stopped "
-			       "there: they are lower bounds\n");
+			cut_table_say("warning: some sums reached the largest 64-bit integer and "
+			              "stopped there: they are lower bounds");
 	}
 	print_table(&j, &j.fns, "Driver API functions", fmt, out);
 	if (strtab_len(j.kernels.names))

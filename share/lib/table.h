@@ -4,6 +4,8 @@
 #ifndef CUT_TABLE_H
 #define CUT_TABLE_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -48,7 +50,7 @@ struct cut_col {
 /*
  * A table's columns, in the order of the JSON members, and the order of the text and CSV
  * columns where it differs: the columns' names separated by spaces (a column is named by its
- * key, else its csv; in the CSV order by its csv first). ncols is CUT_NCOLS(cols).
+ * key or its csv; of two of a name, the one the format shows). ncols is CUT_NCOLS(cols).
  */
 struct cut_table_def {
 	const struct cut_col *cols;
@@ -95,5 +97,37 @@ void cut_table_add(struct cut_table *t, const struct cut_cell *row);
 /* Writes the header if no row did, frees the table and returns the JSON array (a new
  * reference), or NULL in text and CSV. */
 json_t *cut_table_end(struct cut_table *t);
+
+/*
+ * How text shows names and how wide its lines are, for every table and cut_table_say:
+ * width, the columns a line may take (CUT_TABLE_WIDTH by default; 0: no limit, names whole);
+ * mangled, names as the trace has them rather than demangled. A tool calls it once, from its
+ * options (-w, -M), before it prints.
+ */
+#define CUT_TABLE_WIDTH 160
+void cut_table_display(size_t width, bool mangled);
+/* The width set (0: no limit). */
+size_t cut_table_width(void);
+/* The name a report shows for a name from the trace: demangled (cut_demangle), or as it is
+ * with mangled. NULL gives NULL. */
+const char *cut_table_name(const char *name);
+/* The name as the trace has it when the report shows another (demangled), else NULL: for the
+ * "mangled" member and column that go with a name. */
+const char *cut_table_mangled(const char *name);
+/*
+ * The columns the text of a row's cell in the table's last column may take so that the line
+ * fits the width: the width less what the row's cells before it take (at least
+ * CUT_TABLE_MIN_ROOM), or 0 when there is no limit or the table is not text. For a cell the
+ * caller puts together from names (cut_table_fit them to it); a string that ends a row is
+ * fitted by the table itself.
+ */
+#define CUT_TABLE_MIN_ROOM 24
+size_t cut_table_room(struct cut_table *t, const struct cut_cell *row);
+/* s shortened to room columns by the rule of cut_name_short (its template arguments and
+ * parameter lists elided first), or s when room is 0 or there is no limit. */
+const char *cut_table_fit(const char *s, size_t room);
+/* Prints a line of text (printf), broken at spaces into lines of the width, those after the
+ * first indented by two spaces; a newline in it starts a line. */
+void cut_table_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -94,7 +94,7 @@ else:
 sys.exit(1 if n else 0)
 PY
 grep -q '^GPU work (timed on the device' "$tmp/s.txt" || bad "no GPU section in the text"
-cutstat "$tmp/two.jsonl" | grep -q '^note: on GPU-.* the work of 2 processes overlapped .*cuthook -S' ||
+cutstat -w "$tmp/two.jsonl" | grep -q '^note: on GPU-.* the work of 2 processes overlapped .*cuthook -S' ||
 	bad "two at once: no note of the overlap"
 grep -q '^note:' "$tmp/s.txt" && bad "a note of overlap where the processes ran one after the other"
 # Without the layer: said in one line, the verdict from the driver API.

@@ -104,8 +104,8 @@ cutstat -c "$t/r0.json" "$t/r1.json" >"$t/csv" || bad "-c: exit $?"
 head -1 "$t/csv" | grep -qx 'name,calls,total_ns,med_ns,p99_ns,min_ns,max_ns,rank_min_ns,rank_max_ns,slowest' ||
 	bad "-c: header $(head -1 "$t/csv")"
 grep -q '^"odd,""name""",40,' "$t/csv" || bad "-c: a name with a comma and quotes: $(cat "$t/csv")"
-grep -qx 'gpu_name,calls,total_ns,med_ns,p99_ns,min_ns,max_ns,rank_min_ns,rank_max_ns,slowest' "$t/csv" || bad "-c: no kernel table"
-grep -qx 'rank 0,2000,rank 1,6000,2,ncclDevKernel_AllReduce' "$t/csv" || bad "-c: stragglers: $(tail -3 "$t/csv")"
+grep -qx 'gpu_name,calls,total_ns,med_ns,p99_ns,min_ns,max_ns,rank_min_ns,rank_max_ns,slowest,mangled' "$t/csv" || bad "-c: no kernel table"
+grep -qx 'rank 0,2000,rank 1,6000,2,ncclDevKernel_AllReduce,' "$t/csv" || bad "-c: stragglers: $(tail -3 "$t/csv")"
 
 # many names: CPU time and memory in proportion to them (against the same run's smaller job)
 python3 - "$t" <<'PY'

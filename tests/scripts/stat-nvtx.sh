@@ -108,7 +108,7 @@ else:
     while i < len(rows) and rows[i]:
         r = rows[i]; i += 1; seen += 1
         w = want.get((r[0], r[1]))
-        if w is None or [int(x) for x in r[2:]] != [w[f] for f in fields]: bad(f"csv nvtx {r}")
+        if w is None or [int(x) for x in r[2:12]] != [w[f] for f in fields]: bad(f"csv nvtx {r}")
     if seen != len(want): bad(f"csv nvtx rows {seen} != {len(want)}")
 # Folded, no name is left with emit_nvtx's fields: the 450 ranges of ops are 43 rows.
 named = [e["name"] for e in ranges if re.search(FIELDS, e["name"])]
@@ -121,8 +121,9 @@ PY
 done
 in=$top/samples/ddp-2gpu-hook.jsonl.zst
 zstd -dc "$in" >"$tmp/d.jsonl" || bad "zstd ddp: exit $?"
-cutstat -j "$in" >"$tmp/d.json" || bad "cutstat -j ddp: exit $?"
-cutstat -c "$in" >"$tmp/d.csv" || bad "cutstat -c ddp: exit $?"
+# -M: kernel names as the trace has them, as the events here have them
+cutstat -j -M "$in" >"$tmp/d.json" || bad "cutstat -j ddp: exit $?"
+cutstat -c -M "$in" >"$tmp/d.csv" || bad "cutstat -c ddp: exit $?"
 python3 - "$tmp/d.jsonl" "$tmp/d.json" "$tmp/d.csv" <<'PY' || fail=1
 import json, sys, csv, collections
 ev = [json.loads(l) for l in open(sys.argv[1])]

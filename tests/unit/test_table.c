@@ -200,6 +200,64 @@ START_TEST(test_too_wide)
 }
 END_TEST
 
+/* Text fits the width: a name that ends a row is shortened by cut_name_short's rule to what
+ * the cells before it leave, sentences are broken at spaces; width 0 leaves both whole. */
+static const struct cut_col wcols[] = {
+    {"n", NULL, "n", CUT_COL_INT, 4, 0, 0},
+    {"name", NULL, "name", CUT_COL_STR, 0, 0, 0},
+};
+static const struct cut_table_def wdef = {wcols, CUT_NCOLS(wcols), NULL, NULL};
+
+START_TEST(test_width)
+{
+	const char *k = "void f<int, std::array<char, 4ul> >(int, float)";
+	cut_table_display(30, false);
+	capture_begin();
+	struct cut_table *t = cut_table_new(&wdef, CUT_FMT_TEXT);
+	ck_assert_uint_eq(cut_table_room(t, CUT_ROW(CUT_I(1))), 25);
+	cut_table_add(t, CUT_ROW(CUT_I(1), CUT_S(k)));
+	cut_table_add(t, CUT_ROW(CUT_I(12345678), CUT_S("short")));
+	cut_table_end(t);
+	cut_table_say("one two three four five six seven eight nine ten eleven");
+	cut_table_say("\nTitle");
+	cut_table_display(0, false);
+	t = cut_table_new(&wdef, CUT_FMT_TEXT);
+	ck_assert_uint_eq(cut_table_room(t, CUT_ROW(CUT_I(1))), 0);
+	cut_table_add(t, CUT_ROW(CUT_I(1), CUT_S(k)));
+	cut_table_end(t);
+	cut_table_say("one two three four five six seven eight nine ten eleven");
+	cut_table_display(CUT_TABLE_WIDTH, false);
+	ck_assert_str_eq(capture_end(),
+	                 "   n name\n"
+	                 "   1 void f<…>(…)\n"
+	                 "12345678 short\n"
+	                 "one two three four five six\n"
+	                 "  seven eight nine ten eleven\n"
+	                 "\n"
+	                 "Title\n"
+	                 "   n name\n"
+	                 "   1 void f<int, std::array<char, 4ul> >(int, float)\n"
+	                 "one two three four five six seven eight nine ten eleven\n");
+}
+END_TEST
+
+/* Names as a report shows them: demangled, with the mangled one beside where they differ;
+ * as the trace has them with mangled set. */
+START_TEST(test_names)
+{
+	const char *m = "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LLv";
+	ck_assert_str_eq(cut_table_name(m), "ncclDevKernel_AllReduce_Sum_f32_RING_LL()");
+	ck_assert_str_eq(cut_table_mangled(m), m);
+	ck_assert_str_eq(cut_table_name("gemm"), "gemm");
+	ck_assert_ptr_null(cut_table_mangled("gemm"));
+	ck_assert_ptr_null(cut_table_name(NULL));
+	cut_table_display(CUT_TABLE_WIDTH, true);
+	ck_assert_str_eq(cut_table_name(m), m);
+	ck_assert_ptr_null(cut_table_mangled(m));
+	cut_table_display(CUT_TABLE_WIDTH, false);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -211,6 +269,8 @@ main(void)
 	tcase_add_test(tc, test_unset);
 	tcase_add_test(tc, test_escape);
 	tcase_add_test(tc, test_header);
+	tcase_add_test(tc, test_width);
+	tcase_add_test(tc, test_names);
 	tcase_add_test_raise_signal(tc, test_wrong_kind, SIGABRT);
 	tcase_add_test_raise_signal(tc, test_bad_order, SIGABRT);
 	tcase_add_test_raise_signal(tc, test_too_wide, SIGABRT);
