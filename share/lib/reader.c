@@ -18,12 +18,13 @@
 struct cut_reader {
 	int fd;
 	char *path;
-	bool strict, quiet, eof, stopped, failed;
+	bool strict, quiet, silent, eof, stopped, failed;
 	bool skipping; /* dropping the rest of a line longer than CUT_LINE_MAX */
 	bool partial;  /* the last line returned had no newline */
 	char *buf;
 	size_t cap, start, end, scan; /* unread data is buf[start, end); no '\n' in [start, scan) */
 	uint64_t line, event_line, errors, bytes, serial;
+	size_t event_len;
 	struct cut_parser *parser;
 	struct cut_inflate *in; /* plain, gzip or zstd */
 	char lost[160];         /* why the input broke off ("": a read error, lost_errno) */
@@ -31,38 +32,56 @@ struct cut_reader {
 	char why[256];
 };
 
-struct cut_reader *
-cut_reader_open(const char *path, unsigned flags)
+/* A reader of fd (-1: the open failed, errno says why), named name in messages. */
+static struct cut_reader *
+reader_new(int fd, char *name, unsigned flags)
 {
+	int e = errno;
 	struct cut_reader *r = calloc(1, sizeof(*r));
-	if (!r)
+	if (!r) {
+		if (fd > STDIN_FILENO)
+			close(fd);
+		free(name);
+		errno = ENOMEM;
 		return NULL;
+	}
 	const char *strict = getenv("CUT_STRICT");
 	r->strict = (flags & CUT_READ_STRICT) || (strict && *strict && strcmp(strict, "0") != 0);
-	r->quiet = flags & CUT_READ_QUIET;
+	r->silent = flags & CUT_READ_SILENT;
+	r->quiet = r->silent || (flags & CUT_READ_QUIET);
 	static uint64_t serial;
 	r->serial = ++serial;
-	if (!path || strcmp(path, "-") == 0) {
-		r->fd = STDIN_FILENO;
-		r->path = strdup("<stdin>");
-	} else {
-		r->fd = open(path, O_RDONLY | O_CLOEXEC);
-		/* the name as messages give it: a file name may hold an escape sequence or a
-		 * newline that would forge a line of the report */
-		r->path = strdup(cut_esc(path));
-	}
+	r->fd = fd;
+	r->path = name;
 	r->cap = 1 << 20;
 	r->buf = malloc(r->cap);
 	r->parser = cut_parser_new();
 	if (r->fd >= 0)
 		r->in = cut_inflate_new(r->fd);
 	if (r->fd < 0 || !r->path || !r->buf || !r->parser || !r->in) {
-		int e = r->fd < 0 ? errno : ENOMEM;
+		e = r->fd < 0 ? e : ENOMEM;
 		cut_reader_close(r);
 		errno = e;
 		return NULL;
 	}
 	return r;
+}
+
+struct cut_reader *
+cut_reader_open(const char *path, unsigned flags)
+{
+	if (!path || strcmp(path, "-") == 0)
+		return reader_new(STDIN_FILENO, strdup("<stdin>"), flags);
+	/* the name as messages give it: a file name may hold an escape sequence or a newline
+	 * that would forge a line of the report */
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	return reader_new(fd, fd < 0 ? NULL : strdup(cut_esc(path)), flags);
+}
+
+struct cut_reader *
+cut_reader_open_fd(int fd, const char *name, unsigned flags)
+{
+	return reader_new(fd, strdup(name), flags);
 }
 
 static void report(struct cut_reader *r, uint64_t line, const char *why);
@@ -107,9 +126,9 @@ at_end(struct cut_reader *r)
 {
 	if (r->failed && !r->stopped) {
 		uint64_t line = r->line + (r->partial ? 0 : 1);
-		if (r->lost[0])
+		if (!r->silent && r->lost[0])
 			warnx("%s:%llu: %s", r->path, (unsigned long long)line, r->lost);
-		else
+		else if (!r->silent)
 			warnx("%s: read: %s", r->path, strerror(r->lost_errno));
 		r->stopped = true;
 	}
@@ -186,6 +205,7 @@ cut_reader_next(struct cut_reader *r, struct cut_event *ev)
 			continue;
 		if (rc == CUT_PARSE_EVENT) {
 			r->event_line = r->line;
+			r->event_len = len;
 			if (r->why[0])
 				report(r, r->line, r->why);
 			return 1;
@@ -201,6 +221,17 @@ cut_reader_next(struct cut_reader *r, struct cut_event *ev)
 		return r->stopped ? -1 : 1;
 	}
 	return 0;
+}
+
+int
+cut_reader_next_line(struct cut_reader *r, char **line, size_t *len)
+{
+	if (!r->stopped && next_line(r, line, len)) {
+		r->event_line = r->line;
+		r->event_len = *len;
+		return 1;
+	}
+	return r->stopped ? -1 : 0;
 }
 
 void
@@ -224,6 +255,12 @@ uint64_t
 cut_reader_line(const struct cut_reader *r)
 {
 	return r->event_line;
+}
+
+size_t
+cut_reader_line_bytes(const struct cut_reader *r)
+{
+	return r->event_len;
 }
 
 uint64_t

@@ -14,6 +14,8 @@ struct cut_reader;
 enum {
 	CUT_READ_STRICT = 1 << 0, /* stop at the first bad line (also: CUT_STRICT=1 in env) */
 	CUT_READ_QUIET = 1 << 1,  /* count bad lines but say nothing (a read error is still said) */
+	CUT_READ_SILENT = 1 << 2, /* say nothing at all, not even a read error: a second reading
+	                           * of a file that another reader reports on */
 };
 
 /* The longest line read (bytes, newline excluded): a longer one is reported, skipped up to its
@@ -25,6 +27,8 @@ enum {
  * when the file cannot be opened (the caller reports it).
  */
 struct cut_reader *cut_reader_open(const char *path, unsigned flags);
+/* Reads the open file fd (closed by cut_reader_close), named name in messages as given. */
+struct cut_reader *cut_reader_open_fd(int fd, const char *name, unsigned flags);
 /*
  * Reads the next event. A bad line is reported on stderr as "prog: file:line: reason" (the
  * reason escaped by cut_esc: it may quote the trace), counted and skipped. Returns 1 with *ev
@@ -32,6 +36,14 @@ struct cut_reader *cut_reader_open(const char *path, unsigned flags);
  * read error, both already reported; cut_reader_failed tells them apart).
  */
 int cut_reader_next(struct cut_reader *r, struct cut_event *ev);
+/*
+ * Reads the next line as it is, without its newline, for a tool that looks at lines before
+ * (or instead of) parsing them: *line points into the reader's buffer, valid until the next
+ * call. cut_reader_line then gives its number; a line past CUT_LINE_MAX is skipped as by
+ * cut_reader_next (so numbers may jump). Returns 1, 0 at end of input, -1 when reading must
+ * stop (a read error, already reported unless silent; cut_reader_failed says so).
+ */
+int cut_reader_next_line(struct cut_reader *r, char **line, size_t *len);
 /* Reports a problem at the line of the last event returned, in the reader's format, and
  * counts it as a bad line. */
 void cut_reader_warn(struct cut_reader *r, const char *fmt, ...)
@@ -40,6 +52,9 @@ void cut_reader_warn(struct cut_reader *r, const char *fmt, ...)
 const char *cut_reader_path(const struct cut_reader *r);
 /* Line number of the last event returned (1-based). */
 uint64_t cut_reader_line(const struct cut_reader *r);
+/* Bytes of that line, its newline excluded (for a begin and end of an older format joined,
+ * the end's). */
+size_t cut_reader_line_bytes(const struct cut_reader *r);
 /* Bad lines seen so far. */
 uint64_t cut_reader_errors(const struct cut_reader *r);
 /* Whether reading stopped on a read error (an I/O error, a directory): the rest of the input

@@ -1,6 +1,7 @@
 /* test_event.c: the event reader and writer: fast path vs jansson (differential, random and
  * mutated lines), canonical round trips, line handling, bad lines. */
 #include <check.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -530,6 +531,51 @@ START_TEST(test_reader_lines)
 }
 END_TEST
 
+START_TEST(test_reader_raw_lines)
+{
+	/* Lines as they are, numbered as events are, whatever they hold; an event's line's
+	 * bytes; a reader of an open file named as given. */
+	const char *a = "{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"a\"}";
+	struct cut_buf t = {0};
+	buf_adds(&t, a);
+	buf_adds(&t, "\r\nnot json\n\n");
+	buf_adds(&t, a);
+	char *path = write_temp(t.s, t.len);
+	struct cut_reader *r = cut_reader_open(path, CUT_READ_SILENT);
+	ck_assert_ptr_nonnull(r);
+	char *line;
+	size_t len;
+	ck_assert_int_eq(cut_reader_next_line(r, &line, &len), 1);
+	ck_assert_uint_eq(len, strlen(a) + 1); /* the CR stays */
+	ck_assert_int_eq(cut_reader_line(r), 1);
+	ck_assert_int_eq(cut_reader_next_line(r, &line, &len), 1);
+	ck_assert_int_eq(len, 8);
+	ck_assert_int_eq(memcmp(line, "not json", 8), 0);
+	ck_assert_int_eq(cut_reader_next_line(r, &line, &len), 1);
+	ck_assert_int_eq(len, 0);
+	ck_assert_int_eq(cut_reader_next_line(r, &line, &len), 1);
+	ck_assert_uint_eq(len, strlen(a));
+	ck_assert_int_eq(cut_reader_line(r), 4);
+	ck_assert_int_eq(cut_reader_next_line(r, &line, &len), 0);
+	ck_assert_int_eq(cut_reader_close(r), 0); /* lines are not parsed: none is bad */
+
+	int fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	r = cut_reader_open_fd(fd, "named", 0);
+	ck_assert_str_eq(cut_reader_path(r), "named");
+	struct cut_event ev;
+	ck_assert_int_eq(cut_reader_next(r, &ev), 1);
+	ck_assert_uint_eq(cut_reader_line_bytes(r), strlen(a) + 1);
+	ck_assert_int_eq(cut_reader_next(r, &ev), 1);
+	ck_assert_int_eq(cut_reader_line(r), 4);
+	ck_assert_uint_eq(cut_reader_line_bytes(r), strlen(a));
+	ck_assert_int_eq(cut_reader_next(r, &ev), 0);
+	ck_assert_int_eq(cut_reader_close(r), 1);
+	unlink(path);
+	buf_free(&t);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -543,6 +589,7 @@ main(void)
 	tcase_add_test(tc, test_big_numbers);
 	tcase_add_test(tc, test_writer_escapes);
 	tcase_add_test(tc, test_reader_lines);
+	tcase_add_test(tc, test_reader_raw_lines);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
