@@ -499,8 +499,8 @@ move(struct input *in, struct cut_event *ev)
 /* How far an input may be out of order and still be put in order as it streams: the window
  * holds at most this many events, and at most WINDOW_BYTES of them, each counted as its line
  * and WINDOW_COST (about what its copy takes); past either it lets go of its least. */
-#define WINDOW_EVENTS 65536
-#define WINDOW_BYTES ((size_t)16 << 20)
+#define WINDOW_EVENTS 16384
+#define WINDOW_BYTES ((size_t)8 << 20)
 #define WINDOW_COST(len) ((size_t)(len) + 160)
 #define NO_SLOT UINT32_MAX
 
