@@ -18,6 +18,7 @@
 
 #include "args.h"
 #include "calls.h"
+#include "classify.h"
 #include "cut.h"
 #include "event.h"
 #include "heap.h"
@@ -724,18 +725,6 @@ advance(struct input *in)
 
 /* ---- the first reading: order, hosts and collectives ---- */
 
-/* Whether a GPU kernel is a collective of NCCL: ncclDevKernel_* or ncclKernel_*, its name
- * mangled (_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LLv) or not. */
-static bool
-is_collective(const char *name)
-{
-	const char *p = name;
-	if (p[0] == '_' && p[1] == 'Z')
-		for (p += 2; *p >= '0' && *p <= '9'; p++)
-			;
-	return strncmp(p, "ncclDevKernel_", 14) == 0 || strncmp(p, "ncclKernel_", 11) == 0;
-}
-
 /* The unit of the records of a group that name host (made when new). */
 static int
 unit_get(int group, const char *host, int in)
@@ -782,14 +771,18 @@ record_unit(int i, const char *host, size_t n)
 
 /* Keeps a collective kernel's start and end, for the fit of its unit's clock: the k-th
  * kernel of a name on one participant (a rank, else a process) is one collective with the
- * k-th of that name on every other (cutgaps(1)'s rule). */
+ * k-th of that name on every other (cutgaps(1)'s rule). Sends and receives are left out:
+ * they end with their peer only, not with every rank. */
 static void
 add_coll(int u, const struct cut_event *ev)
 {
 	int64_t end;
 	if (ev->layer != CUT_GPU || !(ev->has & CUT_HAS_DUR) || !ev->cat ||
-	    strcmp(ev->cat, "kernel") != 0 || !is_collective(ev->name) ||
-	    __builtin_add_overflow(ev->ts, ev->dur, &end))
+	    strcmp(ev->cat, "kernel") != 0 || __builtin_add_overflow(ev->ts, ev->dur, &end))
+		return;
+	const char *kind = cut_collective(ev->name);
+	if (!kind || strcmp(kind, "SendRecv") == 0 || strcmp(kind, "Send") == 0 ||
+	    strcmp(kind, "Recv") == 0)
 		return;
 	bool isnew;
 	size_t p =
