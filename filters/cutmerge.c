@@ -2038,7 +2038,9 @@ align_records(int64_t ts)
 		buf_reset(&a);
 		buf_addkv_str(&a, "host", host);
 		buf_addkv_str(&a, "file", g.in[un->in].path);
-		buf_addkv_str(&a, "reference", strtab_key(g.hosts, r->host));
+		/* the reference's host, or its file when it names none (an strace import) */
+		const char *rh = strtab_key(g.hosts, r->host);
+		buf_addkv_str(&a, "reference", *rh ? rh : g.in[r->in].path);
 		buf_addkv_str(&a, "method", un->method);
 		bool fitted = strcmp(un->method, "collectives") == 0;
 		int64_t offset = un->shift, at = 0;
