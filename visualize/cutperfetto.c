@@ -16,6 +16,7 @@
 #include "calls.h"
 #include "cut.h"
 #include "event.h"
+#include "heap.h"
 #include "idmap.h"
 #include "outfile.h"
 #include "pb.h"
@@ -149,9 +150,11 @@ struct group {
 	                       ALLOC: its bytes */
 };
 
-/* One input file: its machine, from its header. */
+/* One input file: its next event, its machine, from its header. */
 struct input {
 	struct cut_reader *r;
+	struct cut_event ev;
+	bool stopped; /* reading must stop (strict mode) */
 	struct machine *m;
 	int64_t last, writer; /* latest start seen; the pid of the header's writer */
 	char *tool;           /* the header's tool */
@@ -656,7 +659,7 @@ heap_less(const struct hent *a, const struct hent *b)
 }
 
 static void
-heap_push(struct hent h)
+ends_push(struct hent h)
 {
 	if (g.nheap == g.heapcap) {
 		g.heapcap = g.heapcap ? 2 * g.heapcap : 1024;
@@ -670,7 +673,7 @@ heap_push(struct hent h)
 }
 
 static struct hent
-heap_pop(void)
+ends_pop(void)
 {
 	struct hent top = g.heap[0], last = g.heap[--g.nheap];
 	size_t i = 0, c;
@@ -692,7 +695,7 @@ static void
 drain(int64_t ts)
 {
 	while (g.nheap && g.heap[0].end <= ts) {
-		struct hent h = heap_pop();
+		struct hent h = ends_pop();
 		struct lane *l = h.l;
 		struct open *o = &l->stack[h.depth];
 		size_t at = packet(l->g->m, o->end), e = pb_nest(&g.out, PKT_TRACK_EVENT);
@@ -800,7 +803,7 @@ push(struct lane *l, const struct open *o)
 			err(CUT_EXIT_FATAL, "out of memory");
 	}
 	l->stack[l->depth] = *o;
-	heap_push((struct hent){o->end, l, l->depth});
+	ends_push((struct hent){o->end, l, l->depth});
 	l->depth++;
 }
 
@@ -1277,6 +1280,40 @@ check_inputs(int argc, char *argv[])
 	free(known);
 }
 
+/* An input in the heap of the next events: by time, then input order. */
+struct head {
+	struct cut_heap_key k;
+	size_t i;
+};
+
+/* Reads src's next event into the heap; false at its end (or when it must stop). */
+static bool
+advance(struct input *src, struct cut_heap *heads, size_t i, int *status)
+{
+	int rc = cut_reader_next(src->r, &src->ev);
+	if (rc > 0) {
+		heap_push(heads, &(struct head){{src->ev.ts, i}, i});
+		return true;
+	}
+	if (rc < 0 && !cut_reader_failed(src->r))
+		src->stopped = true; /* strict mode: a bad line stops everything */
+	if (rc < 0 && *status == CUT_EXIT_OK)
+		*status = CUT_EXIT_BADINPUT;
+	return false;
+}
+
+/* Closes an input, its bad lines and read errors in the exit status. */
+static void
+finish(struct input *src, int *status)
+{
+	bool failed = cut_reader_failed(src->r);
+	if (cut_reader_close(src->r) && *status == CUT_EXIT_OK)
+		*status = CUT_EXIT_BADINPUT;
+	if (failed)
+		*status = CUT_EXIT_LOST; /* a read error loses that input only */
+	src->r = NULL;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -1287,7 +1324,7 @@ main(int argc, char *argv[])
 	    {NULL, 0, NULL, 0},
 	};
 	const char *path = NULL;
-	int ch, rc = 0, status = CUT_EXIT_OK;
+	int ch, status = CUT_EXIT_OK;
 
 	while ((ch = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -1349,25 +1386,36 @@ main(int argc, char *argv[])
 	g.calls = cut_calls_new(1u << CUT_API);
 	tab_grow();
 
-	for (int i = 0; i < (argc ? argc : 1) && rc >= 0; i++) {
-		struct input in = {.last = INT64_MIN};
-		if (!(in.r = cut_reader_open(argc ? argv[i] : NULL, 0))) {
+	/* Every input open at once, merged by time as cutchrome does: the files of a job overlap
+	 * in time, and a slice's end, a GPU's busy counter, must not be written before the events
+	 * of another file that come earlier. */
+	int n = argc ? argc : 1;
+	struct input *in = xcalloc((size_t)n, sizeof(*in));
+	struct cut_heap heads;
+	struct head h;
+	heap_init(&heads, sizeof(struct head));
+	for (int i = 0; i < n; i++) {
+		in[i].last = INT64_MIN;
+		if (!(in[i].r = cut_reader_open(argc ? argv[i] : NULL, 0))) {
 			warn("%s", argc ? cut_esc(argv[i]) : "<stdin>");
 			status = CUT_EXIT_LOST;
 			continue;
 		}
-		struct cut_event ev;
-		while ((rc = cut_reader_next(in.r, &ev)) > 0)
-			event(&in, &ev);
-		bool failed = cut_reader_failed(in.r);
-		if ((cut_reader_close(in.r) || rc < 0) && status == CUT_EXIT_OK)
-			status = CUT_EXIT_BADINPUT;
-		if (failed) {
-			status = CUT_EXIT_LOST;
-			rc = 0; /* a read error loses that input only: go on with the next */
-		}
-		free(in.tool);
+		advance(&in[i], &heads, i, &status);
 	}
+	while (heap_pop(&heads, &h)) {
+		struct input *src = &in[h.i];
+		event(src, &src->ev);
+		if (!advance(src, &heads, h.i, &status) && src->stopped)
+			break;
+	}
+	for (int i = 0; i < n; i++) {
+		if (in[i].r)
+			finish(&in[i], &status);
+		free(in[i].tool);
+	}
+	free(in);
+	heap_free(&heads);
 	drain(INT64_MAX);
 	flush();
 	if (path && outfile_commit(g.f))

@@ -98,6 +98,16 @@ assert vals == ["1", "2", "1", "0"], vals
 assert "GPU 0: NVIDIA A100" in by and by["GPU 0: NVIDIA A100"][1] != ""
 PY
 
+# The same GPU in two files of one machine that overlap in time: the files are read at once, by
+# time, so the busy counter is 2 while both kernels run. Read one file after the other, the first
+# file's kernel had ended (at its later call) before the second's began: 1, 0, 1, 0.
+head -1 "$tmp/shared.jsonl" >"$tmp/shared-a.jsonl"
+head -1 "$tmp/shared.jsonl" >"$tmp/shared-b.jsonl"
+grep '"pid":300' "$tmp/shared.jsonl" | sed 1d >>"$tmp/shared-a.jsonl"
+echo '{"ts":3000,"dur":10,"pid":300,"tid":300,"layer":"api","name":"cuCtxSynchronize","cat":"sync"}' >>"$tmp/shared-a.jsonl"
+grep '"pid":400' "$tmp/shared.jsonl" >>"$tmp/shared-b.jsonl"
+run shared2 "$tmp/shared-a.jsonl" "$tmp/shared-b.jsonl" && clean shared2
+
 # GPU work queued deep: 100 pieces on one stream, each overlapping all before it, twice: past
 # the lanes scanned, each takes a spill lane (a heap, linear time), the second round the lanes
 # the first left free; every track still nests: 99 overlap tracks.
