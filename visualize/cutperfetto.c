@@ -1120,7 +1120,12 @@ meta(struct input *in, struct machine *m, const struct cut_event *ev)
 		changed = set_name(&x->name, ev->args, "comm") |
 		          set_name(&x->name, ev->args, "name") |
 		          set_name(&x->cmdline, ev->args, "cmdline");
-		if (cut_args_int(ev->args, "rank", &v) == 0 && v >= 0 && v != x->rank)
+		/* its envelope's rank (cutmerge's), else its own */
+		if (ev->has & CUT_HAS_RANK)
+			v = ev->rank;
+		else if (cut_args_int(ev->args, "rank", &v) || v < 0)
+			v = x->rank;
+		if (v != x->rank)
 			x->rank = v, changed = true;
 	} else if (strcmp(ev->name, "thread") == 0) {
 		x = group_get(THREAD, m, ev->pid, ev->tid, NULL, 0);

@@ -225,7 +225,7 @@ class Expected:
                 s = self.machine(e["host"], header_clock)
             pid, tid, ts, lay = e["pid"], e["tid"], e["ts"], e["layer"]
             proc = procs.setdefault((s, pid), {})
-            if isint(e.get("rank")) and e["rank"] >= 0 and lay != "meta":
+            if isint(e.get("rank")) and e["rank"] >= 0 and (lay != "meta" or e["name"] == "process"):
                 proc["rank"] = e["rank"]
                 proc["host"] = self.machines[s - 1][0]
                 self.names[("process", s, pid)] = proc
@@ -280,7 +280,7 @@ class Expected:
             for k in ("comm", "name"):
                 if isinstance(a.get(k), str) and a[k]:
                     proc["name"] = a[k]
-            if isint(a.get("rank")) and a["rank"] >= 0:
+            if isint(a.get("rank")) and a["rank"] >= 0 and not isint(e.get("rank")):
                 proc["rank"] = a["rank"]
                 proc["host"] = self.machines[s - 1][0]
             self.names[("process", s, pid)] = proc

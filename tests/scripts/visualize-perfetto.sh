@@ -61,6 +61,16 @@ run ranks --overlaps 2 -- $ranks/r0.jsonl $ranks/r1.jsonl $ranks/r2.jsonl && cle
 grep -q 'process_name: "rank 1 (node2)"' "$tmp/ranks.txt" || bad "ranks: rank 1 not named"
 [ "$(sed -n 2p "$tmp/ranks.txt")" = "  clock_snapshot {" ] || bad "ranks: the first packet is not the clock snapshot"
 
+# A rank only on the process record's envelope (cutmerge's), as cutchrome reads it: the process
+# is rank 5, before its own args' rank 1.
+cat >"$tmp/envrank.jsonl" <<'JSONL'
+{"ts":1,"pid":9,"tid":9,"layer":"meta","name":"header","args":{"schema":2,"tool":"hand","host":"h"}}
+{"ts":1,"rank":5,"pid":9,"tid":9,"layer":"meta","name":"process","args":{"comm":"train","rank":1}}
+{"ts":2,"dur":1,"pid":9,"tid":9,"layer":"api","name":"cuInit"}
+JSONL
+run envrank "$tmp/envrank.jsonl" && clean envrank
+grep -q 'process_name: "rank 5 (h)"' "$tmp/envrank.txt" || bad "envrank: the process is not rank 5"
+
 # Two processes sharing one GPU (its uuid in both device records, under different ordinals) and a
 # third process whose device record names no uuid: one track group for the shared GPU with a
 # stream track per process, its busy counter over both processes' work (2 while they overlap),
