@@ -55,6 +55,7 @@ struct group {
 	int64_t jpid, mem;    /* PROCESS: its "pid" in the output, device bytes allocated */
 	int64_t rank;         /* PROCESS: its rank in a distributed job, or -1 */
 	int64_t spid, stream; /* GPU: the process (index in procs) and stream of the track */
+	bool nostream;        /* GPU: work without a stream */
 	size_t order;         /* of creation */
 	struct lane **spill;  /* lanes past the scanned ones, see place() */
 	size_t nspill, spillcap;
@@ -96,7 +97,7 @@ static int64_t nsynth, nflows;
  * flow from each submitting call to its work, and a counter of the work running. As many
  * GPUs as the trace names. */
 static struct device {
-	size_t uuid; /* index in uuids, or IDMAP_NONE: the GPU of task's ordinal */
+	size_t uuid; /* index in gpus, or IDMAP_NONE: the GPU of task's ordinal */
 	size_t task; /* the process (index in procs) whose ordinal it is */
 	int64_t ordinal;
 	int64_t *ends; /* ends of the work running, for the counter */
@@ -104,13 +105,22 @@ static struct device {
 	size_t proc; /* its index in procs */
 } * devices;
 static size_t ndevices;
-/* (-1, index in uuids) of a GPU named by uuid, (proc, ordinal) of one that is not -> index
+/* (-1, index in gpus) of a GPU named by uuid, (proc, ordinal) of one that is not -> index
  * in devices. */
 static struct cut_idmap *device_ids;
-static struct cut_idmap *uuid_ids; /* (proc, ordinal) -> index in uuids, from device records */
-static struct cut_strtab *uuids, *uuid_labels; /* uuids; the first "uuid (name)" of each */
-static size_t *uuid_of;                        /* index in uuid_ids -> index in uuids */
-static struct cut_idmap *streams;    /* (proc, stream) -> key of the GPU group of its track */
+/* The GPUs the device records name by uuid: (host, index in uuids) -> index in gpus; a
+ * process's ordinal -> the GPU its latest record named. */
+static struct cut_strtab *uuids;
+static struct cut_idmap *gpu_ids;
+static struct gpu {
+	size_t uuid; /* index in uuids */
+	char *name;  /* the latest given, or NULL */
+} * gpus;
+static struct cut_idmap *uuid_ids; /* (proc, ordinal) -> index in uuid_of */
+static size_t *uuid_of;            /* -> index in gpus */
+/* (proc, stream), or (-1 - proc, 0) for work without a stream -> key of the GPU group of its
+ * track */
+static struct cut_idmap *streams;
 static struct cut_idmap *subs;       /* (proc, corr) -> index in sub_at: submitting calls */
 #define MAX_SUBS (1 << 18)           /* of them, the latest kept */
 static struct cut_idmap *stream_ids; /* (proc, handle) -> index in stream_names (NVTX) */
@@ -470,9 +480,14 @@ track_name(const struct group *g, const struct group *thread, const struct group
 		size_t i = idmap_get2(stream_ids, g->spid, g->stream);
 		const struct proc *sp = &procs[g->spid];
 		const char *host = strtab_len(hosts) > 1 ? strtab_key(hosts, sp->host) : "";
-		len = snprintf(s, n, "pid %lld%s%s stream 0x%llx%s%s", (long long)sp->pid,
-		               *host ? " on " : "", host, (unsigned long long)g->stream,
-		               i != IDMAP_NONE ? ": " : "", i != IDMAP_NONE ? stream_names[i] : "");
+		if (g->nostream)
+			len = snprintf(s, n, "pid %lld%s%s no stream", (long long)sp->pid,
+			               *host ? " on " : "", host);
+		else
+			len = snprintf(s, n, "pid %lld%s%s stream 0x%llx%s%s", (long long)sp->pid,
+			               *host ? " on " : "", host, (unsigned long long)g->stream,
+			               i != IDMAP_NONE ? ": " : "",
+			               i != IDMAP_NONE ? stream_names[i] : "");
 		break;
 	}
 	default: {
@@ -585,8 +600,11 @@ process_name(const struct group *g, char *s, size_t n)
 		const struct device *d = &devices[pr->device];
 		const struct proc *t = &procs[d->task];
 		const char *th = strtab_len(hosts) > 1 ? strtab_key(hosts, t->host) : "";
-		if (d->uuid != IDMAP_NONE)
-			snprintf(s, n, "GPU %s", strtab_key(uuid_labels, d->uuid));
+		if (d->uuid != IDMAP_NONE && gpus[d->uuid].name)
+			snprintf(s, n, "GPU %s (%s)", strtab_key(uuids, gpus[d->uuid].uuid),
+			         gpus[d->uuid].name);
+		else if (d->uuid != IDMAP_NONE)
+			snprintf(s, n, "GPU %s", strtab_key(uuids, gpus[d->uuid].uuid));
 		else
 			snprintf(s, n, "GPU pid %lld%s%s device %lld", (long long)t->pid,
 			         *th ? " on " : "", th, (long long)d->ordinal);
@@ -831,22 +849,34 @@ meta(const struct cut_event *ev)
 	    k == CUT_META_PROCESS || k == CUT_META_THREAD ? cut_task_label(&m.task) : NULL;
 	if (k == CUT_META_LOST)
 		lost(ev, &m.lost);
-	if (k == CUT_META_DEVICE && m.device.uuid) {
-		/* The first record of a process's ordinal holds; a uuid keeps the label it was
-		 * first given. */
+	if (k == CUT_META_DEVICE && m.device.uuid && *m.device.uuid &&
+	    m.device.device != CUT_ABSENT) {
+		/* A GPU of the process's host; the latest record of a process's ordinal holds, and
+		 * the latest name given. */
 		bool isnew;
-		size_t i = idmap_put2(uuid_ids, ev->pid, m.device.device, &isnew);
+		size_t u = strtab_intern(uuids, m.device.uuid);
+		size_t j = idmap_put2(gpu_ids, (int64_t)procs[ev->pid].host, (int64_t)u, &isnew);
 		if (isnew) {
-			char u[512];
-			size_t n = strtab_len(uuids);
-			snprintf(u, sizeof(u), m.device.name ? "%s (%s)" : "%s", m.device.uuid,
-			         m.device.name);
-			size_t j = strtab_intern(uuids, m.device.uuid);
-			if (j == n)
-				strtab_intern(uuid_labels, u);
-			if (!(uuid_of = realloc(uuid_of, (i + 1) * sizeof(*uuid_of))))
+			if (!(gpus = realloc(gpus, (j + 1) * sizeof(*gpus))))
 				err(CUT_EXIT_FATAL, "out of memory");
-			uuid_of[i] = j;
+			gpus[j] = (struct gpu){.uuid = u};
+		}
+		if (m.device.name && *m.device.name) {
+			free(gpus[j].name);
+			if (!(gpus[j].name = strdup(m.device.name)))
+				err(CUT_EXIT_FATAL, "out of memory");
+		}
+		size_t i = idmap_put2(uuid_ids, ev->pid, m.device.device, &isnew);
+		if (isnew && !(uuid_of = realloc(uuid_of, (i + 1) * sizeof(*uuid_of))))
+			err(CUT_EXIT_FATAL, "out of memory");
+		uuid_of[i] = j;
+	} else if (k == CUT_META_DEVICE && m.device.device != CUT_ABSENT && m.device.name &&
+	           *m.device.name) { /* a record without uuid names the GPU of the ordinal */
+		size_t i = idmap_get2(uuid_ids, ev->pid, m.device.device);
+		if (i != IDMAP_NONE) {
+			free(gpus[uuid_of[i]].name);
+			if (!(gpus[uuid_of[i]].name = strdup(m.device.name)))
+				err(CUT_EXIT_FATAL, "out of memory");
 		}
 	}
 	if (k == CUT_META_SYMBOL && m.symbol.kind && strcmp(m.symbol.kind, "stream") == 0 &&
@@ -953,13 +983,15 @@ gpu_work(const struct cut_event *ev)
 {
 	int64_t ordinal = -1, stream = 0, corr;
 	cut_args_int(ev->args, "device", &ordinal);
-	cut_args_int(ev->args, "stream", &stream);
+	bool nostream = cut_args_int(ev->args, "stream", &stream) != 0;
 	struct device *d = device_of((size_t)ev->pid, ordinal);
-	/* One track per process and stream on the GPU. */
-	int64_t key = (int64_t)idmap_put2(streams, ev->pid, stream, NULL);
+	/* One track per process and stream on the GPU; work without a stream apart. */
+	int64_t key = (int64_t)(nostream ? idmap_put2(streams, -1 - ev->pid, 0, NULL)
+	                                 : idmap_put2(streams, ev->pid, stream, NULL));
 	struct group *g = group_get(GPU, (int64_t)d->proc, key);
 	g->spid = ev->pid;
 	g->stream = stream;
+	g->nostream = nostream;
 	slice(g, ev);
 	int64_t jtid = last_jtid;
 	busy(d, ev->ts, cut_event_end(ev));
@@ -1221,7 +1253,7 @@ main(int argc, char *argv[])
 	device_ids = idmap_new();
 	streams = idmap_new();
 	uuids = strtab_new();
-	uuid_labels = strtab_new();
+	gpu_ids = idmap_new();
 	uuid_ids = idmap_new();
 	subs = idmap_new();
 	stream_ids = idmap_new();

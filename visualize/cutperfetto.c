@@ -1236,7 +1236,7 @@ event(struct input *in, const struct cut_event *ev)
 	if (ev->ts > in->last)
 		in->last = ev->ts;
 	drain(ev->ts);
-	int64_t dev = 0, stream = 0, cpu = -1;
+	int64_t dev = -1, stream = 0, cpu = -1;
 	bool has_stream;
 	struct group *d;
 	switch (g.place[ev->layer]) {

@@ -245,7 +245,7 @@ class Expected:
                 self.tracks["offcpu"].add(owner)
             elif lay == "gpu":
                 dev = as_int(a.get("device"))
-                dev = 0 if dev is None else dev
+                dev = -1 if dev is None else dev
                 st = as_int(a.get("stream"))
                 dkey = self.device(s, pid, dev)
                 owner = ("stream",) + dkey[1:] + (pid, -1 if st is None else st)
