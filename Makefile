@@ -33,7 +33,8 @@ $(B)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-# Filters and analysers are one source file each, linked against libcut.
+# Filters and analysers are one source file each, linked against libcut; a tool that shares a
+# module of its folder names it in TOOL_OBJ (target-specific, and as a prerequisite).
 $(B)/bin/%: $(B)/obj/analyze/%.o $(LIBCUT)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(LDLIBS)
@@ -42,7 +43,7 @@ $(B)/bin/%: $(B)/obj/filters/%.o $(LIBCUT)
 	$(CC) $(LDFLAGS) -o $@ $< $(LDLIBS)
 $(B)/bin/%: $(B)/obj/visualize/%.o $(LIBCUT)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(TOOL_OBJ) $(LDLIBS)
 
 deps:
 	share/scripts/deps.sh

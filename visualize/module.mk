@@ -1,3 +1,7 @@
 # Visualisers: JSONL in, pictures out.
 TOOLS += cutchrome cutplot cutperfetto
 MAN1 += share/man/cutchrome.1 share/man/cutplot.1 share/man/cutperfetto.1
+# cutchrome and cutperfetto write one timeline model (timeline.c), each in its format.
+VISUALIZE_TIMELINE := $(B)/obj/visualize/timeline.o
+$(B)/bin/cutchrome $(B)/bin/cutperfetto: $(VISUALIZE_TIMELINE)
+$(B)/bin/cutchrome $(B)/bin/cutperfetto: private TOOL_OBJ = $(VISUALIZE_TIMELINE)
