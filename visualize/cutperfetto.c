@@ -1,5 +1,7 @@
 /* cutperfetto: cut traces in Perfetto's own protobuf format, encoded by hand: nested tracks,
- * interned names, flows, counters, and a clock per machine so that many hosts share a timeline. */
+ * interned names, flows, counters, and a clock per machine so that many hosts share a timeline.
+ * The timeline is timeline.h's; this is its writer: a packet sequence per machine with its own
+ * interning, a track descriptor per track, slices as begin and end events. */
 #include <err.h>
 #include <errno.h>
 #include <getopt.h>
@@ -8,21 +10,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "args.h"
 #include "buf.h"
-#include "calls.h"
 #include "cut.h"
 #include "event.h"
-#include "heap.h"
 #include "idmap.h"
 #include "outfile.h"
 #include "pb.h"
-#include "reader.h"
 #include "strtab.h"
 #include "text.h"
+#include "timeline.h"
 
 /* Field numbers of protos/perfetto/trace/perfetto_trace.proto (google/perfetto; a copy is in
  * tests/fixtures/perfetto), by message, then the enum values used. */
@@ -74,9 +72,6 @@ enum {
 /* clang-format on */
 
 #define FLUSH_AT (1 << 20)
-/* Two traces of one host whose clock offsets differ by less than this share a boot (as in
- * cutmerge). */
-#define SAME_BOOT_NS 1000000000
 /* Flow ids: API call serial << 20 | its ioctl number, begun on the ioctl and ended on the call's
  * end, which trace processor reads later; GPU work: a hash with the top bit set, on both ends,
  * either of which may come first. */
@@ -87,78 +82,23 @@ enum {
  * track says the real one in its name. */
 #define SYNTH_ID (1 << 22)
 
-/* A machine: one host and boot, one clock, one packet sequence with its own interning. */
-struct machine {
-	char *host; /* "" when unknown */
-	int64_t mono, real;
-	bool clock;
-	uint32_t id; /* TracePacket.machine_id; 0, the host machine, for the first */
-	/* per interned string: bits of the kinds sent on this sequence, in pages of SENT_PAGE
-	 * allocated when a string of theirs is first sent here, so that machines that use few
-	 * of many names (a merge of many hosts) take little memory each */
+/* A machine's sequence: per interned string, bits of the kinds sent on it, in pages of
+ * SENT_PAGE allocated when a string of theirs is first sent here, so that machines that use few
+ * of many names (a merge of many hosts) take little memory each. */
+static struct seq {
 	uint8_t **sent;
 	size_t nsent; /* pages */
 	bool ranked;  /* processes are ordered by rank */
-};
+} * seqs;             /* by tl_machine.index */
+static size_t seqcap;
 
-/* A slice still open on a lane. */
-struct open {
-	int64_t ts, end, id; /* id: the event's, or -1 */
-	uint64_t serial;     /* API calls: flow ids to their ioctls are serial << 20 | 1..nflow */
-	uint32_t nflow;
-	struct group *busy; /* GPU work: the device whose busy counter drops at the end */
-};
-
-/* One output track on which slices nest; a group spills overlaps into further lanes. */
-struct lane {
-	uint64_t uuid;
-	int64_t last, floor; /* latest start placed, latest end closed */
-	int64_t until;       /* a spill lane: the end of the slice it holds */
-	struct open *stack;
-	size_t depth, cap;
-	struct group *g;
-	struct lane *next;
-};
-
-enum kind { PROCESS, THREAD, OFFCPU, DEVICE, STREAM, IRQS, IRQCPU, ASYNC, ALLOC, DEVREF, SNAME };
-
-/* What the hash table keys by (kind, machine, pid, key): processes, threads (key: tid), their
- * off-CPU tracks, GPUs and their streams (key: a hash of the GPU's track and the handle),
- * interrupts (key: CPU), NVTX start/end ranges per domain (key: the domain's index in the
- * string table, -1 for the default domain), and, with no track, live device allocations (key: dptr)
- * and a process's GPUs by ordinal (DEVREF, parent: the GPU) and its streams' NVTX names (SNAME,
- * key: handle). A GPU whose device record gives its uuid is one track for every process that used
- * it (pid -1, key: the uuid's index in the string table); without one, a GPU is a process's (key:
- * ordinal). */
-struct group {
-	enum kind kind;
-	struct machine *m;
-	int64_t pid, key;
-	struct group *hnext, *parent;
-	uint64_t uuid, counter; /* its track; its counter track, 0 until needed */
-	struct lane *lanes;
-	struct lane **spill; /* lanes past the scanned ones, see place() */
-	size_t nspill, spillcap, nlanes;
-	char *name, *nvtx, *cmdline; /* comm or device name; NVTX thread or stream name; command
-	                                line, or a GPU's uuid */
-	int64_t rank;       /* PROCESS: -1 outside a distributed job; DEVICE: its ordinal */
-	int64_t out;        /* PROCESS, THREAD: the pid, tid written (see SYNTH_ID) */
-	bool nostream;      /* STREAM: work without a stream */
-	struct group *same; /* SNAME: the process's tracks of its stream, one per GPU; STREAM:
-	                       the next of them */
-	int64_t value;      /* PROCESS: bytes allocated; DEVICE: work in flight; STREAM: its handle;
-	                       ALLOC: its bytes */
-};
-
-/* One input file: its next event, its machine, from its header. */
-struct input {
-	struct cut_reader *r;
-	struct cut_event ev;
-	bool stopped; /* reading must stop (strict mode) */
-	struct machine *m;
-	int64_t last, writer; /* latest start seen; the pid of the header's writer */
-	char *tool;           /* the header's tool */
-};
+/* A track's: its uuid, its counter track's (0 until needed), the pid or tid written (see
+ * SYNTH_ID). */
+static struct trk {
+	uint64_t uuid, counter;
+	int64_t out;
+} * trks; /* by tl_track.order */
+static size_t trkcap;
 
 /* A slot of the cache in front of the table of interned names. */
 #define ICACHE_BITS 12
@@ -168,13 +108,6 @@ struct islot {
 	size_t len, i;
 };
 
-/* A slice in the heap of ends still to write: where it is open. */
-struct hent {
-	int64_t end;
-	struct lane *l;
-	size_t depth;
-};
-
 static struct {
 	struct cut_pb out, intern,
 	    ann;             /* packets; a packet's new interned strings; its annotations */
@@ -182,25 +115,15 @@ static struct {
 	struct pb_json json; /* arguments' values as DebugAnnotations */
 	FILE *f;
 	const char *path;
-	struct machine **machines;
-	size_t nmachines;
-	struct group **tab;
-	size_t ntab, ngroups;
-	struct hent *heap;
-	size_t nheap, heapcap;
-	struct cut_strtab *strs, *gpus; /* interned strings; GPUs' uuids */
-	struct cut_idmap *streams;      /* (GPU track, handle) -> key of a STREAM group */
-	struct cut_calls *calls;        /* the API calls open (user: lane, depth), for flows */
-	struct cut_buf name;            /* a track's name being made */
-	struct cut_idmap *tids;         /* (machine, tid) kept -> index in tid_owner */
-	int64_t *tid_owner;             /* the pid of the thread that kept it */
-	int64_t nsynth;                 /* ids made up so far */
+	struct cut_strtab *strs; /* interned strings */
+	struct cut_buf name;     /* a track's name being made */
+	struct cut_idmap *tids;  /* (machine, tid) kept -> index in tid_owner */
+	int64_t *tid_owner;      /* the pid of the thread that kept it */
+	size_t owncap;
+	int64_t nsynth; /* ids made up so far */
 	struct islot cache[1 << ICACHE_BITS];
 	uint64_t uuids, serials;
-	enum kind place[CUT_NLAYERS];
-	int api_layer, ioctl_layer, gpu_layer, nvtx_layer;
-	bool warned_order;
-} g = {.api_layer = -1, .ioctl_layer = -1, .gpu_layer = -1, .nvtx_layer = -1};
+} g;
 
 static void
 usage(int status)
@@ -209,30 +132,19 @@ usage(int status)
 	exit(status ? status : cut_finish_output(status));
 }
 
-static void *
-xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n, size);
-	if (!p)
-		err(CUT_EXIT_FATAL, "out of memory");
-	return p;
-}
-
-static char *
-xstrdup(const char *s)
-{
-	char *p = strdup(s);
-	if (!p)
-		err(CUT_EXIT_FATAL, "out of memory");
-	return p;
-}
-
 static void
 flush(void)
 {
 	if (g.out.len && fwrite(g.out.s, 1, g.out.len, g.f) != g.out.len)
 		err(CUT_EXIT_FATAL, "write error on %s", cut_esc(g.path));
 	g.out.len = 0;
+}
+
+static struct trk *
+trk(const struct tl_track *t)
+{
+	trks = cut_grow(trks, &trkcap, t->order + 1, sizeof(*trks));
+	return &trks[t->order];
 }
 
 /* ---- packets ---- */
@@ -266,21 +178,17 @@ intern(const char *s, size_t n)
 #define SENT_PAGE 4096
 
 static uint64_t
-iid(struct machine *m, const char *s, size_t len, unsigned kind)
+iid(const struct tl_machine *m, const char *s, size_t len, unsigned kind)
 {
+	struct seq *q = &seqs[m->index];
 	size_t i = intern(s, len), pg = i / SENT_PAGE;
-	if (pg >= m->nsent) {
-		size_t n = m->nsent ? m->nsent : 16;
-		while (n <= pg)
-			n *= 2;
-		if (!(m->sent = realloc(m->sent, n * sizeof(*m->sent))))
-			err(CUT_EXIT_FATAL, "out of memory");
-		memset(m->sent + m->nsent, 0, (n - m->nsent) * sizeof(*m->sent));
-		m->nsent = n;
+	if (pg >= q->nsent)
+		q->sent = cut_grow(q->sent, &q->nsent, pg + 1, sizeof(*q->sent));
+	if (!q->sent[pg]) { /* a zeroed page (cut_grow doubles from 16 to its size) */
+		size_t cap = 0;
+		q->sent[pg] = cut_grow(NULL, &cap, SENT_PAGE, 1);
 	}
-	if (!m->sent[pg])
-		m->sent[pg] = xcalloc(SENT_PAGE, 1);
-	uint8_t *sent = &m->sent[pg][i % SENT_PAGE];
+	uint8_t *sent = &q->sent[pg][i % SENT_PAGE];
 	if (!(*sent & kind)) {
 		*sent |= (uint8_t)kind;
 		size_t at = pb_nest(&g.intern, kind == SENT_NAME       ? INTERNED_NAMES
@@ -296,8 +204,9 @@ iid(struct machine *m, const char *s, size_t len, unsigned kind)
 /* Starts a packet on m's sequence: a track event at ts (it needs the sequence's defaults and
  * interned strings), or, with ts < 0, anything else. */
 static size_t
-packet(struct machine *m, int64_t ts)
+packet(const struct tl_machine *m, int64_t ts)
 {
+	uint32_t id = (uint32_t)m->index; /* TracePacket.machine_id; 0, the host machine, first */
 	pb_need(&g.out, 48);
 	uint8_t *p = g.out.s + g.out.len;
 	*p++ = TRACE_PACKET << 3 | PB_LEN;
@@ -309,10 +218,10 @@ packet(struct machine *m, int64_t ts)
 		*p++ = SEQ_NEEDS_INCREMENTAL_STATE;
 	}
 	*p++ = PKT_SEQUENCE_ID << 3 | PB_VARINT;
-	p = pb_put_varint(p, m->id + 1);
-	if (m->id) {
+	p = pb_put_varint(p, id + 1);
+	if (id) {
 		p = pb_put_varint(p, PKT_MACHINE_ID << 3 | PB_VARINT);
-		p = pb_put_varint(p, m->id);
+		p = pb_put_varint(p, id);
 	}
 	g.out.len = (size_t)(p - g.out.s);
 	return at;
@@ -335,8 +244,10 @@ packet_end(size_t at)
  * MONOTONIC: the traces have no reading of it, the two differ only by time suspended, and trace
  * processor needs it to place the machine. */
 static void
-machine_start(struct machine *m)
+machine_start(void *arg, struct tl_machine *m)
 {
+	(void)arg;
+	seqs = cut_grow(seqs, &seqcap, m->index + 1, sizeof(*seqs));
 	size_t at = packet(m, -1);
 	pb_field(&g.out, PKT_FIRST_ON_SEQUENCE, 1);
 	size_t snap = pb_nest(&g.out, PKT_CLOCK_SNAPSHOT);
@@ -365,176 +276,45 @@ machine_start(struct machine *m)
 	}
 }
 
-/* The machine of a host (and boot: the offset between its clocks), created when new. */
-static struct machine *
-machine_get(const char *host, bool clock, int64_t mono, int64_t real)
-{
-	for (size_t i = 0; i < g.nmachines; i++) {
-		struct machine *m = g.machines[i];
-		int64_t d = (int64_t)((uint64_t)real - (uint64_t)mono - (uint64_t)m->real +
-		                      (uint64_t)m->mono);
-		if (strcmp(m->host, host) == 0 && m->clock == clock &&
-		    (!clock || (d > -SAME_BOOT_NS && d < SAME_BOOT_NS)))
-			return m;
-	}
-	struct machine *m = xcalloc(1, sizeof(*m));
-	*m = (struct machine){.host = xstrdup(host),
-	                      .clock = clock,
-	                      .mono = clock ? mono : 0,
-	                      .real = clock ? real : 0,
-	                      .id = (uint32_t)g.nmachines};
-	if (!(g.machines = realloc(g.machines, (g.nmachines + 1) * sizeof(*g.machines))))
-		err(CUT_EXIT_FATAL, "out of memory");
-	g.machines[g.nmachines++] = m;
-	machine_start(m);
-	return m;
-}
-
 /* ---- tracks ---- */
-
-static uint64_t
-hash_key(enum kind kind, const struct machine *m, int64_t pid, int64_t key)
-{
-	uint64_t h = (uint64_t)kind * 0x9e3779b97f4a7c15u ^
-	             (uint64_t)(m ? m->id : 0) * 0x94d049bb133111ebu ^
-	             (uint64_t)pid * 0xff51afd7ed558ccdu ^ (uint64_t)key * 0xc4ceb9fe1a85ec53u;
-	return h ^ h >> 29;
-}
-
-static struct group **
-group_slot(enum kind kind, struct machine *m, int64_t pid, int64_t key)
-{
-	struct group **gp = &g.tab[hash_key(kind, m, pid, key) & (g.ntab - 1)];
-	while (*gp &&
-	       ((*gp)->kind != kind || (*gp)->m != m || (*gp)->pid != pid || (*gp)->key != key))
-		gp = &(*gp)->hnext;
-	return gp;
-}
-
-static void
-tab_grow(void)
-{
-	size_t n = g.ntab ? 2 * g.ntab : 1024;
-	struct group **old = g.tab, *next;
-	size_t oldn = g.ntab;
-	g.tab = xcalloc(n, sizeof(*g.tab));
-	g.ntab = n;
-	for (size_t i = 0; i < oldn; i++)
-		for (struct group *x = old[i]; x; x = next) {
-			next = x->hnext;
-			struct group **gp =
-			    &g.tab[hash_key(x->kind, x->m, x->pid, x->key) & (n - 1)];
-			x->hnext = *gp;
-			*gp = x;
-		}
-	free(old);
-}
-
-static void describe(struct group *x);
-
-/* The group of this kind, created (and its track described) when absent; parent and value
- * (a stream's handle) are used only then. Processes, threads and the interrupts come with the
- * groups that need them. */
-static struct group *
-group_get(enum kind kind, struct machine *m, int64_t pid, int64_t key, struct group *parent,
-          int64_t value)
-{
-	if (g.ngroups >= g.ntab)
-		tab_grow();
-	struct group **gp = group_slot(kind, m, pid, key), *x = *gp;
-	if (x)
-		return x;
-	x = *gp = xcalloc(1, sizeof(*x));
-	*x = (struct group){.kind = kind,
-	                    .m = m,
-	                    .pid = pid,
-	                    .key = key,
-	                    .rank = kind == DEVICE && pid >= 0 ? key : -1,
-	                    .value = value,
-	                    .parent = parent};
-	g.ngroups++;
-	if (kind == ALLOC || kind == DEVREF || kind == SNAME)
-		return x;
-	x->uuid = ++g.uuids;
-	if ((kind == DEVICE && pid < 0) || kind == STREAM)
-		return x; /* described once its device record is read; by stream_of */
-	if (!parent && (kind == THREAD || kind == ASYNC || (kind == DEVICE && pid >= 0)))
-		x->parent = group_get(PROCESS, m, pid, 0, NULL, 0);
-	else if (!parent && kind == OFFCPU)
-		x->parent = group_get(THREAD, m, pid, key, NULL, 0);
-	else if (!parent && kind == IRQCPU)
-		x->parent = group_get(IRQS, m, 0, 0, NULL, 0);
-	/* A process keeps a Linux pid, and its threads their tids: trace processor keys them by
-	 * machine, pid and tid. A thread of a process with a made-up pid gets one too, or it
-	 * would be taken for the thread of that tid in the process of the tid's pid, and so does
-	 * one whose tid a thread of another process of its machine kept (a trace made by hand). */
-	if (kind == PROCESS) {
-		x->out = pid > 0 && pid < SYNTH_ID ? pid : SYNTH_ID + g.nsynth++;
-	} else if (kind == THREAD) {
-		bool keep = x->parent->out == pid && key > 0 && key < SYNTH_ID;
-		if (keep) {
-			bool isnew;
-			size_t i = idmap_put2(g.tids, (int64_t)m->id, key, &isnew);
-			if (isnew) {
-				if (!(g.tid_owner =
-				          realloc(g.tid_owner, (i + 1) * sizeof(*g.tid_owner))))
-					err(CUT_EXIT_FATAL, "out of memory");
-				g.tid_owner[i] = pid;
-			}
-			keep = g.tid_owner[i] == pid;
-		}
-		x->out = keep ? key : SYNTH_ID + g.nsynth++;
-	}
-	describe(x);
-	return x;
-}
-
-static void
-group_drop(struct group *x)
-{
-	struct group **gp = group_slot(x->kind, x->m, x->pid, x->key);
-	*gp = x->hnext;
-	g.ngroups--;
-	free(x);
-}
 
 /* A track's name, for the kinds the viewer does not name from a process or thread, appended
  * to b: whole, however long its parts (two names cut to one length could read the same). */
 static const char *
-track_name(const struct group *x, struct cut_buf *b)
+track_name(const struct tl_track *t, struct cut_buf *b)
 {
-	switch (x->kind) {
-	case OFFCPU: buf_addf(b, "off-CPU (tid %lld)", (long long)x->key); break;
-	case DEVICE:
-		buf_addf(b, "GPU %lld%s%s%s%s%s", (long long)x->rank, x->name ? ": " : "",
-		         x->name ? x->name : "", x->cmdline ? " (" : "",
-		         x->cmdline ? x->cmdline : "", x->cmdline ? ")" : "");
+	switch (t->kind) {
+	case TL_OFFCPU: buf_addf(b, "off-CPU (tid %lld)", (long long)t->key); break;
+	case TL_GPU:
+		buf_addf(b, "GPU %lld%s%s%s%s%s", (long long)t->key, t->name ? ": " : "",
+		         t->name ? t->name : "", t->uuid ? " (" : "", t->uuid ? t->uuid : "",
+		         t->uuid ? ")" : "");
 		break;
-	case STREAM:
-		if (x->parent->pid < 0) /* a GPU shared by processes */
-			buf_addf(b, "pid %lld ", (long long)x->pid);
-		if (x->nostream)
+	case TL_STREAM:
+		if (t->parent->pid < 0) /* a GPU shared by processes */
+			buf_addf(b, "pid %lld ", (long long)t->pid);
+		if (t->nostream)
 			buf_adds(b, "no stream");
-		else if (x->nvtx)
-			buf_addf(b, "%s (stream 0x%llx)", x->nvtx, (unsigned long long)x->value);
+		else if (t->nvtx)
+			buf_addf(b, "%s (stream 0x%llx)", t->nvtx, (unsigned long long)t->key);
 		else
-			buf_addf(b, "stream 0x%llx", (unsigned long long)x->value);
+			buf_addf(b, "stream 0x%llx", (unsigned long long)t->key);
 		break;
-	case IRQS: buf_adds(b, "interrupts"); break;
-	case ASYNC:
-		if (x->key < 0)
+	case TL_IRQS: buf_adds(b, "interrupts"); break;
+	case TL_NVTX:
+		if (t->domain)
+			buf_addf(b, "NVTX: %s", t->domain);
+		else
 			buf_adds(b, "NVTX");
-		else
-			buf_addf(b, "NVTX: %s", strtab_key(g.strs, (size_t)x->key));
 		break;
-	case IRQCPU:
-		if (x->key < 0)
+	case TL_IRQ:
+		if (t->key < 0)
 			buf_adds(b, "CPU unknown");
 		else
-			buf_addf(b, "CPU %lld", (long long)x->key);
+			buf_addf(b, "CPU %lld", (long long)t->key);
 		break;
-	case THREAD: buf_addf(b, "tid %lld", (long long)x->key); break;
-	default: buf_addf(b, "pid %lld", (long long)x->pid);
+	case TL_THREAD: buf_addf(b, "tid %lld", (long long)t->key); break;
+	case TL_PROCESS: buf_addf(b, "pid %lld", (long long)t->pid);
 	}
 	return b->s;
 }
@@ -548,70 +328,108 @@ real_id(struct cut_buf *b, const char *what, int64_t id)
 	buf_addf(b, "%s%s %lld%s", named ? " (" : "", what, (long long)id, named ? ")" : "");
 }
 
-/* Writes x's TrackDescriptor; again after a rename (a later one wins). The processes of a
+/* Writes t's TrackDescriptor; again after a rename (a later one wins). The processes of a
  * distributed job are ordered by rank, which the root track (uuid 0) declares once. */
 static void
-describe(struct group *x)
+describe(const struct tl_track *t)
 {
 	struct cut_buf *name = &g.name;
+	const struct trk *x = trk(t);
+	const char *pname = t->label ? t->label : t->tool;
 	size_t at, d, p;
 	buf_reset(name);
-	if (x->kind == PROCESS && x->rank >= 0 && !x->m->ranked) {
-		at = packet(x->m, -1);
+	if (t->kind == TL_PROCESS && t->rank >= 0 && !seqs[t->m->index].ranked) {
+		at = packet(t->m, -1);
 		d = pb_nest(&g.out, PKT_TRACK_DESCRIPTOR);
 		pb_field(&g.out, TRACK_UUID, 0);
 		pb_field(&g.out, TRACK_PROCESS_ORDERING, PROCESS_ORDERING_EXPLICIT);
 		pb_nest_end(&g.out, d);
 		packet_end(at);
-		x->m->ranked = true;
+		seqs[t->m->index].ranked = true;
 	}
-	at = packet(x->m, -1);
+	at = packet(t->m, -1);
 	d = pb_nest(&g.out, PKT_TRACK_DESCRIPTOR);
 	pb_field(&g.out, TRACK_UUID, x->uuid);
-	switch (x->kind) {
-	case PROCESS:
+	switch (t->kind) {
+	case TL_PROCESS:
 		p = pb_nest(&g.out, TRACK_PROCESS);
 		pb_field(&g.out, PROCESS_PID, (uint64_t)x->out);
-		if (x->cmdline)
-			pb_string(&g.out, PROCESS_CMDLINE, x->cmdline);
-		if (x->rank >= 0)
-			buf_addf(name, "rank %lld%s%s%s", (long long)x->rank,
-			         *x->m->host ? " (" : "", x->m->host, *x->m->host ? ")" : "");
-		else if (x->name)
-			buf_adds(name, x->name);
-		if (x->out != x->pid) /* a made-up pid: the real one in the name */
-			real_id(name, "pid", x->pid);
-		if (name->len || x->rank >= 0 || x->name)
+		if (t->cmdline)
+			pb_string(&g.out, PROCESS_CMDLINE, t->cmdline);
+		if (t->rank >= 0)
+			buf_addf(name, "rank %lld%s%s%s", (long long)t->rank,
+			         *t->m->host ? " (" : "", t->m->host, *t->m->host ? ")" : "");
+		else if (pname)
+			buf_adds(name, pname);
+		if (x->out != t->pid) /* a made-up pid: the real one in the name */
+			real_id(name, "pid", t->pid);
+		if (name->len || t->rank >= 0 || pname)
 			pb_string(&g.out, PROCESS_NAME, name->len ? name->s : "");
 		pb_nest_end(&g.out, p);
-		if (x->rank >= 0)
-			pb_field(&g.out, TRACK_ORDER_RANK, (uint64_t)(int32_t)x->rank);
+		if (t->rank >= 0)
+			pb_field(&g.out, TRACK_ORDER_RANK, (uint64_t)(int32_t)t->rank);
 		break;
-	case THREAD:
+	case TL_THREAD:
 		p = pb_nest(&g.out, TRACK_THREAD);
-		pb_field(&g.out, THREAD_PID, (uint64_t)x->parent->out);
+		pb_field(&g.out, THREAD_PID, (uint64_t)trk(t->parent)->out);
 		pb_field(&g.out, THREAD_TID, (uint64_t)x->out);
-		if (x->nvtx || x->name)
-			buf_adds(name, x->nvtx ? x->nvtx : x->name);
-		if (x->out != x->key)
-			real_id(name, "tid", x->key);
-		if (name->len || x->nvtx || x->name)
+		if (t->nvtx || t->comm)
+			buf_adds(name, t->nvtx ? t->nvtx : t->comm);
+		if (x->out != t->key)
+			real_id(name, "tid", t->key);
+		if (name->len || t->nvtx || t->comm)
 			pb_string(&g.out, THREAD_NAME, name->len ? name->s : "");
 		pb_nest_end(&g.out, p);
 		break;
 	default:
-		pb_string(&g.out, TRACK_NAME, track_name(x, name));
-		if (x->parent)
-			pb_field(&g.out, TRACK_PARENT, x->parent->uuid);
+		pb_string(&g.out, TRACK_NAME, track_name(t, name));
+		if (t->parent)
+			pb_field(&g.out, TRACK_PARENT, trk(t->parent)->uuid);
 		pb_field(&g.out, TRACK_MERGE, SIBLING_MERGE_NONE);
 	}
 	pb_nest_end(&g.out, d);
 	packet_end(at);
 }
 
-/* A track of its own under parent: a group's overlap lane, or a counter. */
+/*
+ * A track is numbered when made (before its parent), described once whole, again when renamed.
+ * A process keeps a Linux pid, and its threads their tids: trace processor keys them by
+ * machine, pid and tid. A thread of a process with a made-up pid gets one too, or it would be
+ * taken for the thread of that tid in the process of the tid's pid, and so does one whose tid
+ * a thread of another process of its machine kept (a trace made by hand).
+ */
+static void
+track(void *arg, struct tl_track *t, unsigned what)
+{
+	(void)arg;
+	struct trk *x = trk(t);
+	if (what & TL_MADE) {
+		x->uuid = ++g.uuids;
+		return;
+	}
+	if ((what & TL_NEW) && t->kind == TL_PROCESS) {
+		x->out = t->pid > 0 && t->pid < SYNTH_ID ? t->pid : SYNTH_ID + g.nsynth++;
+	} else if ((what & TL_NEW) && t->kind == TL_THREAD) {
+		bool keep = trk(t->parent)->out == t->pid && t->key > 0 && t->key < SYNTH_ID;
+		if (keep) {
+			bool isnew;
+			size_t i = idmap_put2(g.tids, (int64_t)t->m->index, t->key, &isnew);
+			if (isnew) {
+				g.tid_owner =
+				    cut_grow(g.tid_owner, &g.owncap, i + 1, sizeof(*g.tid_owner));
+				g.tid_owner[i] = t->pid;
+			}
+			keep = g.tid_owner[i] == t->pid;
+		}
+		x->out = keep ? t->key : SYNTH_ID + g.nsynth++;
+	}
+	if (what & (TL_NEW | TL_NAMED | TL_RANKED))
+		describe(t);
+}
+
+/* A track of its own under parent: a track's overlap lane, or a counter. */
 static uint64_t
-child_track(struct machine *m, uint64_t parent, const char *name, int unit)
+child_track(const struct tl_machine *m, uint64_t parent, const char *name, int unit)
 {
 	uint64_t uuid = ++g.uuids;
 	size_t at = packet(m, -1), d = pb_nest(&g.out, PKT_TRACK_DESCRIPTOR);
@@ -629,213 +447,42 @@ child_track(struct machine *m, uint64_t parent, const char *name, int unit)
 	return uuid;
 }
 
-/* The value of x's counter at ts: a process's device memory, a GPU's work in flight. */
+/* A lane's track: the track's own, or an overlap "name overlap N" under it. */
 static void
-counter(struct group *x, int64_t ts)
+lane(void *arg, struct tl_lane *l)
+{
+	(void)arg;
+	if (l->index == 0) {
+		l->user = trk(l->t)->uuid;
+		return;
+	}
+	buf_reset(&g.name);
+	track_name(l->t, &g.name);
+	buf_addf(&g.name, " overlap %zu", l->index);
+	l->user = child_track(l->t->m, trk(l->t)->uuid, g.name.s, 0);
+}
+
+/* The value of t's counter at ts: a process's device memory, a GPU's work in flight. */
+static void
+counter(void *arg, struct tl_track *t, int64_t ts, int64_t value)
 {
 	char name[64];
+	struct trk *x = trk(t);
+	(void)arg;
 	if (!x->counter) {
-		if (x->kind == PROCESS) {
-			x->counter = child_track(x->m, x->uuid, "device memory", UNIT_SIZE_BYTES);
+		if (t->kind == TL_PROCESS) {
+			x->counter = child_track(t->m, x->uuid, "device memory", UNIT_SIZE_BYTES);
 		} else {
-			snprintf(name, sizeof(name), "GPU %lld busy", (long long)x->rank);
-			x->counter = child_track(x->m, x->uuid, name, UNIT_COUNT);
+			snprintf(name, sizeof(name), "GPU %lld busy", (long long)t->key);
+			x->counter = child_track(t->m, x->uuid, name, UNIT_COUNT);
 		}
 	}
-	size_t at = packet(x->m, ts), e = pb_nest(&g.out, PKT_TRACK_EVENT);
+	size_t at = packet(t->m, ts), e = pb_nest(&g.out, PKT_TRACK_EVENT);
 	pb_field(&g.out, EVENT_TYPE, TYPE_COUNTER);
 	pb_field(&g.out, EVENT_TRACK_UUID, x->counter);
-	pb_field(&g.out, EVENT_COUNTER_VALUE, (uint64_t)x->value);
+	pb_field(&g.out, EVENT_COUNTER_VALUE, (uint64_t)value);
 	pb_nest_end(&g.out, e);
 	packet_end(at);
-}
-
-/* ---- slices: lanes, and the ends still to write in time order ---- */
-
-static bool
-heap_less(const struct hent *a, const struct hent *b)
-{
-	return a->end < b->end || (a->end == b->end && a->depth > b->depth);
-}
-
-static void
-ends_push(struct hent h)
-{
-	if (g.nheap == g.heapcap) {
-		g.heapcap = g.heapcap ? 2 * g.heapcap : 1024;
-		if (!(g.heap = realloc(g.heap, g.heapcap * sizeof(*g.heap))))
-			err(CUT_EXIT_FATAL, "out of memory");
-	}
-	size_t i = g.nheap++;
-	for (; i && heap_less(&h, &g.heap[(i - 1) / 2]); i = (i - 1) / 2)
-		g.heap[i] = g.heap[(i - 1) / 2];
-	g.heap[i] = h;
-}
-
-static struct hent
-ends_pop(void)
-{
-	struct hent top = g.heap[0], last = g.heap[--g.nheap];
-	size_t i = 0, c;
-	while ((c = 2 * i + 1) < g.nheap) {
-		if (c + 1 < g.nheap && heap_less(&g.heap[c + 1], &g.heap[c]))
-			c++;
-		if (!heap_less(&g.heap[c], &last))
-			break;
-		g.heap[i] = g.heap[c];
-		i = c;
-	}
-	g.heap[i] = last;
-	return top;
-}
-
-/* Ends every slice that ends by ts, innermost first: the END packets, the flows of API calls
- * to their ioctls, the GPU busy counters. */
-static void
-drain(int64_t ts)
-{
-	while (g.nheap && g.heap[0].end <= ts) {
-		struct hent h = ends_pop();
-		struct lane *l = h.l;
-		struct open *o = &l->stack[h.depth];
-		size_t at = packet(l->g->m, o->end), e = pb_nest(&g.out, PKT_TRACK_EVENT);
-		pb_field(&g.out, EVENT_TYPE, TYPE_SLICE_END);
-		pb_field(&g.out, EVENT_TRACK_UUID, l->uuid);
-		for (uint32_t k = 1; k <= o->nflow; k++)
-			pb_fixed64(&g.out, EVENT_TERMINATING_FLOW_IDS, o->serial << FLOW_SHIFT | k);
-		pb_nest_end(&g.out, e);
-		packet_end(at);
-		if (o->busy) {
-			o->busy->value--;
-			counter(o->busy, o->end);
-		}
-		l->depth = h.depth;
-		if (o->end > l->floor)
-			l->floor = o->end;
-	}
-}
-
-static struct lane *
-lane_new(struct group *x)
-{
-	struct lane *l = xcalloc(1, sizeof(*l));
-	*l = (struct lane){.last = INT64_MIN, .floor = INT64_MIN, .g = x};
-	if (x->nlanes++ == 0) {
-		l->uuid = x->uuid;
-	} else {
-		buf_reset(&g.name);
-		track_name(x, &g.name);
-		buf_addf(&g.name, " overlap %zu", x->nlanes - 1);
-		l->uuid = child_track(x->m, x->uuid, g.name.s, 0);
-	}
-	return l;
-}
-
-/* The spill lanes of a group: a min-heap by the end of the slice each holds. */
-static void
-spill_fix(struct group *x, size_t i)
-{
-	struct lane **h = x->spill, *l = h[i];
-	for (size_t c; (c = 2 * i + 1) < x->nspill; i = c) {
-		if (c + 1 < x->nspill && h[c + 1]->until < h[c]->until)
-			c++;
-		if (l->until <= h[c]->until)
-			break;
-		h[i] = h[c];
-	}
-	h[i] = l;
-}
-
-static void
-spill_push(struct group *x, struct lane *l)
-{
-	if (x->nspill == x->spillcap) {
-		x->spillcap = x->spillcap ? 2 * x->spillcap : 16;
-		if (!(x->spill = realloc(x->spill, x->spillcap * sizeof(*x->spill))))
-			err(CUT_EXIT_FATAL, "out of memory");
-	}
-	size_t i = x->nspill++;
-	for (; i && l->until < x->spill[(i - 1) / 2]->until; i = (i - 1) / 2)
-		x->spill[i] = x->spill[(i - 1) / 2];
-	x->spill[i] = l;
-}
-
-/* The first of x's first SCAN_LANES lanes where [ts, end] nests, given what is open on each; a
- * lane refuses a slice that starts before its latest one or before the end of one it closed,
- * so unsorted input costs lanes, never nesting. Past those lanes, slices that overlap without
- * nesting (GPU work queued deep) take the spill lane free the longest, or a new one, one slice
- * at a time: a heap keeps that linear in the lanes. */
-#define SCAN_LANES 16
-static struct lane *
-place(struct group *x, int64_t ts, int64_t end)
-{
-	struct lane **lp = &x->lanes, *l;
-	for (int n = 0; n < SCAN_LANES; n++, lp = &l->next) {
-		if (!(l = *lp))
-			l = *lp = lane_new(x);
-		if (ts < l->last || ts < l->floor)
-			continue;
-		if (l->depth && end > l->stack[l->depth - 1].end)
-			continue;
-		return l;
-	}
-	/* every slice that ended by ts was drained: a spill lane past its slice's end is empty */
-	if (x->nspill && x->spill[0]->until <= ts && x->spill[0]->last <= ts) {
-		l = x->spill[0];
-		l->until = end;
-		spill_fix(x, 0);
-		return l;
-	}
-	l = lane_new(x);
-	l->next = *lp;
-	*lp = l;
-	l->until = end;
-	spill_push(x, l);
-	return l;
-}
-
-static void
-push(struct lane *l, const struct open *o)
-{
-	if (l->depth == l->cap) {
-		l->cap = l->cap ? 2 * l->cap : 8;
-		if (!(l->stack = realloc(l->stack, l->cap * sizeof(*l->stack))))
-			err(CUT_EXIT_FATAL, "out of memory");
-	}
-	l->stack[l->depth] = *o;
-	ends_push((struct hent){o->end, l, l->depth});
-	l->depth++;
-}
-
-/* An event of thread group x as the tracker of open calls sees it: its process by its track,
- * which tells machines apart (two machines' pids may be equal), so without host or rank. */
-static struct cut_event
-on_thread(const struct group *x, const struct cut_event *ev)
-{
-	struct cut_event e = *ev;
-	e.pid = (int64_t)x->parent->uuid;
-	e.host = NULL;
-	e.has &= ~(unsigned)CUT_HAS_RANK;
-	return e;
-}
-
-/* The open API call an ioctl of thread group x belongs to, by the rule every tool follows
- * (cut_calls_parent): its parent id when cutmerge wrote one, else the latest started call
- * of the thread open at its start. Linear in the calls open, however many ioctls. */
-static struct open *
-enclosing_api(struct group *x, const struct cut_event *ev)
-{
-	struct cut_event e = on_thread(x, ev);
-	struct cut_span *s = cut_calls_parent(g.calls, &e);
-	if (!s || s->layer != CUT_API)
-		return NULL;
-	struct lane *l = (struct lane *)(uintptr_t)s->user[0];
-	size_t d = (size_t)s->user[1];
-	/* (still the call's entry: unsorted input could have closed it and opened another) */
-	if (d >= l->depth || !l->stack[d].serial || l->stack[d].ts != s->ts ||
-	    l->stack[d].end != s->end)
-		return NULL;
-	return &l->stack[d];
 }
 
 /* ---- arguments as debug annotations ---- */
@@ -850,7 +497,7 @@ annotation_iid(void *m, const char *s, size_t n)
  * debug annotations; the top-level "corr" is noted for flows and envelope "host" and "rank"
  * among unknown members are left to the process name. */
 static void
-members(struct cut_pb *b, struct machine *m, const char *p, bool envelope, int64_t *corr)
+members(struct cut_pb *b, const struct tl_machine *m, const char *p, bool envelope, int64_t *corr)
 {
 	for (p = pb_json_ws(p); *p == '"';) {
 		p = pb_json_ws(pb_json_string(p, &g.key));
@@ -867,7 +514,7 @@ members(struct cut_pb *b, struct machine *m, const char *p, bool envelope, int64
 			}
 			size_t at = pb_nest(b, EVENT_ANNOTATIONS);
 			pb_field(b, ANN_NAME_IID, iid(m, k, g.key.len, SENT_ANNOTATION));
-			g.json.ctx = m;
+			g.json.ctx = (void *)m;
 			p = pb_json_value(&g.json, b, p);
 			pb_nest_end(b, at);
 		}
@@ -878,7 +525,7 @@ members(struct cut_pb *b, struct machine *m, const char *p, bool envelope, int64
 }
 
 static void
-int_annotation(struct cut_pb *b, struct machine *m, const char *name, int64_t v)
+int_annotation(struct cut_pb *b, const struct tl_machine *m, const char *name, int64_t v)
 {
 	size_t at = pb_nest(b, EVENT_ANNOTATIONS);
 	pb_field(b, ANN_NAME_IID, iid(m, name, strlen(name), SENT_ANNOTATION));
@@ -889,7 +536,7 @@ int_annotation(struct cut_pb *b, struct machine *m, const char *name, int64_t v)
 /* The event's members other than the envelope as annotations in g.ann; returns whether
  * args has an integer "corr", and it through corr. */
 static bool
-annotations(struct machine *m, const struct cut_event *ev, int64_t *corr)
+annotations(const struct tl_machine *m, const struct cut_event *ev, int64_t *corr)
 {
 	struct cut_pb *b = &g.ann;
 	b->len = 0;
@@ -911,412 +558,85 @@ annotations(struct machine *m, const struct cut_event *ev, int64_t *corr)
 	return *corr != INT64_MIN;
 }
 
-/* ---- events ---- */
+/* ---- slices ---- */
 
-/* Device memory allocated per process: successful allocations minus frees, matched by dptr, as
- * cutchrome counts it. */
-static void
-memory(struct machine *m, const struct cut_event *ev)
+/* A GPU flow's id: a hash of the machine, the pid and the corr. */
+static uint64_t
+gpu_flow(const struct tl_machine *m, int64_t pid, int64_t corr)
 {
-	int64_t dptr, bytes;
-	bool alloc = strncmp(ev->name, "cuMemAlloc", 10) == 0;
-	if ((!alloc && strncmp(ev->name, "cuMemFree", 9) != 0) || strstr(ev->name, "Host") ||
-	    ((ev->has & CUT_HAS_RET) && ev->ret != 0) || cut_args_int(ev->args, "dptr", &dptr))
-		return;
-	struct group *p = group_get(PROCESS, m, ev->pid, 0, NULL, 0), *a;
-	if (g.ngroups >= g.ntab)
-		tab_grow();
-	if ((a = *group_slot(ALLOC, m, ev->pid,
-	                     dptr))) { /* a free, or a reuse whose free was lost */
-		p->value = (int64_t)((uint64_t)p->value - (uint64_t)a->value);
-		group_drop(a);
-	}
-	if (alloc && cut_args_int(ev->args, "bytes", &bytes) == 0) {
-		group_get(ALLOC, m, ev->pid, dptr, NULL, bytes);
-		p->value = (int64_t)((uint64_t)p->value + (uint64_t)bytes);
-	} else if (!a) {
-		return;
-	}
-	counter(p, alloc ? cut_event_end(ev) : ev->ts);
+	uint64_t h = 8 * 0x9e3779b97f4a7c15u ^ (uint64_t)m->index * 0x94d049bb133111ebu ^
+	             (uint64_t)pid * 0xff51afd7ed558ccdu ^ (uint64_t)corr * 0xc4ceb9fe1a85ec53u;
+	return GPU_FLOW | (h ^ h >> 29) >> 1;
 }
 
-/* One event as a slice (a span: BEGIN now, END when drained) or an instant on a lane of x;
- * busy: the GPU device of GPU work. */
+/* One event as a slice (its BEGIN; the END when it is ended) or an instant, with the flow ids
+ * of an ioctl from its API call and of GPU work and the call that submitted it. */
 static void
-slice(struct machine *m, struct group *x, const struct cut_event *ev, struct group *busy)
+slice(void *arg, struct tl_lane *l, struct tl_open *o, const struct cut_event *ev,
+      const struct tl_call *call)
 {
-	bool span = ev->has & CUT_HAS_DUR;
-	int64_t end = cut_event_end(ev), corr;
-	struct lane *l = place(x, ev->ts, end);
+	(void)arg;
+	const struct tl_machine *m = l->t->m;
+	int64_t corr;
+	if (l->t->domain) /* (interned in the order it always was) */
+		intern(l->t->domain, strlen(l->t->domain));
 	bool has_corr = annotations(m, ev, &corr);
 	const char *c = cut_event_category(ev);
 	uint64_t name = iid(m, ev->name, strlen(ev->name), SENT_NAME);
 	uint64_t cat = iid(m, c, strlen(c), SENT_CATEGORY);
-	struct open o = {ev->ts, end, ev->has & CUT_HAS_ID ? ev->id : -1, 0, 0, NULL}, *a;
-	int layer = (int)ev->layer;
 
 	size_t at = packet(m, ev->ts), e = pb_nest(&g.out, PKT_TRACK_EVENT);
-	pb_field(&g.out, EVENT_TYPE, span ? TYPE_SLICE_BEGIN : TYPE_INSTANT);
-	pb_field(&g.out, EVENT_TRACK_UUID, l->uuid);
+	pb_field(&g.out, EVENT_TYPE, ev->has & CUT_HAS_DUR ? TYPE_SLICE_BEGIN : TYPE_INSTANT);
+	pb_field(&g.out, EVENT_TRACK_UUID, l->user);
 	pb_field(&g.out, EVENT_CATEGORY_IIDS, cat);
 	pb_field(&g.out, EVENT_NAME_IID, name);
 	pb_append(&g.out, &g.ann);
-	if (layer == g.ioctl_layer && x->kind == THREAD && (a = enclosing_api(x, ev)) &&
-	    a->nflow + 1 < 1u << FLOW_SHIFT)
-		pb_fixed64(&g.out, EVENT_FLOW_IDS, a->serial << FLOW_SHIFT | ++a->nflow);
-	if (has_corr && (layer == g.api_layer || layer == g.gpu_layer))
-		pb_fixed64(&g.out, EVENT_FLOW_IDS,
-		           GPU_FLOW | hash_key(ALLOC, m, ev->pid, corr) >> 1);
+	/* user of an API call's slice: its serial << FLOW_SHIFT | the flows begun to its ioctls */
+	if (call && call->layer == CUT_API && call->open && call->open->user &&
+	    (call->open->user & ((1u << FLOW_SHIFT) - 1)) + 1 < 1u << FLOW_SHIFT)
+		pb_fixed64(&g.out, EVENT_FLOW_IDS, ++call->open->user);
+	if (has_corr && (ev->layer == CUT_API || ev->layer == CUT_GPU))
+		pb_fixed64(&g.out, EVENT_FLOW_IDS, gpu_flow(m, ev->pid, corr));
 	pb_nest_end(&g.out, e);
 	packet_end(at);
+	if (o && ev->layer == CUT_API)
+		o->user = ++g.serials << FLOW_SHIFT;
+}
 
-	l->last = ev->ts;
-	if (span) {
-		if (layer == g.api_layer)
-			o.serial = ++g.serials;
-		if (busy) {
-			o.busy = busy;
-			busy->value++;
-			counter(busy, ev->ts);
-		}
-		push(l, &o);
-		struct cut_event te;
-		struct cut_span *cs;
-		if (layer == g.api_layer && x->kind == THREAD &&
-		    (cs = cut_calls_open(g.calls, (te = on_thread(x, ev), &te)))) {
-			cs->user[0] = (uint64_t)(uintptr_t)l;
-			cs->user[1] = l->depth - 1;
-		}
-	}
-	if (layer == g.api_layer)
-		memory(m, ev);
+/* A slice's END, which ends the flows to the ioctls of an API call. */
+static void
+slice_end(void *arg, struct tl_lane *l, struct tl_open *o)
+{
+	(void)arg;
+	size_t at = packet(l->t->m, o->end), e = pb_nest(&g.out, PKT_TRACK_EVENT);
+	pb_field(&g.out, EVENT_TYPE, TYPE_SLICE_END);
+	pb_field(&g.out, EVENT_TRACK_UUID, l->user);
+	for (uint64_t k = 1; k <= (o->user & ((1u << FLOW_SHIFT) - 1)); k++)
+		pb_fixed64(&g.out, EVENT_TERMINATING_FLOW_IDS,
+		           (o->user & ~(uint64_t)((1u << FLOW_SHIFT) - 1)) | k);
+	pb_nest_end(&g.out, e);
+	packet_end(at);
 }
 
 /* A marker where the capture lost events, on the process of the writer. */
 static void
-lost(struct input *in, struct machine *m, const struct cut_event *ev)
+lost(void *arg, struct tl_track *p, const struct cut_event *ev, int64_t count)
 {
 	char name[64];
-	int64_t n = 0, corr;
-	struct group *p = group_get(PROCESS, m, ev->pid, 0, NULL, 0);
-	if (!p->name && in->tool && ev->pid == in->writer) {
-		p->name = xstrdup(in->tool);
-		describe(p);
-	}
-	cut_args_int(ev->args, "count", &n);
-	snprintf(name, sizeof(name), "lost %lld events", (long long)n);
-	annotations(m, ev, &corr);
-	uint64_t name_iid = iid(m, name, strlen(name), SENT_NAME);
-	uint64_t cat = iid(m, "lost", 4, SENT_CATEGORY);
-	size_t at = packet(m, ev->ts), e = pb_nest(&g.out, PKT_TRACK_EVENT);
+	int64_t corr;
+	(void)arg;
+	snprintf(name, sizeof(name), "lost %lld events", (long long)count);
+	annotations(p->m, ev, &corr);
+	uint64_t name_iid = iid(p->m, name, strlen(name), SENT_NAME);
+	uint64_t cat = iid(p->m, "lost", 4, SENT_CATEGORY);
+	size_t at = packet(p->m, ev->ts), e = pb_nest(&g.out, PKT_TRACK_EVENT);
 	pb_field(&g.out, EVENT_TYPE, TYPE_INSTANT);
-	pb_field(&g.out, EVENT_TRACK_UUID, p->uuid);
+	pb_field(&g.out, EVENT_TRACK_UUID, trk(p)->uuid);
 	pb_field(&g.out, EVENT_CATEGORY_IIDS, cat);
 	pb_field(&g.out, EVENT_NAME_IID, name_iid);
 	pb_append(&g.out, &g.ann);
 	pb_nest_end(&g.out, e);
 	packet_end(at);
-}
-
-/* The string value of key in args, whole (a copy to free), or NULL when absent or not a
- * string: names and hosts are never cut to a buffer, so two long ones stay apart. */
-static char *
-args_strdup(const char *args, const char *key)
-{
-	char small[256], *s;
-	int n = cut_args_str(args, key, small, sizeof(small));
-	if (n < 0)
-		return NULL;
-	if ((size_t)n < sizeof(small))
-		return xstrdup(small);
-	if (!(s = malloc((size_t)n + 1)))
-		err(CUT_EXIT_FATAL, "out of memory");
-	cut_args_str(args, key, s, (size_t)n + 1);
-	return s;
-}
-
-/* Replaces *s with the string value of key in args, when present, not empty and different;
- * returns whether it changed. */
-static bool
-set_name(char **s, const char *args, const char *key)
-{
-	char *v = args_strdup(args, key);
-	if (!v || !*v || (*s && strcmp(*s, v) == 0)) {
-		free(v);
-		return false;
-	}
-	free(*s);
-	*s = v;
-	return true;
-}
-
-/* The GPU of a process's ordinal: the one its device record named by uuid, else its own. */
-static struct group *
-device_of(struct machine *m, int64_t pid, int64_t ordinal)
-{
-	if (g.ngroups >= g.ntab)
-		tab_grow();
-	struct group *r = *group_slot(DEVREF, m, pid, ordinal);
-	return r ? r->parent : group_get(DEVICE, m, pid, ordinal, NULL, 0);
-}
-
-/* The track of a process's stream on GPU d (has: the work named one), named as NVTX named the
- * stream. */
-static struct group *
-stream_of(struct machine *m, struct group *d, int64_t pid, bool has, int64_t stream)
-{
-	/* key: the GPU's track and the handle, by a map (no two share one); work without a
-	 * stream apart from any handle */
-	int64_t key = (int64_t)idmap_put2(g.streams, has ? (int64_t)d->uuid : -(int64_t)d->uuid,
-	                                  has ? stream : 0, NULL);
-	if (g.ngroups >= g.ntab)
-		tab_grow();
-	struct group *x = *group_slot(STREAM, m, pid, key), *n;
-	if (x)
-		return x;
-	x = group_get(STREAM, m, pid, key, d, stream);
-	x->nostream = !has;
-	if (has) {
-		n = group_get(SNAME, m, pid, stream, NULL, 0);
-		x->same = n->same;
-		n->same = x;
-		if (n->nvtx)
-			x->nvtx = xstrdup(n->nvtx);
-	}
-	describe(x);
-	return x;
-}
-
-/* A stream named through NVTX (a symbol record of kind "stream"): its track, on each GPU the
- * process has used it on so far, is renamed. */
-static void
-stream_name(struct machine *m, const struct cut_event *ev)
-{
-	char kind[16];
-	int64_t handle;
-	if (cut_args_str(ev->args, "kind", kind, sizeof(kind)) < 1 || strcmp(kind, "stream") != 0 ||
-	    cut_args_int(ev->args, "handle", &handle))
-		return;
-	struct group *n = group_get(SNAME, m, ev->pid, handle, NULL, 0);
-	if (!set_name(&n->nvtx, ev->args, "name"))
-		return;
-	for (struct group *x = n->same; x; x = x->same)
-		if (!x->nvtx || strcmp(x->nvtx, n->nvtx) != 0) {
-			free(x->nvtx);
-			x->nvtx = xstrdup(n->nvtx);
-			describe(x);
-		}
-}
-
-/* Names of processes, threads and GPUs; lost events. */
-static void
-meta(struct input *in, struct machine *m, const struct cut_event *ev)
-{
-	struct group *x;
-	int64_t v;
-	bool changed;
-	if (strcmp(ev->name, "process") == 0) {
-		x = group_get(PROCESS, m, ev->pid, 0, NULL, 0);
-		changed = set_name(&x->name, ev->args, "comm") |
-		          set_name(&x->name, ev->args, "name") |
-		          set_name(&x->cmdline, ev->args, "cmdline");
-		/* its envelope's rank (cutmerge's), else its own */
-		if (ev->has & CUT_HAS_RANK)
-			v = ev->rank;
-		else if (cut_args_int(ev->args, "rank", &v) || v < 0)
-			v = x->rank;
-		if (v != x->rank)
-			x->rank = v, changed = true;
-	} else if (strcmp(ev->name, "thread") == 0) {
-		x = group_get(THREAD, m, ev->pid, ev->tid, NULL, 0);
-		changed =
-		    set_name(&x->name, ev->args, "comm") | set_name(&x->nvtx, ev->args, "name");
-	} else if (strcmp(ev->name, "device") == 0 && cut_args_int(ev->args, "device", &v) == 0) {
-		char *uuid = args_strdup(ev->args, "uuid");
-		if (uuid && *uuid) {
-			x = group_get(DEVICE, m, -1, (int64_t)strtab_intern(g.gpus, uuid), NULL, 0);
-			group_get(DEVREF, m, ev->pid, v, NULL, 0)->parent = x;
-			bool isnew = !x->cmdline;
-			if (isnew) { /* named by the first process's ordinal */
-				x->cmdline = uuid;
-				x->rank = v;
-			} else {
-				free(uuid);
-			}
-			changed = set_name(&x->name, ev->args, "name") | isnew;
-		} else {
-			free(uuid);
-			x = device_of(m, ev->pid, v);
-			changed = set_name(&x->name, ev->args, "name");
-		}
-	} else if (strcmp(ev->name, "symbol") == 0) {
-		stream_name(m, ev);
-		return;
-	} else {
-		if (strcmp(ev->name, "lost") == 0)
-			lost(in, m, ev);
-		return;
-	}
-	if (changed)
-		describe(x);
-}
-
-/* A header: the first of a file says the file's machine by its host and clock. Later ones
- * are other processes' of the same capture (cuthook) or the inputs' of a merge, whose events
- * cutmerge moved onto its own header's clock: they change nothing but the writer. */
-static void
-header(struct input *in, const struct cut_event *ev)
-{
-	char *host = args_strdup(ev->args, "host"), tool[64];
-	int64_t mono = 0, real = 0;
-	const char *clock = cut_args_find(ev->args, "clock");
-	bool has_clock = clock && cut_args_int(clock, "monotonic_ns", &mono) == 0 &&
-	                 cut_args_int(clock, "realtime_ns", &real) == 0 && mono >= 0 && real >= 0;
-	if (!in->m)
-		in->m = machine_get(host ? host : "", has_clock, mono, real);
-	free(host);
-	in->writer = ev->pid;
-	free(in->tool);
-	in->tool = cut_args_str(ev->args, "tool", tool, sizeof(tool)) > 0 ? xstrdup(tool) : NULL;
-}
-
-/* The machine of an event: its file's, or that of the host the envelope names (a merged trace
- * of several hosts); the envelope's rank goes to the process. */
-static struct machine *
-machine_of(struct input *in, const struct cut_event *ev)
-{
-	if (!in->m)
-		in->m = machine_get("", false, 0, 0);
-	const char *host = ev->host ? ev->host : "";
-	int64_t rank = ev->has & CUT_HAS_RANK ? ev->rank : -1;
-	struct machine *m = *host && strcmp(host, in->m->host) != 0
-	                        ? machine_get(host, in->m->clock, in->m->mono, in->m->real)
-	                        : in->m;
-	struct group *p;
-	if (rank >= 0 && ev->layer != CUT_META &&
-	    (p = group_get(PROCESS, m, ev->pid, 0, NULL, 0))->rank != rank) {
-		p->rank = rank;
-		describe(p);
-	}
-	return m;
-}
-
-/* The track of an NVTX start/end range: such ranges need not nest with the calls of the thread
- * that started them, and may end on another thread, so they go to a child track of the process
- * per NVTX domain, "NVTX: domain". */
-static struct group *
-nvtx_track(struct machine *m, const struct cut_event *ev)
-{
-	char *domain = args_strdup(ev->args, "domain");
-	int64_t key = -1;
-	if (domain && *domain)
-		key = (int64_t)intern(domain, strlen(domain));
-	free(domain);
-	return group_get(ASYNC, m, ev->pid, key, NULL, 0);
-}
-
-static void
-event(struct input *in, const struct cut_event *ev)
-{
-	if (ev->layer == CUT_META && strcmp(ev->name, "header") == 0) {
-		header(in, ev);
-		return;
-	}
-	struct machine *m = machine_of(in, ev);
-	if (ev->layer == CUT_META) {
-		meta(in, m, ev);
-		return;
-	}
-	if (ev->ts < in->last && !g.warned_order) {
-		warnx("%s:%llu: input not sorted by time: tracks multiply to keep slices nested; "
-		      "sort it with cutmerge",
-		      cut_reader_path(in->r), (unsigned long long)cut_reader_line(in->r));
-		g.warned_order = true;
-	}
-	if (ev->ts > in->last)
-		in->last = ev->ts;
-	drain(ev->ts);
-	int64_t dev = -1, stream = 0, cpu = -1;
-	bool has_stream;
-	struct group *d;
-	switch (g.place[ev->layer]) {
-	case OFFCPU: slice(m, group_get(OFFCPU, m, ev->pid, ev->tid, NULL, 0), ev, NULL); break;
-	case IRQCPU:
-		cut_args_int(ev->args, "cpu", &cpu);
-		slice(m, group_get(IRQCPU, m, 0, cpu, NULL, 0), ev, NULL);
-		break;
-	case STREAM:
-		cut_args_int(ev->args, "device", &dev);
-		has_stream = cut_args_int(ev->args, "stream", &stream) == 0;
-		d = device_of(m, ev->pid, dev);
-		slice(m, stream_of(m, d, ev->pid, has_stream, stream), ev, d);
-		break;
-	default:
-		if ((int)ev->layer == g.nvtx_layer && (ev->has & CUT_HAS_DUR) && ev->cat &&
-		    strcmp(ev->cat, "startend") == 0) {
-			slice(m, nvtx_track(m, ev), ev, NULL);
-			break;
-		}
-		slice(m, group_get(THREAD, m, ev->pid, ev->tid, NULL, 0), ev, NULL);
-	}
-}
-
-/* Refuses an input named twice (standard input, or one file under two names), as cutmerge
- * does: the second reading of a pipe would find it empty, that of a file draw its events
- * twice. */
-static void
-check_inputs(int argc, char *argv[])
-{
-	struct stat *st = xcalloc((size_t)argc + 1, sizeof(*st));
-	bool *known = xcalloc((size_t)argc + 1, sizeof(*known));
-	for (int i = 0; i < argc; i++) {
-		bool in = strcmp(argv[i], "-") == 0;
-		known[i] = in ? fstat(0, &st[i]) == 0 : stat(argv[i], &st[i]) == 0;
-		for (int j = 0; j < i; j++) {
-			bool same = in && strcmp(argv[j], "-") == 0;
-			same |= known[i] && known[j] && st[i].st_dev == st[j].st_dev &&
-			        st[i].st_ino == st[j].st_ino && !S_ISDIR(st[i].st_mode);
-			if (same)
-				errx(CUT_EXIT_FATAL, "%s and %s are the same input: name each once",
-				     cut_esc(argv[j]), cut_esc(argv[i]));
-		}
-	}
-	free(st);
-	free(known);
-}
-
-/* An input in the heap of the next events: by time, then input order. */
-struct head {
-	struct cut_heap_key k;
-	size_t i;
-};
-
-/* Reads src's next event into the heap; false at its end (or when it must stop). */
-static bool
-advance(struct input *src, struct cut_heap *heads, size_t i, int *status)
-{
-	int rc = cut_reader_next(src->r, &src->ev);
-	if (rc > 0) {
-		heap_push(heads, &(struct head){{src->ev.ts, i}, i});
-		return true;
-	}
-	if (rc < 0 && !cut_reader_failed(src->r))
-		src->stopped = true; /* strict mode: a bad line stops everything */
-	if (rc < 0 && *status == CUT_EXIT_OK)
-		*status = CUT_EXIT_BADINPUT;
-	return false;
-}
-
-/* Closes an input, its bad lines and read errors in the exit status. */
-static void
-finish(struct input *src, int *status)
-{
-	bool failed = cut_reader_failed(src->r);
-	if (cut_reader_close(src->r) && *status == CUT_EXIT_OK)
-		*status = CUT_EXIT_BADINPUT;
-	if (failed)
-		*status = CUT_EXIT_LOST; /* a read error loses that input only */
-	src->r = NULL;
 }
 
 int
@@ -1328,8 +648,19 @@ main(int argc, char *argv[])
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
 	};
+	static const struct tl_sink sink = {
+	    .flags = TL_BOOTS,
+	    .calls = 1u << CUT_API,
+	    .machine = machine_start,
+	    .track = track,
+	    .lane = lane,
+	    .slice = slice,
+	    .slice_end = slice_end,
+	    .counter = counter,
+	    .lost = lost,
+	};
 	const char *path = NULL;
-	int ch, status = CUT_EXIT_OK;
+	int ch;
 
 	while ((ch = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -1341,7 +672,7 @@ main(int argc, char *argv[])
 	}
 	argc -= optind;
 	argv += optind;
-	check_inputs(argc, argv);
+	tl_check_inputs(argc, argv);
 
 	if (path) {
 		/* A fresh file, renamed into place when complete: never through a link. */
@@ -1349,7 +680,9 @@ main(int argc, char *argv[])
 			errx(CUT_EXIT_FATAL, "%s: a symbolic link: not followed", cut_esc(path));
 		if (!g.f)
 			err(CUT_EXIT_FATAL, "%s", cut_esc(path));
-		g.path = xstrdup(cut_esc(path)); /* (cut_esc reuses its buffers) */
+		static struct cut_buf esc; /* (cut_esc reuses its buffers) */
+		buf_adds(&esc, cut_esc(path));
+		g.path = esc.s;
 	} else {
 		if (isatty(STDOUT_FILENO))
 			errx(CUT_EXIT_FATAL,
@@ -1357,21 +690,6 @@ main(int argc, char *argv[])
 			     "standard output or use -o");
 		g.f = stdout;
 		g.path = "standard output";
-	}
-	for (int l = 0; l < CUT_NLAYERS; l++) {
-		const char *n = cut_layer_name((enum cut_layer)l);
-		g.place[l] = strcmp(n, "sched") == 0 ? OFFCPU
-		             : strcmp(n, "gpu") == 0 ? STREAM
-		             : strcmp(n, "irq") == 0 ? IRQCPU
-		                                     : THREAD;
-		if (strcmp(n, "api") == 0)
-			g.api_layer = l;
-		else if (strcmp(n, "ioctl") == 0)
-			g.ioctl_layer = l;
-		else if (strcmp(n, "gpu") == 0)
-			g.gpu_layer = l;
-		else if (strcmp(n, "nvtx") == 0)
-			g.nvtx_layer = l;
 	}
 	g.json = (struct pb_json){.name_id = ANN_NAME_IID,
 	                          .boolean = ANN_BOOL,
@@ -1385,43 +703,12 @@ main(int argc, char *argv[])
 	                          .array = ANN_ARRAY,
 	                          .key = annotation_iid};
 	g.strs = strtab_new();
-	g.gpus = strtab_new();
-	g.streams = idmap_new();
 	g.tids = idmap_new();
-	g.calls = cut_calls_new(1u << CUT_API);
-	tab_grow();
 
-	/* Every input open at once, merged by time as cutchrome does: the files of a job overlap
-	 * in time, and a slice's end, a GPU's busy counter, must not be written before the events
-	 * of another file that come earlier. */
-	int n = argc ? argc : 1;
-	struct input *in = xcalloc((size_t)n, sizeof(*in));
-	struct cut_heap heads;
-	struct head h;
-	heap_init(&heads, sizeof(struct head));
-	for (int i = 0; i < n; i++) {
-		in[i].last = INT64_MIN;
-		if (!(in[i].r = cut_reader_open(argc ? argv[i] : NULL, 0))) {
-			warn("%s", argc ? cut_esc(argv[i]) : "<stdin>");
-			status = CUT_EXIT_LOST;
-			continue;
-		}
-		advance(&in[i], &heads, i, &status);
-	}
-	while (heap_pop(&heads, &h)) {
-		struct input *src = &in[h.i];
-		event(src, &src->ev);
-		if (!advance(src, &heads, h.i, &status) && src->stopped)
-			break;
-	}
-	for (int i = 0; i < n; i++) {
-		if (in[i].r)
-			finish(&in[i], &status);
-		free(in[i].tool);
-	}
-	free(in);
-	heap_free(&heads);
-	drain(INT64_MAX);
+	struct tl *tl = tl_new(&sink);
+	int status = tl_run(tl, argc, argv);
+	tl_flush(tl);
+	tl_free(tl);
 	flush();
 	if (path && outfile_commit(g.f))
 		err(CUT_EXIT_FATAL, "write error on %s", g.path);

@@ -55,12 +55,12 @@ struct tl_track {
 	const char *label;       /* PROCESS, THREAD: the latest record's (cut_task_label) */
 	const char *comm, *nvtx; /* THREAD: the latest comm and NVTX name given; STREAM: nvtx */
 	const char *cmdline;     /* PROCESS */
-	const char *tool; /* PROCESS without label: the tool of the trace it lost events of */
-	const char *uuid,
-	    *name;             /* GPU: its uuid (NULL for one by ordinal), the latest name given */
-	int64_t rank;          /* PROCESS: in a distributed job, else -1 */
-	bool nostream;         /* STREAM: work without a stream */
-	struct tl_lane *lanes; /* as tl_lane.next */
+	const char *tool;        /* PROCESS: the tool of the trace it wrote, once it lost events */
+	const char *uuid;        /* GPU: NULL for one by ordinal */
+	const char *name;        /* GPU: the latest name given */
+	int64_t rank;            /* PROCESS: in a distributed job, else -1 */
+	bool nostream;           /* STREAM: work without a stream */
+	struct tl_lane *lanes;   /* as tl_lane.next */
 	/* private */
 	struct tl_track *same; /* STREAM: the next track of the process's stream on another GPU */
 	int64_t value;         /* PROCESS: device memory allocated; GPU: work running */
