@@ -5,3 +5,6 @@ MAN1 += share/man/cutchrome.1 share/man/cutplot.1 share/man/cutperfetto.1
 VISUALIZE_TIMELINE := $(B)/obj/visualize/timeline.o
 $(B)/bin/cutchrome $(B)/bin/cutperfetto: $(VISUALIZE_TIMELINE)
 $(B)/bin/cutchrome $(B)/bin/cutperfetto: private TOOL_OBJ = $(VISUALIZE_TIMELINE)
+$(B)/tests/test_timeline: $(VISUALIZE_TIMELINE)
+$(B)/tests/test_timeline: private UNIT_OBJ = $(VISUALIZE_TIMELINE)
+$(B)/tests/test_timeline: private UNIT_CFLAGS = -Ivisualize
