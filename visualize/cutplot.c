@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,6 +25,7 @@
 #include "stats.h"
 #include "strtab.h"
 #include "text.h"
+#include "timeline.h"
 #include "units.h"
 
 /* Time bins per row. The range doubles as the trace grows, so memory is per row, not per
@@ -92,7 +92,7 @@ static size_t nrows, rowcap;
 static struct thread_rows {
 	struct row *rows[IDLE + 4];
 } * threads;
-static size_t nthreads;
+static size_t threadcap;
 static struct cut_idmap *thread_ids; /* (proc, tid) -> index in threads */
 /* The processes: a pid of a host, or a host's interrupts. Rows key by the index here, never
  * by the input's pid, which two hosts may share. */
@@ -100,6 +100,7 @@ static struct proc {
 	size_t host; /* index in hosts */
 	int64_t pid; /* -1: the interrupts */
 } * procs;
+static size_t proccap;
 static struct cut_idmap *proc_ids;   /* (host, pid) -> index in procs; (-1 - host, 0): irq */
 static struct cut_strtab *hosts;     /* names, "" when unknown */
 static struct cut_idmap *stream_ids; /* (proc, stream handle) -> index, for GPU_ROW */
@@ -169,19 +170,12 @@ row_make(int64_t pid, int64_t tid, int layer)
 {
 	bool isnew;
 	size_t i = idmap_put2(thread_ids, pid, tid, &isnew);
-	if (isnew) {
-		if (!(threads = realloc(threads, ++nthreads * sizeof(*threads))))
-			err(CUT_EXIT_FATAL, "out of memory");
-		memset(&threads[i], 0, sizeof(*threads));
-	}
+	if (isnew)
+		threads = cut_grow(threads, &threadcap, i + 1, sizeof(*threads));
 	struct row **r = &threads[i].rows[layer + 3];
 	if (*r)
 		return *r;
-	if (nrows == rowcap) {
-		rowcap = rowcap ? 2 * rowcap : 64;
-		if (!(rows = realloc(rows, rowcap * sizeof(*rows))))
-			err(CUT_EXIT_FATAL, "out of memory");
-	}
+	rows = cut_grow(rows, &rowcap, nrows + 1, sizeof(*rows));
 	if (!(*r = rows[nrows++] = calloc(1, sizeof(**rows))))
 		err(CUT_EXIT_FATAL, "out of memory");
 	**r = (struct row){.pid = pid,
@@ -270,8 +264,7 @@ proc_index(int64_t a, int64_t b, struct proc p)
 	bool isnew;
 	size_t i = idmap_put2(proc_ids, a, b, &isnew);
 	if (isnew) {
-		if (!(procs = realloc(procs, (i + 1) * sizeof(*procs))))
-			err(CUT_EXIT_FATAL, "out of memory");
+		procs = cut_grow(procs, &proccap, i + 1, sizeof(*procs));
 		procs[i] = p;
 	}
 	return (int64_t)i;
