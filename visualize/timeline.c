@@ -387,7 +387,7 @@ machine_of(struct tl *tl, struct input *in, const struct cut_event *ev)
 {
 	if (!in->m) /* no header: an unknown host */
 		in->m = machine(tl, "", false, 0, 0);
-	if (!ev->host || !*ev->host || strcmp(ev->host, in->m->host) == 0)
+	if (!ev->host || strcmp(ev->host, in->m->host) == 0) /* ("": a host without a name) */
 		return in->m;
 	if (!in->env || strcmp(in->env, ev->host) != 0) {
 		in->env = str(tl, ev->host);

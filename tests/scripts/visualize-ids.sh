@@ -125,6 +125,22 @@ if command -v protoc >/dev/null; then
 	python3 tests/scripts/visualize-perfetto-check.py "$tmp/p.txt" "$tmp/hx.jsonl" "$tmp/hy.jsonl" >"$tmp/check" ||
 		bad "cutperfetto, two hosts' pid 100: $(cat "$tmp/check")"
 fi
+# An envelope's host of "" is a host without a name, as cutmerge reads it, not the input's:
+# pid 7 of "" and pid 7 of host a are two processes, on two machines (cutperfetto took the
+# first for the second).
+printf '%s\n' '{"ts":1,"pid":7,"tid":7,"layer":"meta","name":"header","args":{"schema":2,"tool":"hand","host":"a"}}' \
+	'{"ts":2,"dur":1,"host":"","pid":7,"tid":7,"layer":"api","name":"cuInit"}' \
+	'{"ts":3,"dur":1,"pid":7,"tid":7,"layer":"api","name":"cuInit"}' >"$tmp/nohost.jsonl"
+n=$(cutchrome "$tmp/nohost.jsonl" | grep -c '"process_name".*"pid 7\( on a\)*"')
+[ "$n" = 2 ] || bad "cutchrome, pid 7 of host \"\" and of a: $n processes, want 2"
+if command -v protoc >/dev/null; then
+	cutperfetto "$tmp/nohost.jsonl" |
+		protoc --decode=perfetto.protos.Trace tests/fixtures/perfetto/perfetto_trace.proto >"$tmp/p.txt"
+	[ "$(grep -c 'clock_snapshot {' "$tmp/p.txt")" = 2 ] ||
+		bad "cutperfetto, pid 7 of host \"\" and of a: not two machines"
+	python3 tests/scripts/visualize-perfetto-check.py "$tmp/p.txt" "$tmp/nohost.jsonl" >"$tmp/check" ||
+		bad "cutperfetto, pid 7 of host \"\" and of a: $(cat "$tmp/check")"
+fi
 # Long names, whole and valid UTF-8 (cutperfetto cut them to 511 bytes inside a character,
 # which protobuf readers refuse, and hosts, uuids and NVTX domains to 255 or 127, so that two
 # long ones sharing a start were one machine, GPU or track): two hosts whose names differ

@@ -221,7 +221,7 @@ class Expected:
             if seq is None:
                 seq = self.machine("", None)
             s = seq
-            if isinstance(e.get("host"), str) and e["host"] and e["host"] != header_host:
+            if isinstance(e.get("host"), str) and e["host"] != header_host:
                 s = self.machine(e["host"], header_clock)
             pid, tid, ts, lay = e["pid"], e["tid"], e["ts"], e["layer"]
             proc = procs.setdefault((s, pid), {})
