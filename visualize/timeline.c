@@ -35,7 +35,6 @@ struct input {
 	struct tl_machine *m; /* its first header's host (and boot); NULL until known */
 	const char *env;      /* the envelope host last seen, and its machine */
 	struct tl_machine *env_m;
-	int64_t last;   /* the latest start seen */
 	int64_t writer; /* the pid of its latest header's writer, and the tool */
 	const char *tool;
 };
@@ -109,6 +108,7 @@ struct tl {
 	} * ring;
 	size_t head, nring;
 	unsigned epoch;
+	int64_t last; /* the latest start of an event so far (not of a meta record) */
 	bool warned_order;
 };
 
@@ -857,14 +857,14 @@ event(struct tl *tl, struct input *in, const struct cut_event *ev)
 	}
 	if (tl->s.at && !tl->s.at(tl->s.arg, ev->ts))
 		return false;
-	if (ev->ts < in->last && !tl->warned_order) {
+	if (ev->ts < tl->last && !tl->warned_order) {
 		warnx("%s:%llu: input not sorted by time: tracks multiply to keep slices nested; "
 		      "sort it with cutmerge",
 		      cut_reader_path(in->r), (unsigned long long)cut_reader_line(in->r));
 		tl->warned_order = true;
 	}
-	if (ev->ts > in->last)
-		in->last = ev->ts;
+	if (ev->ts > tl->last)
+		tl->last = ev->ts;
 	if (ev->has & CUT_HAS_RANK) {
 		struct tl_track *t = process(tl, p);
 		if (t->rank != ev->rank) {
@@ -972,7 +972,6 @@ tl_run(struct tl *tl, int argc, char *argv[])
 		err(CUT_EXIT_FATAL, "out of memory");
 	heap_init(&heads, sizeof(struct head));
 	for (size_t i = 0; i < n; i++) {
-		in[i].last = INT64_MIN;
 		if (!(in[i].r = cut_reader_open(argc ? argv[i] : NULL, 0))) {
 			warn("%s", argc ? cut_esc(argv[i]) : "<stdin>");
 			status = CUT_EXIT_LOST;
@@ -1001,6 +1000,7 @@ tl_new(const struct tl_sink *sink)
 {
 	struct tl *tl = zalloc(sizeof(*tl));
 	tl->s = *sink;
+	tl->last = INT64_MIN;
 	tl->strs = strtab_new();
 	tl->proc_ids = idmap_new();
 	struct map *maps[] = {&tl->threads, &tl->offcpus,  &tl->nvtxs,    &tl->irqs,   &tl->irqcpus,
