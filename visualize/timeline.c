@@ -310,8 +310,7 @@ stream_of(struct tl *tl, struct tl_track *g, size_t p, bool has, int64_t handle)
 	t->parent = g;
 	t->nostream = !has;
 	if (has) {
-		bool isnew;
-		size_t i = idmap_put2(tl->sname_ids, (int64_t)p, handle, &isnew);
+		size_t i = idmap_put2(tl->sname_ids, (int64_t)p, handle, NULL);
 		tl->snames = cut_grow(tl->snames, &tl->sncap, i + 1, sizeof(*tl->snames));
 		t->same = tl->snames[i].first;
 		tl->snames[i].first = t;
@@ -475,8 +474,7 @@ stream_record(struct tl *tl, const struct cut_symbol *s, size_t p)
 {
 	if (s->handle == CUT_ABSENT)
 		return;
-	bool isnew;
-	size_t i = idmap_put2(tl->sname_ids, (int64_t)p, s->handle, &isnew);
+	size_t i = idmap_put2(tl->sname_ids, (int64_t)p, s->handle, NULL);
 	tl->snames = cut_grow(tl->snames, &tl->sncap, i + 1, sizeof(*tl->snames));
 	struct sname *n = &tl->snames[i];
 	if (!differs(n->name, s->name))
@@ -534,11 +532,8 @@ static struct tl_lane *
 lane_new(struct tl *tl, struct tl_track *t)
 {
 	struct tl_lane *l = zalloc(sizeof(*l));
-	size_t n = 0;
-	for (struct tl_lane *x = t->lanes; x; x = x->next)
-		n++;
 	*l = (struct tl_lane){.t = t,
-	                      .index = n,
+	                      .index = t->nlanes++,
 	                      .epoch = tl->epoch,
 	                      .last = INT64_MIN,
 	                      .lo = INT64_MAX,
@@ -614,8 +609,11 @@ place(struct tl *tl, struct tl_track *t, int64_t ts, int64_t end, bool *before)
 static struct tl_open *
 push(struct tl *tl, struct tl_lane *l, int64_t ts, int64_t end)
 {
-	if (l->depth == l->cap)
-		l->stack = cut_grow(l->stack, &l->cap, l->depth + 1, sizeof(*l->stack));
+	if (l->depth == l->cap) { /* from 4, not cut_grow's 16: a lane per thread */
+		l->cap = l->cap ? 2 * l->cap : 4;
+		if (!(l->stack = realloc(l->stack, l->cap * sizeof(*l->stack))))
+			err(CUT_EXIT_FATAL, "out of memory");
+	}
 	struct tl_open *o = &l->stack[l->depth];
 	*o = (struct tl_open){.ts = ts, .end = end};
 	if (!(tl->s.flags & TL_COMPLETE))

@@ -66,6 +66,7 @@ struct tl_track {
 	int64_t value;         /* PROCESS: device memory allocated; GPU: work running */
 	void *spill;           /* lanes past the scanned ones (a heap) */
 	void *busy;            /* GPU, TL_COMPLETE: the ends of the work running (a heap) */
+	size_t nlanes;
 };
 
 /* A slice on a lane, from its start until it ends. */
