@@ -708,9 +708,7 @@ note_submit(struct tl *tl, const struct cut_event *ev, size_t p, struct tl_lane 
 	if (cut_args_int(ev->args, "corr", &corr))
 		return;
 	if (!tl->ring)
-		tl->ring = calloc(MAX_SUBS, sizeof(*tl->ring));
-	if (!tl->ring)
-		err(CUT_EXIT_FATAL, "out of memory");
+		tl->ring = zalloc(MAX_SUBS * sizeof(*tl->ring));
 	if (tl->nring == MAX_SUBS) { /* the oldest is forgotten */
 		idmap_del2(tl->subs, tl->ring[tl->head].proc, tl->ring[tl->head].corr);
 		tl->head = (tl->head + 1) % MAX_SUBS;
@@ -902,10 +900,8 @@ event(struct tl *tl, struct input *in, const struct cut_event *ev)
 void
 tl_check_inputs(int argc, char *argv[])
 {
-	struct stat *st = calloc((size_t)argc + 1, sizeof(*st));
-	bool *known = calloc((size_t)argc + 1, sizeof(*known));
-	if (!st || !known)
-		err(CUT_EXIT_FATAL, "out of memory");
+	struct stat *st = zalloc(((size_t)argc + 1) * sizeof(*st));
+	bool *known = zalloc(((size_t)argc + 1) * sizeof(*known));
 	for (int i = 0; i < argc; i++) {
 		bool in = strcmp(argv[i], "-") == 0;
 		known[i] = in ? fstat(0, &st[i]) == 0 : stat(argv[i], &st[i]) == 0;
@@ -963,11 +959,9 @@ tl_run(struct tl *tl, int argc, char *argv[])
 	 * and cutcapture write them so), and the ranks of a job become one timeline. */
 	int status = CUT_EXIT_OK;
 	size_t n = argc ? (size_t)argc : 1;
-	struct input *in = calloc(n, sizeof(*in));
+	struct input *in = zalloc(n * sizeof(*in));
 	struct cut_heap heads;
 	struct head h;
-	if (!in)
-		err(CUT_EXIT_FATAL, "out of memory");
 	heap_init(&heads, sizeof(struct head));
 	for (size_t i = 0; i < n; i++) {
 		if (!(in[i].r = cut_reader_open(argc ? argv[i] : NULL, 0))) {
