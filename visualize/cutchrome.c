@@ -110,26 +110,27 @@ keeps_tid(const struct tl_track *p, int64_t tid)
 	return owner[i] == p->order;
 }
 
+/* t's group, or NULL before it is drawn. A lookup never grows the table (a group in hand would
+ * move). */
 static struct group *
 group(const struct tl_track *t)
 {
-	groups = cut_grow(groups, &gcap, t->order + 1, sizeof(*groups));
-	return &groups[t->order];
+	return t->order < gcap && groups[t->order].drawn ? &groups[t->order] : NULL;
 }
 
 /* t's group, drawn from now on. */
 static struct group *
 draw(struct tl_track *t)
 {
-	struct group *g = group(t);
-	if (!g->drawn) {
-		*g = (struct group){.drawn = true, .order = ndrawn, .file = -1};
+	if (!group(t)) {
+		groups = cut_grow(groups, &gcap, t->order + 1, sizeof(*groups));
+		groups[t->order] = (struct group){.drawn = true, .order = ndrawn, .file = -1};
 		if (is_process(t))
-			g->jpid = keeps_ids(t) ? t->pid : SYNTH_ID + nsynth++;
+			groups[t->order].jpid = keeps_ids(t) ? t->pid : SYNTH_ID + nsynth++;
 		drawn = cut_grow(drawn, &dcap, ndrawn + 1, sizeof(*drawn));
 		drawn[ndrawn++] = t;
 	}
-	return g;
+	return group(t);
 }
 
 /* Timestamps in microseconds with the nanoseconds kept as three decimals, from a base: a
@@ -353,8 +354,8 @@ close_file(void)
 			continue;
 		int i = 0;
 		struct tl_track *p = process_of(t), *th = t->kind == TL_OFFCPU ? t->parent : t;
-		const struct group *tg = t->kind == TL_OFFCPU ? group(th) : g;
-		int64_t order = (int64_t)(tg->drawn ? tg->order : g->order);
+		const struct group *tg = group(th);
+		int64_t order = (int64_t)(tg ? tg->order : g->order);
 		for (struct tl_lane *l = t->lanes; l; l = l->next, i++) {
 			if (l->epoch != (unsigned)nfile)
 				continue;
