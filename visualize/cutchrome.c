@@ -19,6 +19,7 @@
 #include "event.h"
 #include "idmap.h"
 #include "outfile.h"
+#include "reader.h"
 #include "text.h"
 #include "timeline.h"
 #include "units.h"
@@ -615,7 +616,7 @@ main(int argc, char *argv[])
 	}
 	argc -= optind;
 	argv += optind;
-	tl_check_inputs(argc, argv);
+	cut_check_inputs(argc, argv, CUT_INPUTS_DISTINCT);
 
 	out = stdout;
 	tl = tl_new(&sink);

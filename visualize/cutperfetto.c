@@ -17,6 +17,7 @@
 #include "event.h"
 #include "idmap.h"
 #include "outfile.h"
+#include "reader.h"
 #include "pb.h"
 #include "strtab.h"
 #include "text.h"
@@ -672,7 +673,7 @@ main(int argc, char *argv[])
 	}
 	argc -= optind;
 	argv += optind;
-	tl_check_inputs(argc, argv);
+	cut_check_inputs(argc, argv, CUT_INPUTS_DISTINCT);
 
 	if (path) {
 		/* A fresh file, renamed into place when complete: never through a link. */

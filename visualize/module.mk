@@ -1,10 +1,10 @@
 # Visualisers: JSONL in, pictures out.
 TOOLS += cutchrome cutplot cutperfetto
 MAN1 += share/man/cutchrome.1 share/man/cutplot.1 share/man/cutperfetto.1
-# cutchrome and cutperfetto write one timeline model (timeline.c), each in its format; cutplot,
-# which bins a picture, uses its check of the inputs.
+# cutchrome and cutperfetto write one timeline model (timeline.c), each in its format; cutplot
+# bins a picture and keeps its own.
 VISUALIZE_TIMELINE := $(B)/obj/visualize/timeline.o
-VISUALIZE_TOOLS := $(addprefix $(B)/bin/,cutchrome cutperfetto cutplot)
+VISUALIZE_TOOLS := $(addprefix $(B)/bin/,cutchrome cutperfetto)
 $(VISUALIZE_TOOLS): $(VISUALIZE_TIMELINE)
 $(VISUALIZE_TOOLS): private TOOL_OBJ = $(VISUALIZE_TIMELINE)
 $(B)/tests/test_timeline: $(VISUALIZE_TIMELINE)

@@ -897,27 +897,6 @@ event(struct tl *tl, struct input *in, const struct cut_event *ev)
 
 /* ---- reading ---- */
 
-void
-tl_check_inputs(int argc, char *argv[])
-{
-	struct stat *st = zalloc(((size_t)argc + 1) * sizeof(*st));
-	bool *known = zalloc(((size_t)argc + 1) * sizeof(*known));
-	for (int i = 0; i < argc; i++) {
-		bool in = strcmp(argv[i], "-") == 0;
-		known[i] = in ? fstat(0, &st[i]) == 0 : stat(argv[i], &st[i]) == 0;
-		for (int j = 0; j < i; j++) {
-			bool same = in && strcmp(argv[j], "-") == 0;
-			same |= known[i] && known[j] && st[i].st_dev == st[j].st_dev &&
-			        st[i].st_ino == st[j].st_ino && !S_ISDIR(st[i].st_mode);
-			if (same)
-				errx(CUT_EXIT_FATAL, "%s and %s are the same input: name each once",
-				     cut_esc(argv[j]), cut_esc(argv[i]));
-		}
-	}
-	free(st);
-	free(known);
-}
-
 /* An input in the heap of the next events: by time, then input order. */
 struct head {
 	struct cut_heap_key k;

@@ -155,10 +155,6 @@ struct tl;
 struct tl *tl_new(const struct tl_sink *sink);
 void tl_free(struct tl *tl);
 
-/* Refuses an input named twice (standard input, or one file under two names), as cutmerge
- * does, with a message and exit status 2: the visualisers read their inputs at once, and a
- * file read twice would be drawn twice. */
-void tl_check_inputs(int argc, char *argv[]);
 
 /*
  * Reads the named files (standard input when argc is 0) at once, merged by time, into the
