@@ -235,6 +235,7 @@ static uint64_t
 scan_inflight(struct drain *d, uint64_t now)
 {
 	struct hold h = {now, now - SLACK_NS};
+	order_offcpu_sweep(&Q);
 	each_thread(d, thread_hold, &h);
 	uint64_t hold = h.hold;
 	if (layers_on(CC_L_KERNEL)) {

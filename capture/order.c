@@ -70,11 +70,12 @@ order_pending(const struct order *o)
 	return o->n;
 }
 
+/* The split of thread tid's period that began at off_ts. */
 static struct order_split *
-split_find(struct order *o, uint32_t tid)
+split_find(struct order *o, uint32_t tid, uint64_t off_ts)
 {
 	for (size_t i = 0; i < o->nsplits; i++)
-		if (o->splits[i].tid == tid)
+		if (o->splits[i].tid == tid && o->splits[i].off_ts == off_ts)
 			return &o->splits[i];
 	return NULL;
 }
@@ -83,8 +84,8 @@ void
 order_offcpu_arrived(struct order *o, struct cc_hdr *rec)
 {
 	/* Part of this period was handed out already: the rest starts where that ended. */
-	struct order_split *s = split_find(o, rec->tid);
-	if (!s || s->off_ts != rec->ts)
+	struct order_split *s = split_find(o, rec->tid, rec->ts);
+	if (!s)
 		return;
 	uint64_t end = rec->ts + rec->dur;
 	rec->ts = s->upto;
@@ -96,27 +97,41 @@ uint64_t
 order_offcpu_hold(struct order *o, uint32_t tid, uint64_t off_ts, uint64_t now, uint64_t max_age,
                   uint64_t upto, uint64_t *part)
 {
-	struct order_split *s = split_find(o, tid);
+	/* A period of this thread that began earlier is over: the thread woke and left the CPU
+	 * again between the last read of the ring and this scan, and that period's record may
+	 * still be in the ring (it is read after the scan). Its split stays until the next scan,
+	 * so that the record is cut to what was not handed out, not written whole and late. */
+	struct order_split *s = NULL;
+	for (size_t i = 0; i < o->nsplits; i++)
+		if (o->splits[i].tid == tid) {
+			if (o->splits[i].off_ts == off_ts)
+				s = &o->splits[i];
+			else
+				o->splits[i].ended = true;
+		}
 	*part = 0;
 	if (!s) {
 		if (now < off_ts + max_age || upto <= off_ts)
 			return off_ts;
-		if (o->nsplits == o->capsplits) {
-			o->capsplits = o->capsplits ? o->capsplits * 2 : 64;
-			o->splits = realloc(o->splits, o->capsplits * sizeof(*o->splits));
-			if (!o->splits)
-				err(CUT_EXIT_FATAL, "realloc");
-		}
+		o->splits = cut_grow(o->splits, &o->capsplits, o->nsplits + 1, sizeof(*o->splits));
 		s = &o->splits[o->nsplits++];
-		*s = (struct order_split){tid, off_ts, off_ts};
-	} else if (s->off_ts != off_ts) {
-		s->off_ts = s->upto = off_ts; /* a new period: the old one ended unseen */
+		*s = (struct order_split){tid, false, off_ts, off_ts};
 	}
 	if (now < s->upto + max_age || upto <= s->upto)
 		return s->upto;
 	*part = s->upto;
 	s->upto = upto;
 	return upto;
+}
+
+void
+order_offcpu_sweep(struct order *o)
+{
+	for (size_t i = 0; i < o->nsplits;)
+		if (o->splits[i].ended)
+			o->splits[i] = o->splits[--o->nsplits];
+		else
+			i++;
 }
 
 void

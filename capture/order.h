@@ -5,6 +5,7 @@
 #ifndef CUT_CAPTURE_ORDER_H
 #define CUT_CAPTURE_ORDER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,9 +18,11 @@ struct order_item {
 	struct cc_hdr *rec;
 };
 
-/* An off-CPU period already handed out up to upto. */
+/* An off-CPU period already handed out up to upto. ended: the thread was seen off the CPU
+ * again since, so the period is over, but its record may still be in the ring. */
 struct order_split {
 	uint32_t tid;
+	bool ended;
 	uint64_t off_ts, upto;
 };
 
@@ -55,6 +58,11 @@ void order_offcpu_arrived(struct order *o, struct cc_hdr *rec);
  */
 uint64_t order_offcpu_hold(struct order *o, uint32_t tid, uint64_t off_ts, uint64_t now,
                            uint64_t max_age, uint64_t upto, uint64_t *part);
+/*
+ * First thing in each scan of the threads in flight: forgets the periods that ended unseen
+ * before the last scan (their records, if any, were taken from the ring since).
+ */
+void order_offcpu_sweep(struct order *o);
 /* Frees the records held and the buffer. */
 void order_free(struct order *o);
 
