@@ -91,6 +91,7 @@ struct stream {
 	int64_t pid;
 	uint64_t handle;
 	int64_t busy_since, idle_since, last_submit, first;
+	int64_t until; /* measured: the latest end of its work so far */
 	int64_t busy, idle, gaps;
 	size_t before; /* the call that observed completion */
 	int64_t before_tid;
@@ -327,7 +328,7 @@ stream(int64_t pid, uint64_t handle)
 	struct stream *s = &g.str[i];
 	memset(s, 0, sizeof(*s));
 	s->pid = pid, s->handle = handle;
-	s->busy_since = s->idle_since = s->first = NONE;
+	s->busy_since = s->idle_since = s->first = s->until = NONE;
 	s->proc = proc(pid);
 	return s;
 }
@@ -604,7 +605,12 @@ apply(const struct completion *c)
 		if (i == IDMAP_NONE)
 			return;
 		struct stream *s = &g.str[i];
-		if (s->busy_since != NONE && s->last_submit < c->cover) {
+		/* A measured stream is idle when the last of its work ends, not when any
+		 * piece does: pieces of one stream may overlap (a copy engine's and a
+		 * kernel's, work of length 0 inside another). */
+		bool done =
+		    is_measured(c->stream) ? c->key.ts >= s->until : s->last_submit < c->cover;
+		if (s->busy_since != NONE && done) {
 			went_idle(s, c->key.ts, c->name, c->tid);
 			if (--p->nbusy == 0)
 				went_idle(p, c->key.ts, c->name, c->tid);
@@ -766,7 +772,9 @@ api_call(const struct cut_event *ev, struct thread *t)
 }
 
 /* A piece of GPU work, timed on the device: its stream is busy from its start to its end, as
- * the device measured (the work's name stands before and after the gaps it bounds). */
+ * the device measured, and so from the start of the first of overlapping pieces to the last
+ * end among them (the union of their intervals; the work's name stands before and after the
+ * gaps it bounds). */
 static void
 gpu_work(const struct cut_event *ev)
 {
@@ -775,7 +783,11 @@ gpu_work(const struct cut_event *ev)
 	uint64_t handle = (arg_handle(ev->args, "stream") & (MEASURED - 1)) | MEASURED;
 	g.measured = true;
 	submit(ev->pid, handle, ev->ts, t, name);
-	complete_at(cut_event_end(ev), ev->ts + 1, ev->pid, handle, ev->tid, name);
+	struct stream *s = stream(ev->pid, handle);
+	int64_t end = cut_event_end(ev);
+	if (s->until < end)
+		s->until = end;
+	complete_at(end, ev->ts + 1, ev->pid, handle, ev->tid, name);
 }
 
 static void
