@@ -20,6 +20,7 @@
 #include "event.h"
 #include "heap.h"
 #include "idmap.h"
+#include "procs.h"
 #include "reader.h"
 #include "strtab.h"
 #include "table.h"
@@ -162,6 +163,10 @@ static struct {
 	int64_t hist[2][NKINDS][NBUCKETS], histns[2][NKINDS][NBUCKETS]; /* [measured] */
 	bool measured;           /* the trace has gpu work: the device part comes from it */
 	struct cut_collwait *cw; /* NCCL kernels across ranks: time waiting for the last rank */
+	/* The processes, a pid on a host (procs.h): every "pid" below, from an event's on, is
+	 * the index of its process here, two hosts' pid 100 apart and a record without host or
+	 * rank with the process whose records carry them. */
+	struct cut_procs *pr;
 	int64_t first, last, last_ts, untimed;
 	uint64_t unsorted;
 	bool saturated; /* a sum reached INT64_MAX and stayed there */
@@ -793,7 +798,6 @@ gpu_work(const struct cut_event *ev)
 static void
 event(const struct cut_event *ev)
 {
-	collwait_add(g.cw, ev);
 	if (ev->layer == CUT_META)
 		return;
 	int64_t end = cut_event_end(ev);
@@ -893,9 +897,27 @@ ranked(void)
 
 /* ---- the tables: each written once, printed as text or JSON ---- */
 
+/* The cells that say which process a row is of (p: its index in g.pr): its host, pid, rank. */
+#define HOST(p) CUT_S(cut_procs_host(g.pr, (size_t)(p)))
+#define PID(p) CUT_I(cut_procs_pid(g.pr, (size_t)(p)))
+#define RANK(p)                                                                                    \
+	CUT_IF(cut_procs_rank(g.pr, (size_t)(p)) >= 0, CUT_I(cut_procs_rank(g.pr, (size_t)(p))))
+
+/* A table whose text shows the host column only when the processes are on several hosts. */
+static struct cut_table *
+new_table(const struct cut_table_def *def, enum cut_fmt fmt)
+{
+	struct cut_table *t = cut_table_new(def, fmt);
+	if (fmt == CUT_FMT_TEXT && cut_procs_hosts(g.pr) < 2)
+		cut_table_hide(t, "host");
+	return t;
+}
+
 /* Per thread, the time between its driver API calls. */
 static const struct cut_col thread_cols[] = {
+    {"host", NULL, "host", CUT_COL_STR, -12, 0, 0}, /* text: of several hosts */
     {"pid", NULL, "pid", CUT_COL_INT, 8, 0, 0},
+    {"rank", NULL, NULL, CUT_COL_INT, 0, 0, 0},
     {"tid", NULL, "tid", CUT_COL_INT, 8, 0, 0},
     {"window_ns", NULL, "window", CUT_COL_DUR, 14, 0, 0},
     {"busy_ns", NULL, "in calls", CUT_COL_DUR, 14, 0, 0},
@@ -908,14 +930,14 @@ static const struct cut_table_def thread_def = {thread_cols, CUT_NCOLS(thread_co
 static json_t *
 thread_table(enum cut_fmt fmt)
 {
-	struct cut_table *t = cut_table_new(&thread_def, fmt);
+	struct cut_table *t = new_table(&thread_def, fmt);
 	for (size_t i = 0; i < g.nthr; i++) {
 		const struct thread *th = &g.thr[i];
 		if (th->first == NONE)
 			continue;
 		cut_table_add(t,
-		              CUT_ROW(CUT_I(th->pid), CUT_I(th->tid), CUT_I(th->last - th->first),
-		                      CUT_I(th->busy), CUT_I(th->idle),
+		              CUT_ROW(HOST(th->pid), PID(th->pid), RANK(th->pid), CUT_I(th->tid),
+		                      CUT_I(th->last - th->first), CUT_I(th->busy), CUT_I(th->idle),
 		                      CUT_R(pct(th->idle, th->last - th->first)), CUT_I(th->gaps)));
 	}
 	return cut_table_end(t);
@@ -923,7 +945,9 @@ thread_table(enum cut_fmt fmt)
 
 /* Per stream and per process (all), the time with no work. */
 static const struct cut_col stream_cols[] = {
+    {"host", NULL, "host", CUT_COL_STR, -12, 0, 0}, /* text: of several hosts */
     {"pid", NULL, "pid", CUT_COL_INT, 8, 0, 0},
+    {"rank", NULL, NULL, CUT_COL_INT, 0, 0, 0},
     {"stream", NULL, "stream", CUT_COL_STR, 18, 0, 0},
     {"window_ns", NULL, "window", CUT_COL_DUR, 14, 0, 0},
     {"busy_ns", NULL, "busy", CUT_COL_DUR, 14, 0, 0},
@@ -939,7 +963,7 @@ static const struct cut_table_def stream_def = {stream_cols, CUT_NCOLS(stream_co
 static json_t *
 stream_table(int64_t traced, enum cut_fmt fmt)
 {
-	struct cut_table *t = cut_table_new(&stream_def, fmt);
+	struct cut_table *t = new_table(&stream_def, fmt);
 	char w[32];
 	for (int pass = fmt == CUT_FMT_JSON; pass < 2; pass++)
 		for (size_t i = 0; i < g.nstr; i++) {
@@ -954,8 +978,8 @@ stream_table(int64_t traced, enum cut_fmt fmt)
 				snprintf(w, sizeof(w), "0x%llx",
 				         (unsigned long long)(s->handle & ~MEASURED));
 			int64_t window = sat_sum(s->busy, s->idle);
-			cut_table_add(t, CUT_ROW(CUT_I(s->pid), CUT_S(w), CUT_I(window),
-			                         CUT_I(s->busy), CUT_I(s->idle),
+			cut_table_add(t, CUT_ROW(HOST(s->pid), PID(s->pid), RANK(s->pid), CUT_S(w),
+			                         CUT_I(window), CUT_I(s->busy), CUT_I(s->idle),
 			                         CUT_R(pct(s->idle, window)), CUT_I(s->gaps),
 			                         CUT_IF(all, CUT_R(pct(traced - s->busy, traced))),
 			                         CUT_IF(all, CUT_I(traced - s->busy))));
@@ -1048,7 +1072,9 @@ rank_waits(enum cut_fmt fmt)
 /* The gaps of the threshold or more, by start. */
 static const struct cut_col gap_cols[] = {
     {"kind", NULL, "kind", CUT_COL_STR, -7, 0, 0},
+    {"host", NULL, "host", CUT_COL_STR, -12, 0, 0}, /* text: of several hosts */
     {"pid", NULL, "pid", CUT_COL_INT, 7, 0, 0},
+    {"rank", NULL, NULL, CUT_COL_INT, 0, 0, 0},
     {"tid", NULL, NULL, CUT_COL_INT, 0, 0, 0},         /* of a thread's gap */
     {NULL, NULL, "tid", CUT_COL_INT, 8, 0, 0},         /* the thread that ended it */
     {"stream", NULL, "stream", CUT_COL_STR, 12, 0, 0}, /* of a device gap */
@@ -1139,7 +1165,7 @@ gap_text(const struct gap *gp, size_t room)
 static json_t *
 gap_table(enum cut_fmt fmt)
 {
-	struct cut_table *t = cut_table_new(&gap_def, fmt);
+	struct cut_table *t = new_table(&gap_def, fmt);
 	char w[32];
 	if (g.ngaps)
 		qsort(g.gaps, g.ngaps, sizeof(*g.gaps), by_start);
@@ -1153,7 +1179,9 @@ gap_table(enum cut_fmt fmt)
 		           *after = strtab_key(g.names, gp->after);
 		struct cut_cell row[CUT_TABLE_MAX] = {
 		    CUT_S(kind_names[gp->kind]),
-		    CUT_I(gp->pid),
+		    HOST(gp->pid),
+		    PID(gp->pid),
+		    RANK(gp->pid),
 		    CUT_IF(thr, CUT_I(gp->tid)),
 		    CUT_I(gp->after_tid),
 		    CUT_S(thr ? NULL : where(gp, w, sizeof(w))),
@@ -1285,7 +1313,10 @@ read_event(struct cut_reader *rd, struct cut_event *ev, void *arg)
 	}
 	if (ev->layer != CUT_META)
 		g.last_ts = ev->ts;
-	event(ev);
+	collwait_add(g.cw, ev);
+	struct cut_event e = *ev;
+	e.pid = (int64_t)cut_procs_of(g.pr, ev);
+	event(&e);
 }
 
 int
@@ -1329,6 +1360,7 @@ main(int argc, char *argv[])
 	g.ekeys = idmap_new();
 	heap_init(&g.pend, sizeof(struct completion));
 	g.cw = collwait_new();
+	g.pr = cut_procs_new();
 	g.first = g.last = g.last_ts = NONE;
 	status = cut_read_all(argc, argv, read_event, NULL);
 	if (g.unsorted > 1)

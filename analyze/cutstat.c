@@ -437,6 +437,9 @@ static const struct cut_col busy_cols[] = {
     {"busy_pct", NULL, "%traced", CUT_COL_PCT, 8, 0, 0},
     {"processes", NULL, NULL, CUT_COL_INT, 0, 0, 0}, /* of a shared device */
     {"overlap_ns", NULL, NULL, CUT_COL_INT, 0, 0, 0},
+    {"pid", NULL, NULL, CUT_COL_INT, 0, 0, 0}, /* of one process's */
+    {"host", NULL, NULL, CUT_COL_STR, 0, 0, 0},
+    {"rank", NULL, NULL, CUT_COL_INT, 0, 0, 0},
 };
 
 static json_t *
@@ -452,7 +455,9 @@ busy_table(const char *what, const struct cut_gpu_busy *b, size_t n, int64_t tra
 		cut_table_add(t, CUT_ROW(CUT_S(b[i].key), CUT_I(b[i].work), CUT_I(b[i].busy),
 		                         CUT_R(pct(b[i].busy, traced)),
 		                         CUT_IF(b[i].procs > 1, CUT_I(b[i].procs)),
-		                         CUT_IF(b[i].procs > 1, CUT_I(b[i].overlap))));
+		                         CUT_IF(b[i].procs > 1, CUT_I(b[i].overlap)),
+		                         CUT_IF(b[i].proc >= 0, CUT_I(b[i].pid)), CUT_S(b[i].host),
+		                         CUT_IF(b[i].rank >= 0, CUT_I(b[i].rank))));
 	}
 	return cut_table_end(t);
 }
@@ -495,19 +500,24 @@ nvtx_table(const struct cut_nvtx_stats *n, enum cut_fmt fmt)
 /* The per-rank view, for a trace of several ranks. */
 static const struct cut_col rank_cols[] = {
     {"rank", "rank", "rank", CUT_COL_INT, 6, 0, 0},
-    {"api_calls", "api_calls", "api", CUT_COL_INT, 9, 0, 0},
-    {"api_ns", "api_ns", "api time", CUT_COL_DUR, 14, 0, 0},
+    {"events", "events", "events", CUT_COL_INT, 9, 0, 0},
+    {"api_calls", "api_calls", "api", CUT_COL_INT, 8, 0, 0},
+    {"api_ns", "api_ns", "api time", CUT_COL_DUR, 13, 0, 0},
+    {"runtime_calls", "runtime_calls", "runtime", CUT_COL_INT, 8, 0, 0},
+    {"runtime_ns", "runtime_ns", "runtime time", CUT_COL_DUR, 13, 0, 0},
     {"gpu_work", "gpu_work", "gpu work", CUT_COL_INT, 9, 0, 0},
-    {"gpu_busy_ns", "gpu_busy_ns", "gpu busy", CUT_COL_DUR, 14, 0, 0},
+    {"gpu_busy_ns", "gpu_busy_ns", "gpu busy", CUT_COL_DUR, 13, 0, 0},
     {"top_kernel", "top_kernel", "top kernel", CUT_COL_STR, 0, 0, CUT_COL_GAP},
     {"top_kernel_ns", NULL, NULL, CUT_COL_INT, 0, 0, 0}, /* with a top kernel */
-    {NULL, "top_kernel_ns", "its total", CUT_COL_DUR, 14, 0, 0},
+    {NULL, "top_kernel_ns", "its total", CUT_COL_DUR, 13, 0, 0},
     {"top_kernel_mangled", "top_kernel_mangled", NULL, CUT_COL_STR, 0, 0, 0},
 };
 static const struct cut_table_def rank_def = {
     rank_cols, CUT_NCOLS(rank_cols),
-    "rank api_calls api_ns gpu_work gpu_busy_ns top_kernel_ns top_kernel",
-    "rank api_calls api_ns gpu_work gpu_busy_ns top_kernel_ns top_kernel top_kernel_mangled"};
+    "rank events api_calls api_ns runtime_calls runtime_ns gpu_work gpu_busy_ns top_kernel_ns "
+    "top_kernel",
+    "rank events api_calls api_ns runtime_calls runtime_ns gpu_work gpu_busy_ns top_kernel_ns "
+    "top_kernel top_kernel_mangled"};
 
 static json_t *
 rank_table(const struct cut_rank_stats *k, enum cut_fmt fmt)
@@ -516,7 +526,8 @@ rank_table(const struct cut_rank_stats *k, enum cut_fmt fmt)
 	for (size_t i = 0; i < k->nrows; i++) {
 		const struct cut_rank_row *r = &k->rows[i];
 		cut_table_add(
-		    t, CUT_ROW(CUT_I(r->rank), CUT_I(r->api_calls), CUT_I(r->api), CUT_I(r->work),
+		    t, CUT_ROW(CUT_I(r->rank), CUT_I(r->events), CUT_I(r->api_calls), CUT_I(r->api),
+		               CUT_I(r->runtime_calls), CUT_I(r->runtime), CUT_I(r->work),
 		               CUT_I(r->gpu_busy), CUT_S(cut_table_name(r->top_kernel)),
 		               CUT_IF(r->top_kernel, CUT_I(r->top_total)), CUT_I(r->top_total),
 		               CUT_S(cut_table_mangled(r->top_kernel))));
@@ -606,8 +617,10 @@ print_text(const struct cut_stats *st, const struct cut_stats *rt, const struct 
 		nvtx_table(nv, CUT_FMT_TEXT);
 	}
 	if (rk->nrows >= 2) {
-		cut_table_say("\nPer rank (events with a rank; %lld without one left out)",
-		              (long long)rk->unranked);
+		cut_table_say(
+		    "\nPer rank (a record without a rank is its process's; %lld records of "
+		    "processes of no rank left out)",
+		    (long long)rk->unranked);
 		rank_table(rk, CUT_FMT_TEXT);
 		if (rk->nnccl) {
 			cut_table_say(
@@ -843,8 +856,7 @@ add_event(struct cut_reader *r, struct cut_event *ev, void *arg)
 	stats_add(a->st, ev);
 	if (ev->layer == CUT_RUNTIME)
 		stats_add(a->rt, ev);
-	if (ev->layer == CUT_GPU || ev->layer == CUT_META)
-		gpustats_add(a->gpu, ev);
+	gpustats_add(a->gpu, ev);
 	nvtxstats_add(a->nvtx, ev);
 	rankstats_add(a->ranks, ev);
 }

@@ -11,7 +11,7 @@
 #include "classify.h"
 #include "collwait.h"
 #include "idmap.h"
-#include "meta.h"
+#include "procs.h"
 #include "strtab.h"
 
 struct kernel {
@@ -20,15 +20,16 @@ struct kernel {
 	uint32_t name, owner;
 };
 
-/* A process, by host and pid: its rank from its events' envelope, else from its record. */
+/* The owner of kernels: a process (procs.h) and the rank its kernels carry (-1: none). */
 struct owner {
-	int64_t ev_rank, meta_rank;
-	int64_t host, pid;
+	size_t proc;
+	int64_t rank;
 };
 
 struct priv {
-	struct cut_strtab *names, *hosts;
-	struct cut_idmap *owners; /* (host, pid) to owner */
+	struct cut_strtab *names;
+	struct cut_procs *procs;
+	struct cut_idmap *owners; /* (process, rank) to owner */
 	struct owner *own;
 	size_t nown, capown;
 	struct kernel *k;
@@ -69,74 +70,34 @@ collwait_new(void)
 	if (!w || !p)
 		err(2, "out of memory");
 	p->names = strtab_new();
-	p->hosts = strtab_new();
+	p->procs = cut_procs_new();
 	p->owners = idmap_new();
 	w->priv = p;
 	return w;
-}
-
-static struct owner *
-owner(struct priv *p, const struct cut_event *ev, uint32_t *idx)
-{
-	int64_t host = ev->host ? (int64_t)strtab_intern(p->hosts, ev->host) : -1;
-	bool isnew;
-	size_t i = idmap_put2(p->owners, host, ev->pid, &isnew);
-	if (isnew) {
-		p->own = cut_grow(p->own, &p->capown, i + 1, sizeof(*p->own));
-		p->own[i] = (struct owner){-1, -1, host, ev->pid};
-		if (i + 1 > p->nown)
-			p->nown = i + 1;
-	}
-	if (idx)
-		*idx = (uint32_t)i;
-	struct owner *o = &p->own[i];
-	if ((ev->has & CUT_HAS_RANK) && ev->rank >= 0)
-		o->ev_rank = ev->rank;
-	return o;
 }
 
 void
 collwait_add(struct cut_collwait *w, const struct cut_event *ev)
 {
 	struct priv *p = w->priv;
-	if (ev->layer == CUT_META) {
-		if (cut_meta_kind(ev) != CUT_META_PROCESS)
-			return;
-		struct cut_meta m;
-		if (cut_meta_read(ev, &m) == CUT_META_PROCESS && m.task.rank != CUT_ABSENT &&
-		    m.task.rank >= 0)
-			owner(p, ev, NULL)->meta_rank = m.task.rank;
-		cut_meta_release(&m);
-		return;
-	}
+	size_t proc = cut_procs_of(p->procs, ev);
 	if (ev->layer != CUT_GPU || !(ev->has & CUT_HAS_DUR) || !ev->cat ||
 	    strcmp(ev->cat, "kernel") != 0 || !cut_is_collective(ev->name))
 		return;
-	uint32_t o;
-	owner(p, ev, &o);
+	int64_t rank = (ev->has & CUT_HAS_RANK) && ev->rank >= 0 ? ev->rank : -1;
+	bool isnew;
+	size_t o = idmap_put2(p->owners, (int64_t)proc, rank, &isnew);
+	if (isnew) {
+		p->own = cut_grow(p->own, &p->capown, o + 1, sizeof(*p->own));
+		p->own[o] = (struct owner){proc, rank};
+		p->nown = o + 1;
+	}
 	int64_t stream = 0;
 	if (ev->args)
 		cut_args_int(ev->args, "stream", &stream);
 	p->k = cut_grow(p->k, &p->capk, p->nk + 1, sizeof(*p->k));
 	p->k[p->nk++] = (struct kernel){ev->ts, ev->dur, (uint64_t)stream,
-	                                (uint32_t)strtab_intern(p->names, ev->name), o};
-}
-
-/* A process's rank: its events', else its record's; a record written without the host of
- * its events (or the other way round) is found by pid alone: by_pid[pid] is the rank of the
- * first record of the pid, any host, and hostless[pid] of the first written without one. */
-static int64_t
-rank_of(const struct owner *o, const struct cut_idmap *pids, const int64_t *by_pid,
-        const int64_t *hostless)
-{
-	if (o->ev_rank >= 0)
-		return o->ev_rank;
-	if (o->meta_rank >= 0)
-		return o->meta_rank;
-	size_t i = idmap_get(pids, o->pid);
-	if (i == IDMAP_NONE)
-		return -1;
-	return o->host == -1 ? by_pid[i] : hostless[i];
+	                                (uint32_t)strtab_intern(p->names, ev->name), (uint32_t)o};
 }
 
 /* Kernels, their rank resolved into owner (as a dense rank index), sorted for matching. */
@@ -179,30 +140,9 @@ collwait_finish(struct cut_collwait *w)
 	if (!orank || !ranks)
 		err(2, "out of memory");
 	size_t nr = 0, nk = 0;
-	/* the records' ranks by pid, the first of each (as owners were made) */
-	struct cut_idmap *pids = idmap_new();
-	int64_t *by_pid = malloc((p->nown + 1) * sizeof(*by_pid));
-	int64_t *hostless = malloc((p->nown + 1) * sizeof(*hostless));
-	if (!by_pid || !hostless)
-		err(2, "out of memory");
-	for (size_t i = 0; i < p->nown; i++) {
-		const struct owner *o = &p->own[i];
-		bool isnew;
-		size_t x = idmap_put(pids, o->pid, &isnew);
-		if (isnew)
-			by_pid[x] = hostless[x] = -1;
-		if (o->meta_rank < 0)
-			continue;
-		if (by_pid[x] < 0)
-			by_pid[x] = o->meta_rank;
-		if (o->host == -1 && hostless[x] < 0)
-			hostless[x] = o->meta_rank;
-	}
-	for (size_t i = 0; i < p->nown; i++)
-		orank[i] = rank_of(&p->own[i], pids, by_pid, hostless);
-	idmap_free(pids);
-	free(by_pid);
-	free(hostless);
+	for (size_t i = 0; i < p->nown; i++) /* the kernels' own rank, else their process's */
+		orank[i] =
+		    p->own[i].rank >= 0 ? p->own[i].rank : cut_procs_rank(p->procs, p->own[i].proc);
 	struct cut_idmap *rk = idmap_new(), *streams = idmap_new();
 	for (size_t i = 0; i < p->nk; i++) {
 		int64_t r = orank[p->k[i].owner];
@@ -350,7 +290,7 @@ collwait_free(struct cut_collwait *w)
 		return;
 	struct priv *p = w->priv;
 	strtab_free(p->names);
-	strtab_free(p->hosts);
+	cut_procs_free(p->procs);
 	idmap_free(p->owners);
 	free(p->own);
 	free(p->k);

@@ -13,7 +13,7 @@
 /*
  * The rule. An NCCL kernel is GPU work (layer gpu, cat kernel) whose name is a collective's
  * by cut_is_collective (classify.h: ncclDevKernel_*, ncclKernel_*, mangled or not). Its rank is the
- * event's own rank, else the rank of the process record of its pid (and host). The participants are
+ * event's own rank, else its process's by the rule of procs.h. The participants are
  * the ranks that ran any NCCL kernel. The k-th kernel of a name on a rank, in start order, is
  * matched with the k-th of that name on every other participant: an instance. For k beyond the
  * count of some participant the kernels are unmatched (a trace cut off, or a collective of a
@@ -72,8 +72,8 @@ void collwait_pick(const struct cut_coll_total *v, size_t n, size_t *most, size_
 /* A new accumulator. Exits (status 2) on no memory. */
 struct cut_collwait *collwait_new(void);
 /* Takes an event: NCCL kernels are kept (32 bytes each, to the end: the participants are known
- * only then), process records give their pid's rank; other events are ignored. Events may come
- * in any order. */
+ * only then); every other record for what it says of its process's rank (procs.h): give it
+ * all of them. Events may come in any order. */
 void collwait_add(struct cut_collwait *w, const struct cut_event *ev);
 /* Matches the instances and fills ranks, pairs and the counts. Call once. */
 void collwait_finish(struct cut_collwait *w);

@@ -11,6 +11,7 @@
 #include "args.h"
 #include "gpustats.h"
 #include "idmap.h"
+#include "procs.h"
 #include "strtab.h"
 #include "summary.h"
 
@@ -20,7 +21,7 @@ struct span {
 
 /* The work of one name, device, stream or process. */
 struct group {
-	int64_t pid;
+	int64_t proc; /* devices, streams, processes: the process (procs.h); -1: several */
 	const char *cat;
 	int64_t bytes;
 	struct span *v;
@@ -33,9 +34,13 @@ struct table {
 	size_t cap;
 };
 
+/* Devices, streams and processes are keyed by the process (procs.h) here, "P device D" and
+ * "P device D stream S" with P its index; gpustats_finish names them as reports do. */
 struct priv {
 	struct table names, devs, streams, procs;
-	struct cut_idmap *devids; /* (pid, ordinal) of device records to uuid[] */
+	struct cut_procs *pr;
+	struct cut_strtab *shown; /* the keys as reports show them */
+	struct cut_idmap *devids; /* (process, ordinal) of device records to uuid[] */
 	char **uuid;
 	size_t cap_uuid;
 	int64_t *lat;
@@ -65,17 +70,19 @@ gpustats_new(void)
 	p->streams.keys = strtab_new();
 	p->procs.keys = strtab_new();
 	p->devids = idmap_new();
+	p->pr = cut_procs_new();
+	p->shown = strtab_new();
 	g->priv = p;
 	return g;
 }
 
 static struct group *
-group_of(struct table *t, const char *key, int64_t pid, int64_t s, int64_t e)
+group_of(struct table *t, const char *key, int64_t proc, int64_t s, int64_t e)
 {
 	size_t i = strtab_intern(t->keys, key);
 	t->g = cut_grow(t->g, &t->cap, i + 1, sizeof(*t->g));
 	struct group *gr = &t->g[i];
-	gr->pid = pid;
+	gr->proc = proc;
 	gr->v = cut_grow(gr->v, &gr->cap, gr->n + 1, sizeof(*gr->v));
 	gr->v[gr->n++] = (struct span){s, e};
 	return gr;
@@ -83,9 +90,9 @@ group_of(struct table *t, const char *key, int64_t pid, int64_t s, int64_t e)
 
 /* The uuid a process's device ordinal was recorded with, or NULL. */
 static const char *
-uuid_of(const struct priv *p, int64_t pid, int64_t dev)
+uuid_of(const struct priv *p, int64_t proc, int64_t dev)
 {
-	size_t i = idmap_get2(p->devids, pid, dev);
+	size_t i = idmap_get2(p->devids, proc, dev);
 	return i == IDMAP_NONE ? NULL : p->uuid[i];
 }
 
@@ -118,6 +125,7 @@ void
 gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev)
 {
 	struct priv *p = g->priv;
+	int64_t proc = (int64_t)cut_procs_of(p->pr, ev);
 	if (ev->layer == CUT_META) {
 		int64_t dev;
 		char *u;
@@ -125,13 +133,13 @@ gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev)
 		if (strcmp(ev->name, "device") == 0 &&
 		    cut_args_int(ev->args, "device", &dev) == 0 &&
 		    (u = args_str(ev->args, "uuid")) != NULL) {
-			size_t i = idmap_put2(p->devids, ev->pid, dev, &isnew);
+			size_t i = idmap_put2(p->devids, proc, dev, &isnew);
 			if (isnew && *u) { /* the first record of the ordinal names it */
 				p->uuid = cut_grow(p->uuid, &p->cap_uuid, i + 1, sizeof(*p->uuid));
 				p->uuid[i] = u;
 			} else {
 				if (isnew)
-					idmap_del2(p->devids, ev->pid, dev);
+					idmap_del2(p->devids, proc, dev);
 				free(u);
 			}
 		}
@@ -143,7 +151,7 @@ gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev)
 	char key[64];
 	g->count++;
 	sat_add(&g->saturated, &g->total, ev->dur);
-	struct group *ng = group_of(&p->names, ev->name, ev->pid, s, e);
+	struct group *ng = group_of(&p->names, ev->name, proc, s, e);
 	ng->cat = cat_name(ev->cat);
 	if (cut_args_int(ev->args, "bytes", &bytes) == 0 && bytes > 0)
 		sat_add(&g->saturated, &ng->bytes, bytes);
@@ -151,14 +159,14 @@ gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev)
 	char *stream = args_str(ev->args, "stream");
 	/* Devices by process and ordinal here; gpustats_finish joins those of one physical GPU
 	 * (its device records may come after its first work). */
-	snprintf(key, sizeof(key), "pid %lld device %lld", (long long)ev->pid, (long long)dev);
-	group_of(&p->devs, key, ev->pid, s, e);
+	snprintf(key, sizeof(key), "%lld device %lld", (long long)proc, (long long)dev);
+	group_of(&p->devs, key, proc, s, e);
 	p->key.len = 0;
 	buf_addf(&p->key, "%s stream %s", key, stream ? stream : "?");
 	free(stream);
-	group_of(&p->streams, p->key.s, ev->pid, s, e);
-	snprintf(key, sizeof(key), "pid %lld", (long long)ev->pid);
-	group_of(&p->procs, key, ev->pid, s, e);
+	group_of(&p->streams, p->key.s, proc, s, e);
+	snprintf(key, sizeof(key), "%lld", (long long)proc);
+	group_of(&p->procs, key, proc, s, e);
 	if (cut_args_int(ev->args, "submit", &submit) == 0 && submit >= 0 && submit <= s) {
 		p->lat = cut_grow(p->lat, &p->lat_cap, p->nlat + 1, sizeof(*p->lat));
 		p->lat[p->nlat++] = s - submit;
@@ -213,7 +221,7 @@ busy_table(struct table *t, size_t *n, bool *sat)
 	for (size_t i = 0; i < *n; i++) {
 		struct group *gr = &t->g[i];
 		b[i].key = strtab_key(t->keys, i);
-		b[i].pid = gr->pid;
+		b[i].proc = gr->proc;
 		b[i].work = (int64_t)gr->n;
 		b[i].busy = covered(gr->v, gr->n, &b[i].first, &b[i].last, sat);
 	}
@@ -230,7 +238,7 @@ overlaps(struct priv *p, struct cut_gpu_stats *g, const struct cut_strtab *phys)
 	for (size_t i = 0; i < n; i++) {
 		long long pid, dev;
 		const char *key = pd[i].key, *uuid = NULL;
-		if (sscanf(key, "pid %lld device %lld", &pid, &dev) == 2)
+		if (sscanf(key, "%lld device %lld", &pid, &dev) == 2)
 			uuid = uuid_of(p, pid, dev);
 		size_t j = strtab_find(phys, uuid ? uuid : key); /* the device it is part of */
 		if (j < g->ndevices) {
@@ -243,6 +251,30 @@ overlaps(struct priv *p, struct cut_gpu_stats *g, const struct cut_strtab *phys)
 		g->devices[j].overlap -= g->devices[j].busy;
 		if (g->devices[j].procs < 2 || g->devices[j].overlap < 0)
 			g->devices[j].overlap = 0;
+	}
+}
+
+/* Names the rows of a busy table as reports show them: the index of the process a key starts
+ * with replaced by the process's label ("pid 7", "pid 7 on gpu1"), with its pid, host and
+ * rank. The keys stay valid until gpustats_free. */
+static void
+label(struct priv *p, struct cut_gpu_busy *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *key = b[i].key;
+		size_t proc = (size_t)b[i].proc;
+		b[i].rank = -1;
+		p->key.len = 0;
+		if (b[i].proc < 0)
+			buf_adds(&p->key, key);
+		else {
+			b[i].pid = cut_procs_pid(p->pr, proc);
+			b[i].host = cut_procs_host(p->pr, proc);
+			b[i].rank = cut_procs_rank(p->pr, proc);
+			buf_addf(&p->key, "%s%s", cut_procs_label(p->pr, proc),
+			         key + strspn(key, "0123456789"));
+		}
+		b[i].key = strtab_key(p->shown, strtab_intern(p->shown, p->key.s));
 	}
 }
 
@@ -318,23 +350,22 @@ gpustats_finish(struct cut_gpu_stats *g)
 	for (size_t i = 0; i < strtab_len(p->devs.keys); i++) {
 		long long pid, dev;
 		const char *k = strtab_key(p->devs.keys, i), *uuid = NULL;
-		if (sscanf(k, "pid %lld device %lld", &pid, &dev) == 2)
+		if (sscanf(k, "%lld device %lld", &pid, &dev) == 2)
 			uuid = uuid_of(p, pid, dev);
 		struct group *from = &p->devs.g[i];
 		for (size_t j = 0; j < from->n; j++)
-			group_of(&phys, uuid ? uuid : k, uuid ? 0 : from->pid, from->v[j].s,
+			group_of(&phys, uuid ? uuid : k, uuid ? -1 : from->proc, from->v[j].s,
 			         from->v[j].e);
 	}
 	g->devices = busy_table(&phys, &g->ndevices, &g->saturated);
-	/* The keys must outlive the table: they become the devices' names. */
-	for (size_t i = 0; i < g->ndevices; i++)
-		if (!(g->devices[i].key = strdup(g->devices[i].key)))
-			err(2, "out of memory");
 	overlaps(p, g, phys.keys);
+	label(p, g->devices, g->ndevices);
 	table_free(&phys);
 	strtab_free(phys.keys);
 	g->streams = busy_table(&p->streams, &g->nstreams, &g->saturated);
+	label(p, g->streams, g->nstreams);
 	g->procs = busy_table(&p->procs, &g->nprocs, &g->saturated);
+	label(p, g->procs, g->nprocs);
 	g->lat_count = (int64_t)p->nlat;
 	if (p->nlat) {
 		qsort(p->lat, p->nlat, sizeof(*p->lat), cmp_i64);
@@ -355,8 +386,6 @@ gpustats_free(struct cut_gpu_stats *g)
 	for (size_t i = 0; i < g->nnames; i++)
 		cut_hist_free(&g->names[i].hist);
 	free(g->names);
-	for (size_t i = 0; i < g->ndevices; i++)
-		free((char *)g->devices[i].key);
 	free(g->devices);
 	free(g->streams);
 	free(g->procs);
@@ -369,6 +398,8 @@ gpustats_free(struct cut_gpu_stats *g)
 	strtab_free(p->streams.keys);
 	strtab_free(p->procs.keys);
 	idmap_free(p->devids);
+	cut_procs_free(p->pr);
+	strtab_free(p->shown);
 	for (size_t i = 0; i < p->cap_uuid; i++)
 		free(p->uuid[i]);
 	free(p->uuid);

@@ -2,8 +2,8 @@
  * the style of nsys stats' cuda_gpu_kern_sum and cuda_gpu_mem_time_sum: per kernel (or copy
  * direction, memset, graph) its instances and time; copies by direction with bytes and the
  * device-side bandwidth; how busy each device, stream and process kept the GPU (the union of
- * its work's intervals, not their sum), and how long processes' work overlapped on a device;
- * and the launch latency, submit to start. */
+ * its work's intervals, not their sum; a process is a pid on a host, by the rule of procs.h), and
+ * how long processes' work overlapped on a device; and the launch latency, submit to start. */
 #ifndef CUT_GPUSTATS_H
 #define CUT_GPUSTATS_H
 
@@ -24,10 +24,15 @@ struct cut_gpu_name {
 
 /* How busy one device, stream or process kept the GPU. */
 struct cut_gpu_busy {
-	const char *key; /* "GPU-uuid" or "pid P device D"; "pid P stream S"; "pid P" */
-	int64_t pid;     /* 0 for a device shared by processes */
-	int64_t work;    /* pieces of work */
-	int64_t busy;    /* ns covered by at least one piece */
+	/* "GPU-uuid" or "pid P device D"; "pid P device D stream S"; "pid P": with " on HOST"
+	 * after the pid when the processes are on several hosts (cut_procs_label) */
+	const char *key;
+	int64_t proc;     /* the process (procs.h); -1 for a device shared by processes */
+	int64_t pid;      /* 0 for a device shared by processes */
+	const char *host; /* the process's host, NULL when none is known (or shared) */
+	int64_t rank;     /* the process's rank, -1 when none is known (or shared) */
+	int64_t work;     /* pieces of work */
+	int64_t busy;     /* ns covered by at least one piece */
 	int64_t first, last;
 	/* A device's only: the processes whose work ran on it, and how long their work overlapped
 	 * (each process's busy on it, summed, less the device's own). */
@@ -49,7 +54,8 @@ struct cut_gpu_stats {
 
 /* A new accumulator. Exits (status 2) on no memory. */
 struct cut_gpu_stats *gpustats_new(void);
-/* Adds an event: gpu work, and device records (which name a device by its uuid). */
+/* Adds an event: gpu work, and device records (which name a device by its uuid); every other
+ * record for what it says of its process's host and rank (procs.h): give it all of them. */
 void gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev);
 /* Computes medians, busy times and latencies; sorts the tables. */
 void gpustats_finish(struct cut_gpu_stats *g);

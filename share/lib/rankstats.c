@@ -1,5 +1,7 @@
-/* rankstats.c: the per-rank view (see rankstats.h). GPU work's intervals are kept per rank,
- * 16 bytes each, for the union; kernel totals per (rank, name) in a table. */
+/* rankstats.c: the per-rank view (see rankstats.h). Numbers are kept per process until the
+ * end, when every process's rank is known (a record may lack it, procs.h): GPU work's
+ * intervals, 16 bytes each, for the union, and kernel totals per (process, name) in a table;
+ * then per rank. */
 #include <err.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +10,7 @@
 #include "collwait.h"
 #include "cut.h"
 #include "idmap.h"
+#include "procs.h"
 #include "rankstats.h"
 #include "strtab.h"
 
@@ -15,24 +18,39 @@ struct span {
 	int64_t ts, end;
 };
 
+/* What a process did, kept by process (procs.h) and the records' own rank (-1: none) until the
+ * end, when the rank of each process is known. */
+struct proc_acc {
+	size_t proc;
+	int64_t rank;
+	int64_t events, api_calls, api, runtime_calls, runtime, work;
+	struct span *work_v;
+	size_t n, cap;
+};
+
+/* Total of one kernel name in one process, then on one rank. */
+struct kern {
+	size_t name;
+	size_t row; /* the process's pa, then (rankstats_finish) the row */
+	int64_t total;
+};
+
+/* The GPU work of a rank, for the union. */
 struct rank_priv {
 	struct span *work;
 	size_t n, cap;
 };
 
-/* Total of one kernel name on one rank. */
-struct kern {
-	size_t name;
-	size_t row;
-	int64_t total;
-};
-
 struct priv {
+	struct cut_procs *procs;
+	struct cut_idmap *accs; /* (process, rank) to pa */
+	struct proc_acc *pa;
+	size_t npa, pcap;
 	struct cut_idmap *ranks; /* rank to row */
 	struct rank_priv *rp;
 	size_t rcap;
 	struct cut_strtab *names; /* kernel names */
-	struct cut_idmap *kidx;   /* (row, name) to kern */
+	struct cut_idmap *kidx;   /* (process, name), then (row, name), to kern */
 	struct kern *kerns;
 	size_t nkerns, kcap;
 };
@@ -54,6 +72,8 @@ rankstats_new(void)
 	struct priv *p = calloc(1, sizeof(*p));
 	if (!s || !p)
 		err(2, "out of memory");
+	p->procs = cut_procs_new();
+	p->accs = idmap_new();
 	p->ranks = idmap_new();
 	p->names = strtab_new();
 	p->kidx = idmap_new();
@@ -61,49 +81,122 @@ rankstats_new(void)
 	return s;
 }
 
+/* Adds total to kernel name of key (a process, or a row), making it. */
+static void
+kern_add(struct cut_rank_stats *s, size_t key, size_t name, int64_t total)
+{
+	struct priv *p = s->priv;
+	bool isnew;
+	size_t k = idmap_put2(p->kidx, (int64_t)key, (int64_t)name, &isnew);
+	if (isnew) {
+		p->kerns = cut_grow(p->kerns, &p->kcap, k + 1, sizeof(*p->kerns));
+		p->kerns[k] = (struct kern){name, key, 0};
+		if (k + 1 > p->nkerns)
+			p->nkerns = k + 1;
+	}
+	sat_add(s, &p->kerns[k].total, total);
+}
+
+static void
+add_span(struct span **v, size_t *n, size_t *cap, struct span sp)
+{
+	*v = cut_grow(*v, cap, *n + 1, sizeof(**v));
+	(*v)[(*n)++] = sp;
+}
+
 void
 rankstats_add(struct cut_rank_stats *s, const struct cut_event *ev)
 {
 	struct priv *p = s->priv;
+	size_t proc = cut_procs_of(p->procs, ev);
 	if (ev->layer == CUT_META)
 		return;
-	if (!(ev->has & CUT_HAS_RANK)) {
-		s->unranked++;
-		return;
-	}
+	int64_t rank = (ev->has & CUT_HAS_RANK) && ev->rank >= 0 ? ev->rank : -1;
 	bool isnew;
-	size_t r = idmap_put(p->ranks, ev->rank, &isnew);
+	size_t i = idmap_put2(p->accs, (int64_t)proc, rank, &isnew);
+	if (isnew) {
+		p->pa = cut_grow(p->pa, &p->pcap, i + 1, sizeof(*p->pa));
+		p->pa[i].proc = proc;
+		p->pa[i].rank = rank;
+		p->npa = i + 1;
+	}
+	struct proc_acc *a = &p->pa[i];
+	a->events++;
+	if (!(ev->has & CUT_HAS_DUR))
+		return;
+	if (ev->layer == CUT_API) {
+		a->api_calls++;
+		sat_add(s, &a->api, ev->dur);
+	} else if (ev->layer == CUT_RUNTIME) {
+		a->runtime_calls++;
+		sat_add(s, &a->runtime, ev->dur);
+	} else if (ev->layer == CUT_GPU) {
+		add_span(&a->work_v, &a->n, &a->cap, (struct span){ev->ts, ev->ts + ev->dur});
+		a->work++;
+		if (ev->cat && strcmp(ev->cat, "kernel") == 0 && ev->name)
+			kern_add(s, i, strtab_intern(p->names, ev->name), ev->dur);
+	}
+}
+
+/* The row of a rank, made when new. */
+static size_t
+row_of(struct cut_rank_stats *s, int64_t rank)
+{
+	struct priv *p = s->priv;
+	bool isnew;
+	size_t r = idmap_put(p->ranks, rank, &isnew);
 	if (isnew) {
 		size_t cap = p->rcap;
 		s->rows = cut_grow(s->rows, &cap, r + 1, sizeof(*s->rows));
 		p->rp = cut_grow(p->rp, &p->rcap, r + 1, sizeof(*p->rp));
 		if (r + 1 > s->nrows)
 			s->nrows = r + 1;
-		s->rows[r].rank = ev->rank;
+		s->rows[r].rank = rank;
 	}
-	struct cut_rank_row *row = &s->rows[r];
-	if (!(ev->has & CUT_HAS_DUR))
-		return;
-	if (ev->layer == CUT_API) {
-		row->api_calls++;
-		sat_add(s, &row->api, ev->dur);
-	} else if (ev->layer == CUT_GPU) {
-		struct rank_priv *rp = &p->rp[r];
-		rp->work = cut_grow(rp->work, &rp->cap, rp->n + 1, sizeof(*rp->work));
-		rp->work[rp->n++] = (struct span){ev->ts, ev->ts + ev->dur};
-		row->work++;
-		if (!ev->cat || strcmp(ev->cat, "kernel") != 0 || !ev->name)
-			return;
-		size_t nm = strtab_intern(p->names, ev->name);
-		size_t k = idmap_put2(p->kidx, (int64_t)r, (int64_t)nm, &isnew);
-		if (isnew) {
-			p->kerns = cut_grow(p->kerns, &p->kcap, k + 1, sizeof(*p->kerns));
-			p->kerns[k] = (struct kern){nm, r, 0};
-			if (k + 1 > p->nkerns)
-				p->nkerns = k + 1;
+	return r;
+}
+
+/* Each process's numbers into the row of their rank (the records' own, else their process's:
+ * procs.h), or into unranked; its kernels' totals into the row's. */
+static void
+to_rows(struct cut_rank_stats *s)
+{
+	struct priv *p = s->priv;
+	size_t *row = malloc((p->npa ? p->npa : 1) * sizeof(*row));
+	if (!row)
+		err(2, "out of memory");
+	for (size_t i = 0; i < p->npa; i++) {
+		struct proc_acc *a = &p->pa[i];
+		int64_t rank = a->rank >= 0 ? a->rank : cut_procs_rank(p->procs, a->proc);
+		row[i] = SIZE_MAX;
+		if (rank < 0) {
+			s->unranked += a->events;
+			continue;
 		}
-		sat_add(s, &p->kerns[k].total, ev->dur);
+		size_t r = row[i] = row_of(s, rank);
+		struct cut_rank_row *w = &s->rows[r];
+		struct rank_priv *rp = &p->rp[r];
+		w->events += a->events;
+		w->api_calls += a->api_calls;
+		sat_add(s, &w->api, a->api);
+		w->runtime_calls += a->runtime_calls;
+		sat_add(s, &w->runtime, a->runtime);
+		w->work += a->work;
+		for (size_t k = 0; k < a->n; k++)
+			add_span(&rp->work, &rp->n, &rp->cap, a->work_v[k]);
 	}
+	/* the kernels by process become kernels by row */
+	struct kern *by_proc = p->kerns;
+	size_t n = p->nkerns;
+	p->kerns = NULL;
+	p->nkerns = p->kcap = 0;
+	idmap_free(p->kidx);
+	p->kidx = idmap_new();
+	for (size_t k = 0; k < n; k++)
+		if (row[by_proc[k].row] != SIZE_MAX)
+			kern_add(s, row[by_proc[k].row], by_proc[k].name, by_proc[k].total);
+	free(by_proc);
+	free(row);
 }
 
 /* A rank's total in an NCCL kernel of one name. */
@@ -148,6 +241,7 @@ void
 rankstats_finish(struct cut_rank_stats *s)
 {
 	struct priv *p = s->priv;
+	to_rows(s);
 	for (size_t r = 0; r < s->nrows; r++) {
 		struct rank_priv *rp = &p->rp[r];
 		if (rp->n)
@@ -212,6 +306,11 @@ rankstats_free(struct cut_rank_stats *s)
 	for (size_t r = 0; r < p->rcap; r++)
 		free(p->rp[r].work);
 	free(p->rp);
+	for (size_t i = 0; i < p->pcap; i++)
+		free(p->pa[i].work_v);
+	free(p->pa);
+	idmap_free(p->accs);
+	cut_procs_free(p->procs);
 	free(p->kerns);
 	idmap_free(p->ranks);
 	idmap_free(p->kidx);

@@ -9,6 +9,7 @@
 #include "cut.h"
 #include "idmap.h"
 #include "meta.h"
+#include "procs.h"
 #include "stats.h"
 #include "strtab.h"
 #include "summary.h"
@@ -36,6 +37,7 @@ stats_new_layer(size_t ntop, enum cut_layer layer)
 	st->ntop = ntop;
 	st->layer = layer;
 	st->index = strtab_new();
+	st->procs = cut_procs_new();
 	return st;
 }
 
@@ -170,6 +172,7 @@ lost_count(const struct cut_event *ev)
 void
 stats_add(struct cut_stats *st, const struct cut_event *ev)
 {
+	size_t proc = cut_procs_of(st->procs, ev);
 	if (ev->layer == CUT_META) {
 		if (cut_meta_kind(ev) == CUT_META_LOST)
 			sat_add(st, &st->lost, lost_count(ev));
@@ -189,7 +192,7 @@ stats_add(struct cut_stats *st, const struct cut_event *ev)
 	if (!st->seen[ev->layer])
 		st->seen[ev->layer] = idmap_new();
 	bool isnew;
-	idmap_put2(st->seen[ev->layer], ev->pid, ev->tid, &isnew);
+	idmap_put2(st->seen[ev->layer], (int64_t)proc, ev->tid, &isnew);
 	st->layer_threads[ev->layer] += isnew;
 	if (ev->layer == st->layer)
 		add_api(st, ev);
@@ -305,5 +308,6 @@ stats_free(struct cut_stats *st)
 	strtab_free(st->index);
 	for (int l = 0; l < CUT_NLAYERS; l++)
 		idmap_free(st->seen[l]);
+	cut_procs_free(st->procs);
 	free(st);
 }

@@ -8,6 +8,7 @@
 
 #include "classify.h"
 #include "event.h"
+#include "procs.h"
 #include "summary.h"
 
 enum cut_xfer_dir {
@@ -46,7 +47,9 @@ struct cut_stats {
 	size_t nfns;
 	int64_t cat_calls[CUT_NCATS], cat_total[CUT_NCATS];
 	int64_t layer_events[CUT_NLAYERS], layer_total[CUT_NLAYERS];
-	int64_t layer_threads[CUT_NLAYERS]; /* distinct (pid, tid) with timed events of the layer */
+	/* distinct threads, (process, tid), with timed events of the layer: a process is a pid on
+	 * a host (procs.h) */
+	int64_t layer_threads[CUT_NLAYERS];
 	int64_t xfer_calls[CUT_X_NDIRS], xfer_bytes[CUT_X_NDIRS], xfer_time[CUT_X_NDIRS];
 	int64_t first, last;  /* first start and last end of any non-meta event; first < 0: none */
 	int64_t api_total;    /* sum of API call durations */
@@ -61,7 +64,8 @@ struct cut_stats {
 	/* private */
 	struct cut_strtab *index;
 	size_t fncap;
-	struct cut_idmap *seen[CUT_NLAYERS]; /* (pid, tid) per layer */
+	struct cut_idmap *seen[CUT_NLAYERS]; /* (process, tid) per layer */
+	struct cut_procs *procs;
 	__int128 cat_sum[CUT_NCATS];
 };
 
@@ -73,7 +77,8 @@ struct cut_stats *stats_new(size_t ntop);
 /* The same for the calls of another layer (CUT_RUNTIME): fns, categories, api_total and
  * untimed then count that layer's calls instead of the driver API's. */
 struct cut_stats *stats_new_layer(size_t ntop, enum cut_layer layer);
-/* Adds one event (meta records count lost events; other layers their time). */
+/* Adds one event (meta records count lost events, and say which process a record is of:
+ * procs.h; other layers their time). */
 void stats_add(struct cut_stats *st, const struct cut_event *ev);
 /* Computes medians and standard deviations and sorts functions and slow calls. */
 void stats_finish(struct cut_stats *st);

@@ -10,7 +10,8 @@
 -- What it defines (all TEMP, so a persistent database is left alone):
 --   cut_read(files)   the raw records of files: the envelope's columns, as written
 --   cut_meta(files)   their header and process records: host and rank named there
---   cut_events(files) the records with host and rank filled in and an end_ts column
+--   cut_events(files) the records with host and rank filled in (from their process where
+--                     they lack them) and an end_ts column
 --   events            cut_events(getvariable('trace_glob')); the recipes read this view
 --                     (load.sql turns it into a table read once, for several recipes)
 --   cut_api_category(name)  cutstat's category of a driver API function
@@ -26,10 +27,14 @@
 -- Why not hive_partitioning: DuckDB's hive columns replace a file column of the same name
 -- (a record's own "rank" would be overwritten by the path's) and a glob that mixes layouts is
 -- refused. So host= and rank= are taken from the path with regular expressions, and only when
--- the record does not say. Rank, in order: the record's "rank", a "rank=N/" directory, the
--- "rank" of the file's meta "process" record for the pid (or the file's, when its process
--- records name one rank only), else NULL. Host: the record's, a "host=NAME/" directory, the
--- file's header, else NULL.
+-- the record does not say. A record lacking them is of a process, its pid on its host, and
+-- takes its process's (the rule of share/lib/procs.h and cutstat(1)): some writers
+-- left host and rank off a process's runtime and NVTX records while its other records carry
+-- them. Host, in order: the record's, a "host=NAME/" directory, that of the earliest record of
+-- its pid in the file that names one, the file's header, else NULL. Rank: the record's, a
+-- "rank=N/" directory, that of the earliest record of its process (file, host, pid) that
+-- carries one, the "rank" in the args of its process's meta "process" record, the file's (when
+-- its process records name one rank only), else NULL.
 --
 -- Compressed traces (.gz, .zst) are read directly. Only the canonical schema 1/2 records are
 -- read; pass traces in the older formats through cutmerge(1) first.
@@ -59,28 +64,40 @@ WHERE layer = 'meta' AND name IN ('header', 'process');
 
 CREATE OR REPLACE TEMP MACRO cut_events(files) AS TABLE
 WITH meta AS MATERIALIZED (FROM cut_meta(files)),
-procs AS (
-    SELECT filename, pid, max(rank) AS rank
-    FROM meta WHERE name = 'process' AND rank IS NOT NULL
-    GROUP BY filename, pid),
 files AS (
     SELECT filename, any_value(host) FILTER (WHERE name = 'header') AS host,
            CASE WHEN count(DISTINCT rank) FILTER (WHERE name = 'process') = 1
                 THEN min(rank) FILTER (WHERE name = 'process') END AS rank
-    FROM meta GROUP BY filename)
-SELECT r.ts, r.dur,
-       COALESCE(r.host, NULLIF(regexp_extract(r.filename, '(^|/)host=([^/]+)/', 2), ''),
-                f.host) AS host,
-       COALESCE(r.rank,
-                TRY_CAST(NULLIF(regexp_extract(r.filename, '(^|/)rank=([0-9]+)/', 2), '')
+    FROM meta GROUP BY filename),
+-- The host a record names (its own, or a host= directory), and in the process record the
+-- rank its args name.
+named AS (
+    SELECT r.*,
+           COALESCE(r.host, NULLIF(regexp_extract(r.filename, '(^|/)host=([^/]+)/', 2), ''))
+               AS named_host,
+           CASE WHEN r.layer = 'meta' AND r.name = 'process'
+                THEN TRY_CAST(r.args->>'rank' AS BIGINT) END AS arg_rank
+    FROM cut_read(files) r),
+-- A record without a host is of its pid's process whose records name one (the earliest):
+-- writers left host and rank off some records of a process whose others carry them.
+hosted AS (
+    SELECT n.*, COALESCE(n.named_host,
+                         arg_min(n.named_host, n.ts) OVER (PARTITION BY n.filename, n.pid),
+                         f.host) AS proc_host,
+           f.rank AS file_rank
+    FROM named n LEFT JOIN files f ON f.filename = n.filename)
+SELECT h.ts, h.dur, h.proc_host AS host,
+       COALESCE(h.rank,
+                TRY_CAST(NULLIF(regexp_extract(h.filename, '(^|/)rank=([0-9]+)/', 2), '')
                          AS BIGINT),
-                p.rank, f.rank) AS rank,
-       r.pid, r.tid, r.layer, r.name, r.cat, r.ret, r.id, r.parent, r.pname, r.nioctl,
-       r.ioctl_ns, r.args, r.filename,
-       r.ts + COALESCE(r.dur, 0) AS end_ts
-FROM cut_read(files) r
-LEFT JOIN files f ON f.filename = r.filename
-LEFT JOIN procs p ON p.filename = r.filename AND p.pid = r.pid;
+                arg_min(h.rank, h.ts) OVER p,
+                min(h.arg_rank) OVER p,
+                h.file_rank) AS rank,
+       h.pid, h.tid, h.layer, h.name, h.cat, h.ret, h.id, h.parent, h.pname, h.nioctl,
+       h.ioctl_ns, h.args, h.filename,
+       h.ts + COALESCE(h.dur, 0) AS end_ts
+FROM hosted h
+WINDOW p AS (PARTITION BY h.filename, h.proc_host, h.pid);
 
 CREATE OR REPLACE TEMP VIEW events AS
 FROM cut_events(COALESCE(getvariable('trace_glob'),

@@ -2,12 +2,13 @@
 -- records (meta left out), plus the whole, repeated on every row: traced_ns (first start to
 -- last end of any record not meta), api_ns (sum of timed driver API calls), lost (the events
 -- meta "lost" records count) and untimed (driver API records without a dur); threads: the
--- distinct (pid, tid) with timed records of the layer.
+-- distinct (host, pid, tid) with timed records of the layer (a host from the record, or its
+-- process: events.sql).
 WITH per AS (
     SELECT layer, count(*) AS events, CAST(COALESCE(sum(dur), 0) AS BIGINT) AS total_ns,
            min(ts) AS first_ts, max(end_ts) AS last_ts,
            count(*) FILTER (WHERE dur IS NULL) AS no_dur,
-           count(DISTINCT (pid, tid)) FILTER (WHERE dur IS NOT NULL) AS threads,
+           count(DISTINCT (host, pid, tid)) FILTER (WHERE dur IS NOT NULL) AS threads,
            sum(cut_int(args->'count')) FILTER (WHERE name = 'lost') AS lost_count
     FROM events GROUP BY layer),
 whole AS (

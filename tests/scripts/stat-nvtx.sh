@@ -4,9 +4,10 @@
 # the runtime, driver API, ioctl and GPU time inside (an event of the range's thread starting
 # in it, once per range name; GPU work by the args.corr of its submitting call); per runtime
 # function calls, total, min and max; the same in -c; and the text names the sections. On the
-# 2-rank DDP sample, the per-rank view: each rank's API calls and time, GPU busy (the union of
-# its work), top kernel, and per NCCL kernel the rank with the largest total and the straggler,
-# the smallest. The NVTX checks run twice: by default emit_nvtx's names are folded to their
+# 2-rank DDP sample, the per-rank view: each rank's records, API and runtime calls and time
+# (its 16,000 runtime and NVTX records without a rank counted under their process's), GPU busy
+# (the union of its work), top kernel, and per NCCL kernel the rank with the largest total and
+# the straggler, the smallest. The NVTX checks run twice: by default emit_nvtx's names are folded to their
 # operator (", seq = N", ", op_id = N", ", sizes = [...]" dropped: one row per op, its count
 # and total the sums of its ranges'), with --nvtx-full they stay whole.
 top=${CUT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -131,22 +132,39 @@ st = json.load(open(sys.argv[2]))
 n = 0
 def bad(m):
     global n; n += 1; print("FAIL", m)
+# A record without a rank has its process's (cut-events(5), Labels): the sample is of one host,
+# so a process is a pid; its rank is the first a record of it carries, else its process
+# record's args.rank.
+if {e["host"] for e in ev if "host" in e} - {"vm"}: bad("the sample is not of one host")
+prank = {}
+for e in ev:
+    if "rank" in e: prank.setdefault(e["pid"], e["rank"])
+for e in ev:
+    if e["layer"] == "meta" and e["name"] == "process" and "rank" in e.get("args", {}):
+        prank.setdefault(e["pid"], e["args"]["rank"])
+for e in ev:
+    if "rank" not in e and e["pid"] in prank: e["rank"] = prank[e["pid"]]
 ranked = [e for e in ev if e["layer"] != "meta" and "rank" in e]
 ranks = sorted({e["rank"] for e in ranked})
 want = {}
 kern = collections.defaultdict(collections.Counter)
 for r in ranks:
-    api = [e["dur"] for e in ranked if e["rank"] == r and e["layer"] == "api" and "dur" in e]
-    work = sorted((e["ts"], e["ts"] + e["dur"]) for e in ranked if e["rank"] == r and e["layer"] == "gpu" and "dur" in e)
+    mine = [e for e in ranked if e["rank"] == r]
+    api = [e["dur"] for e in mine if e["layer"] == "api" and "dur" in e]
+    rt = [e["dur"] for e in mine if e["layer"] == "runtime" and "dur" in e]
+    work = sorted((e["ts"], e["ts"] + e["dur"]) for e in mine if e["layer"] == "gpu" and "dur" in e)
     busy, end = 0, None
     for a, b in work:
         if end is None or a >= end: busy += b - a; end = b
         elif b > end: busy += b - end; end = b
-    for e in ranked:
-        if e["rank"] == r and e["layer"] == "gpu" and e.get("cat") == "kernel": kern[r][e["name"]] += e["dur"]
+    for e in mine:
+        if e["layer"] == "gpu" and e.get("cat") == "kernel": kern[r][e["name"]] += e["dur"]
     top = min(kern[r].items(), key=lambda kv: (-kv[1], kv[0]))
-    want[r] = {"rank": r, "api_calls": len(api), "api_ns": sum(api), "gpu_work": len(work),
+    want[r] = {"rank": r, "events": len(mine), "api_calls": len(api), "api_ns": sum(api),
+               "runtime_calls": len(rt), "runtime_ns": sum(rt), "gpu_work": len(work),
                "gpu_busy_ns": busy, "top_kernel": top[0], "top_kernel_ns": top[1]}
+# The fallback matters here: the runtime and NVTX records carry no rank of their own.
+if sum(1 for e in ranked if e["layer"] in ("runtime", "nvtx")) < 16000: bad("no records took their process's rank")
 rk = st.get("ranks", {})
 if len(ranks) < 2 or [x["rank"] for x in rk.get("rows", [])] != ranks: bad(f"ranks {ranks}: {rk.get('rows')}")
 for x in rk.get("rows", []):
@@ -167,7 +185,8 @@ if "rank" not in heads or "nccl_waited_most_rank" not in heads: bad(f"csv tables
 else:
     for r in rows[heads["rank"] + 1:heads["rank"] + 1 + len(ranks)]:
         w = want[int(r[0])]
-        if [int(x) for x in r[1:6]] != [w[f] for f in ("api_calls", "api_ns", "gpu_work", "gpu_busy_ns", "top_kernel_ns")] or r[6] != w["top_kernel"]: bad(f"csv rank {r}")
+        f = ("events", "api_calls", "api_ns", "runtime_calls", "runtime_ns", "gpu_work", "gpu_busy_ns", "top_kernel_ns")
+        if [int(x) for x in r[1:9]] != [w[k] for k in f] or r[9] != w["top_kernel"]: bad(f"csv rank {r}")
 sys.exit(1 if n else 0)
 PY
 cutstat "$in" | grep -q '^NCCL waits' || bad "no NCCL waits in the text"
