@@ -18,6 +18,7 @@
 #include "rankstats.h"
 #include "reader.h"
 #include "stats.h"
+#include "steps.h"
 #include "summary.h"
 #include "table.h"
 #include "text.h"
@@ -29,7 +30,8 @@ struct acc {
 	struct cut_gpu_stats *gpu;
 	struct cut_nvtx_stats *nvtx;
 	struct cut_rank_stats *ranks;
-	int64_t rank; /* -1: none seen; -2: several */
+	int64_t rank;            /* -1: none seen; -2: several */
+	struct cut_steps *steps; /* -s; NULL without */
 };
 static struct acc acc = {.rank = -1};
 
@@ -40,13 +42,14 @@ static const struct cut_opt_help opts[] = {
     {"-w, --wide", "print names whole, not shortened to fit 160 columns"},
     {"-M, --mangled", "print C++ names as the trace has them, not demangled"},
     {"--nvtx-full", "keep NVTX range names whole, not folded to their operator"},
+    {"-s, --steps=range", "a row per instance of the NVTX range (a step), and the outliers"},
     {NULL, NULL},
 };
 
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: cutstat [-jcwM] [-n top] [--nvtx-full] [file ...]\n");
+	fprintf(stderr, "usage: cutstat [-jcwM] [-n top] [-s range] [--nvtx-full] [file ...]\n");
 	exit(CUT_EXIT_FATAL);
 }
 
@@ -497,6 +500,145 @@ nvtx_table(const struct cut_nvtx_stats *n, enum cut_fmt fmt)
 	return cut_table_end(t);
 }
 
+/* Per step (-s): a row per instance of the range, then per process the median, spread and
+ * outliers (steps.h has the rules). */
+static const struct cut_col step_cols[] = {
+    {"range", "range", NULL, CUT_COL_STR, 0, 0, 0},
+    {"host", "host", "host", CUT_COL_STR, -12, 0, 0}, /* text: of several hosts */
+    {"pid", "pid", "pid", CUT_COL_INT, 8, 0, 0},
+    {"rank", "rank", "rank", CUT_COL_INT, 5, 0, 0},
+    {"step", "step", "step", CUT_COL_INT, 6, 0, 0},
+    {"ts", "ts", NULL, CUT_COL_INT, 0, 0, 0},
+    {"dur_ns", "dur_ns", "duration", CUT_COL_DUR, 13, 0, 0},
+    {"gpu_busy_ns", "gpu_busy_ns", NULL, CUT_COL_INT, 0, 0, 0},
+    {"gpu_busy_pct", "gpu_busy_pct", "gpu busy", CUT_COL_PCT, 9, 0, 0},
+    {"calls_ns", "calls_ns", "in calls", CUT_COL_DUR, 13, 0, 0},
+    {"sync_ns", "sync_ns", "in sync", CUT_COL_DUR, 13, 0, 0},
+    {"outlier", NULL, NULL, CUT_COL_JSON, 0, 0, 0},
+    {NULL, "outlier", NULL, CUT_COL_INT, 0, 0, 0},
+    {NULL, "outlier_mark", "", CUT_COL_STR, -7, 0, 0}, /* text only */
+    {"top_kernel", "top_kernel", "top kernel", CUT_COL_STR, 0, 0, CUT_COL_GAP},
+    {"top_kernel_ns", NULL, NULL, CUT_COL_INT, 0, 0, 0}, /* with a top kernel */
+    {NULL, "top_kernel_ns", "its time", CUT_COL_DUR, 13, 0, 0},
+    {"top_kernel_mangled", "top_kernel_mangled", NULL, CUT_COL_STR, 0, 0, 0},
+};
+static const struct cut_table_def step_def = {
+    step_cols, CUT_NCOLS(step_cols),
+    "host pid rank step outlier_mark dur_ns gpu_busy_pct calls_ns sync_ns top_kernel_ns "
+    "top_kernel",
+    "range host pid rank step ts dur_ns gpu_busy_ns gpu_busy_pct calls_ns sync_ns outlier "
+    "top_kernel_ns top_kernel top_kernel_mangled"};
+
+static json_t *
+step_table(const struct cut_steps *s, enum cut_fmt fmt)
+{
+	struct cut_table *t = cut_table_new(&step_def, fmt);
+	if (fmt == CUT_FMT_TEXT && s->nhosts < 2)
+		cut_table_hide(t, "host");
+	for (size_t i = 0; i < s->nsteps; i++) {
+		const struct cut_step *x = &s->steps[i];
+		cut_table_add(
+		    t, CUT_ROW(CUT_S(s->range), CUT_S(x->host), CUT_I(x->pid),
+		               CUT_IF(x->rank >= 0, CUT_I(x->rank)), CUT_I(x->n), CUT_I(x->ts),
+		               CUT_I(x->dur), CUT_I(x->gpu_busy), CUT_R(pct(x->gpu_busy, x->dur)),
+		               CUT_I(x->calls), CUT_I(x->sync), CUT_J(json_boolean(x->outlier)),
+		               CUT_I(x->outlier), CUT_S(x->outlier ? "outlier" : ""),
+		               CUT_S(cut_table_name(x->top)), CUT_IF(x->top, CUT_I(x->top_ns)),
+		               CUT_IF(x->top, CUT_I(x->top_ns)), CUT_S(cut_table_mangled(x->top))));
+	}
+	return cut_table_end(t);
+}
+
+static const struct cut_col steps_cols[] = {
+    {"range", "range", NULL, CUT_COL_STR, 0, 0, 0},
+    {"host", "host", "host", CUT_COL_STR, -12, 0, 0}, /* text: of several hosts */
+    {"pid", "pid", "pid", CUT_COL_INT, 8, 0, 0},
+    {"rank", "rank", "rank", CUT_COL_INT, 5, 0, 0},
+    {"steps", "steps", "steps", CUT_COL_INT, 6, 0, 0},
+    {"med_ns", "med_ns", NULL, CUT_COL_REAL, 0, 1, 0},
+    {NULL, NULL, "median", CUT_COL_DUR, 13, 0, 0},
+    {"p10_ns", "p10_ns", NULL, CUT_COL_REAL, 0, 1, 0},
+    {NULL, NULL, "p10", CUT_COL_DUR, 13, 0, 0},
+    {"p90_ns", "p90_ns", NULL, CUT_COL_REAL, 0, 1, 0},
+    {NULL, NULL, "p90", CUT_COL_DUR, 13, 0, 0},
+    {"spread_ns", "spread_ns", NULL, CUT_COL_REAL, 0, 1, 0},
+    {NULL, NULL, "spread", CUT_COL_DUR, 13, 0, 0},
+    {"threshold_ns", "threshold_ns", NULL, CUT_COL_REAL, 0, 1, 0},
+    {NULL, NULL, "threshold", CUT_COL_DUR, 13, 0, 0},
+    {"outliers", "outliers", NULL, CUT_COL_INT, 0, 0, 0},
+    {"outlier_steps", NULL, NULL, CUT_COL_JSON, 0, 0, 0},
+    {NULL, "outlier_steps", "outliers", CUT_COL_STR, 0, 0, CUT_COL_GAP},
+};
+static const struct cut_table_def steps_def = {steps_cols, CUT_NCOLS(steps_cols), NULL, NULL};
+
+/* A duration of the summary, whole nanoseconds, for text. */
+static int64_t
+whole_ns(double ns)
+{
+	return (int64_t)(ns + 0.5);
+}
+
+static json_t *
+steps_summary(const struct cut_steps *s, enum cut_fmt fmt)
+{
+	struct cut_table *t = cut_table_new(&steps_def, fmt);
+	struct cut_buf list = {0};
+	if (fmt == CUT_FMT_TEXT && s->nhosts < 2)
+		cut_table_hide(t, "host");
+	for (size_t i = 0, at = 0; i < s->nprocs; at += (size_t)s->procs[i++].steps) {
+		const struct cut_step_proc *p = &s->procs[i];
+		json_t *out = json_array();
+		buf_reset(&list);
+		buf_add(&list, "", 0);
+		for (size_t j = at; j < at + (size_t)p->steps; j++)
+			if (s->steps[j].outlier) {
+				json_array_append_new(out, json_integer(s->steps[j].n));
+				buf_addf(&list, "%s%lld", list.len ? ", " : "",
+				         (long long)s->steps[j].n);
+			}
+		cut_table_add(t, CUT_ROW(CUT_S(s->range), CUT_S(p->host), CUT_I(p->pid),
+		                         CUT_IF(p->rank >= 0, CUT_I(p->rank)), CUT_I(p->steps),
+		                         CUT_R(p->med), CUT_I(whole_ns(p->med)), CUT_R(p->p10),
+		                         CUT_I(whole_ns(p->p10)), CUT_R(p->p90),
+		                         CUT_I(whole_ns(p->p90)), CUT_R(p->spread),
+		                         CUT_I(whole_ns(p->spread)), CUT_R(p->threshold),
+		                         CUT_I(whole_ns(p->threshold)), CUT_I(p->outliers),
+		                         CUT_J(out), CUT_S(list.len ? list.s : "none")));
+	}
+	buf_free(&list);
+	return cut_table_end(t);
+}
+
+static void
+steps_text(const struct cut_steps *s)
+{
+	if (!s->nsteps) {
+		cut_table_say("\nSteps: no instance of NVTX range \"%s\"", cut_esc(s->range));
+		return;
+	}
+	cut_table_say(
+	    "\nSteps: each instance of NVTX range \"%s\", per process (gpu busy: the share of the "
+	    "step "
+	    "its GPU work covered; in calls: the time one of its threads was in a runtime or "
+	    "driver call; in sync: in a synchronising one; top kernel: the one whose work "
+	    "covered most of the step)",
+	    cut_esc(s->range));
+	step_table(s, CUT_FMT_TEXT);
+	cut_table_say(
+	    "\nSteps per process: median, p10, p90, spread (p90 - p10), and the outliers: "
+	    "the steps longer than the threshold, p90 + spread");
+	steps_summary(s, CUT_FMT_TEXT);
+}
+
+static json_t *
+steps_json(const struct cut_steps *s)
+{
+	json_t *o = json_pack("{s:s}", "range", s->range);
+	json_object_set_new(o, "rows", step_table(s, CUT_FMT_JSON));
+	json_object_set_new(o, "processes", steps_summary(s, CUT_FMT_JSON));
+	return o;
+}
+
 /* The per-rank view, for a trace of several ranks. */
 static const struct cut_col rank_cols[] = {
     {"rank", "rank", "rank", CUT_COL_INT, 6, 0, 0},
@@ -616,6 +758,8 @@ print_text(const struct cut_stats *st, const struct cut_stats *rt, const struct 
 		    "GPU: work submitted from it)");
 		nvtx_table(nv, CUT_FMT_TEXT);
 	}
+	if (acc.steps)
+		steps_text(acc.steps);
 	if (rk->nrows >= 2) {
 		cut_table_say(
 		    "\nPer rank (a record without a rank is its process's; %lld records of "
@@ -707,6 +851,12 @@ print_csv(const struct cut_stats *st, const struct cut_stats *rt, const struct c
 	if (nv->nranges) {
 		putchar('\n');
 		nvtx_table(nv, CUT_FMT_CSV);
+	}
+	if (acc.steps) {
+		putchar('\n');
+		step_table(acc.steps, CUT_FMT_CSV);
+		putchar('\n');
+		steps_summary(acc.steps, CUT_FMT_CSV);
 	}
 	if (rk->nrows >= 2) {
 		putchar('\n');
@@ -828,6 +978,8 @@ print_json(const struct cut_stats *st, const struct cut_stats *rt, const struct 
 		json_object_set_new(root, "runtime", fn_table(rt, CUT_FMT_JSON, NULL));
 	if (nv->nranges)
 		json_object_set_new(root, "nvtx", nvtx_table(nv, CUT_FMT_JSON));
+	if (acc.steps)
+		json_object_set_new(root, "steps", steps_json(acc.steps));
 	if (rk->nrows >= 2) {
 		json_t *o = json_object();
 		set_int(o, "unranked", rk->unranked);
@@ -859,18 +1011,22 @@ add_event(struct cut_reader *r, struct cut_event *ev, void *arg)
 	gpustats_add(a->gpu, ev);
 	nvtxstats_add(a->nvtx, ev);
 	rankstats_add(a->ranks, ev);
+	if (a->steps)
+		steps_add(a->steps, ev);
 }
 
 int
 main(int argc, char *argv[])
 {
 	enum { NVTX_FULL = 256 };
+	const char *steps = NULL;
 	static const struct option longopts[] = {
 	    {"json", no_argument, NULL, 'j'},
 	    {"csv", no_argument, NULL, 'c'},
 	    {"wide", no_argument, NULL, 'w'},
 	    {"mangled", no_argument, NULL, 'M'},
 	    {"nvtx-full", no_argument, NULL, NVTX_FULL},
+	    {"steps", required_argument, NULL, 's'},
 	    {NULL, 0, NULL, 0},
 	};
 	bool nvtx_full = false, wide = false, mangled = false;
@@ -881,13 +1037,14 @@ main(int argc, char *argv[])
 
 	cut_std_args_help(argc, argv, usage, opts);
 
-	while ((ch = getopt_long(argc, argv, "jcwMn:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "jcwMn:s:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'j': fmt = CUT_FMT_JSON; break;
 		case 'c': fmt = CUT_FMT_CSV; break;
 		case 'w': wide = true; break;
 		case 'M': mangled = true; break;
 		case NVTX_FULL: nvtx_full = true; break;
+		case 's': steps = optarg; break;
 		case 'n':
 			ntop = strtoul(optarg, &end, 10);
 			if (*optarg < '0' || *optarg > '9' || *end || ntop > 100000)
@@ -907,6 +1064,9 @@ main(int argc, char *argv[])
 		nsum += cut_job_is_summary(argv[i]);
 	if (nsum && nsum != argc)
 		errx(CUT_EXIT_FATAL, "traces and cutstat -j summaries cannot be mixed");
+	if (nsum && steps)
+		errx(CUT_EXIT_FATAL,
+		     "-s: steps are counted in traces, not in cutstat -j summaries");
 	if (nsum)
 		return cut_finish_output(cut_job_print(argc, argv, fmt));
 
@@ -916,7 +1076,8 @@ main(int argc, char *argv[])
 	                gpustats_new(),
 	                nvtxstats_new(!nvtx_full),
 	                rankstats_new(),
-	                -1};
+	                -1,
+	                steps ? steps_new(steps) : NULL};
 	status = cut_read_all(argc, argv, add_event, &a);
 	acc = a;
 	stats_finish(st);
@@ -924,6 +1085,8 @@ main(int argc, char *argv[])
 	gpustats_finish(a.gpu);
 	nvtxstats_finish(a.nvtx);
 	rankstats_finish(a.ranks);
+	if (a.steps)
+		steps_finish(a.steps);
 	if (fmt == CUT_FMT_JSON)
 		print_json(st, a.rt, a.gpu, a.nvtx, a.ranks);
 	else if (fmt == CUT_FMT_CSV)
@@ -935,5 +1098,6 @@ main(int argc, char *argv[])
 	gpustats_free(a.gpu);
 	nvtxstats_free(a.nvtx);
 	rankstats_free(a.ranks);
+	steps_free(a.steps);
 	return cut_finish_output(status);
 }
