@@ -22,6 +22,15 @@
 #include "strtab.h"
 #include "text.h"
 
+static const struct cut_opt_help opts[] = {
+    {"-c, --summary", "print the summary (ioctls by name) instead of the events"},
+    {"-j, --json", "print the summary, or with -m the map, as one JSON object"},
+    {"-l, --list", "print the compiled-in ioctl tables, one entry a line"},
+    {"-m, --map", "print the API to ioctl map instead of the events"},
+    {"-s, --strace", "read strace output instead of a cut trace"},
+    {NULL, NULL},
+};
+
 static void
 usage(void)
 {
@@ -524,7 +533,8 @@ read_strace(const char *path)
 			 * for a PyTorch capture): say once what it is. */
 			if (lineno == 1 && len > 1 && line[0] == '{' && line[1] == '"')
 				errx(CUT_EXIT_FATAL,
-				     "%s:1: a trace in cut's format, not strace output: leave out -s",
+				     "%s:1: a trace in cut's format, not strace output: leave out "
+				     "-s",
 				     cut_esc(name));
 			if (strace_feed(s, line, (size_t)len, lineno, why, sizeof(why)) < 0) {
 				warnx("%s:%llu: %s", cut_esc(name), (unsigned long long)lineno,
@@ -690,7 +700,7 @@ main(int argc, char *argv[])
 	int ch, status = CUT_EXIT_OK;
 	bool list = false;
 
-	cut_std_args(argc, argv, usage);
+	cut_std_args_help(argc, argv, usage, opts);
 
 	while ((ch = getopt_long(argc, argv, "cjlms", longopts, NULL)) != -1) {
 		switch (ch) {

@@ -22,6 +22,13 @@
 #include "text.h"
 #include "units.h"
 
+static const struct cut_opt_help opts[] = {
+    {"-t from..to", "keep what starts in this window after the first event (ns, us, ms, s)"},
+    {"-r range", "keep what starts inside instances of this NVTX range, per process"},
+    {"-n first..last", "with -r, only these instances, counted from 1 in each process"},
+    {NULL, NULL},
+};
+
 static void
 usage(void)
 {
@@ -806,7 +813,7 @@ main(int argc, char *argv[])
 {
 	int ch;
 
-	cut_std_args(argc, argv, usage);
+	cut_std_args_help(argc, argv, usage, opts);
 	g.first = 1;
 	g.last = INT64_MAX;
 	while ((ch = getopt(argc, argv, "n:r:t:")) != -1) {
