@@ -16,6 +16,7 @@
 #include "heap.h"
 #include "idmap.h"
 #include "nvtxstats.h"
+#include "procs.h"
 #include "strtab.h"
 
 /* The layers whose events a range holds, as indices of the sums. */
@@ -55,13 +56,14 @@ struct priv {
 	struct cut_strtab *domains, *names;
 	struct cut_idmap *rows; /* (domain, name) to a row */
 	size_t caprows;
-	struct cut_idmap *threads; /* (pid, tid) */
+	struct cut_procs *procs;   /* a pid on a host (procs.h) */
+	struct cut_idmap *threads; /* (process, tid) */
 	struct thread *thr;
 	size_t capthr;
 	struct cut_idmap *onames; /* (thread, row) to an open_name */
 	struct open_name *on;
 	size_t capon;
-	struct cut_idmap *corrs; /* (pid, corr) to a call */
+	struct cut_idmap *corrs; /* (process, corr) to a call */
 	struct {
 		size_t thread, call;
 	} * corr;
@@ -83,6 +85,7 @@ nvtxstats_new(bool fold)
 	p->names = strtab_new();
 	p->rows = idmap_new();
 	p->threads = idmap_new();
+	p->procs = cut_procs_new();
 	p->onames = idmap_new();
 	p->corrs = idmap_new();
 	s->priv = p;
@@ -135,10 +138,10 @@ row_of(struct cut_nvtx_stats *s, const struct cut_event *ev)
 }
 
 static size_t
-thread_of(struct priv *p, const struct cut_event *ev)
+thread_of(struct priv *p, int64_t proc, const struct cut_event *ev)
 {
 	bool isnew;
-	size_t t = idmap_put2(p->threads, ev->pid, ev->tid, &isnew);
+	size_t t = idmap_put2(p->threads, proc, ev->tid, &isnew);
 	p->thr = cut_grow(p->thr, &p->capthr, t + 1, sizeof(*p->thr));
 	if (isnew)
 		heap_init(&p->thr[t].open, sizeof(struct open_range));
@@ -204,13 +207,13 @@ open_range(struct cut_nvtx_stats *s, size_t t, const struct cut_event *ev)
  * call's work may come in several pieces (a graph), so the number stays; a later call with
  * the same corr replaces it. */
 static void
-number_call(struct priv *p, size_t t, const struct cut_event *ev)
+number_call(struct priv *p, size_t t, int64_t proc, const struct cut_event *ev)
 {
 	struct thread *th = &p->thr[t];
 	int64_t corr;
 	if (cut_args_int(ev->args, "corr", &corr) != 0)
 		return;
-	size_t i = idmap_put2(p->corrs, ev->pid, corr, NULL);
+	size_t i = idmap_put2(p->corrs, proc, corr, NULL);
 	p->corr = cut_grow(p->corr, &p->capcorr, i + 1, sizeof(*p->corr));
 	p->corr[i].thread = t;
 	p->corr[i].call = th->ncalls;
@@ -220,13 +223,13 @@ number_call(struct priv *p, size_t t, const struct cut_event *ev)
 }
 
 static void
-add_gpu(struct cut_nvtx_stats *s, const struct cut_event *ev)
+add_gpu(struct cut_nvtx_stats *s, int64_t proc, const struct cut_event *ev)
 {
 	struct priv *p = s->priv;
 	int64_t corr;
 	if (!(ev->has & CUT_HAS_DUR) || cut_args_int(ev->args, "corr", &corr) != 0)
 		return;
-	size_t i = idmap_get2(p->corrs, ev->pid, corr);
+	size_t i = idmap_get2(p->corrs, proc, corr);
 	if (i == IDMAP_NONE)
 		return;
 	struct thread *th = &p->thr[p->corr[i].thread];
@@ -238,8 +241,9 @@ void
 nvtxstats_add(struct cut_nvtx_stats *s, const struct cut_event *ev)
 {
 	struct priv *p = s->priv;
+	int64_t proc = (int64_t)cut_procs_of(p->procs, ev);
 	if (ev->layer == CUT_GPU) {
-		add_gpu(s, ev);
+		add_gpu(s, proc, ev);
 		return;
 	}
 	if (ev->layer == CUT_META || ev->tid == 0)
@@ -250,7 +254,7 @@ nvtxstats_add(struct cut_nvtx_stats *s, const struct cut_event *ev)
 	}
 	if (!(ev->has & CUT_HAS_DUR))
 		return;
-	size_t t = thread_of(p, ev);
+	size_t t = thread_of(p, proc, ev);
 	end_until(s, t, ev->ts);
 	if (ev->layer == CUT_NVTX) {
 		open_range(s, t, ev);
@@ -270,7 +274,7 @@ nvtxstats_add(struct cut_nvtx_stats *s, const struct cut_event *ev)
 	}
 	th->n[k]++;
 	if (ev->layer == CUT_API || ev->layer == CUT_RUNTIME)
-		number_call(p, t, ev);
+		number_call(p, t, proc, ev);
 }
 
 /* Whether the n bytes before end are ", KEY = " of a key of emit_nvtx's that takes a list
@@ -381,6 +385,7 @@ nvtxstats_free(struct cut_nvtx_stats *s)
 	free(p->corr);
 	free(p->st);
 	idmap_free(p->threads);
+	cut_procs_free(p->procs);
 	idmap_free(p->onames);
 	idmap_free(p->corrs);
 	idmap_free(p->rows);

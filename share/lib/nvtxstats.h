@@ -30,8 +30,10 @@ struct cut_nvtx_stats {
 struct cut_nvtx_stats *nvtxstats_new(bool fold);
 /*
  * Adds an event. Events must come in time order (cuthook's and cutmerge's output is): a range
- * holds the events of its thread (pid, tid) that start at or after its start and before its
- * end, at any depth; an event inside two ranges of the same (domain, name) counts once for it.
+ * holds the events of its thread (its process, a pid on a host by procs.h, and tid) that start
+ * at or after its start and before its end, at any depth; an event inside two ranges of the
+ * same (domain, name) counts once for it. Give it every record (meta ones say which process
+ * a record is of).
  */
 void nvtxstats_add(struct cut_nvtx_stats *s, const struct cut_event *ev);
 /* Sorts the table. */
