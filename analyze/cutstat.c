@@ -567,9 +567,13 @@ static const struct cut_col steps_cols[] = {
     {NULL, NULL, "threshold", CUT_COL_DUR, 13, 0, 0},
     {"outliers", "outliers", NULL, CUT_COL_INT, 0, 0, 0},
     {"outlier_steps", NULL, NULL, CUT_COL_JSON, 0, 0, 0},
-    {NULL, "outlier_steps", "outliers", CUT_COL_STR, 0, 0, CUT_COL_GAP},
+    {NULL, "outlier_steps", NULL, CUT_COL_STR, 0, 0, 0},
+    {NULL, "outlier_list", "outliers", CUT_COL_STR, 0, 0, CUT_COL_GAP}, /* text: "none" */
 };
-static const struct cut_table_def steps_def = {steps_cols, CUT_NCOLS(steps_cols), NULL, NULL};
+static const struct cut_table_def steps_def = {
+    steps_cols, CUT_NCOLS(steps_cols), NULL,
+    "range host pid rank steps med_ns p10_ns p90_ns spread_ns threshold_ns outliers "
+    "outlier_steps"};
 
 /* A duration of the summary, whole nanoseconds, for text. */
 static int64_t
@@ -596,14 +600,14 @@ steps_summary(const struct cut_steps *s, enum cut_fmt fmt)
 				buf_addf(&list, "%s%lld", list.len ? ", " : "",
 				         (long long)s->steps[j].n);
 			}
-		cut_table_add(t, CUT_ROW(CUT_S(s->range), CUT_S(p->host), CUT_I(p->pid),
-		                         CUT_IF(p->rank >= 0, CUT_I(p->rank)), CUT_I(p->steps),
-		                         CUT_R(p->med), CUT_I(whole_ns(p->med)), CUT_R(p->p10),
-		                         CUT_I(whole_ns(p->p10)), CUT_R(p->p90),
-		                         CUT_I(whole_ns(p->p90)), CUT_R(p->spread),
-		                         CUT_I(whole_ns(p->spread)), CUT_R(p->threshold),
-		                         CUT_I(whole_ns(p->threshold)), CUT_I(p->outliers),
-		                         CUT_J(out), CUT_S(list.len ? list.s : "none")));
+		cut_table_add(
+		    t, CUT_ROW(CUT_S(s->range), CUT_S(p->host), CUT_I(p->pid),
+		               CUT_IF(p->rank >= 0, CUT_I(p->rank)), CUT_I(p->steps), CUT_R(p->med),
+		               CUT_I(whole_ns(p->med)), CUT_R(p->p10), CUT_I(whole_ns(p->p10)),
+		               CUT_R(p->p90), CUT_I(whole_ns(p->p90)), CUT_R(p->spread),
+		               CUT_I(whole_ns(p->spread)), CUT_R(p->threshold),
+		               CUT_I(whole_ns(p->threshold)), CUT_I(p->outliers), CUT_J(out),
+		               CUT_S(list.s), CUT_S(list.len ? list.s : "none")));
 	}
 	buf_free(&list);
 	return cut_table_end(t);

@@ -124,7 +124,7 @@ else:
     h = rows[heads[1]]
     for r, w in zip(rows[heads[1] + 1:], summ):
         r = dict(zip(h, r))
-        if int(r["steps"]) != w["steps"] or r["outlier_steps"] != ", ".join(map(str, w["outlier_steps"])) and w["outlier_steps"]:
+        if int(r["steps"]) != w["steps"] or r["outlier_steps"] != ", ".join(map(str, w["outlier_steps"])):
             bad(f"csv summary {r}")
 sys.exit(1 if n else 0)
 PY
