@@ -575,11 +575,11 @@ static const struct cut_table_def steps_def = {
     "range host pid rank steps med_ns p10_ns p90_ns spread_ns threshold_ns outliers "
     "outlier_steps"};
 
-/* A duration of the summary, whole nanoseconds, for text. */
+/* A duration of the summary, whole nanoseconds, for text (saturated, as sums are). */
 static int64_t
 whole_ns(double ns)
 {
-	return (int64_t)(ns + 0.5);
+	return ns >= (double)INT64_MAX ? INT64_MAX : (int64_t)(ns + 0.5);
 }
 
 static json_t *

@@ -54,6 +54,14 @@ struct priv {
 	uint64_t seq;
 };
 
+/* a + b, or INT64_MAX past it: the end of a span of a hostile trace. */
+static int64_t
+end_of(int64_t a, int64_t b)
+{
+	int64_t e;
+	return __builtin_add_overflow(a, b, &e) ? INT64_MAX : e;
+}
+
 struct cut_steps *
 steps_new(const char *range)
 {
@@ -104,7 +112,7 @@ steps_add(struct cut_steps *s, const struct cut_event *ev)
 		return;
 	p->pa = cut_grow(p->pa, &p->cap, proc + 1, sizeof(*p->pa));
 	struct pacc *a = &p->pa[proc];
-	int64_t end = ev->ts + ev->dur;
+	int64_t end = end_of(ev->ts, ev->dur);
 	switch (ev->layer) {
 	case CUT_RUNTIME:
 	case CUT_API:
@@ -229,7 +237,7 @@ tally_add(struct tally *t, size_t name, int64_t ns)
 		return;
 	if (!t->ns[name])
 		t->touched[t->n++] = name;
-	t->ns[name] += ns;
+	t->ns[name] = end_of(t->ns[name], ns); /* saturated */
 }
 
 /* The steps of one process, in start order, with their kernels (sorted by start here). */
@@ -243,7 +251,7 @@ measure(struct cut_steps *s, struct pacc *a, struct cut_step *st, size_t n, stru
 	heap_init(&run, sizeof(struct running));
 	size_t next = 0;
 	for (size_t j = 0; j < n; j++) {
-		int64_t from = st[j].ts, to = st[j].ts + st[j].dur;
+		int64_t from = st[j].ts, to = end_of(st[j].ts, st[j].dur);
 		st[j].gpu_busy = covered(&a->gpu, from, to);
 		st[j].calls = covered(&a->calls, from, to);
 		st[j].sync = covered(&a->sync, from, to);
