@@ -5,7 +5,8 @@
 # process's GPU work clipped to the step), the time in runtime or driver calls and in
 # synchronising ones (unions over the process's threads), the kernel that covered most of the
 # step; per process the median, p10, p90 (statistics.quantiles, "inclusive"), spread and the
-# outliers beyond p90 + spread; the same numbers in -c. Then a generated job of two ranks with
+# outliers beyond p90 + spread; the same numbers in -c; and cutslice -r step -n 7 holds the
+# steps numbered 7. Then a generated job of two ranks with
 # a slow step planted in rank 1 (and none in rank 0): the outlier must be that step, named in
 # JSON, CSV and text, and no other.
 top=${CUT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -23,6 +24,16 @@ for f in ddp-2gpu-hook ddp-2gpu-capture-gpu; do
 	zstd -dc "$in" >"$tmp/t.jsonl" || bad "zstd $f: exit $?"
 	cutstat -j -M -s step "$in" >"$tmp/s.json" || bad "cutstat -j -s step $f: exit $?"
 	cutstat -c -M -s step "$in" >"$tmp/s.csv" || bad "cutstat -c -s step $f: exit $?"
+	# cutslice -r step -n 7 holds the step cutstat numbers 7, in every process
+	cutslice -r step -n 7 "$in" | grep '"name":"slice"' >"$tmp/slice" || bad "cutslice $f"
+	python3 - "$tmp/slice" "$tmp/s.json" <<'PY' || bad "$f: cutslice's step 7 is not cutstat's"
+import json, sys
+w = json.load(open(sys.argv[1]))["args"]["windows"]
+rows = json.load(open(sys.argv[2]))["steps"]["rows"]
+a = sorted((x["pid"], x["from_ns"], x["to_ns"]) for x in w)
+b = sorted((r["pid"], r["ts"], r["ts"] + r["dur_ns"]) for r in rows if r["step"] == 7)
+sys.exit(0 if a == b and len(a) == 2 else 1)
+PY
 	python3 - "$tmp/t.jsonl" "$tmp/s.json" "$tmp/s.csv" "$top/share/data/api-categories.tsv" "$f" <<'PY' || fail=1
 import collections, csv, json, re, statistics, sys
 ev = [json.loads(l) for l in open(sys.argv[1])]
