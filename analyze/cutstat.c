@@ -1089,6 +1089,8 @@ main(int argc, char *argv[])
 	gpustats_finish(a.gpu);
 	nvtxstats_finish(a.nvtx);
 	rankstats_finish(a.ranks);
+	if (acc.rank == -1 && a.ranks->nrows == 1) /* no record said it: its process's */
+		acc.rank = a.ranks->rows[0].rank;
 	if (a.steps)
 		steps_finish(a.steps);
 	if (fmt == CUT_FMT_JSON)

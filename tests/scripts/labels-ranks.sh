@@ -104,6 +104,15 @@ for r, w in want.items():
 sys.exit(1 if n else 0)
 PY
 
+# A trace of one rank that only its process record names: the -j summary says that rank, so
+# that the job view labels it (cutstat(1), Many ranks).
+cat >"$tmp/one.jsonl" <<'EOF'
+{"ts":1,"pid":5,"tid":5,"layer":"meta","name":"process","args":{"comm":"train","rank":3}}
+{"ts":2,"dur":10,"pid":5,"tid":5,"layer":"api","name":"cuLaunchKernel","ret":0}
+EOF
+cutstat -j "$tmp/one.jsonl" | python3 -c 'import json, sys; sys.exit(json.load(sys.stdin)["summary"].get("rank") != 3)' ||
+	bad "the summary of a rank named only by its process record has no rank"
+
 # The DDP sample: 16,472 runtime and NVTX records carry no host or rank.
 in=$top/samples/ddp-2gpu-hook.jsonl.zst
 zstd -dc "$in" >"$tmp/d.jsonl" || bad "zstd: exit $?"
