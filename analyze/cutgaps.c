@@ -661,7 +661,8 @@ host_stream(const char *args)
 	return arg_handle(args, "stream") & (MEASURED - 1);
 }
 
-/* What a driver API function means for the device, worked out once per name. */
+/* What a driver API function means for the device, worked out once per name from its flags
+ * (share/data/api-categories.tsv). */
 enum role { R_NONE, R_SUBMIT, R_COPY_SYNC, R_CTX_SYNC, R_STREAM_SYNC, R_RECORD, R_EVENT_SYNC };
 
 static enum role
@@ -673,21 +674,19 @@ role_of(size_t name)
 	if (roles[name])
 		return (enum role)(roles[name] - 1);
 	const char *n = strtab_key(g.names, name);
-	enum cut_category cat = cut_api_category_id(n);
+	unsigned f = cut_api_flags(n);
 	enum role r = R_NONE;
-	if ((cat == CUT_CAT_LAUNCH && strncmp(n, "cuLaunch", 8) == 0) ||
-	    (cat == CUT_CAT_GRAPH && strncmp(n, "cuGraphLaunch", 13) == 0) ||
-	    (cat == CUT_CAT_TRANSFER && strstr(n, "Async")))
+	if (f & CUT_API_SUBMITS)
 		r = R_SUBMIT;
-	else if (cat == CUT_CAT_TRANSFER)
+	else if (cut_api_category_id(n) == CUT_CAT_TRANSFER)
 		r = R_COPY_SYNC;
-	else if (strncmp(n, "cuCtxSynchronize", 16) == 0)
+	else if (f & CUT_API_SYNCS_CONTEXT)
 		r = R_CTX_SYNC;
-	else if (strncmp(n, "cuStreamSynchronize", 19) == 0 || strncmp(n, "cuStreamQuery", 13) == 0)
+	else if (f & CUT_API_SYNCS_STREAM)
 		r = R_STREAM_SYNC;
-	else if (strncmp(n, "cuEventRecord", 13) == 0)
+	else if (f & CUT_API_RECORDS_EVENT)
 		r = R_RECORD;
-	else if (strncmp(n, "cuEventSynchronize", 18) == 0 || strncmp(n, "cuEventQuery", 12) == 0)
+	else if (f & CUT_API_SYNCS_EVENT)
 		r = R_EVENT_SYNC;
 	roles[name] = (unsigned char)(r + 1);
 	return r;

@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "classify.h"
 #include "hooklib.h"
 
 #ifndef CUT_HOOK_LIBDIR
@@ -307,61 +308,25 @@ cut_hook_pid_of(const char *name, const char *pattern)
 
 /* ---- which calls submit work ---- */
 
-static bool
-starts(const char *s, const char *p)
-{
-	return strncmp(s, p, strlen(p)) == 0;
-}
-
 enum gpu_kind
 cut_gpu_kind_of(const char *n)
 {
-	if (starts(n, "cuLaunchKernelEx"))
-		return GK_KERNEL_EX;
-	if (!strcmp(n, "cuLaunchKernel") || !strcmp(n, "cuLaunchKernel_ptsz") ||
-	    (starts(n, "cuLaunchCooperativeKernel") && !strstr(n, "MultiDevice")))
-		return GK_KERNEL;
-	if (starts(n, "cuMemcpy") && !strstr(n, "Batch"))
+	unsigned f = cut_api_flags(n);
+	if (f & CUT_API_KERNEL)
+		return f & CUT_API_LAUNCH_CONFIG ? GK_KERNEL_EX : GK_KERNEL;
+	if (f & CUT_API_COPY)
 		return GK_COPY;
-	if (starts(n, "cuMemsetD"))
+	if (f & CUT_API_MEMSET)
 		return GK_SET;
-	if (starts(n, "cuGraphLaunch"))
+	if (f & CUT_API_GRAPH)
 		return GK_GRAPH;
-	if (starts(n, "cuStreamCreate") || starts(n, "cuGreenCtxStreamCreate"))
+	if (f & CUT_API_CREATES_STREAM)
 		return GK_STREAM;
 	/* Also what may make a stream wait: an allocation from a pool may wait for the stream
 	 * that freed the memory (CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, on by
 	 * default), and a context's wait holds every stream of it (gpu.c). */
-	static const char *const enqueue[] = {
-	    "cuEventRecord",
-	    "cuStreamWaitEvent",
-	    "cuCtxWaitEvent",
-	    "cuGreenCtxWaitEvent",
-	    "cuMemAllocAsync",
-	    "cuMemAllocFromPoolAsync",
-	    "cuGraphUpload",
-	    "cuGraphicsMapResources",
-	    "cuGraphicsUnmapResources",
-	    "cuMemMapArrayAsync",
-	    "cuMemDiscard",
-	    "cuStreamAttachMemAsync",
-	    "cuLaunchHostFunc",
-	    "cuStreamWaitValue",
-	    "cuStreamWriteValue",
-	    "cuStreamBatchMemOp",
-	    "cuStreamAddCallback",
-	    "cuMemPrefetchAsync",
-	    "cuWaitExternalSemaphoresAsync",
-	    "cuSignalExternalSemaphoresAsync",
-	    "cuMemcpyBatchAsync",
-	    "cuMemcpy3DBatchAsync",
-	    "cuMemBatchDecompressAsync",
-	    "cuLaunchKernel", /* the rest of the launches */
-	    "cuLaunchGridAsync",
-	};
-	for (size_t i = 0; i < sizeof(enqueue) / sizeof(enqueue[0]); i++)
-		if (starts(n, enqueue[i]))
-			return GK_ENQUEUE;
+	if (f & CUT_API_ENQUEUE)
+		return GK_ENQUEUE;
 	return GK_NONE;
 }
 

@@ -81,15 +81,16 @@ long cut_hook_pid_of(const char *name, const char *pattern);
  * the functions whose work it times to the library). */
 enum gpu_kind {
 	GK_NONE,
-	GK_KERNEL,    /* cuLaunchKernel and cuLaunchCooperativeKernel: grid, block, stream */
-	GK_KERNEL_EX, /* cuLaunchKernelEx: the same, in a CUlaunchConfig */
-	GK_COPY,      /* cuMemcpy* */
-	GK_SET,       /* cuMemsetD* */
-	GK_GRAPH,     /* cuGraphLaunch */
-	GK_ENQUEUE,   /* puts other work on a stream (an event, a wait, a host function) */
-	GK_STREAM,    /* creates a stream: the layer notes whether it is non-blocking */
+	GK_KERNEL,    /* kernel: cuLaunchKernel, cuLaunchCooperativeKernel: grid, block, stream */
+	GK_KERNEL_EX, /* kernel,launch-config: cuLaunchKernelEx: the same, in a CUlaunchConfig */
+	GK_COPY,      /* copy: cuMemcpy* */
+	GK_SET,       /* memset: cuMemsetD* */
+	GK_GRAPH,     /* graph: cuGraphLaunch */
+	GK_ENQUEUE,   /* enqueue: other work on a stream (an event, a wait, a host function) */
+	GK_STREAM,    /* creates-stream: the layer notes whether it is non-blocking */
 };
-/* What the driver function of that name is to the gpu layer. */
+/* What the driver function of that name is to the gpu layer, from its flags in
+ * share/data/api-categories.tsv (classify.h). */
 enum gpu_kind cut_gpu_kind_of(const char *name);
 /* Whether libcuthook's gpu layer times the work the function submits (kernel, copy, memset,
  * graph launch): under cutcapture the library records those calls, not the uprobes, whose

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "classify.h"
 #include "gpu.h"
 #include "meta.h"
 #include "writer.h"
@@ -24,8 +25,9 @@ struct gpu_api gpu_api;
 #define STREAM_SLOTS 4096
 #define CU_STREAM_PER_THREAD ((void *)0x2)
 #define CUDA_ERROR_NOT_READY 600
-/* cuCtxWaitEvent holds every stream of the context it names; cuGreenCtxWaitEvent those of a
- * green context, which is not told apart from the others here: every context's. */
+/* A context's wait (context-wait in api-categories.tsv: cuCtxWaitEvent) holds every stream of
+ * the context it names; a green context's (cuGreenCtxWaitEvent) those of a green context, which
+ * is not told apart from the others here: every context's. */
 enum { CTX_WAIT_ONE = 1, CTX_WAIT_ALL };
 
 static struct {
@@ -73,9 +75,10 @@ hook_gpu_init(void)
 		G.async[i] = k == GK_KERNEL || k == GK_KERNEL_EX || k == GK_GRAPH;
 		const char *sp = strchr(r, 'S');
 		G.stream_arg[i] = sp ? (unsigned char)(sp - r + 1) : 0;
-		G.ctx_wait[i] = !strncmp(n, "cuCtxWaitEvent", 14)        ? CTX_WAIT_ONE
-		                : !strncmp(n, "cuGreenCtxWaitEvent", 19) ? CTX_WAIT_ALL
-		                                                         : 0;
+		unsigned f = cut_api_flags(n);
+		G.ctx_wait[i] = !(f & CUT_API_CONTEXT_WAIT) ? 0
+		                : f & CUT_API_GREEN         ? CTX_WAIT_ALL
+		                                            : CTX_WAIT_ONE;
 	}
 	G.on = true;
 	G.off = NULL;

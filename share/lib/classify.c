@@ -1,5 +1,5 @@
-/* classify.c: driver API function -> category lookup over the generated sorted table; the
- * collective kernels' rule. */
+/* classify.c: driver API function -> category and flags, looked up in the generated sorted
+ * table; the collective kernels' rule. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +9,7 @@
 struct api_entry {
 	const char *name;
 	enum cut_category cat;
+	unsigned flags;
 };
 
 /* Generated from share/data/api-categories.tsv, sorted by strcmp. */
@@ -76,20 +77,35 @@ strip_suffix(char *s)
 	return 0;
 }
 
-int
-cut_api_category_find(const char *func)
+/* The entry of func, else of func without its version suffixes; NULL when none. */
+static const struct api_entry *
+find(const char *func)
 {
 	const struct api_entry *e = lookup(func);
 	if (e)
-		return (int)e->cat;
+		return e;
 	char tmp[128];
 	if (strlen(func) >= sizeof(tmp))
-		return -1;
+		return NULL;
 	strcpy(tmp, func);
 	while (strip_suffix(tmp))
 		if ((e = lookup(tmp)))
-			return (int)e->cat;
-	return -1;
+			return e;
+	return NULL;
+}
+
+int
+cut_api_category_find(const char *func)
+{
+	const struct api_entry *e = find(func);
+	return e ? (int)e->cat : -1;
+}
+
+unsigned
+cut_api_flags(const char *func)
+{
+	const struct api_entry *e = find(func);
+	return e ? e->flags : 0;
 }
 
 enum cut_category

@@ -24,6 +24,29 @@ enum cut_category {
 	CUT_NCATS
 };
 
+/*
+ * What a driver function does, as the table's third column says (its comment says more): tools
+ * decide what a call means by these, never by its name.
+ */
+enum cut_api_flag {
+	CUT_API_SUBMITS = 1 << 0,        /* puts work the device runs on a stream */
+	CUT_API_KERNEL = 1 << 1,         /* launches one kernel: grid, block, stream */
+	CUT_API_LAUNCH_CONFIG = 1 << 2,  /* ... given in a CUlaunchConfig */
+	CUT_API_COPY = 1 << 3,           /* one copy */
+	CUT_API_MEMSET = 1 << 4,         /* one memset */
+	CUT_API_GRAPH = 1 << 5,          /* launches a graph */
+	CUT_API_ENQUEUE = 1 << 6,        /* other work on a stream, or a wait it may make */
+	CUT_API_CREATES_STREAM = 1 << 7, /* creates a stream */
+	CUT_API_CONTEXT_WAIT = 1 << 8,   /* every stream of a context waits */
+	CUT_API_GREEN = 1 << 9,          /* its context is a green context */
+	CUT_API_SYNCS_CONTEXT = 1 << 10, /* the host learns a context's work is done */
+	CUT_API_SYNCS_STREAM = 1 << 11,  /* ... a stream's */
+	CUT_API_SYNCS_EVENT = 1 << 12,   /* ... an event's */
+	CUT_API_RECORDS_EVENT = 1 << 13, /* records an event on a stream */
+	CUT_API_ALLOCATES = 1 << 14,     /* device memory: the dptr argument */
+	CUT_API_FREES = 1 << 15,         /* device memory: the dptr argument */
+};
+
 /* Category name of a driver API function ("launch", ...). A name missing from the table is
  * looked up again without its version suffixes (_v2, _ptsz, _ptds...); failing that,
  * "other". Never NULL. */
@@ -35,6 +58,9 @@ enum cut_category cut_api_category_id(const char *func);
  * rows are added, runtime (cuda*) ones. */
 int cut_api_category_find(const char *func);
 const char *cut_category_name(enum cut_category c);
+/* The flags (enum cut_api_flag, or-ed) of func, looked up as cut_api_category does; 0 when the
+ * table has none for it or has not func. The runtime's (cuda*) rows have none. */
+unsigned cut_api_flags(const char *func);
 /* The category named s ("launch" -> CUT_CAT_LAUNCH), or -1 for none: by its first letters
  * and one compare, as tools ask it of every event that carries its "cat". */
 int cut_category_from_name(const char *s);

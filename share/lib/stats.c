@@ -126,7 +126,7 @@ stats_xfer_dir(const struct cut_event *ev)
 		for (int d = 0; d < CUT_X_NDIRS; d++)
 			if (strcmp(dir, cut_xfer_names[d]) == 0)
 				return (enum cut_xfer_dir)d;
-	if (strncmp(ev->name, "cuMemset", 8) == 0)
+	if (cut_api_flags(ev->name) & CUT_API_MEMSET)
 		return CUT_X_MEMSET;
 	for (int d = CUT_X_HTOD; d <= CUT_X_HTOH; d++)
 		if (strstr(ev->name, cut_xfer_names[d]))

@@ -2,8 +2,9 @@
 -- integer bytes argument, per direction (HtoD DtoH DtoD HtoH any memset): calls, bytes, time
 -- inside the calls (ns) and bytes per ns (= GB/s; asynchronous copies return early, so this
 -- is the calls' rate, not the copies': gpu-copies.sql has those).
--- Direction as cutstat decides it: the dir argument when it names one, else memset for
--- cuMemset*, else the first of HtoD DtoH DtoD HtoH in the name, else any.
+-- Direction as cutstat decides it: the dir argument when it names one, else memset for a
+-- function flagged memset in api-categories.tsv, else the first of HtoD DtoH DtoD HtoH in the
+-- name, else any.
 WITH x AS (
     SELECT name, dur, cut_int(args->'bytes') AS bytes, args->>'dir' AS dir
     FROM events
@@ -11,7 +12,7 @@ WITH x AS (
 d AS (
     SELECT CASE
                WHEN dir IN ('HtoD', 'DtoH', 'DtoD', 'HtoH', 'any', 'memset') THEN dir
-               WHEN starts_with(name, 'cuMemset') THEN 'memset'
+               WHEN cut_api_flag(name, 'memset') THEN 'memset'
                WHEN contains(name, 'HtoD') THEN 'HtoD'
                WHEN contains(name, 'DtoH') THEN 'DtoH'
                WHEN contains(name, 'DtoD') THEN 'DtoD'

@@ -15,6 +15,7 @@
 --   events            cut_events(getvariable('trace_glob')); the recipes read this view
 --                     (load.sql turns it into a table read once, for several recipes)
 --   cut_api_category(name)  cutstat's category of a driver API function
+--   cut_api_flag(name, flag)  whether api-categories.tsv flags it so ('memset', 'submits'...)
 --   cut_int(json)     an integer argument as cutstat reads one (number, or "0x.." / decimal string)
 --   cut_is_collective(name)  whether a kernel is a collective's (NCCL, RCCL), by cut's one rule
 --
@@ -103,13 +104,16 @@ CREATE OR REPLACE TEMP VIEW events AS
 FROM cut_events(COALESCE(getvariable('trace_glob'),
     error('cut: no traces: SET VARIABLE trace_glob = ''run/*/*.jsonl'' first')));
 
--- cutstat's categories: share/data/api-categories.tsv, looked up by name, then with one
--- version suffix (_v2, _ptsz, _ptds) stripped at a time; "other" when none matches.
-SET VARIABLE cut_api_categories = (
-    SELECT map(list(name), list(category))
+-- cutstat's categories and the functions' flags: share/data/api-categories.tsv (the flags a
+-- third column, comma-separated, where a function has any), looked up by name, then with one
+-- version suffix (_v2, _ptsz, _ptds) stripped at a time; "other" and no flags when none matches.
+CREATE OR REPLACE TEMP TABLE cut_api_table AS
+    SELECT name, category, COALESCE(flags, '') AS flags
     FROM read_csv(getvariable('cut_datadir') || '/api-categories.tsv', delim = '\t',
         header = false, comment = '#', quote = '', escape = '', auto_detect = false,
-        columns = {name: 'VARCHAR', category: 'VARCHAR'}));
+        null_padding = true, columns = {name: 'VARCHAR', category: 'VARCHAR', flags: 'VARCHAR'});
+SET VARIABLE cut_api_categories = (SELECT map(list(name), list(category)) FROM cut_api_table);
+SET VARIABLE cut_api_flags = (SELECT map(list(name), list(flags)) FROM cut_api_table);
 
 CREATE OR REPLACE TEMP MACRO cut_strip(s) AS
     CASE WHEN length(s) > 5 THEN regexp_replace(s, '(_ptsz|_ptds|_v[0-9]+)$', '')
@@ -121,6 +125,14 @@ CREATE OR REPLACE TEMP MACRO cut_api_category(fn) AS COALESCE(
     getvariable('cut_api_categories')[cut_strip(cut_strip(fn))],
     getvariable('cut_api_categories')[cut_strip(cut_strip(cut_strip(fn)))],
     'other');
+
+-- Whether the function has the flag (as classify.h's cut_api_flags says).
+CREATE OR REPLACE TEMP MACRO cut_api_flag(fn, flag) AS list_contains(string_split(COALESCE(
+    getvariable('cut_api_flags')[fn],
+    getvariable('cut_api_flags')[cut_strip(fn)],
+    getvariable('cut_api_flags')[cut_strip(cut_strip(fn))],
+    getvariable('cut_api_flags')[cut_strip(cut_strip(cut_strip(fn)))],
+    ''), ','), flag);
 
 -- An integer argument as cutstat reads one: a JSON integer, or a string of decimal or 0x hex
 -- digits; NULL otherwise (floats, negative strings, anything else).

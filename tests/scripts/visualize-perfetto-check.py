@@ -102,7 +102,7 @@ def api_categories():
     top = os.environ.get("CUT_TOP", os.path.join(os.path.dirname(__file__), "../.."))
     for line in open(os.path.join(top, "share/data/api-categories.tsv")):
         if not line.startswith("#") and "\t" in line:
-            name, cat = line.rstrip("\n").split("\t")
+            name, cat = line.rstrip("\n").split("\t")[:2]
             cats[name] = cat
     return cats
 

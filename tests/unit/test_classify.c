@@ -1,4 +1,5 @@
-/* test_classify.c: every libcuda export has a category; lookups of versioned names. */
+/* test_classify.c: every libcuda export has a category; lookups of versioned names; the
+ * functions' flags. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,6 +157,55 @@ START_TEST(test_layers)
 }
 END_TEST
 
+/* The flags column: what the gpu layer, cutgaps, cutstat and the visualisers decide a call
+ * by. Versioned names not in the table take their base's flags, as categories do. */
+START_TEST(test_flags)
+{
+	static const struct {
+		const char *fn;
+		unsigned flags;
+	} cases[] = {
+	    {"cuLaunchKernel", CUT_API_SUBMITS | CUT_API_KERNEL},
+	    {"cuLaunchKernel_ptsz", CUT_API_SUBMITS | CUT_API_KERNEL},
+	    {"cuLaunchKernelEx", CUT_API_SUBMITS | CUT_API_KERNEL | CUT_API_LAUNCH_CONFIG},
+	    {"cuLaunchCooperativeKernelMultiDevice", CUT_API_SUBMITS},
+	    {"cuLaunchHostFunc", CUT_API_SUBMITS | CUT_API_ENQUEUE},
+	    {"cuMemcpyHtoD_v2", CUT_API_COPY},
+	    {"cuMemcpyHtoDAsync_v2", CUT_API_SUBMITS | CUT_API_COPY},
+	    {"cuMemcpyBatchAsync", CUT_API_SUBMITS | CUT_API_ENQUEUE},
+	    {"cuMemsetD8_v2_ptds", CUT_API_MEMSET},
+	    {"cuMemsetD32Async", CUT_API_SUBMITS | CUT_API_MEMSET},
+	    {"cuGraphLaunch", CUT_API_SUBMITS | CUT_API_GRAPH},
+	    {"cuGraphUpload", CUT_API_ENQUEUE},
+	    {"cuStreamCreateWithPriority", CUT_API_CREATES_STREAM},
+	    {"cuGreenCtxStreamCreate", CUT_API_CREATES_STREAM | CUT_API_GREEN},
+	    {"cuCtxWaitEvent", CUT_API_ENQUEUE | CUT_API_CONTEXT_WAIT},
+	    {"cuGreenCtxWaitEvent", CUT_API_ENQUEUE | CUT_API_CONTEXT_WAIT | CUT_API_GREEN},
+	    {"cuCtxSynchronize", CUT_API_SYNCS_CONTEXT},
+	    {"cuStreamQuery_ptsz", CUT_API_SYNCS_STREAM},
+	    {"cuStreamSynchronize", CUT_API_SYNCS_STREAM},
+	    {"cuEventQuery", CUT_API_SYNCS_EVENT},
+	    {"cuEventRecordWithFlags", CUT_API_ENQUEUE | CUT_API_RECORDS_EVENT},
+	    {"cuMemAlloc_v2", CUT_API_ALLOCATES},
+	    {"cuMemAllocAsync", CUT_API_ENQUEUE | CUT_API_ALLOCATES},
+	    {"cuMemAllocHost_v2", 0},
+	    {"cuMemFreeAsync", CUT_API_FREES},
+	    {"cuMemFreeHost", 0},
+	    {"cuInit", 0},
+	    /* not in the table: the base's, or none */
+	    {"cuMemsetD8_v9", CUT_API_MEMSET},
+	    {"cuLaunchKernel_v3_ptsz", CUT_API_SUBMITS | CUT_API_KERNEL},
+	    {"cuMemsetSomethingNew", 0},
+	    /* the runtime's rows have none */
+	    {"cudaMemsetAsync", 0},
+	    {"", 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_msg(cut_api_flags(cases[i].fn) == cases[i].flags, "%s: %#x, want %#x",
+		              cases[i].fn, cut_api_flags(cases[i].fn), cases[i].flags);
+}
+END_TEST
+
 START_TEST(test_table_sorted)
 {
 	for (size_t i = 1; i < cut_api_table_size(); i++)
@@ -171,6 +221,7 @@ main(void)
 	TCase *tc = tcase_create("classify");
 	tcase_add_test(tc, test_every_export_listed);
 	tcase_add_test(tc, test_categories);
+	tcase_add_test(tc, test_flags);
 	tcase_add_test(tc, test_table_sorted);
 	tcase_add_test(tc, test_event_category);
 	tcase_add_test(tc, test_layers);
