@@ -592,7 +592,7 @@ hook_gpu_stop(void)
 uint64_t
 hook_gpu_events(void)
 {
-	return __atomic_load_n(&gpu_sh.events, __ATOMIC_RELAXED);
+	return __atomic_load_n(&hook_layer_events[CUT_GPU], __ATOMIC_RELAXED);
 }
 
 void
@@ -628,7 +628,7 @@ hook_gpu_fork(int phase)
 		pthread_cond_init(&gpu_sh.wake, NULL);
 		gpu_sh.in_head = gpu_sh.in_tail = NULL;
 		gpu_sh.timed = gpu_sh.untimed = gpu_sh.skips = gpu_sh.starts = 0;
-		gpu_sh.from_call = gpu_sh.events = 0;
+		gpu_sh.from_call = 0;
 		gpu_sh.err_max = gpu_sh.err_median = 0;
 		G.on = false;
 		G.off = "off: a forked child (CUDA is not usable after fork)";

@@ -165,7 +165,7 @@ struct gpu_shared {
 	bool stopping;
 	int64_t stop_deadline;
 	/* counts (atomics) */
-	uint64_t timed, untimed, skips, starts, from_call, events;
+	uint64_t timed, untimed, skips, starts, from_call;
 	int64_t err_max, err_median;
 	int64_t gap;        /* the first context's, for the trailer */
 	int64_t poller_tid; /* the completion thread's, once it runs */

@@ -398,7 +398,7 @@ write_work(struct gpu_sub *s, int64_t start, int64_t end, bool from_call)
 	buf_addc(&P.t->out, '\n');
 	P.t->pending++;
 	P.t->events++;
-	gpu_sh.events++;
+	__atomic_add_fetch(&hook_layer_events[CUT_GPU], 1, __ATOMIC_RELAXED);
 	if (P.t->out.len >= FLUSH_AT)
 		hook_flush(P.t);
 	own_end(P.t);

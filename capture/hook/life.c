@@ -352,8 +352,8 @@ finish(bool at_exec)
 		m.trailer.events = (int64_t)events;
 		m.trailer.lost = (int64_t)(lost + lost_nested);
 		uint64_t gpu = hook_gpu_events();
-		uint64_t rt = __atomic_load_n(&hook_rt_events, __ATOMIC_RELAXED);
-		uint64_t nvtx = __atomic_load_n(&hook_nvtx_events, __ATOMIC_RELAXED);
+		uint64_t rt = __atomic_load_n(&hook_layer_events[CUT_RUNTIME], __ATOMIC_RELAXED);
+		uint64_t nvtx = __atomic_load_n(&hook_layer_events[CUT_NVTX], __ATOMIC_RELAXED);
 		m.trailer.layers[CUT_API] = (int64_t)(events - gpu - rt - nvtx);
 		if (rt)
 			m.trailer.layers[CUT_RUNTIME] = (int64_t)rt;
@@ -434,6 +434,8 @@ exec_failed(void)
 		t->need_thread_record = true;
 	}
 	__atomic_store_n(&hook_w.lost_nested, 0, __ATOMIC_RELAXED);
+	for (int l = 0; l < CUT_NLAYERS; l++) /* the trailer written before exec counted them */
+		__atomic_store_n(&hook_layer_events[l], 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&hook_w.header_done, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&hook_w.finished, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&hook_recording, 1, __ATOMIC_RELEASE);
@@ -625,6 +627,7 @@ fork_child(void)
 	hook_w.header_ready = 0;
 	hook_w.lost_nested = 0;
 	hook_w.io_lost = 0;
+	memset(hook_layer_events, 0, sizeof(hook_layer_events)); /* the parent's */
 	buf_reset(&hook_w.header);
 	if (hook_w.membarrier)
 		hook_w.membarrier =

@@ -453,7 +453,7 @@ hook_nvtx_unended(struct cut_buf *out, int64_t now)
 	}
 	free(o);
 	buf_free(&a);
-	__atomic_add_fetch(&hook_nvtx_events, n, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&hook_layer_events[CUT_NVTX], n, __ATOMIC_RELAXED);
 	return n;
 }
 

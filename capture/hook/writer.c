@@ -20,7 +20,7 @@
 #include "writer.h"
 
 HOOK_TLS struct hook_thread *hook_self;
-uint64_t hook_rt_events, hook_nvtx_events;
+uint64_t hook_layer_events[CUT_NLAYERS];
 HOOK_TLS int hook_guard;
 int hook_recording;
 
@@ -620,8 +620,7 @@ hook_record_line(struct hook_thread *t, const struct cut_event *ev, const struct
 	if (ev->layer != CUT_META) {
 		t->events++;
 		t->pending++;
-		__atomic_add_fetch(ev->layer == CUT_NVTX ? &hook_nvtx_events : &hook_rt_events, 1,
-		                   __ATOMIC_RELAXED);
+		__atomic_add_fetch(&hook_layer_events[ev->layer], 1, __ATOMIC_RELAXED);
 	}
 	if (asked && asked->handle)
 		hook_symbol_record(t, ev->ts + ev->dur, asked);

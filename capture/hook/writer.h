@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "event.h"
 #include "hook.h"
 #include "hooklib.h"
 #include "rank.h"
@@ -128,9 +129,11 @@ void hook_label(struct cut_event *ev);
  * symbol records of asked (a handle the call used, named for the first time) and sym (a handle
  * the call named) where they name one. Caller holds hook_guard; ev->args may be t->args.
  * Returns false when the event was lost (counted). */
-extern uint64_t hook_rt_events, hook_nvtx_events; /* written by hook_record_line, per layer */
 bool hook_record_line(struct hook_thread *t, const struct cut_event *ev,
                       const struct hook_symbol *sym, const struct hook_symbol *asked);
+/* Events written per layer (atomics; a forked child starts from none), but for the api layer's:
+ * those are the rest of the threads' events. */
+extern uint64_t hook_layer_events[CUT_NLAYERS];
 /* Cuts the per-function fragments of API event lines out of cut_event_format's own output. */
 void hook_id_fragments(void);
 

@@ -99,6 +99,34 @@ done
 grep -E '"name":"(around-fork|side)"' "$t" | grep -v '"pid":\([0-9]*\),"tid":\1,' | grep -q . &&
 	bad "fork: a range on a thread of another process: $(grep -E '"name":"(around-fork|side)"' "$t" | head -4)"
 
+# Each trailer counts its own process's or image's events: its layers add up to its events
+# and none is negative (a forked child, and the image after an exec that failed, counted the
+# parent's or the earlier image's nvtx and runtime events as theirs, and their api as fewer
+# than none).
+counts_own() {
+	python3 - "$1" >"$tmp/own" 2>&1 <<'PY' || bad "$2: $(cat "$tmp/own")"
+import json, sys
+n = 0
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e.get("name") != "trailer" or e.get("layer") != "meta":
+        continue
+    a = e["args"]
+    n += 1
+    layers, d = a["layers"], a.get("durations", {})
+    if sum(layers.values()) != a["events"] or min(layers.values()) < 0 or \
+            min(d.get("tsc", 0), d.get("clock", 0)) < 0:
+        sys.exit("pid %d: events %d, layers %s, durations %s" % (e["pid"], a["events"], layers, d))
+if n != 2:
+    sys.exit("%d trailers, not 2" % n)
+PY
+}
+counts_own "$t" fork
+t=$tmp/execfail.jsonl
+cuthook -o "$t" -- "$fx/nvtxprog" 1 execfail >/dev/null 2>&1 || bad "cuthook nvtxprog execfail: exit $?"
+grep -q '"name":"after-exec"' "$t" || bad "execfail: no range after the exec that failed"
+counts_own "$t" "exec that failed"
+
 
 # The second tool alone, then chained behind cuthook: it sees the same calls either way,
 # always with its own handles and ids.
