@@ -362,8 +362,9 @@ finish(bool at_exec)
 		if (!hook_gpu_off_reason() || gpu)
 			m.trailer.layers[CUT_GPU] = (int64_t)gpu;
 		/* How durations were measured (clock.c): ends read from the TSC or the clock. NVTX
-		 * ranges are no calls: their ends are clock reads, not counted here. */
-		m.trailer.durations_tsc = (int64_t)(events - nvtx - from_clock);
+		 * ranges and GPU work are no calls (a range's end is a clock read, work's is the
+		 * GPU's event), not counted here. */
+		m.trailer.durations_tsc = (int64_t)(events - nvtx - gpu - from_clock);
 		m.trailer.durations_clock = (int64_t)from_clock;
 		uint64_t hz = hook_tsc_hz();
 		if (hz)

@@ -48,6 +48,10 @@ if len(from_call) != g.get("starts_from_call") or not from_call or any(e["args"]
 if trailer["layers"].get("gpu") != want or trailer["events"] != len(ev) - sum(1 for e in ev if e["layer"] == "meta"):
     bad(f"trailer counts {trailer['layers']} events {trailer['events']}")
 if meta["header"]["args"]["layers"].get("gpu") != "on": bad("header: gpu not on")
+# The durations of calls (api events) are counted by the clock that ended them, not gpu work.
+d = trailer.get("durations", {})
+if d.get("tsc", 0) + d.get("clock", 0) != len(api):
+    bad(f"trailer durations {d} for {len(api)} calls")
 dev = [e for e in ev if e["layer"] == "meta" and e["name"] == "device"]
 if len(dev) != 1 or dev[0]["args"].get("uuid") != "GPU-a0a1a2a3-a4a5-a6a7-a8a9-aaabacadaeaf" \
         or dev[0]["args"].get("bus") != "0000:3b:00.0" or dev[0]["args"].get("name") != "Fake GPU":
