@@ -39,10 +39,11 @@ static struct env {
 	char **cmd;
 	const char *patterns[64];
 	bool quiet, verbose;
+	bool hook_api; /* --hook-api */
 } env = {.lo = {.layers = CC_L_API | CC_L_IOCTL | CC_L_IRQ | CC_L_SCHED | CC_L_KERNEL,
                 .ring_mb = 64,
                 .irq_prefix = "nvidia"},
-         .po = {.gpu = true, .nvtx = true}};
+         .po = {.layers = CUT_HOOK_ONLY}};
 
 static void
 usage(void)
@@ -127,8 +128,7 @@ parse_args(int argc, char *argv[])
 			if ((layers = layers_parse(optarg)) < 0)
 				usage();
 			lo->layers = (unsigned)layers;
-			env.po.gpu = cut_hook_listed(optarg, "gpu");
-			env.po.nvtx = cut_hook_listed(optarg, "nvtx");
+			env.po.layers = cut_hook_layers_in(optarg) & CUT_HOOK_ONLY;
 			break;
 		case 'o': env.out_path = optarg; break;
 		case 'p':
@@ -155,7 +155,7 @@ parse_args(int argc, char *argv[])
 			break;
 		case OPT_BARE: lo->bare = true; break;
 		case OPT_HOOK: env.po.lib = optarg; break;
-		case OPT_HOOK_API: env.po.api = true; break;
+		case OPT_HOOK_API: env.hook_api = true; break;
 		case OPT_IRQ:
 			if (strlen(optarg) >= CC_COMMLEN)
 				errx(CUT_EXIT_FATAL, "--irq-prefix: at most %d bytes",
@@ -169,13 +169,16 @@ parse_args(int argc, char *argv[])
 		usage();
 	if (lo->libcudart) /* naming the runtime asks for its layer */
 		lo->layers |= CC_L_RUNTIME;
-	if (env.po.api) {
+	if (env.hook_api) {
 		if (lo->pid)
 			errx(CUT_EXIT_FATAL,
 			     "--hook-api: needs a command cutcapture starts, not -p");
-		/* The api and runtime layers asked for come from libcuthook, not uprobes. */
-		env.po.runtime = lo->layers & CC_L_RUNTIME;
-		env.po.api = lo->layers & (CC_L_API | CC_L_RUNTIME);
+		/* The api and runtime layers asked for come from libcuthook, not uprobes (the
+		 * runtime's calls hang off the library's api layer). */
+		if (lo->layers & (CC_L_API | CC_L_RUNTIME))
+			env.po.layers |= 1u << CUT_API;
+		if (lo->layers & CC_L_RUNTIME)
+			env.po.layers |= 1u << CUT_RUNTIME;
 		lo->layers &= ~(unsigned)(CC_L_API | CC_L_RUNTIME);
 	}
 	env.cmd = optind < argc ? argv + optind : NULL;
@@ -322,9 +325,9 @@ main(int argc, char *argv[])
 	/* libcuthook for the layers eBPF cannot see, in a command cutcapture starts; the driver
 	 * functions it calls itself are then its to record, not the uprobes'. */
 	bool preload = preload_start(&env.po, env.cmd != NULL);
-	if (preload && !env.po.api) {
+	if (preload && !(env.po.layers >> CUT_API & 1)) {
 		env.lo.unprobed = cut_hook_unprobed;
-		env.lo.unprobed_gpu = env.po.gpu;
+		env.lo.unprobed_gpu = env.po.layers >> CUT_GPU & 1;
 	}
 
 	/* Feature probes: which devices, library, driver API and kernel functions, and what

@@ -340,6 +340,54 @@ cut_hook_unprobed(const char *name, int gpu)
 	return gpu && CUT_GPU_TIMES(cut_gpu_kind_of(name));
 }
 
+/* ---- the library's layers ---- */
+
+static const struct {
+	const char *name;
+	enum cut_layer layer;
+} library_layers[] = {
+#define CUT_HOOK_ROW_(name, layer, only) {#name, layer},
+    CUT_HOOK_LAYERS(CUT_HOOK_ROW_)
+#undef CUT_HOOK_ROW_
+};
+#define NHOOK_LAYERS (sizeof(library_layers) / sizeof(library_layers[0]))
+
+int
+cut_hook_layer(const char *name, size_t n)
+{
+	for (size_t i = 0; i < NHOOK_LAYERS; i++)
+		if (strlen(library_layers[i].name) == n &&
+		    strncmp(name, library_layers[i].name, n) == 0)
+			return (int)library_layers[i].layer;
+	return -1;
+}
+
+unsigned
+cut_hook_layers_in(const char *list)
+{
+	unsigned bits = 0;
+	for (size_t i = 0; i < NHOOK_LAYERS; i++)
+		if (cut_hook_listed(list, library_layers[i].name))
+			bits |= 1u << library_layers[i].layer;
+	return bits;
+}
+
+char *
+cut_hook_layer_join(char *buf, size_t n, unsigned bits, const char *sep)
+{
+	size_t len = 0;
+	if (n)
+		buf[0] = '\0';
+	for (size_t i = 0; i < NHOOK_LAYERS; i++) {
+		if (!(bits >> library_layers[i].layer & 1) || len >= n)
+			continue;
+		int w =
+		    snprintf(buf + len, n - len, "%s%s", len ? sep : "", library_layers[i].name);
+		len = w < 0 ? n : len + (size_t)w;
+	}
+	return buf;
+}
+
 int
 cut_hook_listed(const char *list, const char *word)
 {

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "event.h"
+
 /*
  * The library: named when not NULL (an option), else $CUTHOOK_LIB, else beside the running
  * program (../lib/cut/ when installed, ../lib/ in a build tree), else CUT_HOOK_LIBDIR. Returns
@@ -24,6 +26,33 @@ char *cut_hook_library(const char *named, char *why, size_t n);
 	"cuCtxGetCurrent", "cuEventCreate", "cuEventRecord", "cuFuncGetName", "cuKernelGetName",   \
 	    "cuStreamIsCapturing"
 
+/*
+ * The layers libcuthook records, X(name, enum cut_layer, only) each, in the order messages
+ * list them. only: eBPF cannot see the layer, so cutcapture takes it from the library alone;
+ * the others are its uprobes' too (unless --hook-api). cuthook's and cutcapture's -l,
+ * CUTHOOK_LAYERS and CUTHOOK_SKIP name them so, and the library has a row for each
+ * (hook/layer.c: a layer missing there does not build).
+ */
+#define CUT_HOOK_LAYERS(X)                                                                         \
+	X(api, CUT_API, 0)                                                                         \
+	X(gpu, CUT_GPU, 1)                                                                         \
+	X(nvtx, CUT_NVTX, 1)                                                                       \
+	X(runtime, CUT_RUNTIME, 0)
+/* Their names, for messages: "api, gpu, nvtx, runtime". */
+#define CUT_HOOK_NAME_(name, layer, only) ", " #name
+#define CUT_HOOK_LAYER_NAMES (CUT_HOOK_LAYERS(CUT_HOOK_NAME_) + 2)
+/* Sets of them as bits (1u << enum cut_layer): every one, and those only the library records. */
+#define CUT_HOOK_BIT_(name, layer, only) | 1u << (layer)
+#define CUT_HOOK_ALL (0u CUT_HOOK_LAYERS(CUT_HOOK_BIT_))
+#define CUT_HOOK_ONLY_(name, layer, only) | ((only) ? 1u << (layer) : 0u)
+#define CUT_HOOK_ONLY (0u CUT_HOOK_LAYERS(CUT_HOOK_ONLY_))
+/* The library's layer named by the n bytes at name (an enum cut_layer), or -1. */
+int cut_hook_layer(const char *name, size_t n);
+/* The library's layers a comma-separated list names (NULL: none), as bits. */
+unsigned cut_hook_layers_in(const char *list);
+/* The names of the library's layers in bits, in CUT_HOOK_LAYERS' order, sep between them, into
+ * buf (n bytes, cut short if need be). Returns buf. */
+char *cut_hook_layer_join(char *buf, size_t n, unsigned bits, const char *sep);
 /* Whether word is one of the comma-separated list's (NULL: none): a layer in -l or
  * CUTHOOK_LAYERS. */
 int cut_hook_listed(const char *list, const char *word);

@@ -18,6 +18,7 @@
 #include "devices.h"
 #include "cut.h"
 #include "event.h"
+#include "hooklib.h"
 #include "layers.h"
 #include "layers_impl.h"
 
@@ -109,17 +110,19 @@ layers_parse(const char *s)
 	char *copy = strdup(s), *save = NULL;
 	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		size_t i;
-		if (!strcmp(t, "gpu") || !strcmp(t, "nvtx")) /* libcuthook's: preload.h */
+		int hook = cut_hook_layer(t, strlen(t));
+		if (hook >= 0 && (CUT_HOOK_ONLY >> hook & 1)) /* libcuthook's: preload.h */
 			continue;
 		for (i = 0; i < NLAYERS; i++)
 			if (strcmp(t, layers[i].name) == 0)
 				break;
 		if (i == NLAYERS) {
-			char names[96] = "";
+			char names[96] = "", hooks[64];
 			for (size_t k = 0; k < NLAYERS; k++)
 				snprintf(names + strlen(names), sizeof(names) - strlen(names),
 				         "%s%s", k ? ", " : "", layers[k].name);
-			warnx("unknown layer %s (layers: %s, gpu, nvtx)", t, names);
+			warnx("unknown layer %s (layers: %s, %s)", t, names,
+			      cut_hook_layer_join(hooks, sizeof(hooks), CUT_HOOK_ONLY, ", "));
 			free(copy);
 			return -1;
 		}

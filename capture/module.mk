@@ -63,6 +63,9 @@ $(B)/bin/cutcapture-static: $(CAPTURE_OBJ) $(LIBCUT)
 $(B)/tests/test_order: $(B)/obj/capture/order.o
 $(B)/tests/test_order: private UNIT_OBJ = $(B)/obj/capture/order.o
 $(B)/tests/test_order: private UNIT_CFLAGS = -Icapture
+$(B)/tests/test_hooklib: $(B)/obj/capture/hooklib.o
+$(B)/tests/test_hooklib: private UNIT_OBJ = $(B)/obj/capture/hooklib.o
+$(B)/tests/test_hooklib: private UNIT_CFLAGS = -Icapture
 CAPTURE_API_OBJ := $(B)/obj/capture/api/args.o $(B)/obj/capture/api/describe.o
 $(B)/tests/test_api_args: $(CAPTURE_API_OBJ)
 $(B)/tests/test_api_args: private UNIT_OBJ = $(CAPTURE_API_OBJ)

@@ -50,13 +50,7 @@ static struct {
 static bool
 from_library(enum cut_layer l)
 {
-	switch (l) {
-	case CUT_GPU: return P.o.gpu;
-	case CUT_NVTX: return P.o.nvtx;
-	case CUT_API: return P.o.api;
-	case CUT_RUNTIME: return P.o.api && P.o.runtime;
-	default: return false;
-	}
+	return P.o.layers >> l & 1;
 }
 
 static bool
@@ -70,7 +64,7 @@ bool
 preload_start(const struct preload_opts *o, bool command)
 {
 	P.o = *o;
-	if (!o->gpu && !o->nvtx && !o->api)
+	if (!o->layers)
 		return off("not asked for (-l)%s", "");
 	if (!command)
 		return off("needs a command cutcapture starts: nothing can be preloaded into a "
@@ -95,19 +89,20 @@ preload_start(const struct preload_opts *o, bool command)
 	clock_gettime(CLOCK_REALTIME, &now);
 	snprintf(start, sizeof(start), "%lld", (long long)now.tv_sec * 1000000000 + now.tv_nsec);
 	/* The library wraps every driver call (the gpu layer needs them); it writes the api and
-	 * runtime layers only when they are not the uprobes'. */
-	char layers[32];
-	snprintf(layers, sizeof(layers), "api%s%s%s", o->gpu ? ",gpu" : "", o->nvtx ? ",nvtx" : "",
-	         o->api && o->runtime ? ",runtime" : "");
+	 * runtime layers only when they are not the uprobes' (CUTHOOK_SKIP names those). */
+	char layers[64], skip[64];
+	cut_hook_layer_join(layers, sizeof(layers), o->layers | 1u << CUT_API, ",");
+	cut_hook_layer_join(skip, sizeof(skip), CUT_HOOK_ALL & ~CUT_HOOK_ONLY, ",");
 	/* The library's processes say what they could not write, and, cutcapture gone (killed),
 	 * stop writing into its directory and remove their files. */
 	if (!(P.status = cut_hook_status_new(1))) {
 		preload_end();
 		return off("the library's status page: %s", strerror(errno));
 	}
-	if (cut_hook_setenv(P.lib, out, layers, o->nvtx) < 0 ||
+	if (cut_hook_setenv(P.lib, out, layers, from_library(CUT_NVTX)) < 0 ||
 	    setenv("CUTHOOK_MARK", "1", 1) < 0 || setenv("CUTHOOK_START", start, 1) < 0 ||
-	    (o->api ? unsetenv("CUTHOOK_SKIP") : setenv("CUTHOOK_SKIP", "api,runtime", 1)) < 0 ||
+	    (from_library(CUT_API) ? unsetenv("CUTHOOK_SKIP") : setenv("CUTHOOK_SKIP", skip, 1)) <
+	        0 ||
 	    unsetenv("CUTHOOK_ROOT") < 0) {
 		preload_end();
 		return off("setenv: %s", strerror(errno));
@@ -144,7 +139,7 @@ preload_header(const char *layers[CUT_NLAYERS])
 	static char why[sizeof(P.why) + 8];
 	snprintf(why, sizeof(why), "off: %s", P.why);
 	for (int l = 0; l < CUT_NLAYERS; l++) {
-		if (l == CUT_GPU || l == CUT_NVTX)
+		if (CUT_HOOK_ONLY >> l & 1)
 			layers[l] = !from_library(l) ? "off: not asked for (-l)"
 			            : P.on           ? "on"
 			                             : why;

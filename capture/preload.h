@@ -17,9 +17,10 @@
 struct cutcapture_bpf;
 
 struct preload_opts {
-	bool gpu, nvtx;  /* the layers asked for (-l) */
-	bool api;        /* --hook-api: the api layer from the library too... */
-	bool runtime;    /* ...and the runtime layer, when asked for */
+	/* The layers the library is to record, as bits (1u << enum cut_layer): of those only it
+	 * records (CUT_HOOK_ONLY: gpu, nvtx) the ones -l asks for; api and runtime when asked
+	 * for with --hook-api (runtime only with api). */
+	unsigned layers;
 	const char *lib; /* --hook, or NULL to find it (hooklib.h) */
 };
 

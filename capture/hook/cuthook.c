@@ -271,24 +271,19 @@ capture_files(const char *out, time_t start, bool sort)
 	return n;
 }
 
-/* -l: a comma-separated list of the layers the library records; api cannot be left out (the
- * other layers hang off its calls). */
+/* -l: a comma-separated list of the layers the library records (CUT_HOOK_LAYERS); api cannot
+ * be left out (the other layers hang off its calls). */
 static void
 check_layers(const char *list)
 {
-	static const char *const known[] = {"api", "gpu", "nvtx", "runtime"};
 	bool api = false;
 	for (const char *p = list; *p;) {
 		size_t n = strcspn(p, ",");
-		bool ok = false;
-		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-			if (n == strlen(known[i]) && strncmp(p, known[i], n) == 0)
-				ok = true;
-		if (!ok)
-			errx(CUT_EXIT_FATAL,
-			     "-l: unknown layer '%.*s' (known: api, gpu, nvtx, runtime)", (int)n,
-			     p);
-		api |= n == 3 && strncmp(p, "api", 3) == 0;
+		int l = cut_hook_layer(p, n);
+		if (l < 0)
+			errx(CUT_EXIT_FATAL, "-l: unknown layer '%.*s' (known: %s)", (int)n, p,
+			     CUT_HOOK_LAYER_NAMES);
+		api |= l == CUT_API;
 		p += n + (p[n] == ',');
 	}
 	if (!api)
@@ -445,7 +440,7 @@ main(int argc, char *argv[])
 	prepare_output(file, &o);
 
 	/* Without nvtx, NVTX_INJECTION64_PATH is left as it is (a tool named there keeps it). */
-	bool nvtx = !layers || cut_hook_listed(layers, "nvtx");
+	bool nvtx = !layers || (cut_hook_layers_in(layers) >> CUT_NVTX & 1);
 	/* Under cutcapture, which leaves layers to its uprobes (CUTHOOK_SKIP), cuthook's own trace
 	 * still has them all; the marks that keep the library's own work out of cutcapture's
 	 * records (CUTHOOK_MARK) stay. */

@@ -8,6 +8,7 @@
 
 #include "classify.h"
 #include "gpu.h"
+#include "layer.h"
 #include "meta.h"
 #include "writer.h"
 
@@ -46,18 +47,11 @@ static struct {
 	uint64_t corr;
 } G = {.off = "off: not started"};
 
-static bool
-layer_wanted(void)
-{
-	const char *l = getenv("CUTHOOK_LAYERS");
-	return !l || !*l || cut_hook_listed(l, "gpu");
-}
-
 void
 hook_gpu_init(void)
 {
-	if (!layer_wanted()) {
-		G.off = "off: not requested (cuthook -l)";
+	if (!hook_layer_wanted(CUT_GPU)) {
+		G.off = HOOK_OFF_UNWANTED;
 		return;
 	}
 	const char *s = getenv("CUTHOOK_GPU_STARTS");

@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include "event.h"
-#include "gpu.h"
 #include "meta.h"
 #include "hook.h"
+#include "layer.h"
 #include "writer.h"
 
 void
@@ -102,16 +102,13 @@ build_header_locked(int64_t tid)
 	h->monotonic_ns = hook_w.start_ns;
 	h->realtime_ns = hook_w.start_realtime_ns;
 	h->sorted = 0;
-	static const char *const by_uprobes = "off: recorded by cutcapture's uprobes";
-	h->layers[CUT_API] = hook_skip_api ? by_uprobes : "on";
-	const char *gpu_off = hook_gpu_off_reason();
-	h->layers[CUT_GPU] = gpu_off ? gpu_off : "on";
-	h->layers[CUT_RUNTIME] = hook_runtime_off ? hook_runtime_off : "on";
-	const char *nvtx_off = hook_nvtx_off_reason();
-	h->layers[CUT_NVTX] = nvtx_off ? nvtx_off : "on";
-	static const enum cut_layer kernel_side[] = {CUT_IOCTL, CUT_KERNEL, CUT_IRQ, CUT_SCHED};
-	for (size_t i = 0; i < sizeof(kernel_side) / sizeof(kernel_side[0]); i++)
-		h->layers[kernel_side[i]] = "off: cuthook records no kernel-side layer";
+	for (int l = 0; l < CUT_NLAYERS; l++)
+		if (l != CUT_META)
+			h->layers[l] = "off: cuthook records no kernel-side layer";
+	for (size_t i = 0; i < hook_nlayers; i++) {
+		const char *off = hook_layers[i].off_reason();
+		h->layers[hook_layers[i].layer] = off ? off : "on";
+	}
 	h->cmd = argv;
 	h->ncmd = argc;
 	hook_meta_record(&hook_w.header, hook_w.start_ns, tid, &m);

@@ -66,6 +66,13 @@ const char *hook_nvtx_off_reason(void);
 /* rt.c: the runtime layer. dlsym(handle, name) for a cuda* or __cuda* name: the wrapper when
  * name is wrapped and handle finds the runtime's function, else what the real dlsym says. */
 void *hook_rt_dlsym(void *handle, const char *name);
+/* Its row (layer.h): whether it is on (not left to cutcapture's uprobes, and asked for), read
+ * at start, and why not. */
+void hook_rt_init(void);
+const char *hook_rt_off_reason(void);
+
+/* wrap.c: the api layer's row (layer.h): why it is off (left to cutcapture's uprobes). */
+const char *hook_api_off_reason(void);
 
 /* mark.c: what libcuthook tells cutcapture's probes (CUTHOOK_MARK, set by cutcapture when it
  * starts a command with this library preloaded). Each thread's mark is registered through
@@ -75,11 +82,9 @@ struct hook_mark {
 	uint32_t own; /* libcuthook is calling the driver for itself: not the program's doing */
 };
 extern HOOK_TLS struct hook_mark hook_mark;
-/* Layers the library leaves to cutcapture's uprobes (CUTHOOK_SKIP=api,runtime): it still
+/* The api layer is left to cutcapture's uprobes (CUTHOOK_SKIP=api,runtime): the library still
  * wraps every call (the gpu layer times work, names come from the calls) but writes none. */
-extern int hook_skip_api, hook_skip_runtime;
-/* Why the runtime layer is off (left to cutcapture, or not in CUTHOOK_LAYERS), or NULL. */
-extern const char *hook_runtime_off;
+extern int hook_skip_api;
 /* Of the api layer skipped, the functions it still records: those the library calls itself
  * and those whose work the gpu layer times, which cutcapture leaves unprobed (hooklib.h). */
 extern unsigned char hook_keep[HOOK_NAPI];

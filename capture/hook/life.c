@@ -18,8 +18,8 @@
 
 #include "classify.h"
 #include "event.h"
-#include "gpu.h"
 #include "hook.h"
+#include "layer.h"
 #include "meta.h"
 #include "writer.h"
 
@@ -200,7 +200,9 @@ init(void)
 	exec_resolve();
 	hook_decode_init();
 	hook_mark_init();
-	hook_gpu_init();
+	for (size_t i = 0; i < hook_nlayers; i++)
+		if (hook_layers[i].init)
+			hook_layers[i].init();
 	hook_clock_init();
 	for (int i = 0; i < HOOK_NAPI; i++)
 		hook_w.cats[i] = cut_api_category(hook_names[i]);
@@ -270,8 +272,9 @@ finish(bool at_exec)
 		return;
 	/* First, while every writer still takes lines: the work still to complete (not from a
 	 * signal handler that interrupted the library: it may hold the layer's lock). */
-	if (!hook_guard)
-		hook_gpu_stop();
+	for (size_t i = 0; i < hook_nlayers && !hook_guard; i++)
+		if (hook_layers[i].stop)
+			hook_layers[i].stop();
 	if (!stop_owners())
 		return;
 	int guard = hook_guard;
@@ -318,10 +321,12 @@ finish(bool at_exec)
 	if (!nested)
 		pthread_mutex_unlock(&hook_w.threads_lock);
 	lost_nested = __atomic_load_n(&hook_w.lost_nested, __ATOMIC_RELAXED);
-	/* NVTX ranges still open end here (not from a signal handler: it formats). */
+	/* Events still open (NVTX ranges) end here (not from a signal handler: it formats). */
 	struct cut_buf unended = {0};
-	if (!nested)
-		events += hook_nvtx_unended(&unended, hook_now());
+	int64_t end = hook_now();
+	for (size_t i = 0; i < hook_nlayers && !nested; i++)
+		if (hook_layers[i].unended)
+			events += hook_layers[i].unended(&unended, end);
 	/* The root's new image after exec writes for it: no empty header and trailer per image. */
 	if ((hook_w.root && !at_exec) || events || lost || lost_nested) {
 		if (!nested)
@@ -351,25 +356,39 @@ finish(bool at_exec)
 		cut_meta_init(&m, CUT_META_TRAILER);
 		m.trailer.events = (int64_t)events;
 		m.trailer.lost = (int64_t)(lost + lost_nested);
-		uint64_t gpu = hook_gpu_events();
-		uint64_t rt = __atomic_load_n(&hook_layer_events[CUT_RUNTIME], __ATOMIC_RELAXED);
-		uint64_t nvtx = __atomic_load_n(&hook_layer_events[CUT_NVTX], __ATOMIC_RELAXED);
-		m.trailer.layers[CUT_API] = (int64_t)(events - gpu - rt - nvtx);
-		if (rt)
-			m.trailer.layers[CUT_RUNTIME] = (int64_t)rt;
-		if (nvtx)
-			m.trailer.layers[CUT_NVTX] = (int64_t)nvtx;
-		if (!hook_gpu_off_reason() || gpu)
-			m.trailer.layers[CUT_GPU] = (int64_t)gpu;
-		/* How durations were measured (clock.c): ends read from the TSC or the clock. NVTX
-		 * ranges and GPU work are no calls (a range's end is a clock read, work's is the
-		 * GPU's event), not counted here. */
-		m.trailer.durations_tsc = (int64_t)(events - nvtx - gpu - from_clock);
+		/* Each layer's events; those of the layer counted on the fast path are the rest.
+		 * How durations were measured (clock.c): ends of calls read from the TSC or the
+		 * clock (an NVTX range's end is a clock read, GPU work's the GPU's event: no
+		 * calls). */
+		uint64_t rest = events, not_calls = 0;
+		const struct hook_layer *rest_of = NULL;
+		for (size_t i = 0; i < hook_nlayers; i++) {
+			const struct hook_layer *L = &hook_layers[i];
+			uint64_t n =
+			    __atomic_load_n(&hook_layer_events[L->layer], __ATOMIC_RELAXED);
+			if (L->rest) {
+				rest_of = L;
+				continue;
+			}
+			rest -= n;
+			if (n || (L->count_on && !L->off_reason()))
+				m.trailer.layers[L->layer] = (int64_t)n;
+			if (!L->calls)
+				not_calls += n;
+		}
+		if (rest_of) {
+			m.trailer.layers[rest_of->layer] = (int64_t)rest;
+			if (!rest_of->calls)
+				not_calls += rest;
+		}
+		m.trailer.durations_tsc = (int64_t)(events - not_calls - from_clock);
 		m.trailer.durations_clock = (int64_t)from_clock;
 		uint64_t hz = hook_tsc_hz();
 		if (hz)
 			m.trailer.durations_tsc_hz = (int64_t)hz;
-		hook_gpu_trailer(&m.trailer);
+		for (size_t i = 0; i < hook_nlayers; i++)
+			if (hook_layers[i].trailer)
+				hook_layers[i].trailer(&m.trailer);
 		/* The coverage audit takes a lock this thread may hold when nested. */
 		if (!nested) {
 			hook_audit(a, (const uint64_t(*)[HOOK_NVIA])calls);
@@ -592,6 +611,17 @@ on_fatal(int sig)
 
 /* ---- fork ---- */
 
+/* Each layer's part: its locks taken after the ground's (resolve, names), released before. */
+static void
+layers_fork(int phase)
+{
+	for (size_t i = 0; i < hook_nlayers; i++) {
+		const struct hook_layer *L = &hook_layers[phase == 0 ? i : hook_nlayers - 1 - i];
+		if (L->fork)
+			L->fork(phase);
+	}
+}
+
 static void
 fork_prepare(void)
 {
@@ -599,13 +629,13 @@ fork_prepare(void)
 	pthread_mutex_lock(&hook_w.header_lock);
 	hook_resolve_fork(0);
 	hook_names_fork(0);
-	hook_gpu_fork(0);
+	layers_fork(0);
 }
 
 static void
 fork_parent(void)
 {
-	hook_gpu_fork(1);
+	layers_fork(1);
 	hook_names_fork(1);
 	hook_resolve_fork(1);
 	pthread_mutex_unlock(&hook_w.header_lock);
@@ -617,7 +647,7 @@ fork_parent(void)
 static void
 fork_child(void)
 {
-	hook_gpu_fork(2);
+	layers_fork(2);
 	hook_names_fork(2);
 	hook_resolve_fork(2);
 	hook_clock_fork_child();

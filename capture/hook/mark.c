@@ -8,10 +8,10 @@
 
 #include "hook.h"
 #include "hooklib.h"
+#include "layer.h"
 
 HOOK_TLS struct hook_mark hook_mark;
-int hook_skip_api, hook_skip_runtime;
-const char *hook_runtime_off;
+int hook_skip_api;
 unsigned char hook_keep[HOOK_NAPI];
 static int marking;
 
@@ -20,17 +20,10 @@ _Static_assert(sizeof(struct hook_mark) == 4, "cutcapture.h's struct cc_hook_mar
 void
 hook_mark_init(void)
 {
-	const char *m = getenv("CUTHOOK_MARK"), *skip = getenv("CUTHOOK_SKIP");
+	const char *m = getenv("CUTHOOK_MARK");
 	marking = m && !strcmp(m, "1");
-	const char *layers = getenv("CUTHOOK_LAYERS");
-	bool chosen = layers && *layers; /* else every layer */
-	hook_skip_api = cut_hook_listed(skip, "api");
-	hook_skip_runtime = cut_hook_listed(skip, "runtime");
-	hook_runtime_off = hook_skip_runtime ? "off: recorded by cutcapture's uprobes"
-	                   : chosen && !cut_hook_listed(layers, "runtime")
-	                       ? "off: not requested (cuthook -l)"
-	                       : NULL;
-	bool gpu = !chosen || cut_hook_listed(layers, "gpu");
+	hook_skip_api = hook_layer_skipped(CUT_API);
+	bool gpu = hook_layer_wanted(CUT_GPU);
 	for (int id = 0; hook_skip_api && id < HOOK_NAPI; id++)
 		hook_keep[id] = cut_hook_unprobed(hook_names[id], gpu);
 }

@@ -11,6 +11,7 @@
 #include "classify.h"
 #include "event.h"
 #include "hook.h"
+#include "layer.h"
 #include "writer.h"
 
 enum rt_id {
@@ -228,11 +229,28 @@ describe(void)
 	}
 }
 
+/* Why the layer is off (left to cutcapture's uprobes, or not in CUTHOOK_LAYERS), or NULL. */
+static const char *off;
+
+void
+hook_rt_init(void)
+{
+	off = hook_layer_skipped(CUT_RUNTIME)   ? HOOK_OFF_UPROBES
+	      : !hook_layer_wanted(CUT_RUNTIME) ? HOOK_OFF_UNWANTED
+	                                        : NULL;
+}
+
+const char *
+hook_rt_off_reason(void)
+{
+	return off;
+}
+
 static void
 rt_record(struct hook_thread *t, enum rt_id id, int64_t t0, uint64_t end, int64_t r,
           const uint64_t *a)
 {
-	if (hook_runtime_off) /* cutcapture's uprobes record it, or it was not asked for */
+	if (off) /* cutcapture's uprobes record it, or it was not asked for */
 		return;
 	hook_guard = 1;
 	int64_t t1 = hook_end_time(&t->tsc, end);

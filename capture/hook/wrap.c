@@ -4,6 +4,7 @@
 
 #include "gpu.h"
 #include "hook.h"
+#include "layer.h"
 
 /* Each argument as a uint64_t, for the decoder (decode.c). */
 #define HOOK_P(x) ((uint64_t)(uintptr_t)(x))
@@ -96,3 +97,9 @@ void *const hook_pointers[HOOK_NAPI] = {
 #define HOOK_API(name, params, args, pack, roles, proto) [HOOK_ID_##name] = (void *)hookp_##name,
 #include "api/api.def"
 };
+
+const char *
+hook_api_off_reason(void)
+{
+	return hook_skip_api ? HOOK_OFF_UPROBES : NULL;
+}
