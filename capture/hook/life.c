@@ -65,31 +65,6 @@ thread_gone(void *p)
 	hook_guard = 0;
 }
 
-struct hook_thread *
-hook_thread_new(void)
-{
-	pthread_mutex_lock(&hook_w.threads_lock);
-	struct hook_thread *t;
-	for (t = hook_w.threads; t && t->in_use; t = t->next)
-		;
-	if (!t && (t = calloc(1, sizeof(*t)))) {
-		t->next = hook_w.threads;
-		__atomic_store_n(&hook_w.threads, t, __ATOMIC_RELEASE);
-	}
-	if (t)
-		t->in_use = true;
-	pthread_mutex_unlock(&hook_w.threads_lock);
-	if (!t)
-		return NULL;
-	t->tid = hook_ns_id("/proc/thread-self/status", (int64_t)syscall(SYS_gettid));
-	t->fast = false;
-	t->need_thread_record = true; /* and its fragment, at its first call */
-	pthread_setspecific(hook_w.key, t);
-	hook_self = t;
-	hook_mark_thread(0);
-	return t;
-}
-
 /* ---- signals ----
  * Nothing is installed before the program starts, so it finds every disposition as it would
  * without cuthook (Python, for one, installs its SIGINT handler only over SIG_DFL). At the

@@ -1,5 +1,7 @@
 /* writer.h: what libcuthook's per-thread writer (writer.c), its meta records (header.c) and
- * its life cycle (life.c) share: a thread's state, and the process's output and header. */
+ * its life cycle (life.c) share: a thread's state, and the process's output and header. It is
+ * what a layer (layer.h) writes through: a thread's state (hook_thread_new), its events
+ * (hook_record_line, or the thread's buffer), meta records (hook_meta). */
 #ifndef HOOK_WRITER_H
 #define HOOK_WRITER_H
 
@@ -113,6 +115,8 @@ void hook_open_output(void);
 bool hook_output_ok(void);
 /* Writes whole lines; returns 0 or -1. */
 int hook_write_lines(const char *s, size_t n);
+/* A state for the calling thread: a free one, or a new one added to the list. */
+struct hook_thread *hook_thread_new(void);
 /* Writes a thread's buffer out. Caller owns t. */
 void hook_flush(struct hook_thread *t);
 /* Finds the launcher's status page (CUTHOOK_STATUS), once, at start. */
@@ -151,9 +155,5 @@ void hook_ensure_header(int64_t tid);
 /* Appends the thread record of t, and the symbol record of a handle a call named. */
 void hook_thread_record(struct hook_thread *t, int64_t ts);
 void hook_symbol_record(struct hook_thread *t, int64_t ts, const struct hook_symbol *sym);
-
-/* life.c */
-/* A state for the calling thread: a free one, or a new one added to the list. */
-struct hook_thread *hook_thread_new(void);
 
 #endif
