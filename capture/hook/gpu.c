@@ -538,7 +538,7 @@ stream_created(enum hook_id id, const uint64_t *a)
 		return;
 	/* cuStreamCreate(&s, flags), cuStreamCreateWithPriority(&s, flags, priority),
 	 * cuGreenCtxStreamCreate(&s, green context, flags, priority) */
-	bool green = strncmp(hook_names[id], "cuGreenCtx", 10) == 0;
+	bool green = cut_api_flags(hook_names[id]) & CUT_API_GREEN; /* flags one further */
 	unsigned flags = (unsigned)a[green ? 2 : 1];
 	uint64_t handle;
 	memcpy(&handle, (const void *)(uintptr_t)a[0], sizeof(handle));
