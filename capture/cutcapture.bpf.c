@@ -9,7 +9,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#include "cutcapture.h"
+#include "records.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -130,7 +130,7 @@ hook_own(const struct cc_thread *t)
 	return m.own != 0;
 }
 
-/* The programs, a file per layer (cutcapture.h's CC_L_* bits; layers.c's rows). */
+/* The programs, a file per layer (records.h's CC_L_* bits; layers.c's rows). */
 #include "api.bpf.h"
 #include "sys.bpf.h"
 #include "irq.bpf.h"

@@ -21,12 +21,12 @@
 
 _Static_assert(CC_NARGS == CUT_API_NARGS && CC_NEXTRA == CUT_API_NEXTRA &&
                    CC_STRLEN == CUT_API_STRLEN,
-               "cutcapture.h and api/args.h count the words of a call alike");
+               "records.h and api/args.h count the words of a call alike");
 _Static_assert((int)CC_EXTRA_STACK == (int)CUT_EXTRA_STACK &&
                    (int)CC_EXTRA_ARG0 == (int)CUT_EXTRA_ARG0 &&
                    (int)CC_EXTRA_GATHER == (int)CUT_EXTRA_GATHER &&
                    (int)CC_STR_ARG == (int)CUT_STR_ARG && (int)CC_STR_OUT == (int)CUT_STR_OUT,
-               "cutcapture.h and api/args.h read a call alike");
+               "records.h and api/args.h read a call alike");
 
 static struct {
 	const char *const *funcs;

@@ -1,4 +1,4 @@
-/* decode.h: cutcapture's records (cutcapture.h) turned into cut events (cut-events(5)): one
+/* decode.h: cutcapture's records (records.h) turned into cut events (cut-events(5)): one
  * function per record kind, and what was written. */
 #ifndef CUT_CAPTURE_DECODE_H
 #define CUT_CAPTURE_DECODE_H
@@ -9,7 +9,7 @@
 
 #include <linux/types.h>
 
-#include "cutcapture.h"
+#include "records.h"
 #include "event.h"
 
 /* Record kinds the loader queues itself, beside the BPF side's CC_EV_*. */

@@ -9,7 +9,7 @@
 
 #include <linux/types.h>
 
-#include "cutcapture.h"
+#include "records.h"
 
 /* Adds every NVIDIA major of /proc/devices. Returns the number found. */
 int dev_scan(void);

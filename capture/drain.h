@@ -11,7 +11,7 @@
 
 #include <linux/types.h>
 
-#include "cutcapture.h"
+#include "records.h"
 
 struct cutcapture_bpf;
 struct ring_buffer;

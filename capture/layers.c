@@ -13,7 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "cutcapture.h"
+#include "records.h"
 #include "decode.h"
 #include "devices.h"
 #include "cut.h"

@@ -1,5 +1,5 @@
 /* layers.h: cutcapture's layers, one row each in layers.c's table: its name (-l, the header
- * and the trailer), its switch and its counter of records lost on the BPF side (cutcapture.h),
+ * and the trailer), its switch and its counter of records lost on the BPF side (records.h),
  * its programs, the kernel features it needs (probed before load), its settings, how it
  * attaches and detaches, and why it is off when it is. */
 #ifndef CUT_CAPTURE_LAYERS_H
@@ -14,7 +14,7 @@
 
 #include "buf.h"
 #include "event.h"
-#include "cutcapture.h"
+#include "records.h"
 
 struct cutcapture_bpf;
 

@@ -36,7 +36,7 @@ capture-deps:
 	esac
 
 $(B)/capture/cutcapture.bpf.o: capture/cutcapture.bpf.c $(wildcard capture/*.bpf.h) \
-		capture/cutcapture.h capture/vmlinux.h | capture-deps
+		capture/records.h capture/vmlinux.h | capture-deps
 	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I$(CAPTURE_ARCH_INCLUDE) \
 		$(CAPTURE_LIBBPF_CFLAGS) -Icapture -c -o $@ $<

@@ -11,7 +11,7 @@
 
 #include <linux/types.h>
 
-#include "cutcapture.h"
+#include "records.h"
 #include "cut.h"
 #include "event.h"
 #include "names.h"

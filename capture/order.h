@@ -11,7 +11,7 @@
 
 #include <linux/types.h>
 
-#include "cutcapture.h"
+#include "records.h"
 
 struct order_item {
 	uint64_t ts, seq;

@@ -17,7 +17,7 @@
 
 #include "buf.h"
 #include "cut.h"
-#include "cutcapture.h"
+#include "records.h"
 #include "hooklib.h"
 #include "idmap.h"
 #include "meta.h"

@@ -17,7 +17,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "cutcapture.h"
+#include "records.h"
 #include "drain.h"
 #include "cut.h"
 #include "event.h"

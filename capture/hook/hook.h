@@ -77,7 +77,7 @@ const char *hook_api_off_reason(void);
 /* mark.c: what libcuthook tells cutcapture's probes (CUTHOOK_MARK, set by cutcapture when it
  * starts a command with this library preloaded). Each thread's mark is registered through
  * cuthook_mark_thread(), a function cutcapture probes; its ioctl probes then read the mark.
- * The layout is cutcapture.h's struct cc_hook_mark. */
+ * The layout is records.h's struct cc_hook_mark. */
 struct hook_mark {
 	uint32_t own; /* libcuthook is calling the driver for itself: not the program's doing */
 };

@@ -15,7 +15,7 @@ int hook_skip_api;
 unsigned char hook_keep[HOOK_NAPI];
 static int marking;
 
-_Static_assert(sizeof(struct hook_mark) == 4, "cutcapture.h's struct cc_hook_mark");
+_Static_assert(sizeof(struct hook_mark) == 4, "records.h's struct cc_hook_mark");
 
 void
 hook_mark_init(void)

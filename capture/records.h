@@ -1,7 +1,8 @@
-/* cutcapture.h: what the BPF side (cutcapture.bpf.c) and the loader (cutcapture.c) share:
+/* records.h: the contract between cutcapture's BPF side (cutcapture.bpf.c and its layers'
+ * *.bpf.h) and its loader (cutcapture.c and the modules that read what the BPF side writes):
  * settings, per-thread state and the records of the ring buffer. Fixed-width types only. */
-#ifndef CUTCAPTURE_H
-#define CUTCAPTURE_H
+#ifndef CUT_CAPTURE_RECORDS_H
+#define CUT_CAPTURE_RECORDS_H
 
 #define CC_MAX_FUNCS 2048 /* driver and runtime API functions one capture probes (power of two) */
 #define CC_DEPTH 8        /* nested driver API calls remembered per thread (power of two) */
