@@ -61,7 +61,7 @@ call_entry(struct pt_regs *ctx, bool runtime)
 	f->a[3] = PT_REGS_PARM4(ctx);
 	f->a[4] = PT_REGS_PARM5(ctx);
 	f->a[5] = PT_REGS_PARM6(ctx);
-	/* The words beyond the registers (capture/api/args.h says which): the stack, the
+	/* The words beyond the registers (capture/api/call.h says which): the stack, the
 	 * struct argument 0 points to, or some words of it. */
 	__u8 extra = targ_fdesc[fid].extra;
 	__u32 n = targ_fdesc[fid].nextra;

@@ -1,12 +1,12 @@
 /* decode.c: cutcapture's records turned into cut events (cut-events(5)), one function per
- * record kind; driver API arguments by the decoder both capture paths share (api/args.h). */
+ * record kind; driver API arguments by the decoder both capture paths share (api/call.h). */
 #include <err.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "api/args.h"
+#include "api/call.h"
 #include "buf.h"
 #include "classify.h"
 #include "decode.h"
@@ -21,12 +21,12 @@
 
 _Static_assert(CC_NARGS == CUT_API_NARGS && CC_NEXTRA == CUT_API_NEXTRA &&
                    CC_STRLEN == CUT_API_STRLEN,
-               "records.h and api/args.h count the words of a call alike");
+               "records.h and api/call.h count the words of a call alike");
 _Static_assert((int)CC_EXTRA_STACK == (int)CUT_EXTRA_STACK &&
                    (int)CC_EXTRA_ARG0 == (int)CUT_EXTRA_ARG0 &&
                    (int)CC_EXTRA_GATHER == (int)CUT_EXTRA_GATHER &&
                    (int)CC_STR_ARG == (int)CUT_STR_ARG && (int)CC_STR_OUT == (int)CUT_STR_OUT,
-               "records.h and api/args.h read a call alike");
+               "records.h and api/call.h read a call alike");
 
 static struct {
 	const char *const *funcs;

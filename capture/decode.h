@@ -35,7 +35,7 @@ struct decode_counts {
  * funcs) and kernel functions by index. The arrays must outlive the capture. */
 void decode_init(const char *const *funcs, size_t nfuncs, const char *const *kfuncs,
                  size_t nkfuncs);
-/* What the BPF side must read of the calls of the function of cookie (api/args.h says). All
+/* What the BPF side must read of the calls of the function of cookie (api/call.h says). All
  * zero for a function without a decoder (only its return code is recorded). */
 struct cc_fdesc decode_fdesc(size_t cookie);
 /* Writes record h to the output (output.h), preceded by the thread record the first time

@@ -12,7 +12,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "api/args.h"
+#include "api/call.h"
 #include "decode.h"
 #include "layers_impl.h"
 #include "libcuda.h"

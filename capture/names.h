@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "api/args.h"
+#include "api/call.h"
 #include "rank.h"
 
 /* The handle names, for the argument decoder (a name it returns is valid until the next). */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "args.h"
+#include "call.h"
 #include "cudatypes.h"
 #include "row.h"
 

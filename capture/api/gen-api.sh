@@ -110,7 +110,7 @@ END { print "return 0; }" }' "$tmp/classes" "$tmp/protos" >"$tmp/signed.c"
 $cc -w -D__CUDA_API_VERSION_INTERNAL -I"$inc" -I"$tmp" -o "$tmp/signed" "$tmp/signed.c"
 "$tmp/signed" >"$tmp/signs"
 
-# The structs args.c (and the BPF side) read through pointers, mirrored in cudatypes.h, must
+# The structs call.c (and the BPF side) read through pointers, mirrored in cudatypes.h, must
 # match cuda.h.
 cat >"$tmp/mirror.c" <<'EOF'
 #include <stddef.h>
@@ -162,7 +162,7 @@ echo " * do not edit. Each line is"
 echo " *   HOOK_API(name, params, args, pack, roles, prototype)"
 echo " * params: ABI-equivalent parameter list (pointers void *, integers and enums by width and"
 echo " *   signedness, structs passed by value as HOOK_BLOB(n) of the same size);"
-echo " * args: the names, to forward the call; pack: each argument as a uint64_t for args.c;"
+echo " * args: the names, to forward the call; pack: each argument as a uint64_t for call.c;"
 echo " * roles: one letter per parameter, S a CUstream, s a CUstream *, E a CUevent, e a CUevent *;"
 echo " * prototype: the declaration in cuda.h, for readers."
 if [ -n "$exports" ]; then

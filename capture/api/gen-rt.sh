@@ -126,7 +126,7 @@ echo " *   which it jumps to); ret: ERR (a cudaError_t), PTR (a pointer), RBLOBn
 echo " *   bytes, returned in memory) or VOID; params: ABI-equivalent parameter list as api.def's,"
 echo " *   a dim3 passed by value as struct hook_dim3; args: the names, to forward the call;"
 echo " *   pack: the argument words as the registers and stack hold them (a dim3 is two: x | y << 32,"
-echo " *   then z), for args.c; roles: one letter per word, S a cudaStream_t, s a cudaStream_t *, E"
+echo " *   then z), for call.c; roles: one letter per word, S a cudaStream_t, s a cudaStream_t *, E"
 echo " *   a cudaEvent_t, e a cudaEvent_t *; prototype: the declaration, for readers."
 echo " * Exported but declared in no header read, so not wrapped: $missing." |
 	fold -s -w 92 | sed -e "s/ *$//" -e "2,\$s/^/ * /"

@@ -1,4 +1,4 @@
-/* row.h: what describe.c and args.c (capture/api) share: the lines of args.def as data, the
+/* row.h: what describe.c and call.c (capture/api) share: the lines of args.def as data, the
  * vocabulary those lines are written in, and how an argument word is cut to its type. */
 #ifndef CUT_API_ROW_H
 #define CUT_API_ROW_H

@@ -1,5 +1,5 @@
 /* decode.c: a wrapped call's args object, and the handles it named, by the decoder both capture
- * paths share (capture/api/args.h), from the wrapper's argument words. */
+ * paths share (capture/api/call.h), from the wrapper's argument words. */
 #include <string.h>
 
 #include "hook.h"

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "api/args.h"
+#include "api/call.h"
 #include "api/cudatypes.h"
 #include "buf.h"
 
@@ -199,7 +199,7 @@ struct hook_symbol {
 	const char *kind; /* "function", "kernel", "module", "library" */
 	const char *via;
 };
-/* Describes every wrapped function for decoding (capture/api/args.h). */
+/* Describes every wrapped function for decoding (capture/api/call.h). */
 void hook_decode_init(void);
 /* Per id: whether hook_decode has anything to say about its calls. */
 extern unsigned char hook_decodes[HOOK_NAPI];

@@ -4,7 +4,7 @@
 # (`make hook-api`).
 HOOK_SRC := $(addprefix capture/hook/,wrap.c resolve.c writer.c header.c life.c layer.c decode.c \
 	names.c clock.c gpu.c gpu_poll.c gpu_map.c rt.c nvtx.c mark.c) capture/hooklib.c \
-	capture/api/args.c capture/api/describe.c
+	capture/api/call.c capture/api/describe.c
 HOOK_LIBCUT := $(addprefix share/lib/,buf.c classify.c event.c meta.c rank.c)
 HOOK_OBJ := $(patsubst %.c,$(B)/pic/%.o,$(HOOK_SRC) $(HOOK_LIBCUT))
 HOOK_LIB := $(B)/lib/libcuthook.so

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/args.h"
+#include "api/call.h"
 #include "api/cudatypes.h"
 #include "check_main.h"
 

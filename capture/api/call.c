@@ -1,8 +1,8 @@
-/* args.c: the args object of a driver or runtime API call (cut-events(5)), from its words and
+/* call.c: the args object of a driver or runtime API call (cut-events(5)), from its words and
  * its description; the same code for cutcapture and libcuthook. */
 #include <string.h>
 
-#include "args.h"
+#include "call.h"
 #include "cudatypes.h"
 #include "row.h"
 

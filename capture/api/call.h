@@ -1,4 +1,4 @@
-/* args.h: the one description of a driver or runtime API call that both capture paths decode
+/* call.h: the one description of a driver or runtime API call that both capture paths decode
  * with. args.def (driver) and rtargs.def (runtime) say, one line per function, which arguments
  * become members of the args object (cut-events(5)) and how; api.def and rt.def say the type of
  * every parameter and which are streams and events. From them cut_api_describe derives what must be
@@ -6,8 +6,8 @@
  * BPF side does from its cc_fdesc (cutcapture) and libcuthook's wrapper does in the process
  * (cut_api_read); then both hand the same words to cut_api_args. HACKING.md says how to add an
  * argument. */
-#ifndef CUT_API_ARGS_H
-#define CUT_API_ARGS_H
+#ifndef CUT_API_CALL_H
+#define CUT_API_CALL_H
 
 #include <stdbool.h>
 #include <stddef.h>
