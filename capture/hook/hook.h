@@ -191,7 +191,6 @@ void hook_clock_init(void);
 uint64_t hook_tsc_hz(void);
 void hook_clock_fork_child(void);
 
-/* decode.c */
 /* A handle named by a call, for a symbol record. */
 struct hook_symbol {
 	uint64_t handle; /* 0: none */
@@ -199,15 +198,8 @@ struct hook_symbol {
 	const char *kind; /* "function", "kernel", "module", "library" */
 	const char *via;
 };
-/* Describes every wrapped function for decoding (capture/api/call.h). */
+/* writer.c: describes every wrapped function for decoding its calls' args (api/call.h). */
 void hook_decode_init(void);
-/* Per id: whether hook_decode has anything to say about its calls. */
-extern unsigned char hook_decodes[HOOK_NAPI];
-/* Appends the args object of a call of id that returned r with argument words a to b (nothing
- * when there is nothing to say); fills *sym when the call named a handle, and *asked when the
- * driver was asked the name of a handle the call used (both: handle 0 when none). */
-void hook_decode(enum hook_id id, CUresult r, const uint64_t *a, struct cut_buf *b,
-                 struct hook_symbol *sym, struct hook_symbol *asked);
 
 /* names.c: the handle names, lock-free for readers. */
 /* The decoder's view of them for one call (cut_names first), with the symbol of a handle the

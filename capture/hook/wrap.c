@@ -6,7 +6,7 @@
 #include "hook.h"
 #include "layer.h"
 
-/* Each argument as a uint64_t, for the decoder (decode.c). */
+/* Each argument as a uint64_t, for the decoder (writer.c). */
 #define HOOK_P(x) ((uint64_t)(uintptr_t)(x))
 #define HOOK_U(x) ((uint64_t)(x))
 #define HOOK_I(x) ((uint64_t)(int64_t)(x))

@@ -1,6 +1,6 @@
 /* writer.c: libcuthook's per-thread buffers of formatted events (API events put together
- * from fragments, fast) and the output file shared by every process of a capture: whole lines,
- * appended atomically. */
+ * from fragments, fast, their args decoded as cutcapture decodes them) and the output file
+ * shared by every process of a capture: whole lines, appended atomically. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -542,6 +542,45 @@ thread_fragment(struct hook_thread *t)
 	buf_free(&b);
 }
 
+/* ---- a call's args object, by the decoder both capture paths share (api/call.h), from the
+ * wrapper's argument words ---- */
+
+/* Per id, resolved once: what its calls say and what must be read of them. */
+static struct cut_api_desc descs[HOOK_NAPI];
+static unsigned char decodes[HOOK_NAPI];
+
+void
+hook_decode_init(void)
+{
+	for (int i = 0; i < HOOK_NAPI; i++) {
+		cut_api_describe(&descs[i], hook_names[i]);
+		decodes[i] = descs[i].decodes;
+	}
+}
+
+/* Appends the args object of a call of id that returned r with argument words a to b (nothing
+ * when there is nothing to say); fills *sym when the call named a handle, and *asked when the
+ * driver was asked the name of a handle the call used (both: handle 0 when none). */
+static void
+decode(enum hook_id id, CUresult r, const uint64_t *a, struct cut_buf *b, struct hook_symbol *sym,
+       struct hook_symbol *asked)
+{
+	const struct cut_api_desc *d = &descs[id];
+	struct cut_call c;
+	struct cut_api_sym s;
+	struct hook_names hn;
+	cut_api_read(d, &c, a, d->nparams, r);
+	hook_names_begin(&hn);
+	cut_api_args(d, &c, 0, &hn.names, b, &s);
+	*asked = hn.asked;
+	sym->handle = 0;
+	if (s.handle) {
+		const struct cut_name *n = hook_name_set(s.handle, s.name, s.len);
+		if (n)
+			*sym = (struct hook_symbol){s.handle, n->raw, s.kind, hook_names[id]};
+	}
+}
+
 /* hook_record when cutcapture's uprobes record the api layer (CUTHOOK_SKIP): the call is only
  * decoded, for the names it gives handles and the bytes and direction of work it submitted;
  * its line is theirs. A name only this library could learn (asked of the driver) is still
@@ -553,8 +592,8 @@ skip_record(struct hook_thread *t, enum hook_id id, int64_t t0, uint64_t end, CU
 	int64_t t1 = hook_end_time(&t->tsc, end);
 	struct hook_symbol sym = {0}, asked = {0};
 	buf_reset(&t->args);
-	if (hook_decodes[id])
-		hook_decode(id, r, a, &t->args, &sym, &asked);
+	if (decodes[id])
+		decode(id, r, a, &t->args, &sym, &asked);
 	if (g) {
 		hook_gpu_queue(g, t->args.len ? t->args.s : NULL, t1);
 		hook_corr = 0;
@@ -587,8 +626,8 @@ hook_record(struct hook_thread *t, enum hook_id id, enum hook_via via, int64_t t
 	struct hook_symbol sym = {0}, asked = {0};
 	const char *args = NULL;
 	buf_reset(&t->args);
-	if (hook_decodes[id])
-		hook_decode(id, r, a, &t->args, &sym, &asked);
+	if (decodes[id])
+		decode(id, r, a, &t->args, &sym, &asked);
 	if (g) {
 		hook_gpu_queue(g, t->args.len ? t->args.s : NULL, t1);
 		cut_api_add_corr(&t->args, hook_corr);
