@@ -18,7 +18,7 @@
 char *cut_hook_library(const char *named, char *why, size_t n);
 /*
  * The driver functions libcuthook's gpu layer calls on the program's threads (hook/gpu.c,
- * hook/names.c). Under cutcapture's uprobes, a probe on them would trap on the library's calls
+ * hook/handles.c). Under cutcapture's uprobes, a probe on them would trap on the library's calls
  * too, a microsecond each, between a launch and the event that times its end: cutcapture
  * leaves them unprobed and the library records the program's calls to them (CUTHOOK_SKIP).
  */

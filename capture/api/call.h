@@ -95,7 +95,7 @@ enum cut_name_of {
 };
 
 /* The handle names a capture has seen: implemented by cutcapture (capture/names.c, per process)
- * and by libcuthook (hook/names.c, lock-free). get returns the name of handle h of process pid
+ * and by libcuthook (hook/handles.c, lock-free). get returns the name of handle h of process pid
  * (valid at least until the next get), or NULL when none is known; ok says whether the call
  * being decoded succeeded (libcuthook asks the driver or the runtime about a handle a
  * successful call used). A name given quietly (cut_api_desc.silent) is announced by the first

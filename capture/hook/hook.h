@@ -201,7 +201,7 @@ struct hook_symbol {
 /* writer.c: describes every wrapped function for decoding its calls' args (api/call.h). */
 void hook_decode_init(void);
 
-/* names.c: the handle names, lock-free for readers. */
+/* handles.c: the handle names, lock-free for readers. */
 /* The decoder's view of them for one call (cut_names first), with the symbol of a handle the
  * driver was asked about. */
 struct hook_names {

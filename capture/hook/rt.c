@@ -293,7 +293,7 @@ rt_record(struct hook_thread *t, enum rt_id id, int64_t t0, uint64_t end, int64_
 }
 
 /* __cudaRegisterFunction(handle, hostFun, deviceFun, deviceName, ...): the host stub's name,
- * for the launches that name it (its symbol record comes with the first: names.c). */
+ * for the launches that name it (its symbol record comes with the first: handles.c). */
 static void
 rt_register(const uint64_t *a)
 {

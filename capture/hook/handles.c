@@ -1,4 +1,4 @@
-/* names.c: libcuthook's table of handle names (from the calls that name them), read on every
+/* handles.c: libcuthook's table of handle names (from the calls that name them), read on every
  * launch without a lock, behind the interface the argument decoder names handles through
  * (capture/api/call.h); a handle no call named is asked about once, of the driver. */
 #include <pthread.h>
