@@ -1,4 +1,4 @@
-/* order.c: the reorder buffer, a binary min-heap on (ts, arrival), and the off-CPU periods
+/* order.c: the reorder buffer, a heap.h min-heap on (ts, arrival), and the off-CPU periods
  * handed out in parts. */
 #include <err.h>
 #include <stdbool.h>
@@ -9,65 +9,35 @@
 #include "event.h"
 #include "order.h"
 
-static bool
-item_less(const struct order_item *a, const struct order_item *b)
-{
-	return a->ts < b->ts || (a->ts == b->ts && a->seq < b->seq);
-}
+/* An element of the heap. Record times are CLOCK_MONOTONIC readings, far below 2^63. */
+struct item {
+	struct cut_heap_key key; /* ts, then the order of arrival */
+	struct cc_hdr *rec;
+};
 
 void
 order_push(struct order *o, struct cc_hdr *rec)
 {
-	if (o->n == o->cap) {
-		o->cap = o->cap ? o->cap * 2 : 4096;
-		o->heap = realloc(o->heap, o->cap * sizeof(*o->heap));
-		if (!o->heap)
-			err(CUT_EXIT_FATAL, "realloc");
-	}
-	struct order_item p = {rec->ts, o->seq++, rec};
-	size_t i = o->n++;
-	while (i > 0) {
-		size_t parent = (i - 1) / 2;
-		if (!item_less(&p, &o->heap[parent]))
-			break;
-		o->heap[i] = o->heap[parent];
-		i = parent;
-	}
-	o->heap[i] = p;
-}
-
-static struct cc_hdr *
-pop_top(struct order *o)
-{
-	struct cc_hdr *top = o->heap[0].rec;
-	struct order_item last = o->heap[--o->n];
-	size_t i = 0;
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= o->n)
-			break;
-		if (c + 1 < o->n && item_less(&o->heap[c + 1], &o->heap[c]))
-			c++;
-		if (!item_less(&o->heap[c], &last))
-			break;
-		o->heap[i] = o->heap[c];
-		i = c;
-	}
-	if (o->n)
-		o->heap[i] = last;
-	return top;
+	if (!o->heap.size)
+		heap_init(&o->heap, sizeof(struct item));
+	struct item it = {{(int64_t)rec->ts, o->seq++}, rec};
+	heap_push(&o->heap, &it);
 }
 
 struct cc_hdr *
 order_pop(struct order *o, uint64_t upto)
 {
-	return o->n && o->heap[0].ts < upto ? pop_top(o) : NULL;
+	const struct item *top = heap_top(&o->heap);
+	struct item it;
+	if (!top || (uint64_t)top->key.ts >= upto || !heap_pop(&o->heap, &it))
+		return NULL;
+	return it.rec;
 }
 
 size_t
 order_pending(const struct order *o)
 {
-	return o->n;
+	return heap_len(&o->heap);
 }
 
 /* The split of thread tid's period that began at off_ts. */
@@ -137,9 +107,10 @@ order_offcpu_sweep(struct order *o)
 void
 order_free(struct order *o)
 {
-	while (o->n)
-		free(pop_top(o));
-	free(o->heap);
+	struct item it;
+	while (heap_pop(&o->heap, &it))
+		free(it.rec);
+	heap_free(&o->heap);
 	free(o->splits);
 	memset(o, 0, sizeof(*o));
 }

@@ -11,12 +11,8 @@
 
 #include <linux/types.h>
 
+#include "heap.h"
 #include "records.h"
-
-struct order_item {
-	uint64_t ts, seq;
-	struct cc_hdr *rec;
-};
 
 /* An off-CPU period already handed out up to upto. ended: the thread was seen off the CPU
  * again since, so the period is over, but its record may still be in the ring. */
@@ -28,8 +24,7 @@ struct order_split {
 
 /* All zero is an empty buffer. */
 struct order {
-	struct order_item *heap; /* a binary min-heap on (ts, seq) */
-	size_t n, cap;
+	struct cut_heap heap; /* the records held, on (ts, order of arrival) */
 	uint64_t seq;
 	struct order_split *splits;
 	size_t nsplits, capsplits;
