@@ -14,92 +14,52 @@
 #include "records.h"
 #include "cut.h"
 #include "event.h"
+#include "idmap.h"
 #include "names.h"
 
-/* Open-addressing map from a pair of integers to a string (and a flag). */
+/* A map from a pair of integers to a string (and a flag): idmap.h's index into an array. */
 struct entry {
 	uint64_t a, b;
 	char *s;
 	uint32_t aux; /* threads: pid */
-	bool used, flag;
+	bool flag;
 };
 
 struct table {
+	struct cut_idmap *ids; /* (a, b) -> index in e */
 	struct entry *e;
-	size_t cap, n;
+	size_t cap;
 };
-
-static uint64_t
-mix(uint64_t a, uint64_t b)
-{
-	uint64_t h = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull + (a << 6) + (a >> 2));
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ull;
-	return h ^ (h >> 32);
-}
-
-static struct entry *table_put(struct table *t, uint64_t a, uint64_t b);
 
 static struct entry *
 table_get(const struct table *t, uint64_t a, uint64_t b)
 {
-	if (!t->cap)
-		return NULL;
-	for (size_t i = mix(a, b) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
-		struct entry *e = &t->e[i];
-		if (!e->used)
-			return NULL;
-		if (e->a == a && e->b == b)
-			return e;
-	}
+	size_t i = t->ids ? idmap_get2(t->ids, (int64_t)a, (int64_t)b) : IDMAP_NONE;
+	return i == IDMAP_NONE ? NULL : &t->e[i];
 }
 
-static void
-table_grow(struct table *t)
-{
-	struct table old = *t;
-	t->cap = old.cap ? old.cap * 2 : 256;
-	t->n = 0;
-	t->e = calloc(t->cap, sizeof(*t->e));
-	if (!t->e)
-		err(CUT_EXIT_FATAL, "calloc");
-	for (size_t i = 0; i < old.cap; i++) {
-		if (!old.e[i].used)
-			continue;
-		struct entry *e = table_put(t, old.e[i].a, old.e[i].b);
-		*e = old.e[i];
-	}
-	free(old.e);
-}
-
-/* The entry for (a, b), created empty when missing. */
+/* The entry for (a, b), created empty when missing. Entries may move. */
 static struct entry *
 table_put(struct table *t, uint64_t a, uint64_t b)
 {
-	if ((t->n + 1) * 2 > t->cap)
-		table_grow(t);
-	for (size_t i = mix(a, b) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
-		struct entry *e = &t->e[i];
-		if (!e->used) {
-			memset(e, 0, sizeof(*e));
-			e->used = true;
-			e->a = a;
-			e->b = b;
-			t->n++;
-			return e;
-		}
-		if (e->a == a && e->b == b)
-			return e;
-	}
+	if (!t->ids)
+		t->ids = idmap_new();
+	bool isnew;
+	size_t i = idmap_put2(t->ids, (int64_t)a, (int64_t)b, &isnew);
+	t->e = cut_grow(t->e, &t->cap, i + 1, sizeof(*t->e));
+	if (isnew)
+		t->e[i] = (struct entry){.a = a, .b = b};
+	return &t->e[i];
 }
 
 static void
 table_free(struct table *t)
 {
-	for (size_t i = 0; i < t->cap; i++)
-		if (t->e[i].used)
-			free(t->e[i].s);
+	size_t n = t->ids ? idmap_span(t->ids) : 0;
+	for (size_t i = 0; i < n; i++)
+		free(t->e[i].s);
 	free(t->e);
+	idmap_free(t->ids);
 	memset(t, 0, sizeof(*t));
 }
 
