@@ -1,6 +1,7 @@
 /* cut.c: the checked output every tool ends with, and the options every tool answers. */
 #include <err.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,11 +93,12 @@ cut_grow(void *p, size_t *cap, size_t need, size_t size)
 	if (need <= *cap)
 		return p;
 	size_t n = *cap ? *cap : 16;
-	while (n < need)
+	while (n < need) {
+		if (n > SIZE_MAX / 2)
+			cut_out_of_memory();
 		n *= 2;
-	char *q = realloc(p, n * size);
-	if (!q)
-		err(2, "out of memory");
+	}
+	char *q = cut_xrealloc(p, n, size);
 	memset(q + *cap * size, 0, (n - *cap) * size);
 	*cap = n;
 	return q;

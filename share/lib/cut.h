@@ -1,6 +1,13 @@
-/* cut.h: what every tool shares at its edges: the exit statuses and the checked output. */
+/* cut.h: what every tool shares at its edges: the exit statuses, the checked output, and
+ * allocation that exits when memory runs out. */
 #ifndef CUT_CUT_H
 #define CUT_CUT_H
+
+#include <err.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "buf.h"
 
@@ -45,8 +52,71 @@ void cut_std_args_help(int argc, char *argv[], void (*usage)(void),
 /*
  * An array p of *cap elements of size bytes, grown (doubling, from 16) to hold at least need;
  * the new elements are zeroed and *cap updated. Returns the array, maybe moved. Exits with
- * status 2 when memory runs out.
+ * CUT_EXIT_FATAL when memory runs out (or the size would pass SIZE_MAX).
  */
 void *cut_grow(void *p, size_t *cap, size_t need, size_t size);
+/* Grows array p (an lvalue) to hold at least n elements, cut_grow's way; cap (a size_t lvalue)
+ * is its room. git's ALLOC_GROW. */
+#define CUT_GROW(p, n, cap) ((p) = cut_grow((p), &(cap), (n), sizeof(*(p))))
+
+/*
+ * malloc, calloc, realloc, strdup and strndup that never return NULL (sbase's ealloc): out of
+ * memory, they exit with CUT_EXIT_FATAL saying so. cut_xrealloc takes an element count and
+ * size, as reallocarray(3) does: a product past SIZE_MAX is out of memory too. Sizes of 0 get
+ * a byte. Inline, so that libcuthook's part of libcut needs no cut.c; the library itself never
+ * exits on the program's behalf and checks its own allocations.
+ */
+__attribute__((noreturn)) static inline void
+cut_out_of_memory(void)
+{
+	errno = ENOMEM; /* also for a size past SIZE_MAX, which no allocator was asked */
+	err(CUT_EXIT_FATAL, "out of memory");
+}
+
+static inline void *
+cut_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		cut_out_of_memory();
+	return p;
+}
+
+static inline void *
+cut_xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		cut_out_of_memory();
+	return p;
+}
+
+static inline void *
+cut_xrealloc(void *p, size_t n, size_t size)
+{
+	n = n ? n : 1;
+	size = size ? size : 1;
+	if (n > SIZE_MAX / size || !(p = realloc(p, n * size)))
+		cut_out_of_memory();
+	return p;
+}
+
+static inline char *
+cut_xstrdup(const char *s)
+{
+	char *p = strdup(s);
+	if (!p)
+		cut_out_of_memory();
+	return p;
+}
+
+static inline char *
+cut_xstrndup(const char *s, size_t n)
+{
+	char *p = strndup(s, n);
+	if (!p)
+		cut_out_of_memory();
+	return p;
+}
 
 #endif
