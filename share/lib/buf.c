@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cut.h"
 #include "buf.h"
 
 /* Room for extra more bytes and the NUL; returns -1 when memory ran out (b unchanged). */
@@ -28,7 +29,7 @@ static inline __attribute__((always_inline)) void
 buf_grow(struct cut_buf *b, size_t extra)
 {
 	if (b->len + extra + 1 > b->cap && buf_grow_slow(b, extra) < 0)
-		err(2, "out of memory");
+		cut_out_of_memory();
 }
 
 char *
@@ -157,7 +158,7 @@ buf_addf(struct cut_buf *b, const char *fmt, ...)
 	int n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
 	if (n < 0)
-		err(2, "vsnprintf");
+		err(CUT_EXIT_FATAL, "vsnprintf");
 	buf_grow(b, (size_t)n);
 	va_start(ap, fmt);
 	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);

@@ -2,11 +2,11 @@
  * (its last one the innermost) and a heap by end; spans live in one pool, threads with none
  * open are swept out. Every step is O(1) or O(log n) whatever overlaps: a trace of a million
  * calls open at once costs what a million nested ones do. */
-#include <err.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cut.h"
 #include "calls.h"
 #include "idmap.h"
 
@@ -60,9 +60,7 @@ struct cut_calls {
 struct cut_calls *
 cut_calls_new(unsigned mask)
 {
-	struct cut_calls *c = calloc(1, sizeof(*c));
-	if (!c)
-		err(2, "out of memory");
+	struct cut_calls *c = cut_xcalloc(1, sizeof(*c));
 	c->mask = mask;
 	c->ids = idmap_new();
 	c->sweep_at = 64;
@@ -147,14 +145,7 @@ byid_add(struct cut_calls *c, size_t ti, size_t x)
 	if (id < 0)
 		return;
 	size_t k = idmap_put2(c->byid, (int64_t)ti, id, NULL);
-	if (k >= c->byid_cap) {
-		size_t cap = c->byid_cap ? 2 * c->byid_cap : 64;
-		while (cap <= k)
-			cap *= 2;
-		if (!(c->byid_rec = realloc(c->byid_rec, cap * sizeof(*c->byid_rec))))
-			err(2, "out of memory");
-		c->byid_cap = cap;
-	}
+	CUT_GROW(c->byid_rec, k + 1, c->byid_cap);
 	c->byid_rec[k] = x;
 }
 
@@ -289,12 +280,7 @@ new_thread(struct cut_calls *c, const struct cut_event *ev, size_t *head)
 	if (ti != NIL) {
 		c->freethread = c->t[ti].next;
 	} else {
-		if (c->tused == c->tcap) {
-			size_t cap = c->tcap ? 2 * c->tcap : 16;
-			if (!(c->t = realloc(c->t, cap * sizeof(*c->t))))
-				err(2, "out of memory");
-			c->tcap = cap;
-		}
+		CUT_GROW(c->t, c->tused + 1, c->tcap);
 		ti = c->tused++;
 	}
 	const char *host = host_of(ev);
@@ -303,10 +289,8 @@ new_thread(struct cut_calls *c, const struct cut_event *ev, size_t *head)
 	                      .pid = ev->pid,
 	                      .tid = ev->tid,
 	                      .rank = rank_of(ev),
-	                      .host = host ? strdup(host) : NULL,
+	                      .host = host ? cut_xstrdup(host) : NULL,
 	                      .next = *head};
-	if (host && !th->host)
-		err(2, "out of memory");
 	for (int l = 0; l < CUT_NLAYERS; l++)
 		th->top[l] = NIL;
 	*head = ti;
@@ -326,14 +310,10 @@ lookup(struct cut_calls *c, const struct cut_event *ev, bool create)
 	if (k == IDMAP_NONE)
 		return NIL;
 	if (k >= c->chaincap) {
-		size_t cap = c->chaincap ? 2 * c->chaincap : 16;
-		while (cap <= k)
-			cap *= 2;
-		if (!(c->chain = realloc(c->chain, cap * sizeof(*c->chain))))
-			err(2, "out of memory");
-		for (size_t i = c->chaincap; i < cap; i++)
+		size_t old = c->chaincap;
+		CUT_GROW(c->chain, k + 1, c->chaincap);
+		for (size_t i = old; i < c->chaincap; i++)
 			c->chain[i] = NIL;
-		c->chaincap = cap;
 	}
 	size_t ti = c->chain[k];
 	while (ti != NIL && !is_thread_of(&c->t[ti], ev))
@@ -374,21 +354,12 @@ cut_calls_open(struct cut_calls *c, const struct cut_event *ev)
 		c->refused++;
 		return NULL;
 	}
-	if (th->n == th->cap) {
-		th->cap = th->cap ? 2 * th->cap : 4;
-		if (!(th->heap = realloc(th->heap, th->cap * sizeof(*th->heap))))
-			err(2, "out of memory");
-	}
+	CUT_GROW(th->heap, th->n + 1, th->cap);
 	size_t x = c->freerec;
 	if (x != NIL) {
 		c->freerec = c->pool[x].thread;
 	} else {
-		if (c->poolused == c->poolcap) {
-			size_t cap = c->poolcap ? 2 * c->poolcap : 64;
-			if (!(c->pool = realloc(c->pool, cap * sizeof(*c->pool))))
-				err(2, "out of memory");
-			c->poolcap = cap;
-		}
+		CUT_GROW(c->pool, c->poolused + 1, c->poolcap);
 		x = c->poolused++;
 	}
 	size_t ti = (size_t)(th - c->t);
@@ -403,9 +374,8 @@ cut_calls_open(struct cut_calls *c, const struct cut_event *ev)
 	if (n < sizeof(s->name)) {
 		memcpy(s->name, ev->name, n);
 		s->name[n] = '\0';
-	} else if (!(s->longname = strdup(ev->name))) {
-		err(2, "out of memory");
 	} else {
+		s->longname = cut_xstrdup(ev->name);
 		s->name[0] = '\0';
 		c->bytes += n + 1;
 	}

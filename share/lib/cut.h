@@ -56,8 +56,10 @@ void cut_std_args_help(int argc, char *argv[], void (*usage)(void),
  */
 void *cut_grow(void *p, size_t *cap, size_t need, size_t size);
 /* Grows array p (an lvalue) to hold at least n elements, cut_grow's way; cap (a size_t lvalue)
- * is its room. git's ALLOC_GROW. */
-#define CUT_GROW(p, n, cap) ((p) = cut_grow((p), &(cap), (n), sizeof(*(p))))
+ * is its room. git's ALLOC_GROW: n and cap are evaluated more than once, and only when p must
+ * grow is there a call. */
+#define CUT_GROW(p, n, cap)                                                                        \
+	((size_t)(n) > (cap) ? (void)((p) = cut_grow((p), &(cap), (n), sizeof(*(p)))) : (void)0)
 
 /*
  * malloc, calloc, realloc, strdup and strndup that never return NULL (sbase's ealloc): out of

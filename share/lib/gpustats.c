@@ -1,7 +1,6 @@
 /* gpustats.c: one-pass accumulation of the gpu layer's numbers (gpustats.h). Every piece of
  * work's interval is kept (16 bytes, under each of its name, device, stream and process) for
  * the busy times and medians. */
-#include <err.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,10 +60,8 @@ sat_add(bool *sat, int64_t *a, int64_t b)
 struct cut_gpu_stats *
 gpustats_new(void)
 {
-	struct cut_gpu_stats *g = calloc(1, sizeof(*g));
-	struct priv *p = calloc(1, sizeof(*p));
-	if (!g || !p)
-		err(2, "out of memory");
+	struct cut_gpu_stats *g = cut_xcalloc(1, sizeof(*g));
+	struct priv *p = cut_xcalloc(1, sizeof(*p));
 	p->names.keys = strtab_new();
 	p->devs.keys = strtab_new();
 	p->streams.keys = strtab_new();
@@ -104,9 +101,7 @@ args_str(const char *args, const char *key)
 	int n = cut_args_str(args, key, small, sizeof(small));
 	if (n < 0)
 		return NULL;
-	char *s = malloc((size_t)n + 1);
-	if (!s)
-		err(2, "out of memory");
+	char *s = cut_xmalloc((size_t)n + 1);
 	cut_args_str(args, key, s, (size_t)n + 1);
 	return s;
 }
@@ -215,9 +210,7 @@ static struct cut_gpu_busy *
 busy_table(struct table *t, size_t *n, bool *sat)
 {
 	*n = strtab_len(t->keys);
-	struct cut_gpu_busy *b = calloc(*n ? *n : 1, sizeof(*b));
-	if (!b)
-		err(2, "out of memory");
+	struct cut_gpu_busy *b = cut_xcalloc(*n, sizeof(*b));
 	for (size_t i = 0; i < *n; i++) {
 		struct group *gr = &t->g[i];
 		b[i].key = strtab_key(t->keys, i);
@@ -308,11 +301,9 @@ gpustats_finish(struct cut_gpu_stats *g)
 {
 	struct priv *p = g->priv;
 	g->nnames = strtab_len(p->names.keys);
-	g->names = calloc(g->nnames ? g->nnames : 1, sizeof(*g->names));
+	g->names = cut_xcalloc(g->nnames, sizeof(*g->names));
 	int64_t *d = NULL;
 	size_t dcap = 0;
-	if (!g->names)
-		err(2, "out of memory");
 	for (size_t i = 0; i < g->nnames; i++) {
 		struct group *gr = &p->names.g[i];
 		struct cut_gpu_name *nm = &g->names[i];

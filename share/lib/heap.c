@@ -1,8 +1,8 @@
 /* heap.c: sift up and down by moving the hole, so an element is copied once per level. */
-#include <err.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cut.h"
 #include "heap.h"
 
 void
@@ -69,8 +69,7 @@ heap_push(struct cut_heap *h, const void *elem)
 {
 	if (h->n == h->cap) {
 		h->cap = h->cap ? 2 * h->cap : 64;
-		if (!(h->v = realloc(h->v, (h->cap + 1) * h->size)))
-			err(2, "out of memory");
+		h->v = cut_xrealloc(h->v, h->cap + 1, h->size);
 	}
 	size_t i = h->n++;
 	while (i > 0 && less(elem, at(h, (i - 1) / 2))) {

@@ -1,8 +1,8 @@
 /* idmap.c: open addressing with linear probing on a power-of-two table at most half full;
  * deletion shifts the rest of the probe run back, so there are no tombstones. */
-#include <err.h>
 #include <stdlib.h>
 
+#include "cut.h"
 #include "idmap.h"
 
 struct slot {
@@ -32,10 +32,7 @@ home(const struct cut_idmap *m, int64_t a, int64_t b)
 struct cut_idmap *
 idmap_new(void)
 {
-	struct cut_idmap *m = calloc(1, sizeof(*m));
-	if (!m)
-		err(2, "out of memory");
-	return m;
+	return cut_xcalloc(1, sizeof(struct cut_idmap));
 }
 
 void
@@ -65,8 +62,7 @@ grow(struct cut_idmap *m)
 	size_t oldcap = m->cap;
 	m->cap = m->cap ? 2 * m->cap : 16;
 	m->shift = 64 - (unsigned)__builtin_ctzll(m->cap);
-	if (!(m->slots = calloc(m->cap, sizeof(*m->slots))))
-		err(2, "out of memory");
+	m->slots = cut_xcalloc(m->cap, sizeof(*m->slots));
 	for (size_t i = 0; i < oldcap; i++)
 		if (old[i].idx)
 			*probe(m, old[i].a, old[i].b) = old[i];
@@ -111,11 +107,7 @@ idmap_del2(struct cut_idmap *m, int64_t a, int64_t b)
 	size_t idx = s->idx - 1, mask = m->cap - 1;
 	if (!s->idx)
 		return IDMAP_NONE;
-	if (m->nfreed == m->capfreed) {
-		m->capfreed = m->capfreed ? 2 * m->capfreed : 16;
-		if (!(m->freed = realloc(m->freed, m->capfreed * sizeof(*m->freed))))
-			err(2, "out of memory");
-	}
+	CUT_GROW(m->freed, m->nfreed + 1, m->capfreed);
 	m->freed[m->nfreed++] = idx;
 	m->len--;
 	size_t i = (size_t)(s - m->slots);

@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "cut.h"
 #include "meta.h"
 
 enum type {
@@ -439,7 +440,7 @@ unknown_members(json_t *o, const struct kind *k)
 	const char *key;
 	json_t *v;
 	if (!rest)
-		err(2, "out of memory");
+		cut_out_of_memory();
 	json_object_foreach(o, key, v)
 	{
 		if (!find_member(k->members, k->nmembers, key))
@@ -463,8 +464,7 @@ cut_meta_read(const struct cut_event *ev, struct cut_meta *m)
 	cut_meta_init(m, kind);
 	if (kind == CUT_META_NONE || kind == CUT_META_OTHER || !ev->args)
 		return kind;
-	if (!(p = m->priv = calloc(1, sizeof(*p))))
-		err(2, "out of memory");
+	p = m->priv = cut_xcalloc(1, sizeof(*p));
 	p->root = json_loads(ev->args, 0, NULL);
 	if (!json_is_object(p->root))
 		return kind;
@@ -524,10 +524,7 @@ struct cut_meta_fold {
 static void *
 keep(struct cut_meta_fold *f, void *p)
 {
-	if (!p ||
-	    (f->nstrs == f->capstrs &&
-	     !(f->strs = realloc(f->strs, (f->capstrs = f->capstrs * 2 + 8) * sizeof(*f->strs)))))
-		err(2, "out of memory");
+	CUT_GROW(f->strs, f->nstrs + 1, f->capstrs);
 	f->strs[f->nstrs++] = p;
 	return p;
 }
@@ -535,7 +532,7 @@ keep(struct cut_meta_fold *f, void *p)
 static const char *
 keep_str(struct cut_meta_fold *f, const char *s)
 {
-	return keep(f, strdup(s));
+	return keep(f, cut_xstrdup(s));
 }
 
 static int64_t
@@ -564,7 +561,7 @@ median_of(struct cut_meta_fold *f, size_t off)
 		if (f->med[i].off == off)
 			return &f->med[i];
 	if (f->nmed == N(f->med))
-		errx(2, "meta: more median members than a fold holds");
+		errx(CUT_EXIT_FATAL, "meta: more median members than a fold holds");
 	f->med[f->nmed].off = off;
 	return &f->med[f->nmed++];
 }
@@ -576,7 +573,7 @@ raw_of(struct cut_meta_fold *f, size_t off)
 		if (f->raw[i].off == off)
 			return &f->raw[i];
 	if (f->nraw == N(f->raw))
-		errx(2, "meta: more raw members than a fold holds");
+		errx(CUT_EXIT_FATAL, "meta: more raw members than a fold holds");
 	f->raw[f->nraw].off = off;
 	return &f->raw[f->nraw++];
 }
@@ -713,7 +710,7 @@ fold_members(struct cut_meta_fold *f, const struct cut_meta *from, const struct 
 			size_t nv = *FIELD(from, const size_t, mb->off + sizeof(char **));
 			if (*FIELD(into, const char *const *, mb->off) || !v)
 				break;
-			const char **copy = keep(f, calloc(nv + 1, sizeof(*copy)));
+			const char **copy = keep(f, cut_xcalloc(nv + 1, sizeof(*copy)));
 			for (size_t k = 0; k < nv; k++)
 				copy[k] = keep_str(f, v[k]);
 			*FIELD(into, const char **, mb->off) = copy;
@@ -755,10 +752,7 @@ fold_members(struct cut_meta_fold *f, const struct cut_meta *from, const struct 
 			if (mb->merge == M_MEDIAN && v != CUT_ABSENT) {
 				struct median *md = median_of(f, mb->off);
 				int64_t w = *FIELD(from, const int64_t, mb->weight);
-				if (md->n == md->cap &&
-				    !(md->vals = realloc(md->vals, (md->cap = md->cap * 2 + 8) *
-				                                       sizeof(*md->vals))))
-					err(2, "out of memory");
+				CUT_GROW(md->vals, md->n + 1, md->cap);
 				md->vals[md->n].v = v;
 				md->vals[md->n++].w = w > 0 ? w : 1;
 			}
@@ -772,9 +766,9 @@ fold_members(struct cut_meta_fold *f, const struct cut_meta *from, const struct 
 struct cut_meta_fold *
 cut_meta_fold_new(enum cut_meta_kind k)
 {
-	struct cut_meta_fold *f = calloc(1, sizeof(*f));
-	if (!f || !(f->more = json_object()))
-		err(2, "out of memory");
+	struct cut_meta_fold *f = cut_xcalloc(1, sizeof(*f));
+	if (!(f->more = json_object()))
+		cut_out_of_memory();
 	cut_meta_init(&f->m, k);
 	if (k == CUT_META_HEADER)
 		f->m.header.schema = CUT_ABSENT;
@@ -941,7 +935,7 @@ cut_meta_fill(struct cut_meta *into, const struct cut_meta *from, struct cut_buf
 	buf_free(&t);
 	const char *key;
 	if (!extra)
-		err(2, "out of memory");
+		cut_out_of_memory();
 	json_object_foreach(theirs, key, v)
 	{
 		if (!json_object_get(mine, key))

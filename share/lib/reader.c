@@ -325,10 +325,8 @@ by_file(const void *a, const void *b)
 void
 cut_check_inputs(int nfiles, char *const files[], unsigned flags)
 {
-	struct named *v = calloc(nfiles > 0 ? (size_t)nfiles : 1, sizeof(*v));
+	struct named *v = cut_xcalloc(nfiles > 0 ? (size_t)nfiles : 0, sizeof(*v));
 	int n = 0, stdin_at = -1;
-	if (!v)
-		err(CUT_EXIT_FATAL, "inputs");
 	for (int i = 0; i < nfiles; i++) {
 		struct stat st;
 		bool in = strcmp(files[i], "-") == 0;

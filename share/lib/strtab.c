@@ -1,13 +1,13 @@
 /* strtab.c: open-addressing hash of interned strings (linear probing), keyed with a random
  * seed per table: the names come from the traced program, and a fixed hash lets a trace of
  * names made to collide turn every lookup into a scan of all of them. */
-#include <err.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
 
+#include "cut.h"
 #include "strtab.h"
 
 struct cut_strtab {
@@ -60,9 +60,8 @@ new_seed(const void *salt)
 struct cut_strtab *
 strtab_new(void)
 {
-	struct cut_strtab *t = calloc(1, sizeof(*t));
-	if (!t || !(t->slots = calloc(64, sizeof(size_t))))
-		err(2, "out of memory");
+	struct cut_strtab *t = cut_xcalloc(1, sizeof(*t));
+	t->slots = cut_xcalloc(64, sizeof(size_t));
 	t->nslots = 64;
 	t->seed = new_seed(t);
 	return t;
@@ -96,8 +95,7 @@ rehash_to(struct cut_strtab *t, size_t nslots)
 {
 	size_t *old = t->slots, oldn = t->nslots, steps;
 	t->nslots = nslots;
-	if (!(t->slots = calloc(t->nslots, sizeof(size_t))))
-		err(2, "out of memory");
+	t->slots = cut_xcalloc(t->nslots, sizeof(size_t));
 	t->longest = 0;
 	for (size_t i = 0; i < oldn; i++)
 		if (old[i]) {
@@ -132,13 +130,8 @@ strtab_intern(struct cut_strtab *t, const char *key)
 	}
 	if (steps > t->longest)
 		t->longest = steps;
-	if (t->n == t->kcap) {
-		t->kcap = t->kcap ? t->kcap * 2 : 64;
-		if (!(t->keys = realloc(t->keys, t->kcap * sizeof(char *))))
-			err(2, "out of memory");
-	}
-	if (!(t->keys[t->n] = strdup(key)))
-		err(2, "out of memory");
+	CUT_GROW(t->keys, t->n + 1, t->kcap);
+	t->keys[t->n] = cut_xstrdup(key);
 	*slot = ++t->n;
 	if (t->n * 2 > t->nslots)
 		rehash(t);

@@ -1,9 +1,9 @@
 /* summary.c: the log-scale histogram of summary.h. */
-#include <err.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "cut.h"
 #include "summary.h"
 
 int
@@ -55,8 +55,7 @@ cut_hist_of(struct cut_hist *h, const int64_t *v, size_t n)
 		h->counts = NULL;
 		return;
 	}
-	if (!(h->counts = calloc((size_t)(h->hi - h->lo), sizeof(*h->counts))))
-		err(2, "out of memory");
+	h->counts = cut_xcalloc((size_t)(h->hi - h->lo), sizeof(*h->counts));
 	for (size_t i = 0; i < n; i++)
 		h->counts[cut_hist_bucket(v[i]) - h->lo]++;
 }
