@@ -53,11 +53,9 @@ decode_init(const char *const *funcs, size_t nfuncs, const char *const *kfuncs, 
 	R.self = getpid();
 	if (gethostname(R.host, sizeof(R.host) - 1) < 0)
 		snprintf(R.host, sizeof(R.host), "localhost");
-	R.desc = calloc(nfuncs ? nfuncs : 1, sizeof(*R.desc));
-	R.cat = calloc(nfuncs ? nfuncs : 1, sizeof(*R.cat));
-	R.as = calloc(nfuncs ? nfuncs : 1, sizeof(*R.as));
-	if (!R.desc || !R.cat || !R.as)
-		err(CUT_EXIT_FATAL, "calloc");
+	R.desc = cut_xcalloc(nfuncs, sizeof(*R.desc));
+	R.cat = cut_xcalloc(nfuncs, sizeof(*R.cat));
+	R.as = cut_xcalloc(nfuncs, sizeof(*R.as));
 	for (size_t i = 0; i < nfuncs; i++) {
 		if (cut_api_describe(&R.desc[i], funcs[i]) < 0)
 			warnx("%s: its line in args.def asks more than its calls carry", funcs[i]);

@@ -40,9 +40,7 @@ static struct order Q;
 static struct cc_hdr *
 copy_rec(const void *data, size_t size)
 {
-	struct cc_hdr *h = malloc(size);
-	if (!h)
-		err(CUT_EXIT_FATAL, "malloc");
+	struct cc_hdr *h = cut_xmalloc(size);
 	memcpy(h, data, size);
 	return h;
 }
@@ -157,7 +155,7 @@ now_ns(void)
 static void
 check_counters(struct drain *d, uint64_t now)
 {
-	__u64 *v = calloc((size_t)d->ncpu, sizeof(*v));
+	__u64 *v = cut_xcalloc((size_t)d->ncpu, sizeof(*v));
 	for (__u32 i = 0; i < CC_NCOUNTERS; i++) {
 		if (bpf_map__lookup_elem(d->skel->maps.counters, &i, sizeof(i), v,
 		                         sizeof(*v) * (size_t)d->ncpu, 0))

@@ -107,7 +107,7 @@ int
 layers_parse(const char *s)
 {
 	unsigned bits = 0;
-	char *copy = strdup(s), *save = NULL;
+	char *copy = cut_xstrdup(s), *save = NULL;
 	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		size_t i;
 		int hook = cut_hook_layer(t, strlen(t));

@@ -13,6 +13,7 @@
 #include <bpf/libbpf.h>
 
 #include "api/call.h"
+#include "cut.h"
 #include "decode.h"
 #include "layers_impl.h"
 #include "libcuda.h"
@@ -82,8 +83,8 @@ api_probe(const struct layer *l)
 	char why[PATH_MAX + 128] = "";
 	if (!layer_is_on(l))
 		return;
-	A.lib =
-	    layers_opts->libcuda ? strdup(layers_opts->libcuda) : libcuda_find(layers_opts->pid);
+	A.lib = layers_opts->libcuda ? cut_xstrdup(layers_opts->libcuda)
+	                             : libcuda_find(layers_opts->pid);
 	if (!A.lib)
 		layer_off(l, "libcuda.so.1 not found (give --libcuda)");
 	else if (!realpath(A.lib, A.real))
@@ -117,7 +118,7 @@ attach(const struct layer *l, struct probed *P, struct bpf_program *entry, struc
 {
 	uint64_t t0 = layer_now();
 	struct bpf_link **links = layer_links(l);
-	__u64 *cookies = calloc((size_t)P->nfuncs, sizeof(*cookies));
+	__u64 *cookies = cut_xcalloc((size_t)P->nfuncs, sizeof(*cookies));
 	for (int i = 0; i < P->nfuncs; i++)
 		cookies[i] = (__u64)(P->base + i);
 	if (P->multi) {
@@ -137,7 +138,7 @@ attach(const struct layer *l, struct probed *P, struct bpf_program *entry, struc
 		}
 		P->attached = P->nfuncs;
 	} else {
-		P->single = calloc((size_t)P->nfuncs * 2, sizeof(*P->single));
+		P->single = cut_xcalloc((size_t)P->nfuncs * 2, sizeof(*P->single));
 		for (int i = 0; i < P->nfuncs; i++) {
 			LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = (__u64)(P->base + i),
 			            .retprobe = true);
@@ -202,7 +203,7 @@ rt_probe(const struct layer *l)
 	RT.base = A.nfuncs;
 	if (!layer_is_on(l))
 		return;
-	RT.lib = layers_opts->libcudart ? strdup(layers_opts->libcudart)
+	RT.lib = layers_opts->libcudart ? cut_xstrdup(layers_opts->libcudart)
 	                                : libcudart_find(layers_opts->pid);
 	if (!RT.lib)
 		layer_off(l, "libcudart.so.13 not found (give --libcudart)");
@@ -266,7 +267,8 @@ const char *const *
 layers_api_functions(size_t *n)
 {
 	*n = (size_t)(A.nfuncs + RT.nfuncs);
-	if (!all_funcs && (all_funcs = calloc(*n ? *n : 1, sizeof(char *)))) {
+	if (!all_funcs) {
+		all_funcs = cut_xcalloc(*n, sizeof(char *));
 		if (A.nfuncs) /* memcpy's source may not be NULL, even for nothing */
 			memcpy(all_funcs, A.funcs, (size_t)A.nfuncs * sizeof(char *));
 		if (RT.nfuncs)

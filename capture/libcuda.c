@@ -34,12 +34,12 @@ find_lib(const char *ld_library_path, const char *soname)
 {
 	char path[PATH_MAX];
 	if (ld_library_path) {
-		char *dirs = strdup(ld_library_path), *save = NULL;
+		char *dirs = cut_xstrdup(ld_library_path), *save = NULL;
 		for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
 			snprintf(path, sizeof(path), "%s/%s", *d ? d : ".", soname);
 			if (readable(path)) {
 				free(dirs);
-				return strdup(path);
+				return cut_xstrdup(path);
 			}
 		}
 		free(dirs);
@@ -59,7 +59,7 @@ find_lib(const char *ld_library_path, const char *soname)
 				continue;
 			arrow[strcspn(arrow, "\n")] = 0;
 			if (readable(arrow + 4))
-				found = strdup(arrow + 4);
+				found = cut_xstrdup(arrow + 4);
 		}
 		if (pclose(p) == 0 || found) {
 			if (found)
@@ -73,7 +73,7 @@ find_lib(const char *ld_library_path, const char *soname)
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dirs[i], soname);
 		if (readable(path))
-			return strdup(path);
+			return cut_xstrdup(path);
 	}
 	return NULL;
 }
@@ -93,11 +93,11 @@ mapped_lib(pid_t pid, const char *base)
 			continue;
 		p[strcspn(p, "\n")] = 0;
 		if (readable(p)) {
-			found = strdup(p);
+			found = cut_xstrdup(p);
 		} else {
 			char other[PATH_MAX + 64];
 			snprintf(other, sizeof(other), "/proc/%d/root%s", pid, p);
-			found = readable(other) ? strdup(other) : NULL;
+			found = readable(other) ? cut_xstrdup(other) : NULL;
 		}
 	}
 	fclose(f);
@@ -116,7 +116,7 @@ proc_getenv(pid_t pid, const char *name)
 		return NULL;
 	while (getdelim(&buf, &len, 0, f) > 0)
 		if (!found && strncmp(buf, name, n) == 0 && buf[n] == '=')
-			found = strdup(buf + n + 1);
+			found = cut_xstrdup(buf + n + 1);
 	free(buf);
 	fclose(f);
 	return found;
@@ -192,13 +192,8 @@ libcuda_functions(const char *path, bool runtime, const char *const *patterns, i
 			if (!name || !wanted(name, runtime, patterns, npatterns) || !text ||
 			    !gelf_getshdr(text, &tsh))
 				continue;
-			if (n == cap) {
-				cap = cap ? cap * 2 : 1024;
-				v = realloc(v, cap * sizeof(*v));
-				if (!v)
-					err(CUT_EXIT_FATAL, "realloc");
-			}
-			v[n].name = strdup(name);
+			CUT_GROW(v, n + 1, cap);
+			v[n].name = cut_xstrdup(name);
 			v[n++].addr = s.st_value - tsh.sh_addr + tsh.sh_offset;
 		}
 	}
@@ -220,8 +215,8 @@ libcuda_functions(const char *path, bool runtime, const char *const *patterns, i
 			free(v[i].name);
 		k = CC_MAX_FUNCS;
 	}
-	*names = calloc(k ? k : 1, sizeof(char *));
-	*offsets = calloc(k ? k : 1, sizeof(unsigned long));
+	*names = cut_xcalloc(k, sizeof(char *));
+	*offsets = cut_xcalloc(k, sizeof(unsigned long));
 	for (size_t i = 0; i < k; i++) {
 		(*names)[i] = v[i].name;
 		(*offsets)[i] = v[i].addr;

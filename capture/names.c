@@ -1,7 +1,6 @@
 /* names.c: the names cutcapture's records refer to by number: handles (from the calls that
  * name them, per process), threads (their name and process) and processes (their rank in a
  * distributed job, from their environment). */
-#include <err.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -67,9 +66,7 @@ static void
 set_str(char **dst, const char *s, size_t n)
 {
 	free(*dst);
-	*dst = strndup(s, n);
-	if (!*dst)
-		err(CUT_EXIT_FATAL, "strdup");
+	*dst = cut_xstrndup(s, n);
 }
 
 static struct {
@@ -127,9 +124,7 @@ label_of(uint32_t pid, bool *isnew)
 	struct entry *e = table_put(&N.labels, pid, 0);
 	*isnew = !e->s;
 	if (!e->s) {
-		struct label *l = calloc(1, sizeof(*l));
-		if (!l)
-			err(CUT_EXIT_FATAL, "calloc");
+		struct label *l = cut_xcalloc(1, sizeof(*l));
 		l->cur = l->prev = no_rank;
 		e->s = (char *)l;
 	}

@@ -1,6 +1,5 @@
 /* order.c: the reorder buffer, a heap.h min-heap on (ts, arrival), and the off-CPU periods
  * handed out in parts. */
-#include <err.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,7 +82,7 @@ order_offcpu_hold(struct order *o, uint32_t tid, uint64_t off_ts, uint64_t now, 
 	if (!s) {
 		if (now < off_ts + max_age || upto <= off_ts)
 			return off_ts;
-		o->splits = cut_grow(o->splits, &o->capsplits, o->nsplits + 1, sizeof(*o->splits));
+		CUT_GROW(o->splits, o->nsplits + 1, o->capsplits);
 		s = &o->splits[o->nsplits++];
 		*s = (struct order_split){tid, false, off_ts, off_ts};
 	}

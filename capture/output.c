@@ -1,7 +1,6 @@
 /* output.c: whole lines written in large pieces. The first failed write stops the output for
  * good (no gap in the middle of a trace); a regular file is then cut back to the end of the
  * last whole line it took. */
-#include <err.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -45,9 +44,7 @@ out_open(int fd)
 	W.error = 0;
 	W.sent = W.good = 0;
 	W.kind = CUT_PLAIN;
-	W.buf = malloc(OUT_PIECE);
-	if (!W.buf)
-		err(CUT_EXIT_FATAL, "malloc");
+	W.buf = cut_xmalloc(OUT_PIECE);
 	W.base = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? lseek(fd, 0, SEEK_CUR) : -1;
 }
 

@@ -209,7 +209,7 @@ fold_header(const struct cut_event *ev)
 		if (!from_library(l) || !s || (P.said[l] && !strcmp(P.said[l], "on")))
 			continue;
 		free(P.said[l]);
-		P.said[l] = strdup(s);
+		P.said[l] = cut_xstrdup(s);
 	}
 	cut_meta_release(&m);
 }
@@ -396,8 +396,8 @@ preload_merge(uint64_t own)
 		for (int l = 0; l < CUT_NLAYERS; l++)
 			if (from_library(l) && !P.said[l])
 				P.said[l] =
-				    strdup("off: libcuthook wrote nothing here (a static or "
-				           "setuid program ignores LD_PRELOAD)");
+				    cut_xstrdup("off: libcuthook wrote nothing here (a static or "
+				                "setuid program ignores LD_PRELOAD)");
 	if (M.have_head) {
 		preload_header(M.head.header.layers);
 		write_meta(&M.head_at, &M.head);

@@ -67,7 +67,7 @@ read_file(const char *path, size_t *len)
 	for (;;) {
 		if (n + 1024 > cap) {
 			cap = cap ? cap * 2 : 4096;
-			buf = realloc(buf, cap);
+			buf = cut_xrealloc(buf, cap, 1);
 		}
 		size_t r = fread(buf + n, 1, cap - n - 1, f);
 		n += r;
@@ -114,7 +114,7 @@ proc_ppid(pid_t pid, char *comm, size_t commlen)
 static void
 trace_tree(struct cutcapture_bpf *skel, pid_t root, uint64_t ts)
 {
-	pid_t *todo = malloc(sizeof(pid_t)), queue_len = 1;
+	pid_t *todo = cut_xmalloc(sizeof(pid_t)), queue_len = 1;
 	todo[0] = root;
 	for (pid_t qi = 0; qi < queue_len; qi++) {
 		pid_t pid = todo[qi];
@@ -144,7 +144,7 @@ trace_tree(struct cutcapture_bpf *skel, pid_t root, uint64_t ts)
 				long k = strtol(p, &end, 10);
 				if (end == p)
 					break;
-				todo = realloc(todo, (size_t)(queue_len + 1) * sizeof(pid_t));
+				todo = cut_xrealloc(todo, (size_t)queue_len + 1, sizeof(pid_t));
 				todo[queue_len++] = (pid_t)k;
 			}
 			free(kids);
@@ -247,7 +247,7 @@ target_attach(struct target *t, pid_t pid)
 	size_t n = 0;
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
 	t->pid_cmdline = read_file(path, &n);
-	t->pid_argv = calloc(n + 2, sizeof(char *));
+	t->pid_argv = cut_xcalloc(n + 2, sizeof(char *));
 	int argc = 0;
 	for (size_t i = 0; t->pid_cmdline && i < n; i += strlen(t->pid_cmdline + i) + 1)
 		t->pid_argv[argc++] = t->pid_cmdline + i;

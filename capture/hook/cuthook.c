@@ -50,13 +50,13 @@ static char *
 absolute(const char *file)
 {
 	if (file[0] == '/')
-		return strdup(file);
+		return cut_xstrdup(file);
 	char cwd[PATH_MAX];
 	if (!getcwd(cwd, sizeof(cwd)))
 		err(CUT_EXIT_FATAL, "getcwd");
 	char *s;
 	if (asprintf(&s, "%s/%s", cwd, file) < 0)
-		err(CUT_EXIT_FATAL, "out of memory");
+		cut_out_of_memory();
 	return s;
 }
 
@@ -429,8 +429,6 @@ main(int argc, char *argv[])
 	static struct output o;
 	lib = find_library();
 	o.path = absolute(file);
-	if (!lib || !o.path)
-		err(CUT_EXIT_FATAL, "out of memory");
 	/* Longest once each %p is a pid (at most 7 digits: pid_max is 2^22). */
 	size_t longest = strlen(o.path);
 	for (const char *p = o.path; (p = strstr(p, "%p")); p += 2)
