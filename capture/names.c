@@ -45,7 +45,7 @@ table_put(struct table *t, uint64_t a, uint64_t b)
 		t->ids = idmap_new();
 	bool isnew;
 	size_t i = idmap_put2(t->ids, (int64_t)a, (int64_t)b, &isnew);
-	t->e = cut_grow(t->e, &t->cap, i + 1, sizeof(*t->e));
+	CUT_GROW(t->e, i + 1, t->cap);
 	if (isnew)
 		t->e[i] = (struct entry){.a = a, .b = b};
 	return &t->e[i];

@@ -1,7 +1,6 @@
 /* collwait.c: NCCL collectives matched across ranks, and the time waiting in them (see
  * collwait.h). Kernels are kept to the end (the participants are known only then), then sorted
  * by name, rank and start so each rank's sequence of a name is one run of the array. */
-#include <err.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,10 +64,8 @@ collwait_pick(const struct cut_coll_total *v, size_t n, size_t *most, size_t *le
 struct cut_collwait *
 collwait_new(void)
 {
-	struct cut_collwait *w = calloc(1, sizeof(*w));
-	struct priv *p = calloc(1, sizeof(*p));
-	if (!w || !p)
-		err(2, "out of memory");
+	struct cut_collwait *w = cut_xcalloc(1, sizeof(*w));
+	struct priv *p = cut_xcalloc(1, sizeof(*p));
 	p->names = strtab_new();
 	p->procs = cut_procs_new();
 	p->owners = idmap_new();
@@ -88,14 +85,14 @@ collwait_add(struct cut_collwait *w, const struct cut_event *ev)
 	bool isnew;
 	size_t o = idmap_put2(p->owners, (int64_t)proc, rank, &isnew);
 	if (isnew) {
-		p->own = cut_grow(p->own, &p->capown, o + 1, sizeof(*p->own));
+		CUT_GROW(p->own, o + 1, p->capown);
 		p->own[o] = (struct owner){proc, rank};
 		p->nown = o + 1;
 	}
 	int64_t stream = 0;
 	if (ev->args)
 		cut_args_int(ev->args, "stream", &stream);
-	p->k = cut_grow(p->k, &p->capk, p->nk + 1, sizeof(*p->k));
+	CUT_GROW(p->k, p->nk + 1, p->capk);
 	p->k[p->nk++] = (struct kernel){ev->ts, ev->dur, (uint64_t)stream,
 	                                (uint32_t)strtab_intern(p->names, ev->name), (uint32_t)o};
 }
@@ -135,10 +132,8 @@ collwait_finish(struct cut_collwait *w)
 {
 	struct priv *p = w->priv;
 	/* the participants, in rank order, and each kernel's rank index in place of its owner */
-	int64_t *orank = malloc((p->nown + 1) * sizeof(*orank));
-	int64_t *ranks = malloc((p->nown + 1) * sizeof(*ranks));
-	if (!orank || !ranks)
-		err(2, "out of memory");
+	int64_t *orank = cut_xcalloc(p->nown + 1, sizeof(*orank));
+	int64_t *ranks = cut_xcalloc(p->nown + 1, sizeof(*ranks));
 	size_t nr = 0, nk = 0;
 	for (size_t i = 0; i < p->nown; i++) /* the kernels' own rank, else their process's */
 		orank[i] =
@@ -163,9 +158,7 @@ collwait_finish(struct cut_collwait *w)
 	rk = idmap_new();
 	for (size_t i = 0; i < nr; i++)
 		idmap_put(rk, ranks[i], NULL); /* index i */
-	w->ranks = calloc(nr + 1, sizeof(*w->ranks));
-	if (!w->ranks)
-		err(2, "out of memory");
+	w->ranks = cut_xcalloc(nr + 1, sizeof(*w->ranks));
 	w->nranks = nr;
 	for (size_t i = 0; i < nr; i++)
 		w->ranks[i] = (struct cut_collwait_rank){.rank = ranks[i], .most = -1};
@@ -182,11 +175,10 @@ collwait_finish(struct cut_collwait *w)
 		qsort(p->k, p->nk, sizeof(*p->k), by_name_rank_start);
 
 	/* per name: each rank's run [first[r], first[r] + count[r]); instances up to the least */
-	size_t *first = calloc(nr + 1, sizeof(*first)), *count = calloc(nr + 1, sizeof(*count));
+	size_t *first = cut_xcalloc(nr + 1, sizeof(*first));
+	size_t *count = cut_xcalloc(nr + 1, sizeof(*count));
 	struct cut_idmap *pidx = idmap_new(); /* (rank index, waited-for index) to pair */
 	size_t cappairs = 0;
-	if (!first || !count)
-		err(2, "out of memory");
 	for (size_t i = 0; i < p->nk;) {
 		size_t j = i, present = 0;
 		for (; j < p->nk && p->k[j].name == p->k[i].name; j++)
@@ -236,8 +228,7 @@ collwait_finish(struct cut_collwait *w)
 				bool isnew;
 				size_t pi = idmap_put2(pidx, (int64_t)r, (int64_t)last, &isnew);
 				if (isnew) {
-					w->pairs = cut_grow(w->pairs, &cappairs, pi + 1,
-					                    sizeof(*w->pairs));
+					CUT_GROW(w->pairs, pi + 1, cappairs);
 					w->pairs[pi] =
 					    (struct cut_collwait_pair){ranks[r], ranks[last], 0, 0};
 					w->npairs = pi + 1;
@@ -254,9 +245,7 @@ collwait_finish(struct cut_collwait *w)
 	if (w->npairs)
 		qsort(w->pairs, w->npairs, sizeof(*w->pairs), by_pair);
 	/* the rank each waited for longest: pairs are in rank order, so the first of equals */
-	int64_t *best = calloc(nr + 1, sizeof(*best));
-	if (!best)
-		err(2, "out of memory");
+	int64_t *best = cut_xcalloc(nr + 1, sizeof(*best));
 	for (size_t i = 0; i < w->npairs; i++) {
 		const struct cut_collwait_pair *pr = &w->pairs[i];
 		size_t r = idmap_get(rk, pr->rank);
@@ -267,9 +256,7 @@ collwait_finish(struct cut_collwait *w)
 	/* the rank that waited most and the straggler, by the rule cutstat's views follow */
 	w->most = w->straggler = -1;
 	if (nr >= 2) {
-		struct cut_coll_total *v = malloc(nr * sizeof(*v));
-		if (!v)
-			err(2, "out of memory");
+		struct cut_coll_total *v = cut_xcalloc(nr, sizeof(*v));
 		for (size_t r = 0; r < nr; r++)
 			v[r] = (struct cut_coll_total){w->ranks[r].rank, w->ranks[r].in_ns};
 		size_t most, least;

@@ -77,10 +77,10 @@ static struct group *
 group_of(struct table *t, const char *key, int64_t proc, int64_t s, int64_t e)
 {
 	size_t i = strtab_intern(t->keys, key);
-	t->g = cut_grow(t->g, &t->cap, i + 1, sizeof(*t->g));
+	CUT_GROW(t->g, i + 1, t->cap);
 	struct group *gr = &t->g[i];
 	gr->proc = proc;
-	gr->v = cut_grow(gr->v, &gr->cap, gr->n + 1, sizeof(*gr->v));
+	CUT_GROW(gr->v, gr->n + 1, gr->cap);
 	gr->v[gr->n++] = (struct span){s, e};
 	return gr;
 }
@@ -130,7 +130,7 @@ gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev)
 		    (u = args_str(ev->args, "uuid")) != NULL) {
 			size_t i = idmap_put2(p->devids, proc, dev, &isnew);
 			if (isnew && *u) { /* the first record of the ordinal names it */
-				p->uuid = cut_grow(p->uuid, &p->cap_uuid, i + 1, sizeof(*p->uuid));
+				CUT_GROW(p->uuid, i + 1, p->cap_uuid);
 				p->uuid[i] = u;
 			} else {
 				if (isnew)
@@ -163,7 +163,7 @@ gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev)
 	snprintf(key, sizeof(key), "%lld", (long long)proc);
 	group_of(&p->procs, key, proc, s, e);
 	if (cut_args_int(ev->args, "submit", &submit) == 0 && submit >= 0 && submit <= s) {
-		p->lat = cut_grow(p->lat, &p->lat_cap, p->nlat + 1, sizeof(*p->lat));
+		CUT_GROW(p->lat, p->nlat + 1, p->lat_cap);
 		p->lat[p->nlat++] = s - submit;
 	}
 }
@@ -311,7 +311,7 @@ gpustats_finish(struct cut_gpu_stats *g)
 		nm->cat = gr->cat;
 		nm->bytes = gr->bytes;
 		nm->count = (int64_t)gr->n;
-		d = cut_grow(d, &dcap, gr->n, sizeof(*d));
+		CUT_GROW(d, gr->n, dcap);
 		double mean = 0, m2 = 0;
 		__int128 sum = 0;
 		for (size_t k = 0; k < gr->n; k++) {

@@ -1,6 +1,5 @@
 /* pb.c: the Protocol Buffers wire format by hand, and JSON text as tagged-value messages
  * (cutperfetto's debug annotations). */
-#include <err.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +14,7 @@ pb_grow(struct cut_pb *b, size_t n)
 {
 	while (b->cap - b->len < n)
 		b->cap = b->cap ? 2 * b->cap : 65536;
-	if (!(b->s = realloc(b->s, b->cap)))
-		err(CUT_EXIT_FATAL, "out of memory");
+	b->s = cut_xrealloc(b->s, b->cap, 1);
 }
 
 void

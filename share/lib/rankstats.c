@@ -2,7 +2,6 @@
  * end, when every process's rank is known (a record may lack it, procs.h): GPU work's
  * intervals, 16 bytes each, for the union, and kernel totals per (process, name) in a table;
  * then per rank. */
-#include <err.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,10 +67,8 @@ sat_add(struct cut_rank_stats *s, int64_t *a, int64_t b)
 struct cut_rank_stats *
 rankstats_new(void)
 {
-	struct cut_rank_stats *s = calloc(1, sizeof(*s));
-	struct priv *p = calloc(1, sizeof(*p));
-	if (!s || !p)
-		err(2, "out of memory");
+	struct cut_rank_stats *s = cut_xcalloc(1, sizeof(*s));
+	struct priv *p = cut_xcalloc(1, sizeof(*p));
 	p->procs = cut_procs_new();
 	p->accs = idmap_new();
 	p->ranks = idmap_new();
@@ -89,7 +86,7 @@ kern_add(struct cut_rank_stats *s, size_t key, size_t name, int64_t total)
 	bool isnew;
 	size_t k = idmap_put2(p->kidx, (int64_t)key, (int64_t)name, &isnew);
 	if (isnew) {
-		p->kerns = cut_grow(p->kerns, &p->kcap, k + 1, sizeof(*p->kerns));
+		CUT_GROW(p->kerns, k + 1, p->kcap);
 		p->kerns[k] = (struct kern){name, key, 0};
 		if (k + 1 > p->nkerns)
 			p->nkerns = k + 1;
@@ -115,7 +112,7 @@ rankstats_add(struct cut_rank_stats *s, const struct cut_event *ev)
 	bool isnew;
 	size_t i = idmap_put2(p->accs, (int64_t)proc, rank, &isnew);
 	if (isnew) {
-		p->pa = cut_grow(p->pa, &p->pcap, i + 1, sizeof(*p->pa));
+		CUT_GROW(p->pa, i + 1, p->pcap);
 		p->pa[i].proc = proc;
 		p->pa[i].rank = rank;
 		p->npa = i + 1;
@@ -147,8 +144,8 @@ row_of(struct cut_rank_stats *s, int64_t rank)
 	size_t r = idmap_put(p->ranks, rank, &isnew);
 	if (isnew) {
 		size_t cap = p->rcap;
-		s->rows = cut_grow(s->rows, &cap, r + 1, sizeof(*s->rows));
-		p->rp = cut_grow(p->rp, &p->rcap, r + 1, sizeof(*p->rp));
+		CUT_GROW(s->rows, r + 1, cap);
+		CUT_GROW(p->rp, r + 1, p->rcap);
 		if (r + 1 > s->nrows)
 			s->nrows = r + 1;
 		s->rows[r].rank = rank;
@@ -162,9 +159,7 @@ static void
 to_rows(struct cut_rank_stats *s)
 {
 	struct priv *p = s->priv;
-	size_t *row = malloc((p->npa ? p->npa : 1) * sizeof(*row));
-	if (!row)
-		err(2, "out of memory");
+	size_t *row = cut_xcalloc(p->npa, sizeof(*row));
 	for (size_t i = 0; i < p->npa; i++) {
 		struct proc_acc *a = &p->pa[i];
 		int64_t rank = a->rank >= 0 ? a->rank : cut_procs_rank(p->procs, a->proc);
@@ -258,10 +253,8 @@ rankstats_finish(struct cut_rank_stats *s)
 	}
 	/* Top kernel per rank; the NCCL kernels' totals, grouped by name, for the rule. */
 	size_t nn = strtab_len(p->names), nk = 0;
-	struct nccl_total *nt = malloc((p->nkerns ? p->nkerns : 1) * sizeof(*nt));
-	s->nccl = calloc(nn ? nn : 1, sizeof(*s->nccl));
-	if (!nt || !s->nccl)
-		err(2, "out of memory");
+	struct nccl_total *nt = cut_xcalloc(p->nkerns, sizeof(*nt));
+	s->nccl = cut_xcalloc(nn, sizeof(*s->nccl));
 	for (size_t k = 0; k < p->nkerns; k++) {
 		const struct kern *kn = &p->kerns[k];
 		const char *name = strtab_key(p->names, kn->name);
@@ -274,9 +267,7 @@ rankstats_finish(struct cut_rank_stats *s)
 	}
 	if (nk)
 		qsort(nt, nk, sizeof(*nt), by_name_rank);
-	struct cut_coll_total *v = malloc((nk ? nk : 1) * sizeof(*v));
-	if (!v)
-		err(2, "out of memory");
+	struct cut_coll_total *v = cut_xcalloc(nk, sizeof(*v));
 	for (size_t i = 0, j; i < nk; i = j) {
 		size_t n = 0, most, least;
 		for (j = i; j < nk && nt[j].name == nt[i].name; j++)
