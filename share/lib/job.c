@@ -63,7 +63,7 @@ static struct item *
 item_of(struct table *t, const char *name)
 {
 	size_t i = strtab_intern(t->names, name);
-	t->items = cut_grow(t->items, &t->cap, i + 1, sizeof(*t->items));
+	CUT_GROW(t->items, i + 1, t->cap);
 	return &t->items[i];
 }
 
@@ -92,9 +92,7 @@ hist_merge(struct job *j, struct item *it, const int64_t *h)
 		hi = hi > it->hi ? hi : it->hi;
 	}
 	if (!it->hist || lo < it->lo || hi > it->hi) {
-		int64_t *n = calloc((size_t)(hi - lo), sizeof(*n));
-		if (!n)
-			err(CUT_EXIT_FATAL, "out of memory");
+		int64_t *n = cut_xcalloc((size_t)(hi - lo), sizeof(*n));
 		if (it->hist)
 			memcpy(n + (it->lo - lo), it->hist, (size_t)(it->hi - it->lo) * sizeof(*n));
 		free(it->hist);
@@ -202,7 +200,7 @@ add_items(struct job *j, struct table *t, json_t *list, const char *what, const 
 		sat_add(j, &it->calls, calls);
 		sat_add(j, &it->total, total);
 		hist_merge(j, it, mine);
-		it->per = cut_grow(it->per, &it->capper, it->nper + 1, sizeof(*it->per));
+		CUT_GROW(it->per, it->nper + 1, it->capper);
 		it->per[it->nper++] = (struct share){k, total, cut_hist_quantile(mine, calls, 0.5)};
 	}
 }
@@ -363,9 +361,7 @@ print_table(const struct job *j, const struct table *t, const char *what, enum c
             json_t *out)
 {
 	size_t n = strtab_len(t->names);
-	size_t *order = malloc((n ? n : 1) * sizeof(*order));
-	if (!order)
-		err(CUT_EXIT_FATAL, "out of memory");
+	size_t *order = cut_xcalloc(n, sizeof(*order));
 	for (size_t i = 0; i < n; i++)
 		order[i] = i;
 	sort_table = t;
@@ -442,9 +438,7 @@ static void
 print_stragglers(const struct job *j, enum cut_fmt fmt, json_t *out)
 {
 	size_t n = strtab_len(j->kernels.names);
-	struct cut_coll_total *v = malloc((size_t)(j->n ? j->n : 1) * sizeof(*v));
-	if (!v)
-		err(CUT_EXIT_FATAL, "out of memory");
+	struct cut_coll_total *v = cut_xcalloc((size_t)j->n, sizeof(*v));
 	struct cut_table *t = fmt == CUT_FMT_JSON ? cut_table_new(&straggler_def, fmt) : NULL;
 	for (size_t i = 0; i < n; i++) {
 		const char *name = strtab_key(j->kernels.names, i);
@@ -562,8 +556,7 @@ load(struct job *j, int i, char **paths, struct cut_idmap *files, int *file_of,
 		snprintf(label, sizeof(label), "rank %lld", (long long)j->rank[k]);
 	else
 		snprintf(label, sizeof(label), "#%d", i + 1);
-	if (!(j->labels[k] = strdup(label)))
-		err(CUT_EXIT_FATAL, "out of memory");
+	j->labels[k] = cut_xstrdup(label);
 	add_items(j, &j->fns, json_object_get(s, "functions"), "functions", path, k);
 	add_items(j, &j->kernels, json_object_get(s, "kernels"), "kernels", path, k);
 	json_decref(root);
@@ -585,16 +578,14 @@ int
 cut_job_print(int n, char **paths, enum cut_fmt fmt)
 {
 	struct job j = {0,
-	                calloc((size_t)n, sizeof(char *)),
-	                calloc((size_t)n, sizeof(int64_t)),
+	                cut_xcalloc((size_t)n, sizeof(char *)),
+	                cut_xcalloc((size_t)n, sizeof(int64_t)),
 	                {strtab_new(), NULL, 0},
 	                {strtab_new(), NULL, 0},
 	                false,
 	                CUT_EXIT_OK};
-	int *file_of = calloc((size_t)n, sizeof(int)), *rank_of = NULL;
+	int *file_of = cut_xcalloc((size_t)n, sizeof(int)), *rank_of = NULL;
 	size_t rcap = 0;
-	if (!j.labels || !j.rank || !file_of)
-		err(CUT_EXIT_FATAL, "out of memory");
 	struct cut_idmap *files = idmap_new(), *ranks = idmap_new();
 	for (int i = 0; i < n; i++)
 		load(&j, i, paths, files, file_of, ranks, &rank_of, &rcap);

@@ -5,7 +5,6 @@
  * many ranges are open around it. GPU work goes to the names open on the thread when its
  * submitting call (args.corr) was made: the thread numbers those calls, each keeps the time of
  * its work, and each open stretch of a name gets, at the end, that of the calls made in it. */
-#include <err.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,10 +75,8 @@ struct priv {
 struct cut_nvtx_stats *
 nvtxstats_new(bool fold)
 {
-	struct cut_nvtx_stats *s = calloc(1, sizeof(*s));
-	struct priv *p = calloc(1, sizeof(*p));
-	if (!s || !p)
-		err(2, "out of memory");
+	struct cut_nvtx_stats *s = cut_xcalloc(1, sizeof(*s));
+	struct priv *p = cut_xcalloc(1, sizeof(*p));
 	p->fold = fold;
 	p->domains = strtab_new();
 	p->names = strtab_new();
@@ -110,8 +107,7 @@ row_of(struct cut_nvtx_stats *s, const struct cut_event *ev)
 	char small[64], *dom = small;
 	int n = cut_args_str(ev->args, "domain", small, sizeof(small));
 	if (n >= (int)sizeof(small)) {
-		if (!(dom = malloc((size_t)n + 1)))
-			err(2, "out of memory");
+		dom = cut_xmalloc((size_t)n + 1);
 		cut_args_str(ev->args, "domain", dom, (size_t)n + 1);
 	} else if (n < 0)
 		small[0] = '\0';
@@ -128,7 +124,7 @@ row_of(struct cut_nvtx_stats *s, const struct cut_event *ev)
 	bool isnew;
 	size_t i = idmap_put2(p->rows, (int64_t)d, (int64_t)nm, &isnew);
 	if (isnew) {
-		s->ranges = cut_grow(s->ranges, &p->caprows, i + 1, sizeof(*s->ranges));
+		CUT_GROW(s->ranges, i + 1, p->caprows);
 		s->ranges[i].domain = strtab_key(p->domains, d);
 		s->ranges[i].name = strtab_key(p->names, nm);
 		if (i + 1 > s->nranges)
@@ -142,7 +138,7 @@ thread_of(struct priv *p, int64_t proc, const struct cut_event *ev)
 {
 	bool isnew;
 	size_t t = idmap_put2(p->threads, proc, ev->tid, &isnew);
-	p->thr = cut_grow(p->thr, &p->capthr, t + 1, sizeof(*p->thr));
+	CUT_GROW(p->thr, t + 1, p->capthr);
 	if (isnew)
 		heap_init(&p->thr[t].open, sizeof(struct open_range));
 	return t;
@@ -162,7 +158,7 @@ close_name(struct cut_nvtx_stats *s, struct open_name *o)
 		*ndst[k] += th->n[k] - o->nsince[k];
 	}
 	if (th->ncalls > o->call) {
-		p->st = cut_grow(p->st, &p->capst, p->nst + 1, sizeof(*p->st));
+		CUT_GROW(p->st, p->nst + 1, p->capst);
 		p->st[p->nst++] = (struct stretch){o->row, o->thread, o->call, th->ncalls};
 	}
 }
@@ -192,7 +188,7 @@ open_range(struct cut_nvtx_stats *s, size_t t, const struct cut_event *ev)
 	sat_add(s, &s->ranges[row].total, ev->dur);
 	bool isnew;
 	size_t i = idmap_put2(p->onames, (int64_t)t, (int64_t)row, &isnew);
-	p->on = cut_grow(p->on, &p->capon, i + 1, sizeof(*p->on));
+	CUT_GROW(p->on, i + 1, p->capon);
 	struct open_name *o = &p->on[i];
 	if (isnew || o->open == 0) {
 		*o = (struct open_name){row, t, 0, {0}, {0}, th->ncalls};
@@ -214,11 +210,11 @@ number_call(struct priv *p, size_t t, int64_t proc, const struct cut_event *ev)
 	if (cut_args_int(ev->args, "corr", &corr) != 0)
 		return;
 	size_t i = idmap_put2(p->corrs, proc, corr, NULL);
-	p->corr = cut_grow(p->corr, &p->capcorr, i + 1, sizeof(*p->corr));
+	CUT_GROW(p->corr, i + 1, p->capcorr);
 	p->corr[i].thread = t;
 	p->corr[i].call = th->ncalls;
-	th->gpu = cut_grow(th->gpu, &th->capgpu, th->ncalls + 1, sizeof(*th->gpu));
-	th->ngpu = cut_grow(th->ngpu, &th->capngpu, th->ncalls + 1, sizeof(*th->ngpu));
+	CUT_GROW(th->gpu, th->ncalls + 1, th->capgpu);
+	CUT_GROW(th->ngpu, th->ncalls + 1, th->capngpu);
 	th->ncalls++;
 }
 

@@ -1,6 +1,5 @@
 /* stats.c: one-pass accumulation of cutstat's numbers. Exact medians keep every API
  * duration (8 bytes a call); everything else is constant per function. */
-#include <err.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,9 +29,9 @@ const char *const cut_xfer_names[CUT_X_NDIRS] = {"HtoD", "DtoH", "DtoD", "HtoH",
 struct cut_stats *
 stats_new_layer(size_t ntop, enum cut_layer layer)
 {
-	struct cut_stats *st = calloc(1, sizeof(*st));
-	if (!st || (ntop && !(st->slow = calloc(ntop, sizeof(*st->slow)))))
-		err(2, "out of memory");
+	struct cut_stats *st = cut_xcalloc(1, sizeof(*st));
+	if (ntop)
+		st->slow = cut_xcalloc(ntop, sizeof(*st->slow));
 	st->first = -1;
 	st->ntop = ntop;
 	st->layer = layer;
@@ -51,7 +50,7 @@ static struct cut_fn_stat *
 fn_of(struct cut_stats *st, const char *name)
 {
 	size_t i = strtab_intern(st->index, name);
-	st->fns = cut_grow(st->fns, &st->fncap, i + 1, sizeof(*st->fns));
+	CUT_GROW(st->fns, i + 1, st->fncap);
 	if (i >= st->nfns)
 		st->nfns = i + 1;
 	struct cut_fn_stat *f = &st->fns[i];
@@ -65,7 +64,7 @@ fn_of(struct cut_stats *st, const char *name)
 static void
 fn_add(struct cut_stats *st, struct cut_fn_stat *f, int64_t dur)
 {
-	f->durs = cut_grow(f->durs, &f->cap, (size_t)f->calls + 1, sizeof(*f->durs));
+	CUT_GROW(f->durs, (size_t)f->calls + 1, f->cap);
 	f->durs[f->calls++] = dur;
 	sat_add(st, &f->total, dur);
 	f->sum += dur;
@@ -92,9 +91,7 @@ note_slow(struct cut_stats *st, const struct cut_event *ev)
 {
 	if (st->ntop == 0 || (st->nslow == st->ntop && ev->dur <= st->slow[0].dur))
 		return;
-	struct cut_slow_call c = {ev->ts, ev->dur, ev->pid, ev->tid, strdup(ev->name)};
-	if (!c.name)
-		err(2, "out of memory");
+	struct cut_slow_call c = {ev->ts, ev->dur, ev->pid, ev->tid, cut_xstrdup(ev->name)};
 	size_t i;
 	if (st->nslow < st->ntop) {
 		i = st->nslow++;

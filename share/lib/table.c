@@ -63,15 +63,13 @@ col_named(const struct cut_table_def *def, const char *name, size_t n, int f)
 struct cut_table *
 cut_table_new(const struct cut_table_def *def, enum cut_fmt fmt)
 {
-	struct cut_table *t = calloc(1, sizeof(*t));
-	if (!t)
-		err(CUT_EXIT_FATAL, "out of memory");
+	struct cut_table *t = cut_xcalloc(1, sizeof(*t));
 	if (def->ncols > CUT_TABLE_MAX)
 		bug("too many columns", "", 0);
 	t->def = def;
 	t->fmt = fmt;
 	if (fmt == CUT_FMT_JSON && !(t->arr = json_array()))
-		err(CUT_EXIT_FATAL, "out of memory");
+		cut_out_of_memory();
 	const char *order = fmt == CUT_FMT_TEXT ? def->text : fmt == CUT_FMT_CSV ? def->csv : NULL;
 	int n = 0;
 	if (!order)
