@@ -9,7 +9,6 @@
  * here: the length of the name (the parser recurses once per nesting level), the stack its
  * printer takes (an array of templates times references), and the length of the output (a
  * few hundred bytes of back references can expand to gigabytes). */
-#include <err.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -17,6 +16,7 @@
 
 #include <libiberty/demangle.h>
 
+#include "cut.h"
 #include "demangle.h"
 #include "strtab.h"
 
@@ -50,14 +50,7 @@ cache_slot(struct cache *c, const char *key, int *isnew)
 		c->keys = strtab_new();
 	size_t n = strtab_len(c->keys), i = strtab_intern(c->keys, key);
 	*isnew = i == n;
-	if (i >= c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 64;
-		char **o = realloc(c->out, cap * sizeof(*o));
-		if (!o)
-			err(2, "out of memory");
-		memset(o + c->cap, 0, (cap - c->cap) * sizeof(*o));
-		c->out = o, c->cap = cap;
-	}
+	CUT_GROW(c->out, i + 1, c->cap);
 	return &c->out[i];
 }
 
@@ -82,10 +75,7 @@ append(const char *s, size_t n, void *opaque)
 		longjmp(out.stop, 1);
 	if (out.len + n + 1 > out.cap) {
 		size_t cap = 2 * (out.len + n + 1);
-		char *p = realloc(out.s, cap);
-		if (!p)
-			err(2, "out of memory");
-		out.s = p, out.cap = cap;
+		out.s = cut_xrealloc(out.s, cap, 1), out.cap = cap;
 	}
 	memcpy(out.s + out.len, s, n);
 	out.len += n;
@@ -196,10 +186,8 @@ operator_symbol(const char *s)
 static struct group *
 find_groups(const char *name, size_t len, size_t *ngroups)
 {
-	size_t *stack = malloc((len + 1) * sizeof(*stack)), top = 0, n = 0;
-	struct group *g = malloc((len / 2 + 1) * sizeof(*g));
-	if (!stack || !g)
-		err(2, "out of memory");
+	size_t *stack = cut_xcalloc(len + 1, sizeof(*stack)), top = 0, n = 0;
+	struct group *g = cut_xcalloc(len / 2 + 1, sizeof(*g));
 	static const char anon[] = "(anonymous namespace)";
 	for (size_t i = 0; i < len; i++) {
 		char c = name[i];
@@ -247,9 +235,7 @@ static const char ellipsis[] = "…"; /* 3 bytes, 1 column */
 static char *
 elide(const char *name, size_t len, const struct group *g, size_t n)
 {
-	char *s = malloc(len + n + 1), *p = s;
-	if (!s)
-		err(2, "out of memory");
+	char *s = cut_xmalloc(len + n + 1), *p = s;
 	size_t at = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (!g[i].elided || g[i].open < at)
@@ -277,9 +263,7 @@ cut(char *s, size_t width)
 			break;
 		c++;
 	}
-	char *r = malloc(keep + sizeof(ellipsis));
-	if (!r)
-		err(2, "out of memory");
+	char *r = cut_xmalloc(keep + sizeof(ellipsis));
 	memcpy(r, s, keep);
 	memcpy(r + keep, ellipsis, sizeof(ellipsis));
 	free(s);
@@ -291,9 +275,8 @@ cut(char *s, size_t width)
 static void
 mark_elided(const char *name, size_t len, struct group *g, size_t n, size_t width)
 {
-	size_t *colsum = malloc((len + 1) * sizeof(*colsum)), *stack = malloc(n * sizeof(*stack));
-	if (!colsum || !stack)
-		err(2, "out of memory");
+	size_t *colsum = cut_xcalloc(len + 1, sizeof(*colsum));
+	size_t *stack = cut_xcalloc(n, sizeof(*stack));
 	colsum[0] = 0;
 	for (size_t i = 0; i < len; i++)
 		colsum[i + 1] = colsum[i] + (((unsigned char)name[i] & 0xc0) != 0x80);
@@ -340,8 +323,8 @@ shorten(const char *name, size_t width)
 		mark_elided(name, len, g, n, width);
 		s = elide(name, len, g, n);
 		free(g);
-	} else if (!(s = strdup(name))) {
-		err(2, "out of memory");
+	} else {
+		s = cut_xstrdup(name);
 	}
 	return cut_name_cols(s) <= width ? s : cut(s, width);
 }
@@ -353,9 +336,7 @@ cut_name_short(const char *name, size_t width)
 		return name;
 	/* The key: the width, then the name ("80:name"): digits end at the first ':'. */
 	size_t len = strlen(name);
-	char *key = malloc(len + 24);
-	if (!key)
-		err(2, "out of memory");
+	char *key = cut_xmalloc(len + 24);
 	int k = snprintf(key, 24, "%zu:", width);
 	memcpy(key + k, name, len + 1);
 	int isnew;
