@@ -37,7 +37,7 @@ $(B)/obj/%.o: %.c
 # module of its folder names it in TOOL_OBJ (target-specific, and as a prerequisite).
 $(B)/bin/%: $(B)/obj/analyze/%.o $(LIBCUT)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(TOOL_OBJ) $(LDLIBS)
 $(B)/bin/%: $(B)/obj/filters/%.o $(LIBCUT)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(LDLIBS)
