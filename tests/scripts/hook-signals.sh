@@ -50,6 +50,11 @@ static void on_alarm(int sig) {
 int main(int argc, char **argv) {
 	CUcontext c;
 	if (strcmp(argv[1], "disp") == 0) {
+		/* Started in the background (nohup, a batch runner), SIGINT comes ignored and
+		 * raise() would not end the program: what is compared is that cuthook changes no
+		 * disposition, whatever they were at the start. */
+		if (signal(SIGINT, SIG_DFL) == SIG_ERR)
+			return 8;
 		dispositions("start");
 		cuInit(0);
 		cuCtxGetCurrent(&c);
