@@ -31,6 +31,15 @@
 #include "text.h"
 #include "units.h"
 
+static const struct cut_opt_help opts[] = {
+    {"-a how", "align the inputs' clocks by collectives (default), clock or none"},
+    {"-A", "the same as -a none"},
+    {"-M MiB", "hold at most MiB mebibytes of events back and of calls open (256)"},
+    {"-m held", "hold at most held events back and calls open (1000000)"},
+    {"-S", "sort every input whole, also those whose header says they are sorted"},
+    {NULL, NULL},
+};
+
 static void
 usage(void)
 {
@@ -2289,7 +2298,7 @@ main(int argc, char *argv[])
 	char *end;
 	static char *stdin_only[] = {"-"};
 
-	cut_std_args(argc, argv, usage);
+	cut_std_args_help(argc, argv, usage, opts);
 
 	g.align = ALIGN_COLLECTIVES;
 	g.maxheld = 1000000;

@@ -2,7 +2,7 @@
 # --help lists each option with a line saying what it does (cut_std_args_help), and the list is
 # the man page's: every option of an .It line of the page has its line in --help, and every
 # option --help lists is in the page. Checked for every tool whose --help lists options;
-# cutstat, cutgaps, cutioctl and cutslice must.
+# cutstat, cutgaps, cutioctl, cutslice and cutmerge must.
 top=${CUT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 B=${CUT_BUILD:-$top/build}
 t=$(mktemp -d) || exit 2
@@ -17,12 +17,12 @@ for page in "$top"/share/man/*.1 "$top"/share/man/*.8; do
 	# the option lines: after the usage and a blank line, "  -x, --long ...  meaning"
 	sed '1,/^$/d' "$t/help" >"$t/lines"
 	if ! grep -q '^  -' "$t/lines"; then
-		case $tool in cutstat | cutgaps | cutioctl | cutslice) bad "$tool --help lists no options" ;; esac
+		case $tool in cutstat | cutgaps | cutioctl | cutslice | cutmerge) bad "$tool --help lists no options" ;; esac
 		continue
 	fi
 	n=$((n + 1))
 	grep -v '^  -' "$t/lines" | grep . >/dev/null && bad "$tool --help: $(grep -v '^  -' "$t/lines")"
-	awk '{ if (!/^  -[^ ].*[^ ]  +[^ ]/) print "no meaning: " $0 }' "$t/lines" >"$t/nomeaning"
+	awk '{ if (!/^  -[^ ].*  +[^ ]/) print "no meaning: " $0 }' "$t/lines" >"$t/nomeaning"
 	[ -s "$t/nomeaning" ] && bad "$tool --help: $(cat "$t/nomeaning")"
 	# the options --help names: the words of each line's first column that start with -
 	sed 's/^  //; s/   *.*//' "$t/lines" | tr ',' '\n' | sed 's/^ *//; s/[ =].*//' |
