@@ -18,6 +18,7 @@
 #include "parse.h"
 #include "reader.h"
 #include "sort.h"
+#include "procs.h"
 #include "strtab.h"
 #include "text.h"
 #include "units.h"
@@ -77,9 +78,8 @@ struct owned {
 
 /* A process: a pid on a host. */
 struct proc {
-	size_t host;       /* 1 + index in g.hosts; 0: none known */
-	int64_t pid, rank; /* rank: CUT_ABSENT until an event says it */
-	int64_t ninst;     /* instances of the range met */
+	int64_t pid;
+	int64_t ninst; /* instances of the range met */
 	struct spans win;
 	struct owned *own; /* the records that name it as a whole (process, devices, streams) */
 	size_t nown, capown;
@@ -116,9 +116,7 @@ static struct {
 	bool origin_known, met;
 	int64_t origin, now; /* now: the latest ts read; no range to come starts before it */
 	uint64_t unsorted;
-	struct cut_strtab *hosts;
-	struct cut_idmap *bypid, *byhost; /* pid, (host, pid) -> index in the arrays below */
-	size_t *bypid_proc, *byhost_proc, capbypid, capbyhost;
+	struct cut_procs *labels; /* the processes by procs.h's rule; procs below by its index */
 	struct proc *procs;
 	size_t nprocs, capprocs;
 	struct spans all; /* every selected window: for events of no process */
@@ -251,40 +249,18 @@ spans_has(const struct spans *s, int64_t t)
 	return lo < s->n && s->v[lo].from <= t;
 }
 
-static size_t
-new_proc(size_t host, int64_t pid)
-{
-	g.procs = cut_grow(g.procs, &g.capprocs, g.nprocs + 1, sizeof(*g.procs));
-	g.procs[g.nprocs] = (struct proc){.host = host, .pid = pid, .rank = CUT_ABSENT};
-	return g.nprocs++;
-}
-
-/* The process of a record: its pid on its host. Writers have left the host off some records
- * of a process whose others carry it (runtime and NVTX records in traces of issue 13's time):
- * a record without one belongs to the first process met of its pid, which takes the host of
- * the first record of that pid that has one. */
+/* The process of a record: its pid on its host, by procs.h's rule (the one every tool that
+ * groups by process follows). */
 static size_t
 proc_of(const struct cut_event *ev)
 {
-	size_t host = ev->host ? strtab_intern(g.hosts, ev->host) + 1 : 0, i, *at;
-	bool isnew, pidnew;
-	size_t k = idmap_put(g.bypid, ev->pid, &pidnew);
-	g.bypid_proc = cut_grow(g.bypid_proc, &g.capbypid, k + 1, sizeof(size_t));
-	if (pidnew)
-		g.bypid_proc[k] = new_proc(host, ev->pid);
-	i = g.bypid_proc[k];
-	if (host && g.procs[i].host != host) {
-		size_t h = idmap_put2(g.byhost, (int64_t)host, ev->pid, &isnew);
-		g.byhost_proc = cut_grow(g.byhost_proc, &g.capbyhost, h + 1, sizeof(size_t));
-		at = &g.byhost_proc[h];
-		if (isnew && !g.procs[i].host)
-			g.procs[i].host = host, *at = i;
-		else if (isnew)
-			*at = new_proc(host, ev->pid);
-		i = *at;
+	size_t i = cut_procs_of(g.labels, ev);
+	CUT_GROW(g.procs, i + 1, g.capprocs);
+	if (i >= g.nprocs) {
+		for (size_t j = g.nprocs; j <= i; j++)
+			g.procs[j].pid = cut_procs_pid(g.labels, j);
+		g.nprocs = i + 1;
 	}
-	if (ev->has & CUT_HAS_RANK)
-		g.procs[i].rank = ev->rank;
 	return i;
 }
 
@@ -725,10 +701,12 @@ slice_record(void)
 			const struct instance *in = &g.inst[i];
 			const struct proc *p = &g.procs[in->proc];
 			buf_reset(&w);
-			if (p->host)
-				buf_addkv_str(&w, "host", strtab_key(g.hosts, p->host - 1));
-			if (p->rank != CUT_ABSENT)
-				buf_addkv_int(&w, "rank", p->rank);
+			const char *host = cut_procs_host(g.labels, in->proc);
+			int64_t rank = cut_procs_rank(g.labels, in->proc);
+			if (host)
+				buf_addkv_str(&w, "host", host);
+			if (rank >= 0)
+				buf_addkv_int(&w, "rank", rank);
 			buf_addkv_int(&w, "pid", p->pid);
 			buf_addkv_int(&w, "n", in->n);
 			buf_addkv_int(&w, "from_ns", in->from);
@@ -791,11 +769,7 @@ cleanup(void)
 		free(g.procs[i].win.v);
 	}
 	free(g.procs);
-	idmap_free(g.bypid);
-	idmap_free(g.byhost);
-	free(g.bypid_proc);
-	free(g.byhost_proc);
-	strtab_free(g.hosts);
+	cut_procs_free(g.labels);
 	free(g.all.v);
 	free(g.inst);
 	idmap_free(g.wanted);
@@ -838,9 +812,7 @@ main(int argc, char *argv[])
 	argv += optind;
 
 	g.nfiles = argc;
-	g.hosts = strtab_new();
-	g.bypid = idmap_new();
-	g.byhost = idmap_new();
+	g.labels = cut_procs_new();
 	for (int k = 0; k < N_KINDS; k++)
 		g.names[k] = idmap_new();
 	g.wanted = idmap_new();
