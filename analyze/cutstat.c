@@ -906,59 +906,22 @@ gpu_json(const struct cut_gpu_stats *g, int64_t traced)
 	return o;
 }
 
-/* A histogram as [[bucket, count], ...], the buckets that have any. */
+/* What cutstat given several summaries merges into the job (cut_job_print) and cutdiff
+ * compares: per function, kernel and NVTX range the counts, totals, extremes and log
+ * histograms, which add up exactly. */
 static json_t *
-hist_json(const struct cut_hist *h)
+summary_json(const struct cut_stats *st, const struct cut_stats *rt, const struct cut_gpu_stats *g,
+             const struct cut_nvtx_stats *nv, const struct cut_rank_stats *rk)
 {
-	json_t *a = json_array();
-	for (int b = h->lo; b < h->hi; b++)
-		if (h->counts[b - h->lo])
-			json_array_append_new(
-			    a, json_pack("[i,I]", b, (json_int_t)h->counts[b - h->lo]));
-	return a;
-}
-
-static json_t *
-summary_item(const char *name, int64_t calls, int64_t total, int64_t min, int64_t max,
-             const struct cut_hist *hist)
-{
-	json_t *o = json_pack("{s:s}", "name", name);
-	set_int(o, "calls", calls);
-	set_int(o, "total_ns", total);
-	set_int(o, "min_ns", min);
-	set_int(o, "max_ns", max);
-	json_object_set_new(o, "hist", hist_json(hist));
-	return o;
-}
-
-/* What cutstat given several summaries merges into the job (cut_job_print): per function
- * and kernel the counts, totals, extremes and log histograms, which add up exactly. */
-static json_t *
-summary_json(const struct cut_stats *st, const struct cut_gpu_stats *g,
-             const struct cut_rank_stats *rk)
-{
-	json_t *o = json_object(), *fns = json_array(), *ks = json_array();
-	set_int(o, "version", 1);
-	if (acc.rank >= 0)
-		set_int(o, "rank", acc.rank);
-	else if (rk->nrows) { /* a trace of several: the job view must not count them twice */
-		json_t *rs = json_array();
-		for (size_t i = 0; i < rk->nrows; i++)
-			json_array_append_new(rs, json_integer(rk->rows[i].rank));
-		json_object_set_new(o, "ranks", rs);
-	}
-	for (size_t i = 0; i < st->nfns; i++) {
-		const struct cut_fn_stat *f = &st->fns[i];
-		json_array_append_new(
-		    fns, summary_item(f->name, f->calls, f->total, f->min, f->max, &f->hist));
-	}
-	for (size_t i = 0; i < g->nnames; i++) {
-		const struct cut_gpu_name *nm = &g->names[i];
-		json_array_append_new(
-		    ks, summary_item(nm->name, nm->count, nm->total, nm->min, nm->max, &nm->hist));
-	}
-	json_object_set_new(o, "functions", fns);
-	json_object_set_new(o, "kernels", ks);
+	int64_t *ranks = calloc(rk->nrows ? rk->nrows : 1, sizeof(*ranks));
+	if (!ranks)
+		err(CUT_EXIT_FATAL, "out of memory");
+	for (size_t i = 0; i < rk->nrows; i++)
+		ranks[i] = rk->rows[i].rank;
+	struct cut_summary_src src = {
+	    st, rt, g, nv, !nv->fold, acc.rank >= 0 ? acc.rank : -1, ranks, rk->nrows};
+	json_t *o = cut_summary_of(&src);
+	free(ranks);
 	return o;
 }
 
@@ -995,7 +958,7 @@ print_json(const struct cut_stats *st, const struct cut_stats *rt, const struct 
 	json_object_set_new(root, "transfers", xfer_table(st, CUT_FMT_JSON));
 	json_object_set_new(root, "layers", layer_table(st, traced, CUT_FMT_JSON));
 	json_object_set_new(root, "verdict", json_string(verdict(st, g, 0)));
-	json_object_set_new(root, "summary", summary_json(st, g, rk));
+	json_object_set_new(root, "summary", summary_json(st, rt, g, nv, rk));
 	if (json_dumpf(root, stdout, JSON_INDENT(2)) < 0)
 		err(CUT_EXIT_FATAL, "write error on standard output");
 	putchar('\n');

@@ -2,17 +2,10 @@
  * and no more: its histogram's buckets from the least to the greatest used, and a share per
  * summary that has it, so that many names over many ranks take memory as the summaries do. */
 #include <err.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <linux/magic.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "classify.h"
 #include "collwait.h"
@@ -25,9 +18,6 @@
 #include "text.h"
 #include "units.h"
 
-/* The summary version this cutstat reads (and cutstat -j writes). */
-#define JOB_VERSION 1
-
 /* One summary's part of a function or kernel. */
 struct share {
 	int k; /* the summary */
@@ -38,8 +28,7 @@ struct share {
 /* One function or kernel over the job. */
 struct item {
 	int64_t calls, total, min, max;
-	int lo, hi;        /* histogram buckets held: lo to hi - 1 */
-	int64_t *hist;     /* hist[b - lo] */
+	struct cut_hist hist;
 	struct share *per; /* the summaries that have it, in the order given */
 	size_t nper, capper;
 };
@@ -76,97 +65,14 @@ sat_add(struct job *j, int64_t *a, int64_t b)
 	}
 }
 
-/* Adds the counts of h (all buckets) to it, widening the buckets it holds once. */
-static void
-hist_merge(struct job *j, struct item *it, const int64_t *h)
-{
-	int lo = 0, hi = CUT_HIST_N;
-	while (lo < hi && !h[lo])
-		lo++;
-	while (hi > lo && !h[hi - 1])
-		hi--;
-	if (lo == hi)
-		return;
-	if (it->hist) {
-		lo = lo < it->lo ? lo : it->lo;
-		hi = hi > it->hi ? hi : it->hi;
-	}
-	if (!it->hist || lo < it->lo || hi > it->hi) {
-		int64_t *n = cut_xcalloc((size_t)(hi - lo), sizeof(*n));
-		if (it->hist)
-			memcpy(n + (it->lo - lo), it->hist, (size_t)(it->hi - it->lo) * sizeof(*n));
-		free(it->hist);
-		it->hist = n, it->lo = lo, it->hi = hi;
-	}
-	for (int b = lo; b < hi; b++)
-		sat_add(j, &it->hist[b - lo], h[b]);
-}
-
-/* A member that must be an integer of at least min; false (why says which) otherwise. */
-static bool
-int_member(json_t *o, const char *k, int64_t min, int64_t *v, char *why, size_t n)
-{
-	json_t *x = json_object_get(o, k);
-	if (!json_is_integer(x) || (*v = json_integer_value(x)) < min) {
-		snprintf(why, n, "\"%s\" %s", k, x ? "out of range" : "missing");
-		return false;
-	}
-	return true;
-}
-
-/* Reads the histogram of a summary's item into h (all buckets); false with why when bad. */
-static bool
-read_hist(json_t *list, int64_t *h, char *why, size_t n)
-{
-	size_t i;
-	json_t *pair;
-	memset(h, 0, CUT_HIST_N * sizeof(*h));
-	if (list && !json_is_array(list)) {
-		snprintf(why, n, "\"hist\" not an array");
-		return false;
-	}
-	json_array_foreach(list, i, pair)
-	{
-		json_t *b = json_array_get(pair, 0), *c = json_array_get(pair, 1);
-		if (json_array_size(pair) != 2 || !json_is_integer(b) || !json_is_integer(c) ||
-		    json_integer_value(b) < 0 || json_integer_value(b) >= CUT_HIST_N ||
-		    json_integer_value(c) < 0) {
-			snprintf(why, n, "\"hist\"[%zu] not a [bucket, count] pair", i);
-			return false;
-		}
-		if (__builtin_add_overflow(h[json_integer_value(b)], json_integer_value(c),
-		                           &h[json_integer_value(b)]))
-			h[json_integer_value(b)] = INT64_MAX;
-	}
-	return true;
-}
-
-/* Reads an item of a summary: its name, counts, extremes and histogram (into h); false with
- * why when one is missing or out of range. */
-static bool
-item_ok(json_t *o, const char **name, int64_t *calls, int64_t *total, int64_t *mn, int64_t *mx,
-        int64_t *h, char *why, size_t n)
-{
-	if (!json_is_object(o)) {
-		snprintf(why, n, "not an object");
-		return false;
-	}
-	if (!(*name = json_string_value(json_object_get(o, "name")))) {
-		snprintf(why, n, "\"name\" missing or not a string");
-		return false;
-	}
-	return int_member(o, "calls", 0, calls, why, n) &&
-	       int_member(o, "total_ns", 0, total, why, n) &&
-	       int_member(o, "min_ns", 0, mn, why, n) && int_member(o, "max_ns", *mn, mx, why, n) &&
-	       read_hist(json_object_get(o, "hist"), h, why, n);
-}
-
 /* Adds a summary's list of items (functions or kernels) as summary number k; an item that is
  * not one (bad or missing members, a name listed twice) is reported and left out. */
 static void
-add_items(struct job *j, struct table *t, json_t *list, const char *what, const char *path, int k)
+add_items(struct job *j, struct table *t, json_t *list, enum cut_sum_list which, const char *path,
+          int k)
 {
-	static int64_t mine[CUT_HIST_N];
+	static struct cut_sum_item mine;
+	const char *what = cut_sum_list_key[which];
 	size_t i;
 	json_t *o;
 	if (list && !json_is_array(list)) {
@@ -177,138 +83,37 @@ add_items(struct job *j, struct table *t, json_t *list, const char *what, const 
 	json_array_foreach(list, i, o)
 	{
 		char why[128];
-		const char *name;
-		int64_t calls, total, mn, mx;
-		if (!item_ok(o, &name, &calls, &total, &mn, &mx, mine, why, sizeof(why))) {
+		if (!cut_summary_item(o, which, &mine, why, sizeof(why))) {
 			warnx("%s: %s[%zu]: %s: left out", cut_esc(path), what, i, why);
 			j->status = CUT_EXIT_BADINPUT;
 			continue;
 		}
-		if (!calls)
+		if (!mine.calls)
 			continue;
-		struct item *it = item_of(t, name);
+		struct item *it = item_of(t, mine.name);
 		if (it->nper && it->per[it->nper - 1].k == k) {
 			warnx("%s: %s[%zu]: %s listed twice: left out", cut_esc(path), what, i,
-			      cut_esc(name));
+			      cut_esc(mine.name));
 			j->status = CUT_EXIT_BADINPUT;
 			continue;
 		}
-		if (!it->nper || mn < it->min)
-			it->min = mn;
-		if (mx > it->max)
-			it->max = mx;
-		sat_add(j, &it->calls, calls);
-		sat_add(j, &it->total, total);
-		hist_merge(j, it, mine);
+		if (!it->nper || mine.min < it->min)
+			it->min = mine.min;
+		if (mine.max > it->max)
+			it->max = mine.max;
+		sat_add(j, &it->calls, mine.calls);
+		sat_add(j, &it->total, mine.total);
+		cut_hist_merge(&it->hist, mine.hist, &j->saturated);
 		CUT_GROW(it->per, it->nper + 1, it->capper);
-		it->per[it->nper++] = (struct share){k, total, cut_hist_quantile(mine, calls, 0.5)};
+		it->per[it->nper++] =
+		    (struct share){k, mine.total, cut_hist_quantile(mine.hist, mine.calls, 0.5)};
 	}
-}
-
-/* Whether the first bytes of an input, n of them (eof: all there is), say it is a summary: a
- * JSON object whose first line is "{" alone (cutstat -j prints it indented), or a first line
- * that is an object with a "summary" member. Returns 1 or 0, or -1 when the first line is not
- * all there yet. */
-static int
-looks_like_summary(const char *b, size_t n, bool eof)
-{
-	size_t i = 0;
-	while (i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n'))
-		i++;
-	if (i == n)
-		return eof ? 0 : -1;
-	if (b[i] != '{')
-		return 0;
-	size_t j = i + 1;
-	while (j < n && (b[j] == ' ' || b[j] == '\t' || b[j] == '\r'))
-		j++;
-	if (j < n && b[j] == '\n')
-		return 1;
-	const char *nl = memchr(b + i, '\n', n - i);
-	if (!nl && !eof)
-		return -1;
-	json_t *o = json_loadb(b + i, (size_t)((nl ? nl : b + n) - (b + i)), 0, NULL);
-	int yes = o && json_is_object(json_object_get(o, "summary"));
-	json_decref(o);
-	return yes;
-}
-
-/* The first bytes of the pipe fd, copied with tee(2) so that they stay in it for whoever
- * reads it next: up to n into b, waiting for the first line (or the writer's end). */
-static bool
-pipe_is_summary(int fd)
-{
-	static char b[65536];
-	int p[2];
-	if (pipe2(p, O_CLOEXEC) != 0)
-		return false;
-	int yes = 0;
-	for (;;) {
-		struct pollfd pf = {fd, POLLIN, 0};
-		if (poll(&pf, 1, -1) < 0 && errno != EINTR)
-			break;
-		bool eof = (pf.revents & POLLHUP) != 0;
-		ssize_t got = tee(fd, p[1], sizeof(b), SPLICE_F_NONBLOCK);
-		if (got < 0 && errno != EAGAIN)
-			break;
-		size_t n = 0;
-		while (got > 0 && n < (size_t)got) {
-			ssize_t r = read(p[0], b + n, (size_t)got - n);
-			if (r <= 0)
-				break;
-			n += (size_t)r;
-		}
-		/* what a full pipe holds is all that can be seen without taking it */
-		if ((yes = looks_like_summary(b, n, eof || n == sizeof(b) || got == 0)) >= 0)
-			break;
-		/* the writer has not finished the first line: look again shortly */
-		nanosleep(&(struct timespec){0, 1000000}, NULL);
-	}
-	close(p[0]);
-	close(p[1]);
-	return yes > 0;
 }
 
 bool
 cut_job_is_summary(const char *path)
 {
-	/* Only a regular file or an anonymous pipe (/dev/stdin, <(...)) is looked at: the
-	 * reader opens the path again, and must find every byte there. A pipe is peeked at
-	 * without taking from it; a named FIFO or a device is never opened twice. */
-	struct stat st;
-	struct statfs fs;
-	if (strcmp(path, "-") == 0 || stat(path, &st) != 0)
-		return false;
-	if (S_ISFIFO(st.st_mode)) {
-		if (statfs(path, &fs) != 0 || fs.f_type != PIPEFS_MAGIC)
-			return false;
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return false;
-		bool yes = pipe_is_summary(fd);
-		close(fd);
-		return yes;
-	}
-	if (!S_ISREG(st.st_mode))
-		return false;
-	/* a regular file: read whole by jansson when it starts as an object does */
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	char b[256];
-	ssize_t n = pread(fd, b, sizeof(b), 0);
-	close(fd);
-	if (n <= 0)
-		return false;
-	ssize_t i = 0;
-	while (i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n'))
-		i++;
-	if (i == n || b[i] != '{')
-		return false;
-	json_t *o = json_load_file(path, 0, NULL);
-	bool yes = o && json_is_object(json_object_get(o, "summary"));
-	json_decref(o);
-	return yes;
+	return cut_summary_sniff(path);
 }
 
 /* Longest total first, ties by name: output never depends on the order of the files. */
@@ -398,14 +203,14 @@ print_table(const struct job *j, const struct table *t, const char *what, enum c
 				                    json_integer(it->per[s].total));
 		}
 		cut_table_add(
-		    tab,
-		    CUT_ROW(
-		        CUT_S(cut_table_name(name)), CUT_I(it->calls), CUT_I(it->total),
-		        CUT_R(cut_hist_quantile_range(it->hist, it->lo, it->hi, it->calls, 0.5)),
-		        CUT_R(cut_hist_quantile_range(it->hist, it->lo, it->hi, it->calls, 0.99)),
-		        CUT_I(it->min), CUT_I(it->max), CUT_IF(per, CUT_J(per)),
-		        CUT_S(j->labels[hi->k]), CUT_I(lo), CUT_I(hi->total),
-		        CUT_S(cut_table_mangled(name))));
+		    tab, CUT_ROW(CUT_S(cut_table_name(name)), CUT_I(it->calls), CUT_I(it->total),
+		                 CUT_R(cut_hist_quantile_range(it->hist.counts, it->hist.lo,
+		                                               it->hist.hi, it->calls, 0.5)),
+		                 CUT_R(cut_hist_quantile_range(it->hist.counts, it->hist.lo,
+		                                               it->hist.hi, it->calls, 0.99)),
+		                 CUT_I(it->min), CUT_I(it->max), CUT_IF(per, CUT_J(per)),
+		                 CUT_S(j->labels[hi->k]), CUT_I(lo), CUT_I(hi->total),
+		                 CUT_S(cut_table_mangled(name))));
 	}
 	json_t *arr = cut_table_end(tab);
 	if (arr)
@@ -472,27 +277,6 @@ print_stragglers(const struct job *j, enum cut_fmt fmt, json_t *out)
 		json_object_set_new(out, "stragglers", arr);
 }
 
-/* The ranks a summary covers, into r (up to its n): its "rank", or the "ranks" that a summary
- * of a trace of several lists. Returns how many. */
-static size_t
-ranks_of(json_t *s, int64_t **r, size_t *cap)
-{
-	json_t *one = json_object_get(s, "rank"), *many = json_object_get(s, "ranks"), *x;
-	size_t n = 0, i;
-	if (json_is_integer(one) && json_integer_value(one) >= 0) {
-		*r = cut_grow(*r, cap, 1, sizeof(**r));
-		(*r)[n++] = json_integer_value(one);
-	}
-	json_array_foreach(many, i, x)
-	{
-		if (!json_is_integer(x) || json_integer_value(x) < 0)
-			continue;
-		*r = cut_grow(*r, cap, n + 1, sizeof(**r));
-		(*r)[n++] = json_integer_value(x);
-	}
-	return n;
-}
-
 /* Loads summary i (paths[i]) into the job, unless it repeats a file or a rank already in it
  * (its times would count twice): then it is reported and left out. */
 static void
@@ -500,20 +284,7 @@ load(struct job *j, int i, char **paths, struct cut_idmap *files, int *file_of,
      struct cut_idmap *ranks, int **rank_of, size_t *rcap)
 {
 	const char *path = paths[i];
-	json_error_t e;
-	json_t *root = json_load_file(path, 0, &e);
-	json_t *s = root ? json_object_get(root, "summary") : NULL;
-	if (!json_is_object(s))
-		errx(CUT_EXIT_FATAL, "%s:%d: not a cutstat -j summary%s%s", cut_esc(path),
-		     root ? 1 : e.line, root ? "" : ": ", root ? "" : cut_esc(e.text));
-	json_t *v = json_object_get(s, "version");
-	if (!json_is_integer(v) || json_integer_value(v) < 1)
-		errx(CUT_EXIT_FATAL, "%s: not a cutstat -j summary: no \"version\"", cut_esc(path));
-	if (json_integer_value(v) > JOB_VERSION)
-		errx(CUT_EXIT_FATAL,
-		     "%s: a summary of version %lld, which this cutstat cannot read (it reads "
-		     "version %d): use a cutstat as new as the one that wrote it",
-		     cut_esc(path), (long long)json_integer_value(v), JOB_VERSION);
+	json_t *s = cut_summary_load(path), *root = s;
 	struct stat st;
 	if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
 		bool isnew;
@@ -528,7 +299,7 @@ load(struct job *j, int i, char **paths, struct cut_idmap *files, int *file_of,
 		file_of[f] = i;
 	}
 	int64_t *r = NULL;
-	size_t cap = 0, nr = ranks_of(s, &r, &cap);
+	size_t cap = 0, nr = cut_summary_ranks(s, &r, &cap);
 	for (size_t x = 0; x < nr; x++) {
 		size_t at = idmap_get(ranks, r[x]);
 		if (at != IDMAP_NONE && (*rank_of)[at] != i) {
@@ -557,8 +328,8 @@ load(struct job *j, int i, char **paths, struct cut_idmap *files, int *file_of,
 	else
 		snprintf(label, sizeof(label), "#%d", i + 1);
 	j->labels[k] = cut_xstrdup(label);
-	add_items(j, &j->fns, json_object_get(s, "functions"), "functions", path, k);
-	add_items(j, &j->kernels, json_object_get(s, "kernels"), "kernels", path, k);
+	add_items(j, &j->fns, json_object_get(s, "functions"), CUT_SUM_FUNCTIONS, path, k);
+	add_items(j, &j->kernels, json_object_get(s, "kernels"), CUT_SUM_KERNELS, path, k);
 	json_decref(root);
 }
 
@@ -567,7 +338,7 @@ table_free(struct table *t)
 {
 	size_t n = strtab_len(t->names);
 	for (size_t i = 0; i < n; i++) {
-		free(t->items[i].hist);
+		cut_hist_free(&t->items[i].hist);
 		free(t->items[i].per);
 	}
 	free(t->items);

@@ -11,10 +11,7 @@
 
 #include "table.h"
 
-/* Whether path holds a summary, decided without taking anything from a pipe: a regular file
- * whose JSON object has a "summary" member, or an anonymous pipe (/dev/stdin, <(...)) whose
- * first line is "{" alone (as cutstat -j writes it) or such an object. Anything else (a named
- * FIFO, a device, "-") is a trace. */
+/* Whether path holds a summary: cut_summary_sniff (summary.h). */
 bool cut_job_is_summary(const char *path);
 /*
  * Merges the summaries named in paths and prints the job as text, one JSON object or CSV
@@ -22,7 +19,7 @@ bool cut_job_is_summary(const char *path);
  * reported and left out, as is an item of a summary that is not one (a count out of range, a
  * name twice); sums that reach INT64_MAX stay there and are reported. Returns an exit status
  * (cut.h): 0, or 1 when something was left out. A file that is no summary, or of a version
- * newer than JOB_VERSION, is reported and exits 2.
+ * newer than CUT_SUMMARY_VERSION, is reported and exits 2 (cut_summary_load).
  */
 int cut_job_print(int n, char **paths, enum cut_fmt fmt);
 

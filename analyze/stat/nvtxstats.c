@@ -77,7 +77,7 @@ nvtxstats_new(bool fold)
 {
 	struct cut_nvtx_stats *s = cut_xcalloc(1, sizeof(*s));
 	struct priv *p = cut_xcalloc(1, sizeof(*p));
-	p->fold = fold;
+	p->fold = s->fold = fold;
 	p->domains = strtab_new();
 	p->names = strtab_new();
 	p->rows = idmap_new();
@@ -184,8 +184,13 @@ open_range(struct cut_nvtx_stats *s, size_t t, const struct cut_event *ev)
 	struct priv *p = s->priv;
 	struct thread *th = &p->thr[t];
 	size_t row = row_of(s, ev);
-	s->ranges[row].count++;
-	sat_add(s, &s->ranges[row].total, ev->dur);
+	struct cut_nvtx_range *r = &s->ranges[row];
+	if (!r->count++ || ev->dur < r->min)
+		r->min = ev->dur;
+	if (ev->dur > r->max)
+		r->max = ev->dur;
+	cut_hist_add(&r->hist, ev->dur);
+	sat_add(s, &r->total, ev->dur);
 	bool isnew;
 	size_t i = idmap_put2(p->onames, (int64_t)t, (int64_t)row, &isnew);
 	CUT_GROW(p->on, i + 1, p->capon);
@@ -389,6 +394,8 @@ nvtxstats_free(struct cut_nvtx_stats *s)
 	strtab_free(p->names);
 	buf_free(&p->op);
 	free(p);
+	for (size_t i = 0; i < s->nranges; i++)
+		cut_hist_free(&s->ranges[i].hist);
 	free(s->ranges);
 	free(s);
 }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "event.h"
+#include "summary.h"
 
 struct cut_nvtx_range {
 	const char *domain; /* "" for the default domain */
@@ -15,6 +16,8 @@ struct cut_nvtx_range {
 	int64_t count, total;                 /* ranges and the sum of their durations */
 	int64_t runtime, api, ioctl, gpu;     /* ns of each layer's events inside */
 	int64_t nruntime, napi, nioctl, ngpu; /* and how many */
+	int64_t min, max;                     /* the ranges' durations: extremes and */
+	struct cut_hist hist;                 /* histogram (summary.h), for cutstat -j */
 };
 
 struct cut_nvtx_stats {
@@ -22,6 +25,7 @@ struct cut_nvtx_stats {
 	size_t nranges;
 	int64_t marks;  /* NVTX instants (marks), counted only */
 	bool saturated; /* a sum reached INT64_MAX and stayed there: a lower bound */
+	bool fold;      /* names of emit_nvtx() counted by their operator (nvtxstats_new) */
 	void *priv;
 };
 
