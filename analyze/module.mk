@@ -5,6 +5,8 @@ TOOLS += cutstat
 MAN1 += share/man/cutstat.1
 TOOLS += cutgaps
 MAN1 += share/man/cutgaps.1
+TOOLS += cutdiff
+MAN1 += share/man/cutdiff.1
 
 ANALYZE_COLLWAIT := $(B)/obj/analyze/collwait.o
 ANALYZE_STAT := $(addprefix $(B)/obj/analyze/stat/,gpustats.o job.o nvtxstats.o rankstats.o steps.o) \
@@ -13,6 +15,8 @@ $(B)/obj/analyze/%.o: CUT_CPPFLAGS += -Ianalyze -Ianalyze/stat
 
 $(B)/bin/cutstat: $(ANALYZE_STAT)
 $(B)/bin/cutstat: private TOOL_OBJ = $(ANALYZE_STAT)
+$(B)/bin/cutdiff: $(ANALYZE_STAT)
+$(B)/bin/cutdiff: private TOOL_OBJ = $(ANALYZE_STAT)
 $(B)/bin/cutgaps: $(ANALYZE_COLLWAIT)
 $(B)/bin/cutgaps: private TOOL_OBJ = $(ANALYZE_COLLWAIT)
 
