@@ -436,11 +436,11 @@ ks_stat(const struct cut_hist *a, int shift, const struct cut_hist *b, double *n
 		fb[k] += (double)b->counts[k - b->lo];
 		*nb += (double)b->counts[k - b->lo];
 	}
-	double ca = 0, cb = 0, dmax = 0;
-	for (int k = 0; k<CUT_HIST_N && * na> 0 && *nb > 0; k++) {
+	double ca = 0, cb = 0, dmax = 0, n = *na, m = *nb;
+	for (int k = 0; k < CUT_HIST_N && n > 0 && m > 0; k++) {
 		ca += fa[k], cb += fb[k];
-		if (fabs(ca / *na - cb / *nb) > dmax)
-			dmax = fabs(ca / *na - cb / *nb);
+		if (fabs(ca / n - cb / m) > dmax)
+			dmax = fabs(ca / n - cb / m);
 	}
 	return dmax;
 }
