@@ -499,19 +499,26 @@ cut_summary_load(const char *path)
 		errx(CUT_EXIT_LOST, "%s: %s", cut_esc(path), src.why);
 	if (src.failed)
 		errx(CUT_EXIT_LOST, "%s: read: %s", cut_esc(path), strerror(src.err));
-	json_t *s = root ? json_object_get(root, "summary") : NULL;
-	if (!json_is_object(s))
+	/* what is wrong, said once the JSON is freed (errx would leave it behind) */
+	json_t *s = root ? json_object_get(root, "summary") : NULL,
+	       *v = json_object_get(s, "version");
+	long long version = json_is_integer(v) ? json_integer_value(v) : 0;
+	bool parsed = root != NULL;
+	if (!json_is_object(s)) {
+		json_decref(root);
 		errx(CUT_EXIT_FATAL, "%s:%d: not a cutstat -j summary%s%s", cut_esc(path),
-		     root ? 1 : e.line, root ? "" : ": ", root ? "" : cut_esc(e.text));
-	json_t *v = json_object_get(s, "version");
-	if (!json_is_integer(v) || json_integer_value(v) < 1)
+		     parsed ? 1 : e.line, parsed ? "" : ": ", parsed ? "" : cut_esc(e.text));
+	}
+	if (version < 1 || version > CUT_SUMMARY_VERSION)
+		json_decref(root);
+	if (version < 1)
 		errx(CUT_EXIT_FATAL, "%s: not a cutstat -j summary: no \"version\"", cut_esc(path));
-	if (json_integer_value(v) > CUT_SUMMARY_VERSION)
+	if (version > CUT_SUMMARY_VERSION)
 		errx(CUT_EXIT_FATAL,
 		     "%s: a summary of version %lld, which this %s cannot read (it reads "
 		     "version %d): use a %s as new as the cutstat that wrote it",
-		     cut_esc(path), (long long)json_integer_value(v), program_invocation_short_name,
-		     CUT_SUMMARY_VERSION, program_invocation_short_name);
+		     cut_esc(path), version, program_invocation_short_name, CUT_SUMMARY_VERSION,
+		     program_invocation_short_name);
 	json_incref(s);
 	json_decref(root);
 	return s;
