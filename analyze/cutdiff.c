@@ -20,6 +20,7 @@
 #include "reader.h"
 #include "stats.h"
 #include "strtab.h"
+#include "summarize.h"
 #include "summary.h"
 #include "table.h"
 #include "text.h"

@@ -19,6 +19,7 @@
 #include "reader.h"
 #include "stats.h"
 #include "steps.h"
+#include "summarize.h"
 #include "summary.h"
 #include "table.h"
 #include "text.h"

@@ -9,7 +9,7 @@ TOOLS += cutdiff
 MAN1 += share/man/cutdiff.1
 
 ANALYZE_COLLWAIT := $(B)/obj/analyze/collwait.o
-ANALYZE_STAT := $(addprefix $(B)/obj/analyze/stat/,gpustats.o job.o nvtxstats.o rankstats.o steps.o) \
+ANALYZE_STAT := $(addprefix $(B)/obj/analyze/stat/,gpustats.o job.o nvtxstats.o rankstats.o steps.o summarize.o) \
 	$(ANALYZE_COLLWAIT)
 $(B)/obj/analyze/%.o: CUT_CPPFLAGS += -Ianalyze -Ianalyze/stat
 
@@ -33,3 +33,8 @@ $(B)/tests/test_nvtxstats: private UNIT_CFLAGS = -Ianalyze/stat
 $(B)/tests/test_steps: $(B)/obj/analyze/stat/steps.o
 $(B)/tests/test_steps: private UNIT_OBJ = $(B)/obj/analyze/stat/steps.o
 $(B)/tests/test_steps: private UNIT_CFLAGS = -Ianalyze/stat
+$(B)/tests/test_summary: $(B)/obj/analyze/stat/summarize.o $(B)/obj/analyze/stat/nvtxstats.o \
+	$(B)/obj/analyze/stat/gpustats.o
+$(B)/tests/test_summary: private UNIT_OBJ = $(B)/obj/analyze/stat/summarize.o \
+	$(B)/obj/analyze/stat/nvtxstats.o $(B)/obj/analyze/stat/gpustats.o
+$(B)/tests/test_summary: private UNIT_CFLAGS = -Ianalyze/stat

@@ -64,22 +64,7 @@ enum cut_sum_list {
 /* Their members: "functions", "runtime", "kernels", "nvtx". */
 extern const char *const cut_sum_list_key[CUT_SUM_NLISTS];
 
-struct cut_stats;
-struct cut_gpu_stats;
-struct cut_nvtx_stats;
-
-/* What a summary is written from: cutstat's accumulators after their _finish. */
-struct cut_summary_src {
-	const struct cut_stats *api, *runtime; /* runtime: from stats_new_layer(, CUT_RUNTIME) */
-	const struct cut_gpu_stats *gpu;
-	const struct cut_nvtx_stats *nvtx;
-	bool nvtx_full;       /* the NVTX names were kept whole (not folded) */
-	int64_t rank;         /* the trace's one rank, or -1 */
-	const int64_t *ranks; /* else the ranks it holds (nranks of them, maybe none) */
-	size_t nranks;
-};
-/* The summary object of src (a new reference); exits (status 2) on no memory. */
-json_t *cut_summary_of(const struct cut_summary_src *src);
+/* The summary is written from cutstat's accumulators by analyze/stat/summarize.h. */
 
 /* An item of a summary as read. The strings are the JSON's, valid while it lives. */
 struct cut_sum_item {

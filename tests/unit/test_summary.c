@@ -9,6 +9,7 @@
 #include "check_main.h"
 #include "event.h"
 #include "nvtxstats.h"
+#include "summarize.h"
 #include "summary.h"
 
 static const int64_t durs[] = {0, 1, 2, 3, 900, 1000, 1000, 1100, 123456789, 5, 7, INT64_MAX};
