@@ -8,6 +8,14 @@ ALL_CFLAGS = -std=gnu11 $(WARNFLAGS) $(CFLAGS) -MMD -MP $(CUT_CPPFLAGS) -Ishare/
 	$(JANSSON_CFLAGS)
 LDLIBS = $(LIBCUT) $(JANSSON_LIBS) $(COMPRESS_LIBS) $(DEMANGLE_LIBS) -lm
 
+# Quiet commands ("  CC      build/obj/x.o"), as Linux and git print them; V=1 prints each
+# command whole. A recipe line starts with $(call quiet,WHAT) to take part.
+ifeq ($(V),1)
+quiet =
+else
+quiet = @printf '  %-7s %s\n' '$(1)' '$@';
+endif
+
 # Each part of the tree adds its programs, man pages and data here.
 TOOLS :=
 MAN1 :=
@@ -31,19 +39,19 @@ all: $(addprefix $(B)/bin/,$(TOOLS))
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	$(call quiet,CC)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 # Filters and analysers are one source file each, linked against libcut; a tool that shares a
 # module of its folder names it in TOOL_OBJ (target-specific, and as a prerequisite).
 $(B)/bin/%: $(B)/obj/analyze/%.o $(LIBCUT)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(TOOL_OBJ) $(LDLIBS)
+	$(call quiet,LD)$(CC) $(LDFLAGS) -o $@ $< $(TOOL_OBJ) $(LDLIBS)
 $(B)/bin/%: $(B)/obj/filters/%.o $(LIBCUT)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(LDLIBS)
+	$(call quiet,LD)$(CC) $(LDFLAGS) -o $@ $< $(LDLIBS)
 $(B)/bin/%: $(B)/obj/visualize/%.o $(LIBCUT)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(TOOL_OBJ) $(LDLIBS)
+	$(call quiet,LD)$(CC) $(LDFLAGS) -o $@ $< $(TOOL_OBJ) $(LDLIBS)
 
 deps:
 	share/scripts/deps.sh
@@ -52,21 +60,13 @@ deps:
 need-deps:
 	@share/scripts/deps.sh --if-missing
 
-# A real capture (cutcapture, PyTorch inference on an H200; see samples/README.md).
-DEMO_TRACE = samples/capture-torch-mlp.jsonl
+# The first run: the build (quiet; V=1 prints the commands), then the tools on two real traces
+# of a PyTorch training loop (share/scripts/demo.sh says what it shows; samples/README.md how
+# the traces were made).
 demo: need-deps
+	@echo "building cut into $(B)/ (make V=1 prints each command)"
 	@$(MAKE) --no-print-directory all
-	@mkdir -p $(B)/demo
-	@$(B)/bin/cutmerge $(DEMO_TRACE) >$(B)/demo/merged.jsonl
-	@echo "== cutmerge $(DEMO_TRACE) | cutstat"
-	@$(B)/bin/cutstat $(B)/demo/merged.jsonl
-	@echo "== cutgaps (idle periods of 5 ms or more)"
-	@$(B)/bin/cutgaps -t 5ms $(B)/demo/merged.jsonl
-	@echo "== cutplot (the timeline in the terminal)"
-	@$(B)/bin/cutplot -T dumb $(B)/demo/merged.jsonl
-	@$(B)/bin/cutchrome $(B)/demo/merged.jsonl >$(B)/demo/trace.json
-	@$(B)/bin/cutplot -c all -o $(B)/demo/overview.png $(B)/demo/merged.jsonl
-	@echo "== wrote $(B)/demo/trace.json (open it in ui.perfetto.dev) and $(B)/demo/overview.png"
+	@PATH="$(CURDIR)/$(B)/bin:$$PATH" share/scripts/demo.sh $(B)
 
 # Every stage (build, unit suites, cases and scripts, sanitized, fuzz smoke), whether or not
 # one before it failed, then one summary of what failed (tests/check).

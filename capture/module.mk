@@ -38,25 +38,25 @@ capture-deps:
 $(B)/capture/cutcapture.bpf.o: capture/cutcapture.bpf.c $(wildcard capture/*.bpf.h) \
 		capture/records.h capture/vmlinux.h | capture-deps
 	@mkdir -p $(@D)
-	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I$(CAPTURE_ARCH_INCLUDE) \
+	$(call quiet,BPF)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I$(CAPTURE_ARCH_INCLUDE) \
 		$(CAPTURE_LIBBPF_CFLAGS) -Icapture -c -o $@ $<
 
 $(B)/gen/cutcapture.skel.h: $(B)/capture/cutcapture.bpf.o
 	@mkdir -p $(@D)
-	$(CAPTURE_BPFTOOL) gen skeleton $< name cutcapture_bpf >$@.tmp && mv $@.tmp $@
+	$(call quiet,GEN)$(CAPTURE_BPFTOOL) gen skeleton $< name cutcapture_bpf >$@.tmp && mv $@.tmp $@
 
 $(CAPTURE_BPF): $(B)/gen/cutcapture.skel.h | capture-deps
 $(CAPTURE_BPF): ALL_CFLAGS += $(CAPTURE_LIBBPF_CFLAGS)
 
 $(B)/bin/cutcapture: $(CAPTURE_OBJ) $(LIBCUT)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $(CAPTURE_OBJ) $(LIBCUT) $(CAPTURE_LIBBPF_LIBS) $(JANSSON_LIBS) $(COMPRESS_LIBS) \
+	$(call quiet,LD)$(CC) $(LDFLAGS) -o $@ $(CAPTURE_OBJ) $(LIBCUT) $(CAPTURE_LIBBPF_LIBS) $(JANSSON_LIBS) $(COMPRESS_LIBS) \
 		$(DEMANGLE_LIBS) -lm
 
 static-capture: $(B)/bin/cutcapture-static
 $(B)/bin/cutcapture-static: $(CAPTURE_OBJ) $(LIBCUT)
 	@mkdir -p $(@D)
-	$(CC) -static $(LDFLAGS) -o $@ $(CAPTURE_OBJ) $(LIBCUT) -lbpf -lelf -ljansson -lzstd -lz \
+	$(call quiet,LD)$(CC) -static $(LDFLAGS) -o $@ $(CAPTURE_OBJ) $(LIBCUT) -lbpf -lelf -ljansson -lzstd -lz \
 		$(DEMANGLE_LIBS) -lm
 
 # Check suites of capture modules (tests/module.mk links UNIT_OBJ into them).
@@ -75,7 +75,7 @@ $(B)/tests/test_api_args: private UNIT_CFLAGS = -Icapture
 $(B)/fixtures/capture-%: tests/fixtures/capture-%.c tests/fixtures/fakecuda.h \
 		$(B)/fixtures/libcuda.so.1
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 $(WARNFLAGS) -O2 -g -o $@ $< -L$(B)/fixtures -lcuda \
+	$(call quiet,CC)$(CC) -std=gnu11 $(WARNFLAGS) -O2 -g -o $@ $< -L$(B)/fixtures -lcuda \
 		-Wl,-rpath,'$$ORIGIN'
 
 # Section 8 is not among the top Makefile's man sections.

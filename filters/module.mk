@@ -10,7 +10,7 @@ NVIDIA_TABLES := $(wildcard share/data/nvidia/*.tsv) share/data/nvidia/VERSION \
 	share/data/nvidia/README
 $(B)/gen/nvidia_tables.h: share/scripts/gen-nvidia-tables.sh $(NVIDIA_TABLES)
 	@mkdir -p $(@D)
-	share/scripts/gen-nvidia-tables.sh share/data/nvidia >$@.tmp && mv $@.tmp $@
+	$(call quiet,GEN)share/scripts/gen-nvidia-tables.sh share/data/nvidia >$@.tmp && mv $@.tmp $@
 $(B)/obj/share/lib/ioctl.o: $(B)/gen/nvidia_tables.h
 
 .PHONY: install-nvidia-tables

@@ -8,7 +8,7 @@ CHECKS += $(UNIT_BIN)
 # (target-specific, in the module's module.mk, with the objects as prerequisites too).
 $(B)/tests/%: tests/unit/%.c $(LIBCUT)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(UNIT_CFLAGS) $(CHECK_CFLAGS) -o $@ $< $(UNIT_OBJ) $(LDLIBS) $(CHECK_LIBS)
+	$(call quiet,CC)$(CC) $(ALL_CFLAGS) $(UNIT_CFLAGS) $(CHECK_CFLAGS) -o $@ $< $(UNIT_OBJ) $(LDLIBS) $(CHECK_LIBS)
 
 # The stand-in libcuda and the program that drives it (see tests/fixtures/cuprog.c).
 # FIXTURE_CFLAGS: more flags for every fixture (check-sanitized builds them with ASan and UBSan).
@@ -18,16 +18,16 @@ FIXTURES := $(B)/fixtures/libcuda.so.1 $(B)/fixtures/cuprog $(B)/fixtures/gpupro
 CHECKS += $(FIXTURES)
 $(B)/fixtures/libcuda.so.1: tests/fixtures/fakecuda.c tests/fixtures/fakegpu.c tests/fixtures/fakecuda.h
 	@mkdir -p $(@D)
-	$(FIXTURE_CC) $(WARNFLAGS) -fPIC -shared -fvisibility=hidden \
+	$(call quiet,CC)$(FIXTURE_CC) $(WARNFLAGS) -fPIC -shared -fvisibility=hidden \
 		-Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic-functions -o $@ tests/fixtures/fakecuda.c \
 		tests/fixtures/fakegpu.c -pthread
-	ln -sf libcuda.so.1 $(@D)/libcuda.so
+	@ln -sf libcuda.so.1 $(@D)/libcuda.so
 $(B)/fixtures/cuprog: tests/fixtures/cuprog.c tests/fixtures/fakecuda.h $(B)/fixtures/libcuda.so.1
-	$(FIXTURE_CC) $(WARNFLAGS) -o $@ $< -L$(B)/fixtures -lcuda \
+	$(call quiet,CC)$(FIXTURE_CC) $(WARNFLAGS) -o $@ $< -L$(B)/fixtures -lcuda \
 		-Wl,-rpath,'$$ORIGIN' -ldl -pthread
 
 $(B)/fixtures/gpuprog: tests/fixtures/gpuprog.c tests/fixtures/fakecuda.h $(B)/fixtures/libcuda.so.1
-	$(FIXTURE_CC) $(WARNFLAGS) -o $@ $< -L$(B)/fixtures -lcuda -Wl,-rpath,'$$ORIGIN' \
+	$(call quiet,CC)$(FIXTURE_CC) $(WARNFLAGS) -o $@ $< -L$(B)/fixtures -lcuda -Wl,-rpath,'$$ORIGIN' \
 		-pthread
 
 # The stand-in again, exporting every function of api.def, and cuargs, which calls them all
@@ -37,12 +37,12 @@ CHECKS += $(ARGS_FIXTURES)
 $(B)/fixtures/all/libcuda.so.1: tests/fixtures/fakecuda.c tests/fixtures/fakegpu.c \
 		tests/fixtures/fakecuda-all.c tests/fixtures/fakecuda.h capture/api/api.def
 	@mkdir -p $(@D)
-	$(FIXTURE_CC) $(WARNFLAGS) -fPIC -shared -fvisibility=hidden -Icapture/api \
+	$(call quiet,CC)$(FIXTURE_CC) $(WARNFLAGS) -fPIC -shared -fvisibility=hidden -Icapture/api \
 		-Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic-functions -o $@ tests/fixtures/fakecuda.c \
 		tests/fixtures/fakegpu.c tests/fixtures/fakecuda-all.c -pthread
 $(B)/fixtures/all/cuargs: tests/fixtures/cuargs.c capture/api/api.def capture/api/cudatypes.h \
 		$(B)/fixtures/all/libcuda.so.1
-	$(FIXTURE_CC) $(WARNFLAGS) -Icapture/api -o $@ $< -L$(B)/fixtures/all \
+	$(call quiet,CC)$(FIXTURE_CC) $(WARNFLAGS) -Icapture/api -o $@ $< -L$(B)/fixtures/all \
 		-l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN'
 
 # The stand-in libcudart (versioned libcudart.so.13, loads the stand-in libcuda with dlopen)
@@ -52,12 +52,12 @@ CHECKS += $(RT_FIXTURES)
 $(B)/fixtures/libcudart.so.13: tests/fixtures/fakecudart.c tests/fixtures/fakecudart.h \
 		tests/fixtures/fakecudart.map tests/fixtures/fakecuda.h
 	@mkdir -p $(@D)
-	$(FIXTURE_CC) $(WARNFLAGS) -fPIC -shared -fvisibility=hidden \
+	$(call quiet,CC)$(FIXTURE_CC) $(WARNFLAGS) -fPIC -shared -fvisibility=hidden \
 		-Wl,-soname,libcudart.so.13 -Wl,--version-script=tests/fixtures/fakecudart.map \
 		-Wl,-rpath,'$$ORIGIN' -o $@ $< -ldl -pthread
 $(B)/fixtures/rtprog: tests/fixtures/rtprog.c tests/fixtures/fakecudart.h \
 		$(B)/fixtures/libcudart.so.13
-	$(FIXTURE_CC) $(WARNFLAGS) -o $@ $< -L$(B)/fixtures -l:libcudart.so.13 \
+	$(call quiet,CC)$(FIXTURE_CC) $(WARNFLAGS) -o $@ $< -L$(B)/fixtures -l:libcudart.so.13 \
 		-Wl,-rpath,'$$ORIGIN' -ldl -pthread
 
 # nvtxprog, annotated with the vendored NVTX3 headers (tests/fixtures/nvtx3, NVIDIA/NVTX,
@@ -68,20 +68,20 @@ CHECKS += $(NVTX_FIXTURES)
 $(B)/fixtures/nvtxprog: tests/fixtures/nvtxprog.c tests/fixtures/fakecudart.h \
 		$(wildcard tests/fixtures/nvtx3/*.h tests/fixtures/nvtx3/nvtxDetail/*.h) \
 		$(B)/fixtures/libcudart.so.13
-	$(FIXTURE_CC) -Itests/fixtures -o $@ $< -L$(B)/fixtures -l:libcudart.so.13 \
+	$(call quiet,CC)$(FIXTURE_CC) -Itests/fixtures -o $@ $< -L$(B)/fixtures -l:libcudart.so.13 \
 		-Wl,-rpath,'$$ORIGIN' -ldl -pthread
 $(B)/fixtures/libnvtxtool.so: tests/fixtures/nvtxtool.c
 	@mkdir -p $(@D)
-	$(FIXTURE_CC) $(WARNFLAGS) -Itests/fixtures -fPIC -shared -fvisibility=hidden \
+	$(call quiet,CC)$(FIXTURE_CC) $(WARNFLAGS) -Itests/fixtures -fPIC -shared -fvisibility=hidden \
 		-o $@ $<
 
 # Benchmark helpers (built by `make bench-programs`, not by check).
 $(B)/bench/readbench: tests/bench/readbench.c $(LIBCUT)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
+	$(call quiet,CC)$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
 $(B)/bench/collide: tests/bench/collide.c
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ $<
+	$(call quiet,CC)$(CC) $(ALL_CFLAGS) -o $@ $<
 .PHONY: bench-programs
 bench-programs: all $(B)/bench/readbench $(B)/bench/collide
 
@@ -96,7 +96,7 @@ FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=u
 $(B)/fuzz/%: tests/fuzz/%.c $(LIBCUT_SRC) $(B)/gen/api_categories.h $(B)/gen/nvidia_tables.h \
 	$(wildcard share/lib/*.h)
 	@mkdir -p $(@D)
-	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(LIBCUT_SRC) $(JANSSON_LIBS) $(COMPRESS_LIBS) $(DEMANGLE_LIBS) \
+	$(call quiet,FUZZ)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(LIBCUT_SRC) $(JANSSON_LIBS) $(COMPRESS_LIBS) $(DEMANGLE_LIBS) \
 		-lm
 .PHONY: fuzz fuzz-smoke fuzzers
 fuzzers: $(FUZZERS)

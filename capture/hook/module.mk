@@ -21,7 +21,7 @@ all: $(HOOK_LIB)
 
 $(B)/pic/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(HOOK_CFLAGS) -c -o $@ $<
+	$(call quiet,CC)$(CC) $(HOOK_CFLAGS) -c -o $@ $<
 $(B)/pic/share/lib/classify.o: $(B)/gen/api_categories.h
 
 # Only the hooks are exported (-fvisibility=hidden); unused parts of libcut, the reader and
@@ -29,7 +29,7 @@ $(B)/pic/share/lib/classify.o: $(B)/gen/api_categories.h
 # hook.map gives the runtime's wrappers the version node of libcudart.so.13 (rt.c).
 $(HOOK_LIB): $(HOOK_OBJ) capture/hook/hook.map
 	@mkdir -p $(@D)
-	$(CC) -O2 -flto=auto -shared -o $@ $(HOOK_OBJ) -Wl,-soname,libcuthook.so -Wl,-z,defs -Wl,--gc-sections \
+	$(call quiet,LD)$(CC) -O2 -flto=auto -shared -o $@ $(HOOK_OBJ) -Wl,-soname,libcuthook.so -Wl,-z,defs -Wl,--gc-sections \
 		-Wl,--version-script=capture/hook/hook.map \
 		-Wl,--as-needed -pthread -ldl
 
@@ -37,7 +37,14 @@ $(B)/obj/capture/hook/cuthook.o: ALL_CFLAGS += -Icapture
 $(B)/obj/capture/hooklib.o: CUT_CPPFLAGS += -DCUT_HOOK_LIBDIR=\"$(LIBDIR)/cut\"
 $(B)/bin/cuthook: $(B)/obj/capture/hook/cuthook.o $(B)/obj/capture/hooklib.o $(LIBCUT)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $(B)/obj/capture/hook/cuthook.o $(B)/obj/capture/hooklib.o $(LDLIBS)
+	$(call quiet,LD)$(CC) $(LDFLAGS) -o $@ $(B)/obj/capture/hook/cuthook.o $(B)/obj/capture/hooklib.o $(LDLIBS)
+# cuthook for machines without jansson or zstd (GPU hosts): built by `make static-capture`
+# beside cutcapture-static; it finds libcuthook.so as cuthook does.
+static-capture: $(B)/bin/cuthook-static
+$(B)/bin/cuthook-static: $(B)/obj/capture/hook/cuthook.o $(B)/obj/capture/hooklib.o $(LIBCUT)
+	@mkdir -p $(@D)
+	$(call quiet,LD)$(CC) -static $(LDFLAGS) -o $@ $(B)/obj/capture/hook/cuthook.o $(B)/obj/capture/hooklib.o \
+		$(LDLIBS)
 
 .PHONY: hook-api install-hook uninstall-hook
 # Regenerates the wrapper list from the installed CUDA toolkit's headers.

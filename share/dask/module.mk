@@ -5,5 +5,5 @@ MAN1 += share/man/cutjob.1
 
 $(B)/bin/cutjob: share/dask/cutjob.py config.mk
 	@mkdir -p $(@D)
-	sed 's/^VERSION = "@VERSION@"/VERSION = "$(VERSION)"/' share/dask/cutjob.py >$@.tmp
-	chmod 755 $@.tmp && mv $@.tmp $@
+	$(call quiet,GEN)sed 's/^VERSION = "@VERSION@"/VERSION = "$(VERSION)"/' share/dask/cutjob.py \
+		>$@.tmp && chmod 755 $@.tmp && mv $@.tmp $@

@@ -4,12 +4,12 @@ LIBCUT_OBJ := $(LIBCUT_SRC:%.c=$(B)/obj/%.o)
 
 $(LIBCUT): $(LIBCUT_OBJ)
 	@mkdir -p $(@D)
-	$(AR) rcs $@ $^
+	$(call quiet,AR)$(AR) rcs $@ $^
 
 # The category table is generated from the one TSV so nothing else lists API names.
 $(B)/gen/api_categories.h: share/data/api-categories.tsv share/scripts/gen-categories.sh
 	@mkdir -p $(@D)
-	share/scripts/gen-categories.sh $< >$@.tmp && mv $@.tmp $@
+	$(call quiet,GEN)share/scripts/gen-categories.sh $< >$@.tmp && mv $@.tmp $@
 $(B)/obj/share/lib/classify.o: $(B)/gen/api_categories.h
 
 # The runtime's rows (cuda*), after the line that says so, come from a rule table.
