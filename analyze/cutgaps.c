@@ -198,7 +198,7 @@ proc(int64_t pid)
 	bool isnew;
 	size_t i = idmap_put(g.pids, pid, &isnew);
 	if (isnew) {
-		g.procs = cut_grow(g.procs, &g.capprocs, i + 1, sizeof(*g.procs));
+		CUT_GROW(g.procs, i + 1, g.capprocs);
 		memset(&g.procs[i], 0, sizeof(g.procs[i]));
 		g.nprocs = i + 1 > g.nprocs ? i + 1 : g.nprocs;
 	}
@@ -244,8 +244,8 @@ live_between(struct proc *p, int64_t lo, int64_t hi)
 static void
 live_add(struct proc *p, int64_t e)
 {
-	p->ep = cut_grow(p->ep, &p->capep, p->nep + 1, sizeof(*p->ep));
-	p->next = cut_grow(p->next, &p->capnext, p->nep + 1, sizeof(*p->next));
+	CUT_GROW(p->ep, p->nep + 1, p->capep);
+	CUT_GROW(p->next, p->nep + 1, p->capnext);
 	p->ep[p->nep] = e;
 	p->next[p->nep] = p->nep;
 	p->nep++;
@@ -275,7 +275,7 @@ thread(int64_t pid, int64_t tid)
 	bool isnew;
 	size_t i = idmap_put2(g.tids, pid, tid, &isnew);
 	if (isnew) {
-		g.thr = cut_grow(g.thr, &g.capthr, i + 1, sizeof(*g.thr));
+		CUT_GROW(g.thr, i + 1, g.capthr);
 		struct thread *t = &g.thr[g.nthr++];
 		memset(t, 0, sizeof(*t));
 		t->pid = pid, t->tid = tid;
@@ -302,7 +302,7 @@ static void
 nvtx_range(const struct cut_event *ev, struct thread *t)
 {
 	nvtx_drop_ended(t, ev->ts);
-	t->nv = cut_grow(t->nv, &t->capnv, t->nnv + 1, sizeof(*t->nv));
+	CUT_GROW(t->nv, t->nnv + 1, t->capnv);
 	t->nv[t->nnv++] =
 	    (struct nvtx_open){ev->ts, cut_event_end(ev), strtab_intern(g.names, ev->name)};
 }
@@ -328,7 +328,7 @@ stream(int64_t pid, uint64_t handle)
 	size_t i = idmap_put2(g.sids, pid, (int64_t)handle, &isnew);
 	if (!isnew)
 		return &g.str[i];
-	g.str = cut_grow(g.str, &g.capstr, i + 1, sizeof(*g.str));
+	CUT_GROW(g.str, i + 1, g.capstr);
 	g.nstr++;
 	struct stream *s = &g.str[i];
 	memset(s, 0, sizeof(*s));
@@ -407,7 +407,7 @@ checkpoint(struct thread *t)
 	if (p->nlive == 0) /* no gap of its process is open: nothing will ask */
 		t->nck = t->kept = 0;
 	else {
-		t->ck = cut_grow(t->ck, &t->capck, t->nck + 1, sizeof(*t->ck));
+		CUT_GROW(t->ck, t->nck + 1, t->capck);
 		struct checkpoint *c = &t->ck[t->nck++];
 		c->hi = p->last;
 		memcpy(c->v[0], t->acc, sizeof(t->acc));
@@ -493,7 +493,7 @@ record(struct gap *gp)
 			gp->reason = s;
 	if (len < g.threshold)
 		return;
-	g.gaps = cut_grow(g.gaps, &g.capgaps, g.ngaps + 1, sizeof(*g.gaps));
+	CUT_GROW(g.gaps, g.ngaps + 1, g.capgaps);
 	g.gaps[g.ngaps++] = *gp;
 }
 
@@ -542,8 +542,7 @@ went_busy(struct stream *s)
 	s->epoch = 0;
 	if (!is_all(s)) {
 		int m = busy_list(s);
-		p->busy[m] =
-		    cut_grow(p->busy[m], &p->capbusy[m], p->nbusy[m] + 1, sizeof(*p->busy[m]));
+		CUT_GROW(p->busy[m], p->nbusy[m] + 1, p->capbusy[m]);
 		s->at = p->nbusy[m];
 		p->busy[m][p->nbusy[m]++] = (size_t)(s - g.str);
 	}
@@ -670,7 +669,7 @@ role_of(size_t name)
 {
 	static unsigned char *roles; /* role + 1; 0 = not worked out yet */
 	static size_t cap;
-	roles = cut_grow(roles, &cap, name + 1, 1);
+	CUT_GROW(roles, name + 1, cap);
 	if (roles[name])
 		return (enum role)(roles[name] - 1);
 	const char *n = strtab_key(g.names, name);
@@ -714,7 +713,7 @@ device_call(const struct cut_event *ev, struct thread *t, size_t name)
 		size_t k =
 		    idmap_put2(g.ekeys, ev->pid, (int64_t)arg_handle(ev->args, "event"), NULL);
 		static size_t cap;
-		g.events = cut_grow(g.events, &cap, k + 1, sizeof(*g.events));
+		CUT_GROW(g.events, k + 1, cap);
 		g.events[k].pid = ev->pid;
 		g.events[k].stream = (int64_t)host_stream(ev->args);
 		g.events[k].ts = ev->ts;
@@ -739,7 +738,7 @@ is_sync(size_t name)
 {
 	static unsigned char *sync; /* 1 + answer; 0 = not looked up */
 	static size_t cap;
-	sync = cut_grow(sync, &cap, name + 1, 1);
+	CUT_GROW(sync, name + 1, cap);
 	if (!sync[name])
 		sync[name] = 1 + (cut_api_category_id(strtab_key(g.names, name)) == CUT_CAT_SYNC);
 	return sync[name] == 2;

@@ -268,10 +268,10 @@ drain_open(struct drain *d, struct cutcapture_bpf *skel)
 {
 	d->skel = skel;
 	d->ncpu = libbpf_num_possible_cpus();
-	d->vals = calloc(256, sizeof(*d->vals));
-	d->keys = calloc(256, sizeof(*d->keys));
+	d->vals = cut_xcalloc(256, sizeof(*d->vals));
+	d->keys = cut_xcalloc(256, sizeof(*d->keys));
 	d->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), drain_ring, NULL, NULL);
-	if (!d->rb || !d->vals || !d->keys) {
+	if (!d->rb) {
 		warnx("cannot read the ring buffer: %s", strerror(errno));
 		return -1;
 	}

@@ -96,25 +96,22 @@ read_rank(uint32_t pid)
 	if (fd < 0)
 		return r;
 	size_t cap = 1 << 16, n = 0;
-	char *buf = malloc(cap + 1);
+	char *buf = cut_xmalloc(cap + 1);
 	ssize_t k;
-	while (buf && (k = read(fd, buf + n, cap - n)) > 0) {
+	while ((k = read(fd, buf + n, cap - n)) > 0) {
 		n += (size_t)k;
 		if (n == cap) {
-			char *more = cap < (1 << 24) ? realloc(buf, 2 * cap + 1) : NULL;
-			if (!more)
+			if (cap >= 1 << 24)
 				break;
-			buf = more;
+			buf = cut_xrealloc(buf, 2 * cap + 1, 1);
 			cap *= 2;
 		}
 	}
 	close(fd);
-	if (buf) {
-		buf[n] = 0;
-		struct cut_env_block b = {buf, n};
-		cut_rank_read(&r, cut_env_block_get, &b);
-		free(buf);
-	}
+	buf[n] = 0;
+	struct cut_env_block b = {buf, n};
+	cut_rank_read(&r, cut_env_block_get, &b);
+	free(buf);
 	return r;
 }
 

@@ -141,15 +141,7 @@ count(const struct cut_event *ev, const struct cut_ioctl_info *in)
 	int64_t status = 0;
 	ioctl_info_label(in, label, sizeof(label));
 	size_t i = strtab_intern(g.names, label);
-	if (i >= g.cap) {
-		size_t cap = g.cap ? g.cap * 2 : 64;
-		struct row *r = realloc(g.rows, cap * sizeof(*r));
-		if (!r)
-			err(CUT_EXIT_FATAL, "summary");
-		memset(r + g.cap, 0, (cap - g.cap) * sizeof(*r));
-		g.rows = r;
-		g.cap = cap;
-	}
+	CUT_GROW(g.rows, i + 1, g.cap);
 	g.rows[i].calls++;
 	if (ev->has & CUT_HAS_DUR)
 		g.rows[i].total += ev->dur;
@@ -198,23 +190,6 @@ read_driver(const struct cut_event *ev)
 	cut_meta_release(&m);
 }
 
-/* Makes room for index i in an array of n elements of size bytes, zeroing the new ones. */
-static void *
-grow(void *v, size_t *n, size_t i, size_t size)
-{
-	if (i < *n)
-		return v;
-	size_t cap = *n ? *n : 64;
-	while (cap <= i)
-		cap *= 2;
-	char *p = realloc(v, cap * size);
-	if (!p)
-		err(CUT_EXIT_FATAL, "map");
-	memset(p + *n * size, 0, (cap - *n) * size);
-	*n = cap;
-	return p;
-}
-
 /* A call ended: its sequence of ioctls is counted for its function. */
 static void
 map_end(uint64_t key)
@@ -228,7 +203,7 @@ map_end(uint64_t key)
 	if (c->seq.len)
 		buf_add(&g.args, c->seq.s, c->seq.len);
 	size_t nseq = strtab_len(g.seqs), s = strtab_intern(g.seqs, g.args.s);
-	g.seqrows = grow(g.seqrows, &g.nseqrow, s, sizeof(*g.seqrows));
+	CUT_GROW(g.seqrows, s + 1, g.nseqrow);
 	struct seqrow *r = &g.seqrows[s];
 	struct fnrow *f = &g.fnrows[c->fn];
 	if (s == nseq) {
@@ -275,11 +250,11 @@ map_event(const struct cut_event *ev, const struct cut_ioctl_info *in)
 		buf_reset(&g.args);
 		buf_addf(&g.args, "%s\t%s", cut_layer_name(ev->layer), ev->name);
 		size_t nfn = strtab_len(g.fns), fn = strtab_intern(g.fns, g.args.s);
-		g.fnrows = grow(g.fnrows, &g.nfnrow, fn, sizeof(*g.fnrows));
+		CUT_GROW(g.fnrows, fn + 1, g.nfnrow);
 		if (fn == nfn)
 			g.fnrows[fn].layer = ev->layer;
 		size_t i = idmap_put(g.open, (int64_t)key, NULL);
-		g.call = grow(g.call, &g.ncall, i, sizeof(*g.call));
+		CUT_GROW(g.call, i + 1, g.ncall);
 		struct call *c = &g.call[i];
 		c->dur = ev->dur;
 		c->ioctl_ns = 0;
@@ -403,10 +378,8 @@ print_map(void)
 		    "%llu ioctls were inside more than %d calls: counted in the %d innermost only",
 		    (unsigned long long)g.too_deep, MAP_DEPTH, MAP_DEPTH);
 	size_t nf = strtab_len(g.fns), ns = strtab_len(g.seqs);
-	size_t *forder = calloc(nf + 1, sizeof(*forder)), *sorder = calloc(ns + 1, sizeof(*sorder));
-	fnrank = calloc(nf + 1, sizeof(*fnrank));
-	if (!forder || !sorder || !fnrank)
-		err(CUT_EXIT_FATAL, "map");
+	size_t *forder = cut_xcalloc(nf, sizeof(*forder)), *sorder = cut_xcalloc(ns, sizeof(*sorder));
+	fnrank = cut_xcalloc(nf, sizeof(*fnrank));
 	for (size_t i = 0; i < nf; i++)
 		forder[i] = i;
 	qsort(forder, nf, sizeof(*forder), fn_by_time);
@@ -586,10 +559,8 @@ static void
 print_summary(void)
 {
 	size_t n = strtab_len(g.names);
-	size_t *order = malloc((n ? n : 1) * sizeof(*order));
+	size_t *order = cut_xcalloc(n, sizeof(*order));
 	int64_t calls = 0, errors = 0, total = 0;
-	if (!order)
-		err(CUT_EXIT_FATAL, "summary");
 	for (size_t i = 0; i < n; i++) {
 		order[i] = i;
 		calls += g.rows[i].calls;

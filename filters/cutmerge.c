@@ -245,7 +245,7 @@ inputs_agree(const char *more, const char *key, char *out, size_t n)
 		return;
 	char *text = NULL;
 	if (asprintf(&text, "{%s}", more) < 0)
-		err(CUT_EXIT_FATAL, "out of memory");
+		cut_out_of_memory();
 	json_t *root = json_loads(text, 0, NULL), *ins = json_object_get(root, "inputs");
 	const char *one = NULL;
 	size_t i;
@@ -567,17 +567,11 @@ static void
 window_push(struct input *in, const struct cut_event *ev)
 {
 	if (!in->nfree) {
-		size_t cap = in->wcap ? in->wcap * 2 : 64;
-		struct wev *v = realloc(in->wv, cap * sizeof(*v));
-		uint32_t *f = realloc(in->wfree, cap * sizeof(*f));
-		if (!v || !f)
-			err(CUT_EXIT_FATAL, "%s: reorder window", cut_esc(in->path));
-		memset(v + in->wcap, 0, (cap - in->wcap) * sizeof(*v));
-		in->wv = v;
-		in->wfree = f;
-		for (size_t i = cap; i > in->wcap; i--)
+		size_t old = in->wcap;
+		CUT_GROW(in->wv, old + 1, in->wcap);
+		in->wfree = cut_xrealloc(in->wfree, in->wcap, sizeof(*in->wfree));
+		for (size_t i = in->wcap; i > old; i--)
 			in->wfree[in->nfree++] = (uint32_t)(i - 1);
-		in->wcap = cap;
 		if (!in->win.size)
 			heap_init(&in->win, sizeof(struct wkey));
 	}
@@ -742,7 +736,7 @@ unit_get(int group, const char *host, int in)
 	bool isnew;
 	size_t k = idmap_put2(g.unitmap, group, (int64_t)h, &isnew);
 	if (isnew) {
-		g.units = cut_grow(g.units, &g.capunits, k + 1, sizeof(*g.units));
+		CUT_GROW(g.units, k + 1, g.capunits);
 		g.units[k] = (struct unit){.group = group,
 		                           .in = in,
 		                           .host = h,
@@ -798,8 +792,8 @@ add_coll(int u, const struct cut_event *ev)
 	    idmap_put2(g.partmap, u, ev->has & CUT_HAS_RANK ? ev->rank : -1 - ev->pid, &isnew);
 	if (p >= g.capparts) {
 		size_t cap = g.capparts;
-		g.partunit = cut_grow(g.partunit, &cap, p + 1, sizeof(*g.partunit));
-		g.partn = cut_grow(g.partn, &g.capparts, p + 1, sizeof(*g.partn));
+		CUT_GROW(g.partunit, p + 1, cap);
+		CUT_GROW(g.partn, p + 1, g.capparts);
 	}
 	if (isnew) {
 		g.partunit[p] = (uint32_t)u;
@@ -808,7 +802,7 @@ add_coll(int u, const struct cut_event *ev)
 	if (g.partn[p] >= PART_MAX)
 		return;
 	g.partn[p]++;
-	g.coll = cut_grow(g.coll, &g.capcoll, g.ncoll + 1, sizeof(*g.coll));
+	CUT_GROW(g.coll, g.ncoll + 1, g.capcoll);
 	g.coll[g.ncoll++] =
 	    (struct coll){ev->ts, end, (uint32_t)p, (uint32_t)strtab_intern(g.collnames, ev->name)};
 	g.units[u].kernels++;
@@ -950,7 +944,7 @@ spool_new(const struct input *in)
 	const char *dir = getenv("TMPDIR");
 	char *path = NULL;
 	if (asprintf(&path, "%s/cutmerge.XXXXXX", dir && *dir ? dir : "/tmp") < 0)
-		err(CUT_EXIT_FATAL, "out of memory");
+		cut_out_of_memory();
 	int fd = mkstemp(path);
 	FILE *f = fd < 0 ? NULL : fdopen(fd, "w+");
 	if (!f)
@@ -994,13 +988,13 @@ scan_input(int i, bool order, bool coll, bool once)
 		return;
 	}
 	struct scan s = {.state = SCAN_IN_ORDER};
-	if (order && !(s.ring = malloc((WINDOW_EVENTS + 1) * sizeof(*s.ring))))
-		err(CUT_EXIT_FATAL, "%s: reorder window", cut_esc(in->path));
+	if (order)
+		s.ring = cut_xcalloc(WINDOW_EVENTS + 1, sizeof(*s.ring));
 	if (once && in->have_first)
 		scan_event(i, &s, &in->first, in->first_line, firstcost, order, coll);
 	struct cut_parser *parser = cut_parser_new();
 	if (!parser)
-		err(CUT_EXIT_FATAL, "out of memory");
+		cut_out_of_memory();
 	char *line, why[256];
 	size_t len, hostlen;
 	const char *host;
@@ -1176,11 +1170,9 @@ fit(struct unit *u, struct obs *o, size_t n)
 	qsort(o, n, sizeof(*o), by_x);
 	int64_t x0 = o[n / 2].x;
 	size_t m = n < FIT_POINTS ? n : FIT_POINTS, pairs = m * (m - 1) / 2;
-	double *dx = malloc(n * sizeof(*dx)), *y = malloc(n * sizeof(*y));
-	double *r = malloc((pairs > n ? pairs : n) * sizeof(*r));
-	bool *use = malloc(n * sizeof(*use));
-	if (!dx || !y || !r || !use)
-		err(CUT_EXIT_FATAL, "out of memory");
+	double *dx = cut_xcalloc(n, sizeof(*dx)), *y = cut_xcalloc(n, sizeof(*y));
+	double *r = cut_xcalloc(pairs > n ? pairs : n, sizeof(*r));
+	bool *use = cut_xcalloc(n, sizeof(*use));
 	for (size_t i = 0; i < n; i++) {
 		dx[i] = (double)o[i].x - (double)x0;
 		y[i] = (double)o[i].y;
@@ -1266,10 +1258,8 @@ static size_t
 observe(int u, struct obs **out, size_t *cap)
 {
 	size_t n = 0, npart = idmap_span(g.partmap);
-	size_t *fu = malloc((npart + 1) * sizeof(*fu)), *fa = malloc((npart + 1) * sizeof(*fa));
-	int64_t *v = malloc((npart + 1) * sizeof(*v));
-	if (!fu || !fa || !v)
-		err(CUT_EXIT_FATAL, "out of memory");
+	size_t *fu = cut_xcalloc(npart + 1, sizeof(*fu)), *fa = cut_xcalloc(npart + 1, sizeof(*fa));
+	int64_t *v = cut_xcalloc(npart + 1, sizeof(*v));
 	const int64_t su = g.units[u].shift, sa = g.units[g.anchor].shift;
 	for (size_t i = 0, j; i < g.ncoll; i = j) {
 		size_t nu = 0, na = 0, least = SIZE_MAX;
@@ -1297,7 +1287,7 @@ observe(int u, struct obs **out, size_t *cap)
 			    __builtin_add_overflow(ya, sa, &ya) ||
 			    __builtin_sub_overflow(ya, x, &y))
 				continue;
-			*out = cut_grow(*out, cap, n + 1, sizeof(**out));
+			CUT_GROW(*out, n + 1, *cap);
 			(*out)[n++] = (struct obs){x, y};
 		}
 	}
@@ -1467,9 +1457,7 @@ hold(const struct cut_event *ev, bool counted)
 {
 	if (g.qtail - g.qhead == g.qcap) {
 		size_t cap = g.qcap ? g.qcap * 2 : 1024;
-		struct slot *q = calloc(cap, sizeof(*q));
-		if (!q)
-			err(CUT_EXIT_FATAL, "held events");
+		struct slot *q = cut_xcalloc(cap, sizeof(*q));
 		/* The queue is full: every old slot is held and moves to its new place. */
 		for (uint64_t i = g.qhead; i < g.qtail; i++)
 			q[i % cap] = g.q[i % g.qcap];
@@ -1501,10 +1489,7 @@ hold(const struct cut_event *ev, bool counted)
 	}
 	buf_add(&line, "}\n", 2);
 	if (s->text.cap < line.len + 1 || s->text.cap > 2 * (line.len + 1) + 64) {
-		char *t = realloc(s->text.s, line.len + 1);
-		if (!t)
-			err(CUT_EXIT_FATAL, "held events");
-		s->text.s = t;
+		s->text.s = cut_xrealloc(s->text.s, line.len + 1, 1);
 		s->text.cap = line.len + 1;
 	}
 	memcpy(s->text.s, line.s, line.len + 1);
@@ -1550,8 +1535,7 @@ pair_count(struct pairs *p, int kept, int dropped)
 		p->map = idmap_new();
 	bool isnew;
 	size_t k = idmap_put2(p->map, kept, dropped, &isnew);
-	if (k >= p->cap)
-		p->v = cut_grow(p->v, &p->cap, k + 1, sizeof(*p->v));
+	CUT_GROW(p->v, k + 1, p->cap);
 	if (isnew)
 		p->v[k] = (struct pair){kept, dropped, 0};
 	p->v[k].n++;
@@ -1575,14 +1559,11 @@ learn_label(const struct cut_event *ev, int in)
 		return;
 	bool isnew;
 	size_t k = idmap_put2(g.labelmap, in, ev->pid, &isnew);
-	if (k >= g.nlabels)
-		g.labels = cut_grow(g.labels, &g.nlabels, k + 1, sizeof(*g.labels));
+	CUT_GROW(g.labels, k + 1, g.nlabels);
 	struct label *l = &g.labels[k];
 	if (isnew) {
 		free(l->host);
-		*l = (struct label){.host = host ? strdup(host) : NULL, .rank = ev->rank};
-		if (host && !l->host)
-			err(CUT_EXIT_FATAL, "out of memory");
+		*l = (struct label){.host = host ? cut_xstrdup(host) : NULL, .rank = ev->rank};
 	} else if (l->rank != ev->rank || (host && (!l->host || strcmp(host, l->host) != 0))) {
 		l->mixed = true;
 	}
@@ -1929,10 +1910,8 @@ static void
 make_groups(void)
 {
 	int ref = reference();
-	g.gshift = calloc((size_t)g.nin + 1, sizeof(*g.gshift));
-	g.gpair = calloc((size_t)g.nin + 1, sizeof(*g.gpair));
-	if (!g.gshift || !g.gpair)
-		err(CUT_EXIT_FATAL, "inputs");
+	g.gshift = cut_xcalloc((size_t)g.nin + 1, sizeof(*g.gshift));
+	g.gpair = cut_xcalloc((size_t)g.nin + 1, sizeof(*g.gpair));
 	for (int i = 0; i < g.nin; i++) {
 		struct input *in = &g.in[i];
 		in->group = -1;
@@ -2191,10 +2170,8 @@ read_once(const char *arg)
 static void
 open_inputs(int argc, char *argv[])
 {
-	g.in = calloc((size_t)argc, sizeof(*g.in));
-	const char **args = calloc((size_t)argc, sizeof(*args));
-	if (!g.in || !args)
-		err(CUT_EXIT_FATAL, "inputs");
+	g.in = cut_xcalloc((size_t)argc, sizeof(*g.in));
+	const char **args = cut_xcalloc((size_t)argc, sizeof(*args));
 	for (int i = 0; i < argc; i++) {
 		struct input *in = &g.in[g.nin];
 		in->path = strcmp(argv[i], "-") == 0 ? "<stdin>" : argv[i];
@@ -2223,9 +2200,7 @@ open_inputs(int argc, char *argv[])
 	}
 	make_groups();
 	bool coll = many_hosts();
-	int64_t *first_ts = calloc((size_t)g.nin + 1, sizeof(*first_ts));
-	if (!first_ts)
-		err(CUT_EXIT_FATAL, "inputs");
+	int64_t *first_ts = cut_xcalloc((size_t)g.nin + 1, sizeof(*first_ts));
 	for (int i = 0; i < g.nin && !g.stop; i++) {
 		struct input *in = &g.in[i];
 		first_ts[i] = in->have_first ? in->first.ts : INT64_MIN;

@@ -225,7 +225,7 @@ spans_add(struct spans *s, int64_t from, int64_t to)
 		to = s->v[j].to > to ? s->v[j].to : to;
 	}
 	if (j == lo) {
-		s->v = cut_grow(s->v, &s->cap, s->n + 1, sizeof(*s->v));
+		CUT_GROW(s->v, s->n + 1, s->cap);
 		memmove(s->v + lo + 1, s->v + lo, (s->n - lo) * sizeof(*s->v));
 		s->n++;
 	} else {
@@ -347,7 +347,7 @@ want(size_t proc, int64_t h, int64_t until)
 {
 	bool isnew;
 	size_t i = idmap_put2(g.wanted, (int64_t)proc, h, &isnew);
-	g.until = cut_grow(g.until, &g.capuntil, i + 1, sizeof(*g.until));
+	CUT_GROW(g.until, i + 1, g.capuntil);
 	if (!isnew && g.until[i] >= until)
 		return;
 	g.until[i] = until;
@@ -389,8 +389,7 @@ need(const struct slot *s)
 	p->dirty = false;
 	p->active = true;
 	size_t i = idmap_put2(g.names[N_THREAD], (int64_t)s->proc, ev->tid, NULL);
-	g.named[N_THREAD] =
-	    cut_grow(g.named[N_THREAD], &g.capnamed[N_THREAD], i + 1, sizeof(struct named));
+	CUT_GROW(g.named[N_THREAD], i + 1, g.capnamed[N_THREAD]);
 	emit(N_THREAD, i); /* when new, a place for the record to come */
 	const char *key, *val, *a = ev->args;
 	size_t klen;
@@ -461,7 +460,7 @@ store(struct slot *s)
 	}
 	bool isnew;
 	size_t i = idmap_put2(g.names[kind], (int64_t)s->proc, id, &isnew);
-	g.named[kind] = cut_grow(g.named[kind], &g.capnamed[kind], i + 1, sizeof(struct named));
+	CUT_GROW(g.named[kind], i + 1, g.capnamed[kind]);
 	struct named *n = &g.named[kind][i];
 	bool waited = !isnew && !n->present; /* a thread whose events went without it */
 	if (n->present && !n->written)
@@ -478,7 +477,7 @@ store(struct slot *s)
 	n->present = true;
 	struct proc *p = &g.procs[s->proc];
 	if (whole && isnew) {
-		p->own = cut_grow(p->own, &p->capown, p->nown + 1, sizeof(*p->own));
+		CUT_GROW(p->own, p->nown + 1, p->capown);
 		p->own[p->nown++] = (struct owned){kind, i};
 	}
 	p->dirty |= whole;
@@ -559,9 +558,7 @@ enqueue(void)
 {
 	if (g.qtail - g.qhead == g.qcap) {
 		size_t cap = g.qcap ? g.qcap * 2 : 1024;
-		struct slot *q = calloc(cap, sizeof(*q));
-		if (!q)
-			err(CUT_EXIT_FATAL, "queue");
+		struct slot *q = cut_xcalloc(cap, sizeof(*q));
 		for (uint64_t i = g.qhead; i < g.qtail; i++)
 			q[i % cap] = g.q[i % g.qcap];
 		free(g.q);
@@ -634,7 +631,7 @@ arrive(struct cut_reader *r, const struct cut_event *ev)
 			spans_add(&p->win, ev->ts, end);
 			spans_add(&g.all, ev->ts, end);
 			if (g.nselected++ < MAX_LISTED) {
-				g.inst = cut_grow(g.inst, &g.capinst, g.ninst + 1, sizeof(*g.inst));
+				CUT_GROW(g.inst, g.ninst + 1, g.capinst);
 				g.inst[g.ninst++] = (struct instance){s->proc, n, ev->ts, end};
 			}
 		}

@@ -105,7 +105,7 @@ keeps_tid(const struct tl_track *p, int64_t tid)
 		kept = idmap_new();
 	size_t i = idmap_put(kept, tid, &isnew);
 	if (isnew) {
-		owner = cut_grow(owner, &cap, i + 1, sizeof(*owner));
+		CUT_GROW(owner, i + 1, cap);
 		owner[i] = p->order;
 	}
 	return owner[i] == p->order;
@@ -124,11 +124,11 @@ static struct group *
 draw(struct tl_track *t)
 {
 	if (!group(t)) {
-		groups = cut_grow(groups, &gcap, t->order + 1, sizeof(*groups));
+		CUT_GROW(groups, t->order + 1, gcap);
 		groups[t->order] = (struct group){.drawn = true, .order = ndrawn, .file = -1};
 		if (is_process(t))
 			groups[t->order].jpid = keeps_ids(t) ? t->pid : SYNTH_ID + nsynth++;
-		drawn = cut_grow(drawn, &dcap, ndrawn + 1, sizeof(*drawn));
+		CUT_GROW(drawn, ndrawn + 1, dcap);
 		drawn[ndrawn++] = t;
 	}
 	return group(t);

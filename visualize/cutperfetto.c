@@ -144,7 +144,7 @@ flush(void)
 static struct trk *
 trk(const struct tl_track *t)
 {
-	trks = cut_grow(trks, &trkcap, t->order + 1, sizeof(*trks));
+	CUT_GROW(trks, t->order + 1, trkcap);
 	return &trks[t->order];
 }
 
@@ -183,12 +183,9 @@ iid(const struct tl_machine *m, const char *s, size_t len, unsigned kind)
 {
 	struct seq *q = &seqs[m->index];
 	size_t i = intern(s, len), pg = i / SENT_PAGE;
-	if (pg >= q->nsent)
-		q->sent = cut_grow(q->sent, &q->nsent, pg + 1, sizeof(*q->sent));
-	if (!q->sent[pg]) { /* a zeroed page (cut_grow doubles from 16 to its size) */
-		size_t cap = 0;
-		q->sent[pg] = cut_grow(NULL, &cap, SENT_PAGE, 1);
-	}
+	CUT_GROW(q->sent, pg + 1, q->nsent);
+	if (!q->sent[pg])
+		q->sent[pg] = cut_xcalloc(SENT_PAGE, 1);
 	uint8_t *sent = &q->sent[pg][i % SENT_PAGE];
 	if (!(*sent & kind)) {
 		*sent |= (uint8_t)kind;
@@ -248,7 +245,7 @@ static void
 machine_start(void *arg, struct tl_machine *m)
 {
 	(void)arg;
-	seqs = cut_grow(seqs, &seqcap, m->index + 1, sizeof(*seqs));
+	CUT_GROW(seqs, m->index + 1, seqcap);
 	size_t at = packet(m, -1);
 	pb_field(&g.out, PKT_FIRST_ON_SEQUENCE, 1);
 	size_t snap = pb_nest(&g.out, PKT_CLOCK_SNAPSHOT);
@@ -416,8 +413,7 @@ track(void *arg, struct tl_track *t, unsigned what)
 			bool isnew;
 			size_t i = idmap_put2(g.tids, (int64_t)t->m->index, t->key, &isnew);
 			if (isnew) {
-				g.tid_owner =
-				    cut_grow(g.tid_owner, &g.owncap, i + 1, sizeof(*g.tid_owner));
+				CUT_GROW(g.tid_owner, i + 1, g.owncap);
 				g.tid_owner[i] = t->pid;
 			}
 			keep = g.tid_owner[i] == t->pid;

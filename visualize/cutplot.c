@@ -170,14 +170,12 @@ row_make(int64_t pid, int64_t tid, int layer)
 {
 	bool isnew;
 	size_t i = idmap_put2(thread_ids, pid, tid, &isnew);
-	if (isnew)
-		threads = cut_grow(threads, &threadcap, i + 1, sizeof(*threads));
+	CUT_GROW(threads, i + 1, threadcap);
 	struct row **r = &threads[i].rows[layer + 3];
 	if (*r)
 		return *r;
-	rows = cut_grow(rows, &rowcap, nrows + 1, sizeof(*rows));
-	if (!(*r = rows[nrows++] = calloc(1, sizeof(**rows))))
-		err(CUT_EXIT_FATAL, "out of memory");
+	CUT_GROW(rows, nrows + 1, rowcap);
+	*r = rows[nrows++] = cut_xcalloc(1, sizeof(**rows));
 	**r = (struct row){.pid = pid,
 	                   .tid = tid,
 	                   .layer = layer,
@@ -217,8 +215,7 @@ add_span(struct row *r, int c, int64_t ts, int64_t end)
 {
 	int64_t stop = end > ts ? end : ts + 1; /* instants count as a nanosecond */
 	if (!r->t) {
-		if (!(r->t = calloc((size_t)NBINS * NCLASS, sizeof(float))))
-			err(CUT_EXIT_FATAL, "out of memory");
+		r->t = cut_xcalloc((size_t)NBINS * NCLASS, sizeof(float));
 		nbinned++;
 	}
 	if (width == 0) {
@@ -264,7 +261,7 @@ proc_index(int64_t a, int64_t b, struct proc p)
 	bool isnew;
 	size_t i = idmap_put2(proc_ids, a, b, &isnew);
 	if (isnew) {
-		procs = cut_grow(procs, &proccap, i + 1, sizeof(*procs));
+		CUT_GROW(procs, i + 1, proccap);
 		procs[i] = p;
 	}
 	return (int64_t)i;
@@ -304,8 +301,7 @@ name_row(const struct cut_event *ev)
 		bool proc = k == CUT_META_PROCESS;
 		struct row *r = row_get(ev->pid, proc ? 0 : ev->tid, proc ? -2 : -1);
 		free(r->comm);
-		if (!(r->comm = strdup(name)))
-			err(CUT_EXIT_FATAL, "out of memory");
+		r->comm = cut_xstrdup(name);
 	}
 	cut_meta_release(&m);
 }
@@ -609,9 +605,7 @@ static void
 plot_timeline(FILE *sc, bool gaps, const double frame[4])
 {
 	bool dumb = strcmp(term, "dumb") == 0, used[NCLASS] = {false};
-	struct row **sel = calloc(nrows + 1, sizeof(*sel));
-	if (!sel)
-		err(CUT_EXIT_FATAL, "out of memory");
+	struct row **sel = cut_xcalloc(nrows + 1, sizeof(*sel));
 	size_t n = select_rows(sel, gaps), lw = 0;
 	char label[160], *tics, note[128], *nt = NULL;
 	const char *what = gaps ? "host idle gaps between driver calls" : "timeline";
@@ -629,7 +623,7 @@ plot_timeline(FILE *sc, bool gaps, const double frame[4])
 	size_t ticslen;
 	FILE *ts = open_memstream(&tics, &ticslen);
 	if (!ts)
-		err(CUT_EXIT_FATAL, "out of memory");
+		cut_out_of_memory();
 	fprintf(ts, "set ytics nomirror (");
 	for (size_t k = 0; k < n; k++) {
 		fprintf(ts, "%s\"%s\" %zu", k ? ", " : "", row_label(sel[k], label, sizeof(label)),
@@ -651,17 +645,15 @@ plot_timeline(FILE *sc, bool gaps, const double frame[4])
 	int cols = dumb ? w - (int)lw - 6 : (int)((frame ? frame[2] : 1) * w) - 7 * (int)lw - 140;
 	int64_t lo = (tmin - origin) / width, hi = (tmax - 1 - origin) / width + 1;
 	cols = cols < 10 ? 10 : cols > hi - lo ? (int)(hi - lo) : cols;
-	double *sum = malloc(sizeof(double) * NCLASS * (size_t)cols),
+	double *sum = cut_xcalloc((size_t)NCLASS * (size_t)cols, sizeof(double)),
 	       x = (double)span / cols / unit;
-	int *nbin = malloc(sizeof(int) * (size_t)cols);
-	if (!sum || !nbin)
-		err(CUT_EXIT_FATAL, "out of memory");
+	int *nbin = cut_xcalloc((size_t)cols, sizeof(int));
 	char *data[NCLASS];
 	size_t dlen[NCLASS];
 	FILE *ds[NCLASS];
 	for (int c = 0; c < NCLASS; c++)
 		if (!(ds[c] = open_memstream(&data[c], &dlen[c])))
-			err(CUT_EXIT_FATAL, "out of memory");
+			cut_out_of_memory();
 	for (size_t k = 0; k < n; k++) {
 		memset(sum, 0, sizeof(double) * NCLASS * (size_t)cols);
 		memset(nbin, 0, sizeof(int) * (size_t)cols);
@@ -834,11 +826,9 @@ plot_gpu(FILE *sc, const double frame[4])
 	chart(sc, "GPU utilisation (layer gpu)", NULL, height_or(dumb ? 24 : 480), frame);
 	/* A line per process with GPU work, each GPU row adding its bins to its process's
 	 * columns: linear in the rows, however many processes. */
-	size_t *line_of = malloc((nrows + 1) * sizeof(*line_of)), np = 0;
-	int64_t *pids = malloc((nrows + 1) * sizeof(*pids));
+	size_t *line_of = cut_xcalloc(nrows + 1, sizeof(*line_of)), np = 0;
+	int64_t *pids = cut_xcalloc(nrows + 1, sizeof(*pids));
 	struct cut_idmap *lines = idmap_new();
-	if (!line_of || !pids)
-		err(CUT_EXIT_FATAL, "out of memory");
 	for (size_t i = 0; i < nrows; i++) {
 		const struct row *r = rows[i];
 		bool isnew;
@@ -862,9 +852,7 @@ plot_gpu(FILE *sc, const double frame[4])
 	int cols = dumb ? (wid ? wid : 120) - 12 : 600;
 	cols = cols > hi - lo ? (int)(hi - lo) : cols < 10 ? 10 : cols;
 	double per = (double)(hi - lo) / cols; /* bins per column */
-	double *busy = calloc(np * (size_t)cols, sizeof(*busy));
-	if (!busy)
-		err(CUT_EXIT_FATAL, "out of memory");
+	double *busy = cut_xcalloc(np * (size_t)cols, sizeof(*busy));
 	for (size_t i = 0; i < nrows; i++) {
 		const struct row *r = rows[i];
 		if (r->layer != CUT_GPU || !r->t)
@@ -1121,12 +1109,10 @@ main(int argc, char *argv[])
 	size_t len;
 	FILE *sc = open_memstream(&script, &len);
 	if (!sc)
-		err(CUT_EXIT_FATAL, "out of memory");
+		cut_out_of_memory();
 	if (which == 4 && strcmp(term, "dumb")) {
 		/* One image: the timeline and the gaps over the whole width, then two charts. */
-		struct row **sel = calloc(nrows + 1, sizeof(*sel));
-		if (!sel)
-			err(CUT_EXIT_FATAL, "out of memory");
+		struct row **sel = cut_xcalloc(nrows + 1, sizeof(*sel));
 		double th = timeline_height(select_rows(sel, false)),
 		       gh = 40 + timeline_height(select_rows(sel, true)), bh = 460,
 		       h = th + gh + bh;
@@ -1153,7 +1139,7 @@ main(int argc, char *argv[])
 			plot_gpu(sc, NULL);
 	}
 	if (fclose(sc))
-		err(CUT_EXIT_FATAL, "out of memory");
+		cut_out_of_memory();
 	if (script_only) {
 		fwrite(script, 1, len, stdout);
 	} else {

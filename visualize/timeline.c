@@ -112,16 +112,6 @@ struct tl {
 	bool warned_order;
 };
 
-/* A zeroed object; exits with status 2 when memory runs out. */
-static void *
-zalloc(size_t size)
-{
-	void *p = calloc(1, size);
-	if (!p)
-		err(CUT_EXIT_FATAL, "out of memory");
-	return p;
-}
-
 static const char *
 str(struct tl *tl, const char *s)
 {
@@ -174,8 +164,7 @@ slot(struct map *mp, int64_t a, int64_t b, bool create)
 	size_t i = create ? idmap_put2(mp->ids, a, b, NULL) : idmap_get2(mp->ids, a, b);
 	if (i == IDMAP_NONE)
 		return NULL;
-	if (i >= mp->cap)
-		mp->t = cut_grow(mp->t, &mp->cap, i + 1, sizeof(*mp->t));
+	CUT_GROW(mp->t, i + 1, mp->cap);
 	return &mp->t[i];
 }
 
@@ -184,10 +173,10 @@ slot(struct map *mp, int64_t a, int64_t b, bool create)
 static struct tl_track *
 made(struct tl *tl, enum tl_kind kind, struct tl_machine *m, int64_t pid, int64_t key)
 {
-	struct tl_track *t = zalloc(sizeof(*t));
+	struct tl_track *t = cut_xcalloc(1, sizeof(*t));
 	*t = (struct tl_track){
 	    .kind = kind, .order = tl->ntracks, .m = m, .pid = pid, .key = key, .rank = -1};
-	tl->tracks = cut_grow(tl->tracks, &tl->tcap, tl->ntracks + 1, sizeof(*tl->tracks));
+	CUT_GROW(tl->tracks, tl->ntracks + 1, tl->tcap);
 	tl->tracks[tl->ntracks++] = t;
 	say(tl, t, TL_MADE);
 	return t;
@@ -200,7 +189,7 @@ proc_of(struct tl *tl, struct tl_machine *m, int64_t pid)
 	bool isnew;
 	size_t p = idmap_put2(tl->proc_ids, (int64_t)m->index, pid, &isnew);
 	if (isnew) {
-		tl->procs = cut_grow(tl->procs, &tl->proccap, p + 1, sizeof(*tl->procs));
+		CUT_GROW(tl->procs, p + 1, tl->proccap);
 		tl->procs[p] = (struct proc){.m = m, .pid = pid};
 	}
 	return p;
@@ -311,7 +300,7 @@ stream_of(struct tl *tl, struct tl_track *g, size_t p, bool has, int64_t handle)
 	t->nostream = !has;
 	if (has) {
 		size_t i = idmap_put2(tl->sname_ids, (int64_t)p, handle, NULL);
-		tl->snames = cut_grow(tl->snames, &tl->sncap, i + 1, sizeof(*tl->snames));
+		CUT_GROW(tl->snames, i + 1, tl->sncap);
 		t->same = tl->snames[i].first;
 		tl->snames[i].first = t;
 		t->nvtx = tl->snames[i].name;
@@ -346,7 +335,7 @@ machine(struct tl *tl, const char *host, bool clock, int64_t mono, int64_t real)
 		    (m->clock == clock && (!clock || (d > -SAME_BOOT_NS && d < SAME_BOOT_NS))))
 			return m;
 	}
-	struct tl_machine *m = *mp = zalloc(sizeof(*m));
+	struct tl_machine *m = *mp = cut_xcalloc(1, sizeof(*m));
 	*m = (struct tl_machine){.host = strtab_key(tl->strs, h),
 	                         .clock = clock,
 	                         .mono = clock ? mono : 0,
@@ -475,7 +464,7 @@ stream_record(struct tl *tl, const struct cut_symbol *s, size_t p)
 	if (s->handle == CUT_ABSENT)
 		return;
 	size_t i = idmap_put2(tl->sname_ids, (int64_t)p, s->handle, NULL);
-	tl->snames = cut_grow(tl->snames, &tl->sncap, i + 1, sizeof(*tl->snames));
+	CUT_GROW(tl->snames, i + 1, tl->sncap);
 	struct sname *n = &tl->snames[i];
 	if (!differs(n->name, s->name))
 		return;
@@ -531,7 +520,7 @@ meta(struct tl *tl, struct input *in, const struct cut_event *ev, struct tl_mach
 static struct tl_lane *
 lane_new(struct tl *tl, struct tl_track *t)
 {
-	struct tl_lane *l = zalloc(sizeof(*l));
+	struct tl_lane *l = cut_xcalloc(1, sizeof(*l));
 	*l = (struct tl_lane){.t = t,
 	                      .index = t->nlanes++,
 	                      .epoch = tl->epoch,
@@ -582,7 +571,7 @@ place(struct tl *tl, struct tl_track *t, int64_t ts, int64_t end, bool *before)
 	}
 	struct cut_heap *h = t->spill;
 	if (!h) {
-		h = t->spill = zalloc(sizeof(*h));
+		h = t->spill = cut_xcalloc(1, sizeof(*h));
 		heap_init(h, sizeof(struct spill));
 	}
 	struct spill *top = heap_top(h);
@@ -611,8 +600,7 @@ push(struct tl *tl, struct tl_lane *l, int64_t ts, int64_t end)
 {
 	if (l->depth == l->cap) { /* from 4, not cut_grow's 16: a lane per thread */
 		l->cap = l->cap ? 2 * l->cap : 4;
-		if (!(l->stack = realloc(l->stack, l->cap * sizeof(*l->stack))))
-			err(CUT_EXIT_FATAL, "out of memory");
+		l->stack = cut_xrealloc(l->stack, l->cap, sizeof(*l->stack));
 	}
 	struct tl_open *o = &l->stack[l->depth];
 	*o = (struct tl_open){.ts = ts, .end = end};
@@ -687,9 +675,9 @@ busy(struct tl *tl, struct tl_track *g, struct tl_open *o, const struct cut_even
 	}
 	struct cut_heap *h = g->busy;
 	if (!h) {
-		h = g->busy = zalloc(sizeof(*h));
+		h = g->busy = cut_xcalloc(1, sizeof(*h));
 		heap_init(h, sizeof(k));
-		tl->busy = cut_grow(tl->busy, &tl->busycap, tl->nbusy + 1, sizeof(*tl->busy));
+		CUT_GROW(tl->busy, tl->nbusy + 1, tl->busycap);
 		tl->busy[tl->nbusy++] = g;
 	}
 	while (heap_top(h) && ((struct cut_heap_key *)heap_top(h))->ts <= ev->ts) {
@@ -708,7 +696,7 @@ note_submit(struct tl *tl, const struct cut_event *ev, size_t p, struct tl_lane 
 	if (cut_args_int(ev->args, "corr", &corr))
 		return;
 	if (!tl->ring)
-		tl->ring = zalloc(MAX_SUBS * sizeof(*tl->ring));
+		tl->ring = cut_xcalloc(MAX_SUBS, sizeof(*tl->ring));
 	if (tl->nring == MAX_SUBS) { /* the oldest is forgotten */
 		idmap_del2(tl->subs, tl->ring[tl->head].proc, tl->ring[tl->head].corr);
 		tl->head = (tl->head + 1) % MAX_SUBS;
@@ -718,7 +706,7 @@ note_submit(struct tl *tl, const struct cut_event *ev, size_t p, struct tl_lane 
 	tl->ring[r].proc = (int64_t)p;
 	tl->ring[r].corr = corr;
 	size_t i = idmap_put2(tl->subs, (int64_t)p, corr, NULL);
-	tl->sub_at = cut_grow(tl->sub_at, &tl->sub_cap, i + 1, sizeof(*tl->sub_at));
+	CUT_GROW(tl->sub_at, i + 1, tl->sub_cap);
 	tl->sub_at[i] = (struct sub){l, ev->ts};
 }
 
@@ -766,8 +754,7 @@ memory(struct tl *tl, const struct cut_event *ev, size_t p)
 	}
 	if (call > 0 && cut_args_int(ev->args, "bytes", &bytes) == 0) {
 		size_t j = idmap_put2(tl->allocs, (int64_t)p, dptr, NULL);
-		tl->alloc_bytes =
-		    cut_grow(tl->alloc_bytes, &tl->alloc_cap, j + 1, sizeof(*tl->alloc_bytes));
+		CUT_GROW(tl->alloc_bytes, j + 1, tl->alloc_cap);
 		tl->alloc_bytes[j] = bytes;
 		t->value = (int64_t)((uint64_t)t->value + (uint64_t)bytes); /* no UB on nonsense */
 	} else if (i == IDMAP_NONE) {
@@ -938,7 +925,7 @@ tl_run(struct tl *tl, int argc, char *argv[])
 	 * and cutcapture write them so), and the ranks of a job become one timeline. */
 	int status = CUT_EXIT_OK;
 	size_t n = argc ? (size_t)argc : 1;
-	struct input *in = zalloc(n * sizeof(*in));
+	struct input *in = cut_xcalloc(n, sizeof(*in));
 	struct cut_heap heads;
 	struct head h;
 	heap_init(&heads, sizeof(struct head));
@@ -969,7 +956,7 @@ tl_run(struct tl *tl, int argc, char *argv[])
 struct tl *
 tl_new(const struct tl_sink *sink)
 {
-	struct tl *tl = zalloc(sizeof(*tl));
+	struct tl *tl = cut_xcalloc(1, sizeof(*tl));
 	tl->s = *sink;
 	tl->last = INT64_MIN;
 	tl->strs = strtab_new();

@@ -314,7 +314,7 @@ load(struct job *j, int i, char **paths, struct cut_idmap *files, int *file_of,
 	}
 	for (size_t x = 0; x < nr; x++) {
 		size_t at = idmap_put(ranks, r[x], NULL);
-		*rank_of = cut_grow(*rank_of, rcap, at + 1, sizeof(**rank_of));
+		CUT_GROW(*rank_of, at + 1, *rcap);
 		(*rank_of)[at] = i;
 	}
 	free(r);

@@ -97,7 +97,7 @@ kern_add(struct cut_rank_stats *s, size_t key, size_t name, int64_t total)
 static void
 add_span(struct span **v, size_t *n, size_t *cap, struct span sp)
 {
-	*v = cut_grow(*v, cap, *n + 1, sizeof(**v));
+	CUT_GROW(*v, *n + 1, *cap);
 	(*v)[(*n)++] = sp;
 }
 

@@ -65,10 +65,9 @@ end_of(int64_t a, int64_t b)
 struct cut_steps *
 steps_new(const char *range)
 {
-	struct cut_steps *s = calloc(1, sizeof(*s));
-	struct priv *p = calloc(1, sizeof(*p));
-	if (!s || !p || !(p->range = strdup(range)))
-		err(CUT_EXIT_FATAL, "out of memory");
+	struct cut_steps *s = cut_xcalloc(1, sizeof(*s));
+	struct priv *p = cut_xcalloc(1, sizeof(*p));
+	p->range = cut_xstrdup(range);
 	p->procs = cut_procs_new();
 	p->names = strtab_new();
 	p->fns = strtab_new();
@@ -86,7 +85,7 @@ span_add(struct spans *v, int64_t s, int64_t e)
 			last->e = e;
 		return;
 	}
-	v->v = cut_grow(v->v, &v->cap, v->n + 1, sizeof(*v->v));
+	CUT_GROW(v->v, v->n + 1, v->cap);
 	v->v[v->n++] = (struct span){s, e};
 }
 
@@ -97,7 +96,7 @@ is_sync(struct priv *p, const struct cut_event *ev)
 	if (ev->layer == CUT_RUNTIME) /* its cat, else the runtime's row of the table */
 		return strcmp(cut_event_category(ev), "sync") == 0;
 	size_t i = strtab_intern(p->fns, ev->name);
-	p->sync_fn = cut_grow(p->sync_fn, &p->capsync, i + 1, 1);
+	CUT_GROW(p->sync_fn, i + 1, p->capsync);
 	if (!p->sync_fn[i])
 		p->sync_fn[i] = 1 + (cut_api_category_id(ev->name) == CUT_CAT_SYNC);
 	return p->sync_fn[i] == 2;
@@ -110,7 +109,7 @@ steps_add(struct cut_steps *s, const struct cut_event *ev)
 	size_t proc = cut_procs_of(p->procs, ev);
 	if (ev->layer == CUT_META || !(ev->has & CUT_HAS_DUR) || ev->dur < 0)
 		return;
-	p->pa = cut_grow(p->pa, &p->cap, proc + 1, sizeof(*p->pa));
+	CUT_GROW(p->pa, proc + 1, p->cap);
 	struct pacc *a = &p->pa[proc];
 	int64_t end = end_of(ev->ts, ev->dur);
 	switch (ev->layer) {
@@ -123,7 +122,7 @@ steps_add(struct cut_steps *s, const struct cut_event *ev)
 	case CUT_GPU:
 		span_add(&a->gpu, ev->ts, end);
 		if (ev->cat && strcmp(ev->cat, "kernel") == 0 && ev->name) {
-			a->k = cut_grow(a->k, &a->capk, a->nk + 1, sizeof(*a->k));
+			CUT_GROW(a->k, a->nk + 1, a->capk);
 			a->k[a->nk++] =
 			    (struct kpiece){ev->ts, end, strtab_intern(p->names, ev->name)};
 		}
@@ -131,7 +130,7 @@ steps_add(struct cut_steps *s, const struct cut_event *ev)
 	case CUT_NVTX:
 		if (strcmp(ev->name, p->range) != 0 || (ev->cat && strcmp(ev->cat, "mark") == 0))
 			break;
-		a->inst = cut_grow(a->inst, &a->capinst, a->ninst + 1, sizeof(*a->inst));
+		CUT_GROW(a->inst, a->ninst + 1, a->capinst);
 		a->inst[a->ninst++] = (struct inst){ev->ts, ev->dur, p->seq++};
 		break;
 	default: break;
@@ -308,14 +307,11 @@ steps_finish(struct cut_steps *s)
 			most = p->pa[i].ninst;
 	}
 	s->nhosts = cut_procs_hosts(p->procs);
-	s->steps = calloc(total ? total : 1, sizeof(*s->steps));
-	s->procs = calloc(nproc ? nproc : 1, sizeof(*s->procs));
-	int64_t *d = malloc(most * sizeof(*d));
+	s->steps = cut_xcalloc(total, sizeof(*s->steps));
+	s->procs = cut_xcalloc(nproc, sizeof(*s->procs));
+	int64_t *d = cut_xcalloc(most, sizeof(*d));
 	size_t nn = strtab_len(p->names);
-	struct tally t = {calloc(nn ? nn : 1, sizeof(int64_t)),
-	                  malloc((nn ? nn : 1) * sizeof(size_t)), 0, nn};
-	if (!s->steps || !s->procs || !d || !t.ns || !t.touched)
-		err(CUT_EXIT_FATAL, "out of memory");
+	struct tally t = {cut_xcalloc(nn, sizeof(int64_t)), cut_xcalloc(nn, sizeof(size_t)), 0, nn};
 	for (size_t i = 0; i < nproc && i < p->cap; i++) {
 		struct pacc *a = &p->pa[i];
 		if (!a->ninst)

@@ -122,8 +122,7 @@ demangle(const char *name)
 		free(out.s);
 		return NULL;
 	}
-	char *s = realloc(out.s, out.len + 1);
-	return s ? s : out.s;
+	return cut_xrealloc(out.s, out.len + 1, 1); /* no more room than the name takes */
 }
 
 /* A cache entry for a name that did not demangle: an empty string, told from a result. */

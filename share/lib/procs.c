@@ -42,9 +42,7 @@ struct cut_procs {
 struct cut_procs *
 cut_procs_new(void)
 {
-	struct cut_procs *p = calloc(1, sizeof(*p));
-	if (!p)
-		err(CUT_EXIT_FATAL, "out of memory");
+	struct cut_procs *p = cut_xcalloc(1, sizeof(*p));
 	p->hosts = strtab_new();
 	p->bypid = idmap_new();
 	p->byhost = idmap_new();
@@ -69,7 +67,7 @@ cut_procs_free(struct cut_procs *p)
 static size_t
 new_proc(struct cut_procs *p, size_t host, int64_t pid)
 {
-	p->v = cut_grow(p->v, &p->cap, p->n + 1, sizeof(*p->v));
+	CUT_GROW(p->v, p->n + 1, p->cap);
 	p->v[p->n] = (struct proc){pid, host, -1, -1};
 	return p->n++;
 }
@@ -97,14 +95,14 @@ lookup(struct cut_procs *p, int64_t pid, size_t host)
 {
 	bool isnew;
 	size_t k = idmap_put(p->bypid, pid, &isnew);
-	p->bypid_proc = cut_grow(p->bypid_proc, &p->capbypid, k + 1, sizeof(size_t));
+	CUT_GROW(p->bypid_proc, k + 1, p->capbypid);
 	if (isnew)
 		p->bypid_proc[k] = new_proc(p, host, pid);
 	size_t i = p->bypid_proc[k];
 	if (!host || p->v[i].host == host)
 		return i;
 	size_t h = idmap_put2(p->byhost, (int64_t)host, pid, &isnew);
-	p->byhost_proc = cut_grow(p->byhost_proc, &p->capbyhost, h + 1, sizeof(size_t));
+	CUT_GROW(p->byhost_proc, h + 1, p->capbyhost);
 	if (isnew && !p->v[i].host) /* the first of the pid, met without a host so far */
 		p->v[i].host = host, p->byhost_proc[h] = i;
 	else if (isnew)
