@@ -26,12 +26,17 @@ sat_add(struct cut_stats *st, int64_t *a, int64_t b)
 
 const char *const cut_xfer_names[CUT_X_NDIRS] = {"HtoD", "DtoH", "DtoD", "HtoH", "any", "memset"};
 
+/* A call in the heap of the slowest. */
+struct slow {
+	struct cut_heap_key k; /* ts: its duration; seq: 0 */
+	struct cut_slow_call c;
+};
+
 struct cut_stats *
 stats_new_layer(size_t ntop, enum cut_layer layer)
 {
 	struct cut_stats *st = cut_xcalloc(1, sizeof(*st));
-	if (ntop)
-		st->slow = cut_xcalloc(ntop, sizeof(*st->slow));
+	heap_init(&st->slowest, sizeof(struct slow));
 	st->first = -1;
 	st->ntop = ntop;
 	st->layer = layer;
@@ -77,42 +82,24 @@ fn_add(struct cut_stats *st, struct cut_fn_stat *f, int64_t dur)
 	f->m2 += d * ((double)dur - f->mean);
 }
 
-static void
-swap_slow(struct cut_slow_call *a, struct cut_slow_call *b)
-{
-	struct cut_slow_call t = *a;
-	*a = *b;
-	*b = t;
-}
-
-/* Keeps the ntop longest calls in a min-heap whose root is the shortest kept. */
+/* Keeps the ntop longest calls in a heap whose top is the shortest kept; a call no longer than
+ * that is not taken. */
 static void
 note_slow(struct cut_stats *st, const struct cut_event *ev)
 {
-	if (st->ntop == 0 || (st->nslow == st->ntop && ev->dur <= st->slow[0].dur))
+	if (st->ntop == 0)
 		return;
-	struct cut_slow_call c = {ev->ts, ev->dur, ev->pid, ev->tid, cut_xstrdup(ev->name)};
-	size_t i;
-	if (st->nslow < st->ntop) {
-		i = st->nslow++;
-		st->slow[i] = c;
-		for (; i > 0 && st->slow[(i - 1) / 2].dur > st->slow[i].dur; i = (i - 1) / 2)
-			swap_slow(&st->slow[i], &st->slow[(i - 1) / 2]);
+	struct slow *top = heap_top(&st->slowest), s = {{ev->dur, 0}, {0}};
+	bool full = heap_len(&st->slowest) == st->ntop;
+	if (full && ev->dur <= top->k.ts)
 		return;
-	}
-	free(st->slow[0].name);
-	st->slow[0] = c;
-	for (i = 0;;) {
-		size_t l = 2 * i + 1, m = i;
-		if (l < st->nslow && st->slow[l].dur < st->slow[m].dur)
-			m = l;
-		if (l + 1 < st->nslow && st->slow[l + 1].dur < st->slow[m].dur)
-			m = l + 1;
-		if (m == i)
-			break;
-		swap_slow(&st->slow[i], &st->slow[m]);
-		i = m;
-	}
+	s.c = (struct cut_slow_call){ev->ts, ev->dur, ev->pid, ev->tid, cut_xstrdup(ev->name)};
+	if (full) {
+		free(top->c.name);
+		*top = s;
+		heap_fix_top(&st->slowest);
+	} else
+		heap_push(&st->slowest, &s);
 }
 
 enum cut_xfer_dir
@@ -285,6 +272,10 @@ stats_finish(struct cut_stats *st)
 	/* Names point into the index, which stays alive; only the order changes. */
 	if (st->nfns)
 		qsort(st->fns, st->nfns, sizeof(*st->fns), cmp_fn);
+	st->slow = cut_xcalloc(heap_len(&st->slowest), sizeof(*st->slow));
+	for (; st->nslow < heap_len(&st->slowest); st->nslow++)
+		st->slow[st->nslow] = ((struct slow *)heap_at(&st->slowest, st->nslow))->c;
+	heap_free(&st->slowest);
 	if (st->nslow)
 		qsort(st->slow, st->nslow, sizeof(*st->slow), cmp_slow);
 }
@@ -300,6 +291,9 @@ stats_free(struct cut_stats *st)
 	}
 	for (size_t i = 0; i < st->nslow; i++)
 		free(st->slow[i].name);
+	for (size_t i = 0; i < heap_len(&st->slowest); i++) /* not finished */
+		free(((struct slow *)heap_at(&st->slowest, i))->c.name);
+	heap_free(&st->slowest);
 	free(st->fns);
 	free(st->slow);
 	strtab_free(st->index);

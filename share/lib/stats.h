@@ -8,6 +8,7 @@
 
 #include "classify.h"
 #include "event.h"
+#include "heap.h"
 #include "procs.h"
 #include "summary.h"
 
@@ -62,6 +63,7 @@ struct cut_stats {
 	struct cut_slow_call *slow; /* after stats_finish: nslow entries, longest first */
 	size_t nslow, ntop;
 	/* private */
+	struct cut_heap slowest; /* the ntop longest calls so far, the shortest of them on top */
 	struct cut_strtab *index;
 	size_t fncap;
 	struct cut_idmap *seen[CUT_NLAYERS]; /* (process, tid) per layer */

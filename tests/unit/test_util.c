@@ -217,6 +217,32 @@ START_TEST(test_stats)
 }
 END_TEST
 
+START_TEST(test_slowest)
+{
+	/* 2000 calls, durations (i * 7919) % 1000 / 4 (each of 0..249 eight times): the 20
+	 * longest are the eight of 249, the eight of 248 and four of the eight of 247; longest
+	 * first, then by start. */
+	struct cut_stats *st = stats_new(20);
+	for (int i = 0; i < 2000; i++)
+		add_api(st, "cuX", i, (i * 7919) % 1000 / 4, NULL);
+	stats_finish(st);
+	ck_assert_uint_eq(st->nslow, 20);
+	for (size_t k = 0; k < 20; k++) {
+		ck_assert_int_eq(st->slow[k].dur, k < 8 ? 249 : k < 16 ? 248 : 247);
+		ck_assert_int_eq((st->slow[k].ts * 7919) % 1000 / 4, st->slow[k].dur);
+		if (k > 0 && st->slow[k].dur == st->slow[k - 1].dur)
+			ck_assert_int_lt(st->slow[k - 1].ts, st->slow[k].ts);
+		ck_assert_str_eq(st->slow[k].name, "cuX");
+	}
+	stats_free(st);
+	/* Freed unfinished, the calls kept go too (the sanitized run checks). */
+	st = stats_new(3);
+	for (int i = 0; i < 10; i++)
+		add_api(st, "cuY", i, i, NULL);
+	stats_free(st);
+}
+END_TEST
+
 START_TEST(test_median_many)
 {
 	/* Medians of 1..n in shuffled order, odd and even n, with duplicates. */
@@ -253,6 +279,7 @@ main(void)
 	tcase_add_test(tc, test_units);
 	tcase_add_test(tc, test_buf_members);
 	tcase_add_test(tc, test_stats);
+	tcase_add_test(tc, test_slowest);
 	tcase_add_test(tc, test_median_many);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
