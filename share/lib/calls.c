@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "cut.h"
 #include "calls.h"
 #include "idmap.h"
@@ -488,4 +489,157 @@ uint64_t
 cut_calls_refused(const struct cut_calls *c)
 {
 	return c->refused;
+}
+
+/* ---- submissions: a ring of entries in the order noted, chained by key ---- */
+
+#define NO_SEQ UINT64_MAX
+
+struct cut_submits {
+	char *v; /* cap entries of elem bytes; entry seq is at seq % cap */
+	size_t elem, cap, max;
+	uint64_t head, tail;    /* entries head..tail-1 are kept (some may be forgotten) */
+	size_t live;            /* entries kept and not forgotten */
+	struct cut_idmap *keys; /* (proc, corr) -> index in latest */
+	uint64_t *latest;       /* the seq of each key's latest entry kept */
+	size_t latestcap;
+};
+
+struct cut_submits *
+cut_submits_new(size_t elem, size_t max)
+{
+	struct cut_submits *s = cut_xcalloc(1, sizeof(*s));
+	s->elem = elem < sizeof(struct cut_submit) ? sizeof(struct cut_submit) : elem;
+	s->max = max ? max : 1;
+	s->keys = idmap_new();
+	return s;
+}
+
+void
+cut_submits_free(struct cut_submits *s)
+{
+	if (!s)
+		return;
+	free(s->v);
+	free(s->latest);
+	idmap_free(s->keys);
+	free(s);
+}
+
+static inline struct cut_submit *
+entry(const struct cut_submits *s, uint64_t seq)
+{
+	return (struct cut_submit *)(s->v + (size_t)(seq % s->cap) * s->elem);
+}
+
+/* The first entry kept and not forgotten from seq along its key's chain, or NULL. */
+static struct cut_submit *
+live_from(const struct cut_submits *s, uint64_t seq)
+{
+	while (seq != NO_SEQ && seq >= s->head) {
+		struct cut_submit *e = entry(s, seq);
+		if (e->live)
+			return e;
+		seq = e->older;
+	}
+	return NULL;
+}
+
+/* Takes e out of its key's chain, as the latest entry of the key when it was. */
+static void
+unlink_entry(struct cut_submits *s, struct cut_submit *e)
+{
+	size_t k = idmap_get2(s->keys, e->proc, e->corr);
+	e->live = false;
+	s->live--;
+	if (k == IDMAP_NONE || s->latest[k] != e->seq)
+		return; /* a later one is the latest, and skips it */
+	struct cut_submit *o = live_from(s, e->older);
+	if (o)
+		s->latest[k] = o->seq;
+	else
+		idmap_del2(s->keys, e->proc, e->corr);
+}
+
+/* Moves head past the entries forgotten. */
+static void
+trim(struct cut_submits *s)
+{
+	while (s->head < s->tail && !entry(s, s->head)->live)
+		s->head++;
+}
+
+void *
+cut_calls_submit(struct cut_submits *s, int64_t proc, const struct cut_event *ev)
+{
+	int64_t corr;
+	if (cut_args_int(ev->args, "corr", &corr) != 0)
+		return NULL;
+	if (s->tail - s->head == s->max) { /* the oldest goes */
+		struct cut_submit *o = entry(s, s->head);
+		if (o->live)
+			unlink_entry(s, o);
+		s->head++;
+		trim(s);
+	}
+	if (s->tail - s->head == s->cap) { /* full: double, each entry to its new place */
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		cap = cap > s->max ? s->max : cap;
+		char *v = cut_xcalloc(cap, s->elem);
+		for (uint64_t q = s->head; q < s->tail; q++)
+			memcpy(v + (size_t)(q % cap) * s->elem, entry(s, q), s->elem);
+		free(s->v);
+		s->v = v;
+		s->cap = cap;
+	}
+	bool isnew;
+	size_t k = idmap_put2(s->keys, proc, corr, &isnew);
+	CUT_GROW(s->latest, k + 1, s->latestcap);
+	uint64_t seq = s->tail++;
+	struct cut_submit *e = entry(s, seq);
+	memset(e, 0, s->elem);
+	*e = (struct cut_submit){proc, corr, seq, isnew ? NO_SEQ : s->latest[k], true};
+	s->latest[k] = seq;
+	s->live++;
+	return e;
+}
+
+void *
+cut_calls_submitter(struct cut_submits *s, int64_t proc, const struct cut_event *ev)
+{
+	int64_t corr;
+	size_t k;
+	if (cut_args_int(ev->args, "corr", &corr) != 0 ||
+	    (k = idmap_get2(s->keys, proc, corr)) == IDMAP_NONE)
+		return NULL;
+	return live_from(s, s->latest[k]);
+}
+
+void *
+cut_submits_older(struct cut_submits *s, const void *e)
+{
+	return live_from(s, ((const struct cut_submit *)e)->older);
+}
+
+void
+cut_submits_forget(struct cut_submits *s, void *e)
+{
+	struct cut_submit *x = e;
+	if (!x->live)
+		return;
+	unlink_entry(s, x);
+	trim(s);
+}
+
+void *
+cut_submits_oldest(struct cut_submits *s)
+{
+	trim(s);
+	return s->head < s->tail ? entry(s, s->head) : NULL;
+}
+
+size_t
+cut_submits_len(const struct cut_submits *s)
+{
+	return s->live;
 }

@@ -1,9 +1,10 @@
 /* calls.h: the spans open on each thread (NVTX ranges, runtime and driver API calls, and any
  * other layer a tool asks for), and the one rule of cut-events(5) that says which of them an
- * event belongs to: its parent. */
+ * event belongs to: its parent; and the index from GPU work to the call that submitted it. */
 #ifndef CUT_CALLS_H
 #define CUT_CALLS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -90,5 +91,48 @@ size_t cut_calls_spans(const struct cut_calls *c);
 size_t cut_calls_bytes(const struct cut_calls *c);
 /* Spans not opened because of the limit (cut_calls_limit). */
 uint64_t cut_calls_refused(const struct cut_calls *c);
+
+/*
+ * The link from a call to the GPU work it submitted (cut-events(5)): both carry an integer
+ * args.corr, unique within their process. An index of submissions keeps an entry per record
+ * noted (cut_calls_submit) by its key, (process, corr), where the process is the caller's
+ * number for ev's pid on ev's host (procs.h's index, a timeline's process; a bare pid where
+ * the caller compares hosts itself), and finds the entries of a key again, the latest noted
+ * first (cut_calls_submitter, cut_submits_older). Entries are elem bytes, a struct whose first
+ * member is a struct cut_submit; the caller's members follow. Only the latest max entries
+ * noted are kept: noting one more forgets the oldest, so that memory stays bounded in a trace
+ * whose GPU work never comes (no gpu layer). A caller may forget an entry itself (the work has
+ * come), or the oldest ones by time (cut_submits_oldest). Every call is O(1) but a search,
+ * which is linear in the entries kept of its key. Exits with status 2 when memory runs out.
+ */
+struct cut_submit {
+	int64_t proc, corr; /* the key */
+	/* private */
+	uint64_t seq, older;
+	bool live;
+};
+
+struct cut_submits;
+
+struct cut_submits *cut_submits_new(size_t elem, size_t max);
+/* Frees the index (not what the caller's members point to: forget the entries first). */
+void cut_submits_free(struct cut_submits *s);
+/*
+ * Notes ev, a record of process proc that has an integer args.corr: returns its new entry,
+ * the key set and the caller's members zero; NULL, noting nothing, when ev has no such corr.
+ * An entry stays valid until the next call that notes, forgets or frees.
+ */
+void *cut_calls_submit(struct cut_submits *s, int64_t proc, const struct cut_event *ev);
+/* The latest entry kept of ev's (proc, args.corr): the call that submitted GPU work ev. NULL
+ * when there is none, or ev has no integer args.corr. */
+void *cut_calls_submitter(struct cut_submits *s, int64_t proc, const struct cut_event *ev);
+/* The entry of e's key noted before e and still kept, or NULL. */
+void *cut_submits_older(struct cut_submits *s, const void *e);
+/* Forgets entry e: it is found no more. */
+void cut_submits_forget(struct cut_submits *s, void *e);
+/* The oldest entry kept, or NULL when none is. */
+void *cut_submits_oldest(struct cut_submits *s);
+/* Entries kept. */
+size_t cut_submits_len(const struct cut_submits *s);
 
 #endif

@@ -1,7 +1,8 @@
 /* test_calls.c: the tracker of open calls: parent chains across layers, overlapping NVTX
  * ranges, parents by id, nothing kept for what cannot hold, threads apart by host and rank,
  * time that does not grow with the overlap, and memory that follows the threads and spans
- * still open, within a bound when asked. */
+ * still open, within a bound when asked; and the index from GPU work to its call, by
+ * (process, corr), bounded. */
 #include <check.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -39,6 +40,138 @@ step(struct cut_calls *c, struct cut_event e)
 	cut_calls_open(c, &e);
 	return name;
 }
+
+/* A submission as a caller keeps it: the call's start and a mark. */
+struct sub {
+	struct cut_submit k;
+	int64_t ts;
+	int mark;
+};
+
+/* A record of corr (none when corr < 0) at ts. */
+static struct cut_event
+corr_ev(enum cut_layer layer, int64_t ts, int64_t corr, char *args)
+{
+	struct cut_event e = ev(layer, layer == CUT_GPU ? "kernel" : "cuLaunchKernel", ts, 10);
+	if (corr >= 0) {
+		sprintf(args, "{\"stream\":1,\"corr\":%lld}", (long long)corr);
+		e.args = args;
+	}
+	return e;
+}
+
+static struct sub *
+submit(struct cut_submits *s, int64_t proc, int64_t ts, int64_t corr, int mark)
+{
+	char args[64];
+	struct cut_event e = corr_ev(CUT_API, ts, corr, args);
+	struct sub *x = cut_calls_submit(s, proc, &e);
+	if (x) {
+		ck_assert_int_eq(x->k.proc, proc);
+		ck_assert_int_eq(x->k.corr, corr);
+		ck_assert(x->ts == 0 && x->mark == 0); /* the caller's members start zero */
+		x->ts = ts;
+		x->mark = mark;
+	}
+	return x;
+}
+
+/* The mark of the call that submitted work (proc, corr), or -1 for none. */
+static int
+submitter(struct cut_submits *s, int64_t proc, int64_t corr)
+{
+	char args[64];
+	struct cut_event e = corr_ev(CUT_GPU, 0, corr, args);
+	struct sub *x = cut_calls_submitter(s, proc, &e);
+	return x ? x->mark : -1;
+}
+
+START_TEST(test_submits)
+{
+	struct cut_submits *s = cut_submits_new(sizeof(struct sub), 1000);
+	ck_assert_ptr_null(submit(s, 1, 10, -1, 9)); /* no corr: nothing noted */
+	ck_assert_ptr_nonnull(submit(s, 1, 20, 5, 1));
+	ck_assert_ptr_nonnull(submit(s, 2, 30, 5, 2)); /* the same corr, another process */
+	ck_assert_int_eq(submitter(s, 1, 5), 1);
+	ck_assert_int_eq(submitter(s, 2, 5), 2);
+	ck_assert_int_eq(submitter(s, 3, 5), -1);
+	ck_assert_int_eq(submitter(s, 1, 6), -1);
+	ck_assert_int_eq(submitter(s, 1, -1), -1);
+	/* a key noted again: the latest first, then the one before */
+	submit(s, 1, 40, 5, 3);
+	char args[64];
+	struct cut_event w = corr_ev(CUT_GPU, 50, 5, args);
+	struct sub *x = cut_calls_submitter(s, 1, &w);
+	ck_assert_int_eq(x->mark, 3);
+	x = cut_submits_older(s, x);
+	ck_assert_int_eq(x->mark, 1);
+	ck_assert_ptr_null(cut_submits_older(s, x));
+	/* forgotten: the one before is found again; forgetting twice is nothing */
+	x = cut_calls_submitter(s, 1, &w);
+	cut_submits_forget(s, x);
+	cut_submits_forget(s, x);
+	ck_assert_int_eq(submitter(s, 1, 5), 1);
+	ck_assert_uint_eq(cut_submits_len(s), 2);
+	/* the oldest first, and forgetting by time (as cutmerge's window does) */
+	x = cut_submits_oldest(s);
+	ck_assert_int_eq(x->mark, 1);
+	cut_submits_forget(s, x);
+	ck_assert_int_eq(cut_submits_oldest(s) ? ((struct sub *)cut_submits_oldest(s))->mark : -1,
+	                 2);
+	ck_assert_int_eq(submitter(s, 1, 5), -1);
+	cut_submits_forget(s, cut_submits_oldest(s));
+	ck_assert_ptr_null(cut_submits_oldest(s));
+	ck_assert_uint_eq(cut_submits_len(s), 0);
+	cut_submits_free(s);
+}
+END_TEST
+
+START_TEST(test_submits_bound)
+{
+	/* The latest max are kept: the oldest go, and only they, whatever their keys. */
+	struct cut_submits *s = cut_submits_new(sizeof(struct sub), 3);
+	submit(s, 1, 10, 1, 1);
+	submit(s, 1, 20, 1, 2); /* the same key again */
+	submit(s, 1, 30, 2, 3);
+	submit(s, 1, 40, 3, 4); /* the first goes: its key stays, with the second */
+	ck_assert_uint_eq(cut_submits_len(s), 3);
+	ck_assert_int_eq(submitter(s, 1, 1), 2);
+	submit(s, 1, 50, 4, 5); /* the second goes, and its key */
+	ck_assert_int_eq(submitter(s, 1, 1), -1);
+	ck_assert_int_eq(submitter(s, 1, 2), 3);
+	ck_assert_int_eq(submitter(s, 1, 4), 5);
+	ck_assert_uint_eq(cut_submits_len(s), 3);
+	/* an entry forgotten in the middle leaves room that the bound counts until it is the
+	 * oldest */
+	struct sub *x = (struct sub *)cut_submits_oldest(s);
+	ck_assert_int_eq(x->mark, 3);
+	char args[64];
+	struct cut_event w = corr_ev(CUT_GPU, 60, 3, args);
+	cut_submits_forget(s, cut_calls_submitter(s, 1, &w));
+	ck_assert_uint_eq(cut_submits_len(s), 2);
+	submit(s, 1, 70, 5, 6); /* 3 goes */
+	ck_assert_int_eq(submitter(s, 1, 2), -1);
+	ck_assert_int_eq(submitter(s, 1, 4), 5);
+	ck_assert_int_eq(submitter(s, 1, 5), 6);
+	cut_submits_free(s);
+
+	/* Many, in a ring that grows and then wraps: each found with its own data. */
+	s = cut_submits_new(sizeof(struct sub), 5000);
+	for (int i = 0; i < 20000; i++)
+		submit(s, i % 7, i, i, i);
+	ck_assert_uint_eq(cut_submits_len(s), 5000);
+	for (int i = 0; i < 20000; i++)
+		ck_assert_int_eq(submitter(s, i % 7, i), i < 15000 ? -1 : i);
+	for (int i = 15000; i < 20000; i += 2) {
+		struct cut_event g = corr_ev(CUT_GPU, 0, i, args);
+		cut_submits_forget(s, cut_calls_submitter(s, i % 7, &g));
+	}
+	ck_assert_uint_eq(cut_submits_len(s), 2500);
+	for (int i = 15000; i < 20000; i++)
+		ck_assert_int_eq(submitter(s, i % 7, i), i % 2 ? i : -1);
+	cut_submits_free(s);
+}
+END_TEST
 
 START_TEST(test_chain)
 {
@@ -381,6 +514,8 @@ main(void)
 	tcase_add_test(tc, test_overlap_linear);
 	tcase_add_test(tc, test_by_id_many);
 	tcase_add_test(tc, test_limit);
+	tcase_add_test(tc, test_submits);
+	tcase_add_test(tc, test_submits_bound);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
