@@ -95,18 +95,7 @@ struct tl {
 	struct cut_heap ends;    /* of the slices open, without TL_COMPLETE */
 	struct tl_track **busy;  /* TL_COMPLETE: the GPUs with work, in order of their first */
 	size_t nbusy, busycap;
-	/* sink.flow: (proc, corr) -> index in sub_at, the submitting calls; ring: their keys in
-	 * order, to forget the oldest */
-	struct cut_idmap *subs;
-	struct sub {
-		struct tl_lane *l;
-		int64_t ts;
-	} * sub_at;
-	size_t sub_cap;
-	struct {
-		int64_t proc, corr;
-	} * ring;
-	size_t head, nring;
+	struct cut_submits *subs; /* sink.flow: the calls that submitted work, by (proc, corr) */
 	unsigned epoch;
 	int64_t last; /* the latest start of an event so far (not of a meta record) */
 	bool warned_order;
@@ -688,41 +677,32 @@ busy(struct tl *tl, struct tl_track *g, struct tl_open *o, const struct cut_even
 	counter(tl, g, ev->ts, (int64_t)heap_len(h));
 }
 
+/* A call that submitted GPU work, where it was drawn. */
+struct sub {
+	struct cut_submit k;
+	struct tl_lane *l;
+	int64_t ts;
+};
+
 /* Notes where a call that submitted GPU work (args.corr) was drawn, for the flow to it. */
 static void
 note_submit(struct tl *tl, const struct cut_event *ev, size_t p, struct tl_lane *l)
 {
-	int64_t corr;
-	if (cut_args_int(ev->args, "corr", &corr))
-		return;
-	if (!tl->ring)
-		tl->ring = cut_xcalloc(MAX_SUBS, sizeof(*tl->ring));
-	if (tl->nring == MAX_SUBS) { /* the oldest is forgotten */
-		idmap_del2(tl->subs, tl->ring[tl->head].proc, tl->ring[tl->head].corr);
-		tl->head = (tl->head + 1) % MAX_SUBS;
-		tl->nring--;
-	}
-	size_t r = (tl->head + tl->nring++) % MAX_SUBS;
-	tl->ring[r].proc = (int64_t)p;
-	tl->ring[r].corr = corr;
-	size_t i = idmap_put2(tl->subs, (int64_t)p, corr, NULL);
-	CUT_GROW(tl->sub_at, i + 1, tl->sub_cap);
-	tl->sub_at[i] = (struct sub){l, ev->ts};
+	struct sub *s = cut_calls_submit(tl->subs, (int64_t)p, ev);
+	if (s)
+		s->l = l, s->ts = ev->ts;
 }
 
-/* The flow from the call that submitted GPU work ev (on lane l) to it. */
+/* The flow from the call that submitted GPU work ev (on lane l) to it: one, from the latest
+ * call of its corr, to its first piece. */
 static void
 submitted(struct tl *tl, const struct cut_event *ev, size_t p, struct tl_lane *l)
 {
-	int64_t corr;
-	size_t i;
-	if (cut_args_int(ev->args, "corr", &corr) ||
-	    (i = idmap_get2(tl->subs, (int64_t)p, corr)) == IDMAP_NONE)
-		return;
-	struct sub *s = &tl->sub_at[i];
-	if (s->ts <= ev->ts) /* (a copy can start as its call does) */
+	struct sub *s = cut_calls_submitter(tl->subs, (int64_t)p, ev);
+	if (s && s->ts <= ev->ts) /* (a copy can start as its call does) */
 		tl->s.flow(tl->s.arg, s->l, s->ts, l, ev);
-	idmap_del2(tl->subs, (int64_t)p, corr);
+	for (; s; s = cut_calls_submitter(tl->subs, (int64_t)p, ev))
+		cut_submits_forget(tl->subs, s);
 }
 
 /* What a driver API call does to device memory: 1 allocates, -1 frees, 0 neither (host
@@ -968,7 +948,7 @@ tl_new(const struct tl_sink *sink)
 	tl->stream_keys = idmap_new();
 	tl->sname_ids = idmap_new();
 	tl->allocs = idmap_new();
-	tl->subs = idmap_new();
+	tl->subs = cut_submits_new(sizeof(struct sub), MAX_SUBS);
 	tl->calls = cut_calls_new(sink->calls);
 	heap_init(&tl->ends, sizeof(struct end));
 	return tl;
@@ -1044,7 +1024,7 @@ tl_free(struct tl *tl)
 	idmap_free(tl->stream_keys);
 	idmap_free(tl->sname_ids);
 	idmap_free(tl->allocs);
-	idmap_free(tl->subs);
+	cut_submits_free(tl->subs);
 	cut_calls_free(tl->calls);
 	heap_free(&tl->ends);
 	strtab_free(tl->strs);
@@ -1056,7 +1036,5 @@ tl_free(struct tl *tl)
 	free(tl->snames);
 	free(tl->alloc_bytes);
 	free(tl->busy);
-	free(tl->sub_at);
-	free(tl->ring);
 	free(tl);
 }

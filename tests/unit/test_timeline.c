@@ -205,6 +205,27 @@ START_TEST(test_memory_flow)
 }
 END_TEST
 
+START_TEST(test_flow_bound)
+{
+	/* Two calls of corr 1, then 262142 others: the first is the oldest of the 262144 kept
+	 * and goes, the second stays, and the work of corr 1 still has its flow. */
+	struct cut_buf in = {0};
+	buf_adds(&in, "{\"ts\":10,\"dur\":1,\"pid\":7,\"tid\":7,\"layer\":\"api\",\"name\":"
+	              "\"cuLaunchKernel\",\"args\":{\"corr\":1}}\n"
+	              "{\"ts\":20,\"dur\":1,\"pid\":7,\"tid\":7,\"layer\":\"api\",\"name\":"
+	              "\"cuLaunchKernel\",\"args\":{\"corr\":1}}\n");
+	for (int i = 0; i < (1 << 18) - 1; i++)
+		buf_addf(&in,
+		         "{\"ts\":%d,\"dur\":1,\"pid\":7,\"tid\":7,\"layer\":\"api\",\"name\":"
+		         "\"cuLaunchKernel\",\"args\":{\"corr\":%d}}\n",
+		         30 + 2 * i, 100 + i);
+	buf_adds(&in, GPU(900000, 10, 1));
+	ck_assert_str_eq(run(TL_COMPLETE, COUNTERS, in.s, NULL),
+	                 "busy 900000=1;flow thread 20->k1;busy 900010=0;");
+	buf_free(&in);
+}
+END_TEST
+
 #define HEADER(mono)                                                                               \
 	"{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"meta\",\"name\":\"header\",\"args\":{"          \
 	"\"schema\":2,"                                                                            \
@@ -257,6 +278,7 @@ suite(void)
 	tcase_add_test(tc, test_ends);
 	tcase_add_test(tc, test_busy);
 	tcase_add_test(tc, test_memory_flow);
+	tcase_add_test(tc, test_flow_bound);
 	tcase_add_test(tc, test_machines);
 	tcase_add_test(tc, test_records);
 	suite_add_tcase(s, tc);
