@@ -12,11 +12,16 @@
 #include "cut.h"
 #include "args.h"
 #include "buf.h"
+#include "calls.h"
 #include "heap.h"
 #include "idmap.h"
 #include "nvtxstats.h"
 #include "procs.h"
 #include "strtab.h"
+
+/* Calls numbered for their GPU work: the latest are kept, so that memory stays bounded in
+ * traces without the gpu layer (as a timeline's flows). */
+#define MAX_SUBMITS (1 << 18)
 
 /* The layers whose events a range holds, as indices of the sums. */
 enum { S_RUNTIME, S_API, S_IOCTL, NSUMS };
@@ -49,6 +54,12 @@ struct thread {
 	size_t ncalls, capgpu, capngpu;
 };
 
+/* A call numbered: its thread, its number there. */
+struct numbered {
+	struct cut_submit k;
+	size_t thread, call;
+};
+
 struct priv {
 	bool fold;
 	struct cut_buf op; /* a folded name */
@@ -62,11 +73,7 @@ struct priv {
 	struct cut_idmap *onames; /* (thread, row) to an open_name */
 	struct open_name *on;
 	size_t capon;
-	struct cut_idmap *corrs; /* (process, corr) to a call */
-	struct {
-		size_t thread, call;
-	} * corr;
-	size_t capcorr;
+	struct cut_submits *corrs; /* (process, corr) to a call numbered */
 	struct stretch *st;
 	size_t nst, capst;
 	int64_t seq;
@@ -84,7 +91,7 @@ nvtxstats_new(bool fold)
 	p->threads = idmap_new();
 	p->procs = cut_procs_new();
 	p->onames = idmap_new();
-	p->corrs = idmap_new();
+	p->corrs = cut_submits_new(sizeof(struct numbered), MAX_SUBMITS);
 	s->priv = p;
 	return s;
 }
@@ -206,18 +213,16 @@ open_range(struct cut_nvtx_stats *s, size_t t, const struct cut_event *ev)
 
 /* Numbers a call with args.corr made while a range is open on its thread, for its GPU work. A
  * call's work may come in several pieces (a graph), so the number stays; a later call with
- * the same corr replaces it. */
+ * the same corr comes first. */
 static void
 number_call(struct priv *p, size_t t, int64_t proc, const struct cut_event *ev)
 {
 	struct thread *th = &p->thr[t];
-	int64_t corr;
-	if (cut_args_int(ev->args, "corr", &corr) != 0)
+	struct numbered *n = cut_calls_submit(p->corrs, proc, ev);
+	if (!n)
 		return;
-	size_t i = idmap_put2(p->corrs, proc, corr, NULL);
-	CUT_GROW(p->corr, i + 1, p->capcorr);
-	p->corr[i].thread = t;
-	p->corr[i].call = th->ncalls;
+	n->thread = t;
+	n->call = th->ncalls;
 	CUT_GROW(th->gpu, th->ncalls + 1, th->capgpu);
 	CUT_GROW(th->ngpu, th->ncalls + 1, th->capngpu);
 	th->ncalls++;
@@ -227,15 +232,12 @@ static void
 add_gpu(struct cut_nvtx_stats *s, int64_t proc, const struct cut_event *ev)
 {
 	struct priv *p = s->priv;
-	int64_t corr;
-	if (!(ev->has & CUT_HAS_DUR) || cut_args_int(ev->args, "corr", &corr) != 0)
+	struct numbered *n;
+	if (!(ev->has & CUT_HAS_DUR) || !(n = cut_calls_submitter(p->corrs, proc, ev)))
 		return;
-	size_t i = idmap_get2(p->corrs, proc, corr);
-	if (i == IDMAP_NONE)
-		return;
-	struct thread *th = &p->thr[p->corr[i].thread];
-	sat_add(s, &th->gpu[p->corr[i].call], ev->dur);
-	th->ngpu[p->corr[i].call]++;
+	struct thread *th = &p->thr[n->thread];
+	sat_add(s, &th->gpu[n->call], ev->dur);
+	th->ngpu[n->call]++;
 }
 
 void
@@ -383,12 +385,11 @@ nvtxstats_free(struct cut_nvtx_stats *s)
 	}
 	free(p->thr);
 	free(p->on);
-	free(p->corr);
 	free(p->st);
 	idmap_free(p->threads);
 	cut_procs_free(p->procs);
 	idmap_free(p->onames);
-	idmap_free(p->corrs);
+	cut_submits_free(p->corrs);
 	idmap_free(p->rows);
 	strtab_free(p->domains);
 	strtab_free(p->names);
