@@ -110,11 +110,11 @@ struct input {
 };
 
 /* GPU work seen within the last GPU_SAME_NS, so that a copy of it from another input (the
- * same recording given twice) is recognised. */
+ * same recording given twice) is recognised: by (pid, corr) in calls.h's index. */
 struct gpu_seen {
-	int64_t ts, end, pid, corr, stream, device, rank; /* the last three: CUT_ABSENT if absent */
+	struct cut_submit k;
+	int64_t ts, end, stream, device, rank; /* the last three: CUT_ABSENT if absent */
 	int in;
-	uint64_t next;    /* the entry met before it in its bucket, or NONE */
 	size_t name, cat; /* offsets in text, which holds host, name and cat NUL-terminated */
 	struct cut_buf text;
 };
@@ -211,10 +211,7 @@ static struct {
 	uint64_t partial, partial_m, partial_M; /* written without counts; past -m, past -M */
 	uint64_t untracked_m, untracked_M;      /* calls not followed: past -m, past -M */
 	struct pairs dups;                      /* calls */
-	struct gpu_seen *gq; /* a ring of entries gqhead..gqtail-1 in order of ts */
-	size_t gqcap;
-	uint64_t gqhead, gqtail;
-	uint64_t *gbucket; /* [gqcap]: the latest entry of each (pid, corr) hash, or NONE */
+	struct cut_submits *gpu;                /* struct gpu_seen, in order of ts */
 	struct pairs gpudups;
 	struct cut_buf out;
 	bool stop, lost;
@@ -1658,45 +1655,6 @@ count_ioctl(const struct cut_event *key, const struct cut_event *ev, struct cut_
  * are equal; work with the same corr on the same stream is not 1 us apart unless it is
  * the same work. */
 #define GPU_SAME_NS 1000
-#define NONE UINT64_MAX
-
-static size_t
-gpu_bucket(int64_t pid, int64_t corr, size_t n)
-{
-	uint64_t h = (uint64_t)pid * 0x9e3779b97f4a7c15u ^ (uint64_t)corr * 0xc2b2ae3d27d4eb4fu;
-	return (size_t)(h ^ h >> 29) & (n - 1);
-}
-
-/* Makes room for one more entry: the ring doubles and the buckets are built again. */
-static void
-gpu_grow(void)
-{
-	size_t cap = g.gqcap ? g.gqcap * 2 : 256;
-	struct gpu_seen *q = calloc(cap, sizeof(*q));
-	uint64_t *b = malloc(cap * sizeof(*b));
-	if (!q || !b)
-		err(CUT_EXIT_FATAL, "gpu work");
-	for (uint64_t i = g.gqhead; i < g.gqtail; i++) {
-		q[i % cap] = g.gq[i % g.gqcap];
-		g.gq[i % g.gqcap].text = (struct cut_buf){0};
-	}
-	for (size_t i = 0; i < g.gqcap; i++)
-		buf_free(&g.gq[i].text);
-	for (size_t i = 0; i < cap; i++)
-		b[i] = NONE;
-	/* in order, so each bucket's chain runs from the latest entry to older ones */
-	for (uint64_t i = g.gqhead; i < g.gqtail; i++) {
-		struct gpu_seen *e = &q[i % cap];
-		size_t k = gpu_bucket(e->pid, e->corr, cap);
-		e->next = b[k];
-		b[k] = i;
-	}
-	free(g.gq);
-	free(g.gbucket);
-	g.gq = q;
-	g.gbucket = b;
-	g.gqcap = cap;
-}
 
 static bool
 gpu_same(const struct gpu_seen *e, const struct cut_event *ev, const char *host, int64_t stream,
@@ -1704,8 +1662,8 @@ gpu_same(const struct gpu_seen *e, const struct cut_event *ev, const char *host,
 {
 	const char *cat = ev->cat ? ev->cat : "";
 	int64_t end = cut_event_end(ev);
-	return e->pid == ev->pid && llabs(e->ts - ev->ts) <= GPU_SAME_NS &&
-	       llabs(e->end - end) <= GPU_SAME_NS && e->stream == stream && e->device == device &&
+	return llabs(e->ts - ev->ts) <= GPU_SAME_NS && llabs(e->end - end) <= GPU_SAME_NS &&
+	       e->stream == stream && e->device == device &&
 	       strcmp(e->text.s + e->name, ev->name) == 0 && strcmp(e->text.s + e->cat, cat) == 0 &&
 	       (!*host || !e->text.s[0] || strcmp(e->text.s, host) == 0) &&
 	       (rank == CUT_ABSENT || e->rank == CUT_ABSENT || e->rank == rank);
@@ -1720,8 +1678,8 @@ gpu_same(const struct gpu_seen *e, const struct cut_event *ev, const char *host,
 static bool
 gpu_duplicate(const struct cut_event *ev, int in)
 {
-	int64_t corr, stream = CUT_ABSENT, device = CUT_ABSENT;
-	if (cut_args_int(ev->args, "corr", &corr) < 0)
+	int64_t stream = CUT_ABSENT, device = CUT_ABSENT;
+	if (!cut_args_find(ev->args, "corr"))
 		return false;
 	if (cut_args_int(ev->args, "stream", &stream) < 0)
 		stream = CUT_ABSENT;
@@ -1735,47 +1693,29 @@ gpu_duplicate(const struct cut_event *ev, int in)
 		host = "";
 	struct cut_event key = thread_key(ev, in);
 	int64_t rank = key.has & CUT_HAS_RANK ? key.rank : CUT_ABSENT;
-	while (g.gqhead < g.gqtail && g.gq[g.gqhead % g.gqcap].ts < ev->ts - GPU_SAME_NS) {
-		/* a name of many MiB leaves no buffer of its size behind in the ring */
-		struct cut_buf *t = &g.gq[g.gqhead++ % g.gqcap].text;
-		if (t->cap > 1 << 12)
-			buf_free(t);
+	struct gpu_seen *e;
+	while ((e = cut_submits_oldest(g.gpu)) && e->ts < ev->ts - GPU_SAME_NS) {
+		buf_free(&e->text);
+		cut_submits_forget(g.gpu, e);
 	}
-	if (g.gqcap) {
-		size_t k = gpu_bucket(ev->pid, corr, g.gqcap);
-		for (uint64_t i = g.gbucket[k]; i != NONE && i >= g.gqhead;) {
-			const struct gpu_seen *e = &g.gq[i % g.gqcap];
-			if (e->corr == corr && e->in != in &&
-			    gpu_same(e, ev, host, stream, device, rank)) {
-				pair_count(&g.gpudups, e->in, in);
-				return true;
-			}
-			i = e->next;
+	for (e = cut_calls_submitter(g.gpu, ev->pid, ev); e; e = cut_submits_older(g.gpu, e))
+		if (e->in != in && gpu_same(e, ev, host, stream, device, rank)) {
+			pair_count(&g.gpudups, e->in, in);
+			return true;
 		}
-	}
-	if (g.gqtail - g.gqhead == g.gqcap)
-		gpu_grow();
-	uint64_t i = g.gqtail++;
-	struct gpu_seen *e = &g.gq[i % g.gqcap];
-	size_t k = gpu_bucket(ev->pid, corr, g.gqcap);
-	struct cut_buf text = e->text;
-	*e = (struct gpu_seen){.ts = ev->ts,
-	                       .end = cut_event_end(ev),
-	                       .pid = ev->pid,
-	                       .corr = corr,
-	                       .stream = stream,
-	                       .device = device,
-	                       .rank = rank,
-	                       .in = in,
-	                       .next = g.gbucket[k]};
-	buf_reset(&text);
-	buf_add(&text, host, strlen(host) + 1);
-	e->name = text.len;
-	buf_add(&text, ev->name, strlen(ev->name) + 1);
-	e->cat = text.len;
-	buf_add(&text, ev->cat ? ev->cat : "", strlen(ev->cat ? ev->cat : "") + 1);
-	e->text = text;
-	g.gbucket[k] = i;
+	if (!(e = cut_calls_submit(g.gpu, ev->pid, ev)))
+		return false;
+	e->ts = ev->ts;
+	e->end = cut_event_end(ev);
+	e->stream = stream;
+	e->device = device;
+	e->rank = rank;
+	e->in = in;
+	buf_add(&e->text, host, strlen(host) + 1);
+	e->name = e->text.len;
+	buf_add(&e->text, ev->name, strlen(ev->name) + 1);
+	e->cat = e->text.len;
+	buf_add(&e->text, ev->cat ? ev->cat : "", strlen(ev->cat ? ev->cat : "") + 1);
 	return false;
 }
 
@@ -2325,6 +2265,7 @@ main(int argc, char *argv[])
 	cut_check_inputs(argc, argv, CUT_INPUTS_DISTINCT);
 
 	g.open = cut_calls_new(CUT_CALLS_HOLDERS | CUT_CALLS_NAMES);
+	g.gpu = cut_submits_new(sizeof(struct gpu_seen), SIZE_MAX); /* bounded by time */
 	cut_calls_limit(g.open, g.maxheld, g.maxbytes);
 	g.labelmap = idmap_new();
 	g.hosts = strtab_new();
@@ -2383,10 +2324,11 @@ main(int argc, char *argv[])
 		idmap_free(p->map);
 		free(p->v);
 	}
-	for (size_t i = 0; i < g.gqcap; i++)
-		buf_free(&g.gq[i].text);
-	free(g.gq);
-	free(g.gbucket);
+	for (struct gpu_seen *e; (e = cut_submits_oldest(g.gpu));) {
+		buf_free(&e->text);
+		cut_submits_forget(g.gpu, e);
+	}
+	cut_submits_free(g.gpu);
 	free(g.units);
 	free(g.gshift);
 	free(g.gpair);
