@@ -45,6 +45,9 @@ enum cut_api_flag {
 	CUT_API_RECORDS_EVENT = 1 << 13, /* records an event on a stream */
 	CUT_API_ALLOCATES = 1 << 14,     /* device memory: the dptr argument */
 	CUT_API_FREES = 1 << 15,         /* device memory: the dptr argument */
+	CUT_API_HTOD = 1 << 16,          /* a copy from host to device, by its name */
+	CUT_API_DTOH = 1 << 17,          /* ... device to host */
+	CUT_API_DTOD = 1 << 18,          /* ... device to device */
 };
 
 /* Category name of a driver API function ("launch", ...). A name missing from the table is

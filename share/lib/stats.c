@@ -110,12 +110,12 @@ stats_xfer_dir(const struct cut_event *ev)
 		for (int d = 0; d < CUT_X_NDIRS; d++)
 			if (strcmp(dir, cut_xfer_names[d]) == 0)
 				return (enum cut_xfer_dir)d;
-	if (cut_api_flags(ev->name) & CUT_API_MEMSET)
-		return CUT_X_MEMSET;
-	for (int d = CUT_X_HTOD; d <= CUT_X_HTOH; d++)
-		if (strstr(ev->name, cut_xfer_names[d]))
-			return (enum cut_xfer_dir)d;
-	return CUT_X_ANY;
+	unsigned f = cut_api_flags(ev->name);
+	return f & CUT_API_MEMSET ? CUT_X_MEMSET
+	       : f & CUT_API_HTOD ? CUT_X_HTOD
+	       : f & CUT_API_DTOH ? CUT_X_DTOH
+	       : f & CUT_API_DTOD ? CUT_X_DTOD
+	                          : CUT_X_ANY;
 }
 
 static void

@@ -85,7 +85,8 @@ void stats_add(struct cut_stats *st, const struct cut_event *ev);
 /* Computes medians and standard deviations and sorts functions and slow calls. */
 void stats_finish(struct cut_stats *st);
 void stats_free(struct cut_stats *st);
-/* Direction of a transfer call: args "dir" when present, else from the function name. */
+/* Direction of a transfer call: args "dir" when present, else memset or the direction its
+ * flags say (classify.h), else CUT_X_ANY. */
 enum cut_xfer_dir stats_xfer_dir(const struct cut_event *ev);
 
 #endif

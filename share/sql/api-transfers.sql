@@ -2,9 +2,8 @@
 -- integer bytes argument, per direction (HtoD DtoH DtoD HtoH any memset): calls, bytes, time
 -- inside the calls (ns) and bytes per ns (= GB/s; asynchronous copies return early, so this
 -- is the calls' rate, not the copies': gpu-copies.sql has those).
--- Direction as cutstat decides it: the dir argument when it names one, else memset for a
--- function flagged memset in api-categories.tsv, else the first of HtoD DtoH DtoD HtoH in the
--- name, else any.
+-- Direction as cutstat decides it: the dir argument when it names one, else memset, HtoD, DtoH
+-- or DtoD for a function flagged memset, htod, dtoh or dtod in api-categories.tsv, else any.
 WITH x AS (
     SELECT name, dur, cut_int(args->'bytes') AS bytes, args->>'dir' AS dir
     FROM events
@@ -13,10 +12,9 @@ d AS (
     SELECT CASE
                WHEN dir IN ('HtoD', 'DtoH', 'DtoD', 'HtoH', 'any', 'memset') THEN dir
                WHEN cut_api_flag(name, 'memset') THEN 'memset'
-               WHEN contains(name, 'HtoD') THEN 'HtoD'
-               WHEN contains(name, 'DtoH') THEN 'DtoH'
-               WHEN contains(name, 'DtoD') THEN 'DtoD'
-               WHEN contains(name, 'HtoH') THEN 'HtoH'
+               WHEN cut_api_flag(name, 'htod') THEN 'HtoD'
+               WHEN cut_api_flag(name, 'dtoh') THEN 'DtoH'
+               WHEN cut_api_flag(name, 'dtod') THEN 'DtoD'
                ELSE 'any' END AS dir, dur, bytes
     FROM x WHERE bytes IS NOT NULL)
 SELECT dir, count(*) AS calls, CAST(sum(bytes) AS BIGINT) AS bytes,

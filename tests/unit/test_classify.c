@@ -170,8 +170,12 @@ START_TEST(test_flags)
 	    {"cuLaunchKernelEx", CUT_API_SUBMITS | CUT_API_KERNEL | CUT_API_LAUNCH_CONFIG},
 	    {"cuLaunchCooperativeKernelMultiDevice", CUT_API_SUBMITS},
 	    {"cuLaunchHostFunc", CUT_API_SUBMITS | CUT_API_ENQUEUE},
-	    {"cuMemcpyHtoD_v2", CUT_API_COPY},
-	    {"cuMemcpyHtoDAsync_v2", CUT_API_SUBMITS | CUT_API_COPY},
+	    {"cuMemcpyHtoD_v2", CUT_API_COPY | CUT_API_HTOD},
+	    {"cuMemcpyHtoDAsync_v2", CUT_API_SUBMITS | CUT_API_COPY | CUT_API_HTOD},
+	    {"cuMemcpyDtoH_v2_ptds", CUT_API_COPY | CUT_API_DTOH},
+	    {"cuMemcpyDtoDAsync", CUT_API_SUBMITS | CUT_API_COPY | CUT_API_DTOD},
+	    {"cuMemcpyAsync", CUT_API_SUBMITS | CUT_API_COPY},
+	    {"cuMemcpyHtoA_v2", CUT_API_COPY},
 	    {"cuMemcpyBatchAsync", CUT_API_SUBMITS | CUT_API_ENQUEUE},
 	    {"cuMemsetD8_v2_ptds", CUT_API_MEMSET},
 	    {"cuMemsetD32Async", CUT_API_SUBMITS | CUT_API_MEMSET},
@@ -194,6 +198,7 @@ START_TEST(test_flags)
 	    {"cuInit", 0},
 	    /* not in the table: the base's, or none */
 	    {"cuMemsetD8_v9", CUT_API_MEMSET},
+	    {"cuMemcpyDtoH_v3", CUT_API_COPY | CUT_API_DTOH},
 	    {"cuLaunchKernel_v3_ptsz", CUT_API_SUBMITS | CUT_API_KERNEL},
 	    {"cuMemsetSomethingNew", 0},
 	    /* the runtime's rows have none */
