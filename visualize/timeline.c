@@ -9,6 +9,7 @@
 
 #include "args.h"
 #include "calls.h"
+#include "classify.h"
 #include "cut.h"
 #include "heap.h"
 #include "idmap.h"
@@ -705,16 +706,13 @@ submitted(struct tl *tl, const struct cut_event *ev, size_t p, struct tl_lane *l
 		cut_submits_forget(tl->subs, s);
 }
 
-/* What a driver API call does to device memory: 1 allocates, -1 frees, 0 neither (host
- * memory, pinned or mapped, counts as neither). */
+/* What a driver API call does to device memory, as its flags say: 1 allocates, -1 frees, 0
+ * neither (host memory, pinned or mapped, counts as neither). */
 static int
 memory_call(const char *name)
 {
-	if (strstr(name, "Host"))
-		return 0;
-	return strncmp(name, "cuMemAlloc", 10) == 0 ? 1
-	       : strncmp(name, "cuMemFree", 9) == 0 ? -1
-	                                            : 0;
+	unsigned f = cut_api_flags(name);
+	return f & CUT_API_ALLOCATES ? 1 : f & CUT_API_FREES ? -1 : 0;
 }
 
 /* Device memory allocated per process: successful allocations minus frees, matched by dptr. */
