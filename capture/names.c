@@ -95,17 +95,12 @@ read_rank(uint32_t pid)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return r;
-	size_t cap = 1 << 16, n = 0;
-	char *buf = cut_xmalloc(cap + 1);
-	ssize_t k;
-	while ((k = read(fd, buf + n, cap - n)) > 0) {
-		n += (size_t)k;
-		if (n == cap) {
-			if (cap >= 1 << 24)
-				break;
-			buf = cut_xrealloc(buf, 2 * cap + 1, 1);
-			cap *= 2;
-		}
+	size_t cap = 0, n = 0;
+	char *buf = NULL;
+	for (ssize_t k = 1; k > 0 && n < 1 << 24;) { /* 16 MiB of it at most */
+		CUT_GROW(buf, n + (1 << 16) + 1, cap);
+		k = read(fd, buf + n, cap - n - 1);
+		n += k > 0 ? (size_t)k : 0;
 	}
 	close(fd);
 	buf[n] = 0;

@@ -65,10 +65,7 @@ read_file(const char *path, size_t *len)
 	if (!f)
 		return NULL;
 	for (;;) {
-		if (n + 1024 > cap) {
-			cap = cap ? cap * 2 : 4096;
-			buf = cut_xrealloc(buf, cap, 1);
-		}
+		CUT_GROW(buf, n + 1024, cap);
 		size_t r = fread(buf + n, 1, cap - n - 1, f);
 		n += r;
 		if (r == 0)
