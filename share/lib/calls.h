@@ -102,8 +102,9 @@ uint64_t cut_calls_refused(const struct cut_calls *c);
  * member is a struct cut_submit; the caller's members follow. Only the latest max entries
  * noted are kept: noting one more forgets the oldest, so that memory stays bounded in a trace
  * whose GPU work never comes (no gpu layer). A caller may forget an entry itself (the work has
- * come), or the oldest ones by time (cut_submits_oldest). Every call is O(1) but a search,
- * which is linear in the entries kept of its key. Exits with status 2 when memory runs out.
+ * come), or the oldest ones by time (cut_submits_oldest). Noting is O(1); a search, and
+ * forgetting the latest entry of a key, walk the entries kept of that key. Exits with status 2
+ * when memory runs out.
  */
 struct cut_submit {
 	int64_t proc, corr; /* the key */
@@ -114,13 +115,15 @@ struct cut_submit {
 
 struct cut_submits;
 
+/* A new, empty index of entries of elem bytes that keeps the latest max (SIZE_MAX: as many as
+ * the caller leaves). */
 struct cut_submits *cut_submits_new(size_t elem, size_t max);
 /* Frees the index (not what the caller's members point to: forget the entries first). */
 void cut_submits_free(struct cut_submits *s);
 /*
  * Notes ev, a record of process proc that has an integer args.corr: returns its new entry,
  * the key set and the caller's members zero; NULL, noting nothing, when ev has no such corr.
- * An entry stays valid until the next call that notes, forgets or frees.
+ * An entry stays where it is until the next note (which may move them all) or its forgetting.
  */
 void *cut_calls_submit(struct cut_submits *s, int64_t proc, const struct cut_event *ev);
 /* The latest entry kept of ev's (proc, args.corr): the call that submitted GPU work ev. NULL
@@ -130,9 +133,9 @@ void *cut_calls_submitter(struct cut_submits *s, int64_t proc, const struct cut_
 void *cut_submits_older(struct cut_submits *s, const void *e);
 /* Forgets entry e: it is found no more. */
 void cut_submits_forget(struct cut_submits *s, void *e);
-/* The oldest entry kept, or NULL when none is. */
+/* The oldest entry kept and not forgotten, or NULL when none is. */
 void *cut_submits_oldest(struct cut_submits *s);
-/* Entries kept. */
+/* Entries kept and not forgotten. */
 size_t cut_submits_len(const struct cut_submits *s);
 
 #endif
