@@ -151,7 +151,7 @@ part_of(struct tacc *a, int64_t rank)
 {
 	bool isnew;
 	size_t i = idmap_put(a->index, rank, &isnew);
-	a->parts = cut_grow(a->parts, &a->cap, i + 1, sizeof(*a->parts));
+	CUT_GROW(a->parts, i + 1, a->cap);
 	struct part *p = &a->parts[i];
 	if (isnew)
 		*p = (struct part){rank, stats_new(0), stats_new_layer(0, CUT_RUNTIME),
@@ -237,7 +237,7 @@ side_name(int s)
 static void
 add_input(const char *path, int64_t part, int s, json_t *sum)
 {
-	d.in = cut_grow(d.in, &d.capin, (size_t)d.nin + 1, sizeof(*d.in));
+	CUT_GROW(d.in, (size_t)d.nin + 1, d.capin);
 	struct input *in = &d.in[d.nin++];
 	struct cut_buf label = {0};
 	buf_adds(&label, path);
@@ -304,7 +304,7 @@ row_of(struct scope *sc, enum cut_sum_list list, const char *domain, const char 
 	buf_addf(&d.key, "%d:%zu:%s", (int)list, domain ? strlen(domain) : 0, domain ? domain : "");
 	buf_adds(&d.key, name);
 	size_t n = strtab_len(sc->keys), i = strtab_intern(sc->keys, d.key.s);
-	sc->rows = cut_grow(sc->rows, &sc->cap, i + 1, sizeof(*sc->rows));
+	CUT_GROW(sc->rows, i + 1, sc->cap);
 	struct row *r = &sc->rows[i];
 	if (i == n) {
 		r->list = list;
@@ -755,7 +755,7 @@ rank_scopes(struct scope **out)
 		}
 		if (a->side != 0)
 			continue;
-		*out = cut_grow(*out, &cap, n + 1, sizeof(**out));
+		CUT_GROW(*out, n + 1, cap);
 		struct scope *sc = &(*out)[n++];
 		*sc = scope_new(a->rank);
 		add_summary(sc, 0, a, false);
@@ -788,9 +788,7 @@ run(size_t top, enum cut_fmt fmt)
 	if (nranks)
 		qsort(ranks, nranks, sizeof(*ranks), by_rank);
 	note_lists(&job);
-	size_t n = finish(&job), *nr = calloc(nranks ? nranks : 1, sizeof(*nr));
-	if (!nr)
-		err(CUT_EXIT_FATAL, "out of memory");
+	size_t n = finish(&job), *nr = cut_xcalloc(nranks, sizeof(*nr));
 	changed += job.nchanged;
 	for (size_t i = 0; i < nranks; i++) {
 		nr[i] = finish(&ranks[i]);
@@ -913,12 +911,10 @@ main(int argc, char *argv[])
 		usage();
 	cut_table_display(wide ? 0 : CUT_TABLE_WIDTH, mangled);
 
-	char **files = calloc((size_t)argc, sizeof(*files));
-	int *side = calloc((size_t)argc, sizeof(*side)), nfiles = 0;
-	dev_t *dev = calloc((size_t)argc, sizeof(*dev));
-	ino_t *ino = calloc((size_t)argc, sizeof(*ino));
-	if (!files || !side || !dev || !ino)
-		err(CUT_EXIT_FATAL, "out of memory");
+	char **files = cut_xcalloc((size_t)argc, sizeof(*files));
+	int *side = cut_xcalloc((size_t)argc, sizeof(*side)), nfiles = 0;
+	dev_t *dev = cut_xcalloc((size_t)argc, sizeof(*dev));
+	ino_t *ino = cut_xcalloc((size_t)argc, sizeof(*ino));
 	for (int i = 0; i < argc; i++) {
 		if (i == sep)
 			continue;

@@ -914,9 +914,7 @@ static json_t *
 summary_json(const struct cut_stats *st, const struct cut_stats *rt, const struct cut_gpu_stats *g,
              const struct cut_nvtx_stats *nv, const struct cut_rank_stats *rk)
 {
-	int64_t *ranks = calloc(rk->nrows ? rk->nrows : 1, sizeof(*ranks));
-	if (!ranks)
-		err(CUT_EXIT_FATAL, "out of memory");
+	int64_t *ranks = cut_xcalloc(rk->nrows, sizeof(*ranks));
 	for (size_t i = 0; i < rk->nrows; i++)
 		ranks[i] = rk->rows[i].rank;
 	struct cut_summary_src src = {

@@ -1,7 +1,5 @@
 /* summarize.c: the summary object of summarize.h, each list's items with their counts,
  * extremes and log histograms. */
-#include <err.h>
-
 #include "cut.h"
 #include "summarize.h"
 
@@ -53,7 +51,7 @@ cut_summary_of(const struct cut_summary_src *src)
 {
 	json_t *o = json_object(), *ks = json_array(), *nv = json_array();
 	if (!o || !ks || !nv)
-		err(CUT_EXIT_FATAL, "out of memory");
+		cut_out_of_memory();
 	set_int(o, "version", CUT_SUMMARY_VERSION);
 	if (src->rank >= 0)
 		set_int(o, "rank", src->rank);
