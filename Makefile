@@ -20,6 +20,7 @@ endif
 TOOLS :=
 MAN1 :=
 MAN5 :=
+MAN7 :=
 DATA :=
 CHECKS :=
 
@@ -105,16 +106,18 @@ test-programs: all $(CHECKS)
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
-		$(DESTDIR)$(DATADIR)
+		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(DATADIR)
 	install -m 755 $(addprefix $(B)/bin/,$(TOOLS)) $(DESTDIR)$(BINDIR)
 	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1
 	install -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5
+	install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7
 	$(if $(DATA),install -m 644 $(DATA) $(DESTDIR)$(DATADIR))
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(TOOLS))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1)))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man5/,$(notdir $(MAN5)))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man7/,$(notdir $(MAN7)))
 	rm -rf $(DESTDIR)$(DATADIR)
 
 clean:

@@ -22,4 +22,6 @@ categories:
 	mv share/data/api-categories.tsv.tmp share/data/api-categories.tsv
 
 MAN5 += share/man/cut-events.5
+# cut(7): the toolkit, the rules every tool shares, and the guides for jobs of many ranks.
+MAN7 += share/man/cut.7
 DATA += share/data/api-categories.tsv
