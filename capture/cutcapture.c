@@ -1,6 +1,6 @@
 /* cutcapture: eBPF capture of a CUDA program's driver API calls, NVIDIA ioctls, interrupts
  * and scheduling, written as cut-events(5) JSON lines sorted by time. The loader: options,
- * then the phases of main; each phase is a module (see the README's Layout). */
+ * then the phases of main; each phase is a module (see HACKING.md, Layout). */
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
