@@ -19,7 +19,19 @@ done
 [ -n "$py" ] || { echo "neither /usr/bin/python3 nor python3 can import Dask's distributed (apt-get install python3-distributed, or make deps)"; exit 77; }
 tmp=$(mktemp -d) || exit 1
 pids=
-trap 'for p in $pids; do kill "$p" 2>/dev/null; done; wait; rm -rf "$tmp"' EXIT
+# The scheduler and workers are stopped with SIGTERM; one that has not exited 30 s later (a
+# worker busy reconnecting on a loaded machine ignored it) gets SIGKILL, so the end never hangs.
+stop_all() {
+	for p in $pids; do kill "$p" 2>/dev/null; done
+	n=0
+	for p in $pids; do
+		while kill -0 "$p" 2>/dev/null && [ $n -lt 150 ]; do sleep 0.2; n=$((n + 1)); done
+		kill -9 "$p" 2>/dev/null
+	done
+	wait
+	rm -rf "$tmp"
+}
+trap stop_all EXIT
 fail=0
 no() { echo "FAIL: $*"; fail=1; }
 cutjob() { "$py" "$B/bin/cutjob" "$@"; }
