@@ -59,6 +59,13 @@ static int64_t window, wstart = INT64_MIN;
 static bool warned_size;
 static struct cut_buf b;
 
+static const struct cut_opt_help opts[] = {
+    {"-m, --max-events=N", "start a new part after N trace events"},
+    {"-w, --window=TIME", "start a new part every TIME of the trace (10ms, 2s)"},
+    {"-o, --output=PREFIX", "write the parts to PREFIX-001.json... and print their names"},
+    {NULL, NULL},
+};
+
 static void
 usage(void)
 {
@@ -600,7 +607,7 @@ main(int argc, char *argv[])
 	int ch;
 	char *e;
 
-	cut_std_args(argc, argv, usage);
+	cut_std_args_help(argc, argv, usage, opts);
 
 	while ((ch = getopt_long(argc, argv, "m:w:o:", longopts, NULL)) != -1) {
 		switch (ch) {

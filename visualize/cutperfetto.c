@@ -126,11 +126,16 @@ static struct {
 	uint64_t uuids, serials;
 } g;
 
+static const struct cut_opt_help opts[] = {
+    {"-o, --output=FILE", "write the trace to FILE, not standard output"},
+    {NULL, NULL},
+};
+
 static void
-usage(int status)
+usage(void)
 {
-	fprintf(status ? stderr : stdout, "usage: cutperfetto [-o file] [file ...]\n");
-	exit(status ? status : cut_finish_output(status));
+	fprintf(stderr, "usage: cutperfetto [-o file] [file ...]\n");
+	exit(CUT_EXIT_FATAL);
 }
 
 static void
@@ -641,8 +646,6 @@ main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 	    {"output", required_argument, NULL, 'o'},
-	    {"help", no_argument, NULL, 'h'},
-	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
 	};
 	static const struct tl_sink sink = {
@@ -659,12 +662,12 @@ main(int argc, char *argv[])
 	const char *path = NULL;
 	int ch;
 
+	cut_std_args_help(argc, argv, usage, opts);
+
 	while ((ch = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'o': path = optarg; break;
-		case 'h': usage(CUT_EXIT_OK); break;
-		case 'V': printf("cutperfetto " CUT_VERSION "\n"); return cut_finish_output(0);
-		default: usage(CUT_EXIT_FATAL);
+		default: usage();
 		}
 	}
 	argc -= optind;

@@ -117,6 +117,17 @@ static const char *term, *title = "<stdin>";
 static int wid, hei;
 static bool ansi, multiplot, every_thread;
 
+static const struct cut_opt_help opts[] = {
+    {"-a", "draw every thread, those without driver calls too"},
+    {"-S", "write the gnuplot script instead of running gnuplot"},
+    {"-c chart", "timeline, categories, durations, gaps, gpu or all (timeline)"},
+    {"-T terminal", "png, svg or dumb (text); by default from -o's extension"},
+    {"-o file", "write the chart to file"},
+    {"-s width,height", "size in pixels, or characters for dumb"},
+    {"-t threshold", "the shortest gap the gaps chart shows (10us)"},
+    {NULL, NULL},
+};
+
 static void
 usage(void)
 {
@@ -1044,7 +1055,7 @@ main(int argc, char *argv[])
 	int ch, which = -1, status = CUT_EXIT_OK;
 	char tbuf[256], *e;
 
-	cut_std_args(argc, argv, usage);
+	cut_std_args_help(argc, argv, usage, opts);
 
 	while ((ch = getopt(argc, argv, "aSc:T:o:s:t:")) != -1) {
 		switch (ch) {

@@ -25,7 +25,7 @@ for page in "$top"/share/man/*.1 "$top"/share/man/*.8; do
 	awk '{ if (!/^  -[^ ].*  +[^ ]/) print "no meaning: " $0 }' "$t/lines" >"$t/nomeaning"
 	[ -s "$t/nomeaning" ] && bad "$tool --help: $(cat "$t/nomeaning")"
 	# the options --help names: the words of each line's first column that start with -
-	sed 's/^  //; s/   *.*//' "$t/lines" | tr ',' '\n' | sed 's/^ *//; s/[ =].*//' |
+	sed 's/^  //; s/   *.*//' "$t/lines" | tr ',' '\n' | sed 's/^ *//; s/[ =].*//' | grep '^-' |
 		sort -u >"$t/help-opts"
 	# the page's: each ".It Fl x" is -x, each "Fl Fl name" --name
 	grep '^\.It Fl' "$page" | sed 's/ Ns / /g' | awk '{

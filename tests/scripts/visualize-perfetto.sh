@@ -182,7 +182,8 @@ cmp -s "$tmp/o2.pb" "$tmp/capture.pb" || bad "two runs differ"
 # Options.
 [ "$(cutperfetto --version)" = "cutperfetto $(sed -n 's/^VERSION = //p' config.mk)" ] ||
 	bad "--version: $(cutperfetto --version)"
-[ "$(cutperfetto --help)" = "usage: cutperfetto [-o file] [file ...]" ] || bad "--help: $(cutperfetto --help)"
+[ "$(cutperfetto --help | head -1)" = "usage: cutperfetto [-o file] [file ...]" ] || bad "--help: $(cutperfetto --help)"
+cutperfetto --help | grep -q '^  -o, --output=FILE  *[a-z]' || bad "--help lists no -o: $(cutperfetto --help)"
 cutperfetto -x >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] || bad "-x: exit status is not 2"
 grep -q '^usage: cutperfetto \[-o file\] \[file \.\.\.\]$' "$tmp/err" || bad "usage line: $(cat "$tmp/err")"
