@@ -15,7 +15,9 @@
 #include "args.h"
 #include "buf.h"
 #include "calls.h"
+#include "classify.h"
 #include "cut.h"
+#include "demangle.h"
 #include "event.h"
 #include "idmap.h"
 #include "outfile.h"
@@ -56,20 +58,22 @@ static const char *prefix;
 static int nfile;
 static uint64_t nout, outbytes, max_events;
 static int64_t window, wstart = INT64_MIN;
-static bool warned_size;
+static bool warned_size, mangled;
 static struct cut_buf b;
 
 static const struct cut_opt_help opts[] = {
     {"-m, --max-events=N", "start a new part after N trace events"},
     {"-w, --window=TIME", "start a new part every TIME of the trace (10ms, 2s)"},
     {"-o, --output=PREFIX", "write the parts to PREFIX-001.json... and print their names"},
+    {"-M, --mangled", "name slices as the trace does, C++ names not demangled"},
     {NULL, NULL},
 };
 
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: cutchrome [-m max-events] [-w window] [-o prefix] [file ...]\n");
+	fprintf(stderr,
+	        "usage: cutchrome [-M] [-m max-events] [-w window] [-o prefix] [file ...]\n");
 	exit(CUT_EXIT_FATAL);
 }
 
@@ -447,6 +451,35 @@ lane(void *arg, struct tl_lane *l)
 	                         : SYNTH_ID + nsynth++);
 }
 
+/* The name an event is shown by: demangled, unless -M or its args hold a "mangled" of their
+ * own (the trace's name would be lost). */
+static const char *
+shown(const struct cut_event *ev)
+{
+	const char *d = mangled ? ev->name : cut_demangle(ev->name);
+	return d == ev->name || cut_args_find(ev->args, "mangled") ? ev->name : d;
+}
+
+/* What the slice's args add to the event's: the name as the trace has it when it is shown
+ * demangled ("mangled"), and the collective a GPU kernel is ("collective"). */
+static void
+add_names(const char **sep, const struct cut_event *ev, const char *name)
+{
+	const char *coll = ev->layer == CUT_GPU ? cut_collective(ev->name) : NULL;
+	if (name != ev->name) {
+		buf_adds(&b, *sep);
+		buf_adds(&b, "\"mangled\":");
+		buf_addjstr(&b, ev->name, strlen(ev->name));
+		*sep = ",";
+	}
+	if (coll && !cut_args_find(ev->args, "collective")) {
+		buf_adds(&b, *sep);
+		buf_adds(&b, "\"collective\":");
+		buf_addjstr(&b, coll, strlen(coll));
+		*sep = ",";
+	}
+}
+
 /* An NVTX start/end range: it need not nest with anything, and may end on another thread
  * than it started, so it is an async slice of its process ("b" and "e", an id of its own),
  * not a slice of a thread's track. */
@@ -460,17 +493,23 @@ startend_range(struct tl_track *t, const struct cut_event *ev)
 	if (cut_args_str(ev->args, "domain", cat + 5, sizeof(cat) - 5) > 0)
 		cat[4] = ',';
 	int64_t jtid = keeps_tid(t->parent, ev->tid) ? ev->tid : p->jpid;
-	begin("b", ev->name, p->jpid, jtid, ev->ts);
+	const char *name = shown(ev), *sep = "";
+	begin("b", name, p->jpid, jtid, ev->ts);
 	buf_adds(&b, ",\"cat\":");
 	buf_addjstr(&b, cat, strlen(cat));
 	buf_adds(&b, ",\"id\":");
 	buf_addi64(&b, id);
-	if (ev->args && strlen(ev->args) > 2) {
-		buf_adds(&b, ",\"args\":");
-		buf_adds(&b, ev->args);
+	if ((ev->args && strlen(ev->args) > 2) || name != ev->name) {
+		buf_adds(&b, ",\"args\":{");
+		if (ev->args && strlen(ev->args) > 2) {
+			buf_add(&b, ev->args + 1, strlen(ev->args) - 2);
+			sep = ",";
+		}
+		add_names(&sep, ev, name);
+		buf_addc(&b, '}');
 	}
 	end();
-	begin("e", ev->name, p->jpid, jtid, cut_event_end(ev));
+	begin("e", name, p->jpid, jtid, cut_event_end(ev));
 	buf_adds(&b, ",\"cat\":");
 	buf_addjstr(&b, cat, strlen(cat));
 	buf_adds(&b, ",\"id\":");
@@ -489,6 +528,7 @@ slice(void *arg, struct tl_lane *l, struct tl_open *o, const struct cut_event *e
 		startend_range(l->t, ev);
 		return;
 	}
+	const char *name = shown(ev);
 	struct group *p = group(process_of(l->t));
 	p->file = nfile;
 	/* The start binds to the slice enclosing it (the call, which starts there); the end, a
@@ -500,7 +540,7 @@ slice(void *arg, struct tl_lane *l, struct tl_open *o, const struct cut_event *e
 		flow_event("f", "ioctl", p->jpid, (int64_t)l->user, ev->ts - 1,
 		           ",\"cat\":\"flow\",\"id\":");
 	}
-	begin(ev->has & CUT_HAS_DUR ? "X" : "i", ev->name, p->jpid, (int64_t)l->user, ev->ts);
+	begin(ev->has & CUT_HAS_DUR ? "X" : "i", name, p->jpid, (int64_t)l->user, ev->ts);
 	if (ev->has & CUT_HAS_DUR) {
 		buf_adds(&b, ",\"dur\":");
 		add_us(ev->dur);
@@ -523,6 +563,7 @@ slice(void *arg, struct tl_lane *l, struct tl_open *o, const struct cut_event *e
 		buf_add(&b, ev->args + 1, strlen(ev->args) - 2);
 		sep = ",";
 	}
+	add_names(&sep, ev, name);
 	if (ev->extra) {
 		buf_adds(&b, sep);
 		buf_adds(&b, ev->extra);
@@ -591,6 +632,7 @@ main(int argc, char *argv[])
 	    {"max-events", required_argument, NULL, 'm'},
 	    {"window", required_argument, NULL, 'w'},
 	    {"output", required_argument, NULL, 'o'},
+	    {"mangled", no_argument, NULL, 'M'},
 	    {NULL, 0, NULL, 0},
 	};
 	static const struct tl_sink sink = {
@@ -609,7 +651,7 @@ main(int argc, char *argv[])
 
 	cut_std_args_help(argc, argv, usage, opts);
 
-	while ((ch = getopt_long(argc, argv, "m:w:o:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "Mm:w:o:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'm':
 			max_events = strtoull(optarg, &e, 10);
@@ -618,6 +660,7 @@ main(int argc, char *argv[])
 			break;
 		case 'w': window = parse_dur(optarg); break;
 		case 'o': prefix = optarg; break;
+		case 'M': mangled = true; break;
 		default: usage();
 		}
 	}

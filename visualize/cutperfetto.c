@@ -12,8 +12,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "buf.h"
+#include "classify.h"
 #include "cut.h"
+#include "demangle.h"
 #include "event.h"
 #include "idmap.h"
 #include "outfile.h"
@@ -124,17 +127,19 @@ static struct {
 	int64_t nsynth; /* ids made up so far */
 	struct islot cache[1 << ICACHE_BITS];
 	uint64_t uuids, serials;
+	bool mangled; /* -M: names as the trace has them */
 } g;
 
 static const struct cut_opt_help opts[] = {
     {"-o, --output=FILE", "write the trace to FILE, not standard output"},
+    {"-M, --mangled", "name slices as the trace does, C++ names not demangled"},
     {NULL, NULL},
 };
 
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: cutperfetto [-o file] [file ...]\n");
+	fprintf(stderr, "usage: cutperfetto [-M] [-o file] [file ...]\n");
 	exit(CUT_EXIT_FATAL);
 }
 
@@ -535,10 +540,20 @@ int_annotation(struct cut_pb *b, const struct tl_machine *m, const char *name, i
 	pb_nest_end(b, at);
 }
 
-/* The event's members other than the envelope as annotations in g.ann; returns whether
- * args has an integer "corr", and it through corr. */
+static void
+string_annotation(struct cut_pb *b, const struct tl_machine *m, const char *name, const char *v)
+{
+	size_t at = pb_nest(b, EVENT_ANNOTATIONS);
+	pb_field(b, ANN_NAME_IID, iid(m, name, strlen(name), SENT_ANNOTATION));
+	pb_string(b, ANN_STRING, v);
+	pb_nest_end(b, at);
+}
+
+/* The event's members other than the envelope as annotations in g.ann, with the name as the
+ * trace has it when it is shown demangled as name ("mangled") and the collective a GPU kernel
+ * is ("collective"); returns whether args has an integer "corr", and it through corr. */
 static bool
-annotations(const struct tl_machine *m, const struct cut_event *ev, int64_t *corr)
+annotations(const struct tl_machine *m, const struct cut_event *ev, const char *name, int64_t *corr)
 {
 	struct cut_pb *b = &g.ann;
 	b->len = 0;
@@ -555,6 +570,11 @@ annotations(const struct tl_machine *m, const struct cut_event *ev, int64_t *cor
 	}
 	if (ev->args)
 		members(b, m, pb_json_ws(ev->args) + 1, false, corr);
+	const char *coll = ev->layer == CUT_GPU ? cut_collective(ev->name) : NULL;
+	if (name != ev->name)
+		string_annotation(b, m, "mangled", ev->name);
+	if (coll && !cut_args_find(ev->args, "collective"))
+		string_annotation(b, m, "collective", coll);
 	if (ev->extra)
 		members(b, m, ev->extra, true, NULL);
 	return *corr != INT64_MIN;
@@ -582,9 +602,13 @@ slice(void *arg, struct tl_lane *l, struct tl_open *o, const struct cut_event *e
 	int64_t corr;
 	if (l->t->domain) /* (interned in the order it always was) */
 		intern(l->t->domain, strlen(l->t->domain));
-	bool has_corr = annotations(m, ev, &corr);
+	/* demangled, unless -M or its args hold a "mangled" of their own */
+	const char *shown = g.mangled ? ev->name : cut_demangle(ev->name);
+	if (shown != ev->name && cut_args_find(ev->args, "mangled"))
+		shown = ev->name;
+	bool has_corr = annotations(m, ev, shown, &corr);
 	const char *c = cut_event_category(ev);
-	uint64_t name = iid(m, ev->name, strlen(ev->name), SENT_NAME);
+	uint64_t name = iid(m, shown, strlen(shown), SENT_NAME);
 	uint64_t cat = iid(m, c, strlen(c), SENT_CATEGORY);
 
 	size_t at = packet(m, ev->ts), e = pb_nest(&g.out, PKT_TRACK_EVENT);
@@ -628,7 +652,7 @@ lost(void *arg, struct tl_track *p, const struct cut_event *ev, int64_t count)
 	int64_t corr;
 	(void)arg;
 	snprintf(name, sizeof(name), "lost %lld events", (long long)count);
-	annotations(p->m, ev, &corr);
+	annotations(p->m, ev, ev->name, &corr);
 	uint64_t name_iid = iid(p->m, name, strlen(name), SENT_NAME);
 	uint64_t cat = iid(p->m, "lost", 4, SENT_CATEGORY);
 	size_t at = packet(p->m, ev->ts), e = pb_nest(&g.out, PKT_TRACK_EVENT);
@@ -646,6 +670,7 @@ main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 	    {"output", required_argument, NULL, 'o'},
+	    {"mangled", no_argument, NULL, 'M'},
 	    {NULL, 0, NULL, 0},
 	};
 	static const struct tl_sink sink = {
@@ -664,9 +689,10 @@ main(int argc, char *argv[])
 
 	cut_std_args_help(argc, argv, usage, opts);
 
-	while ((ch = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "Mo:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'o': path = optarg; break;
+		case 'M': g.mangled = true; break;
 		default: usage();
 		}
 	}

@@ -21,6 +21,18 @@ done
 # gentrace puts ioctls inside syncs and allocations: they must come with flows.
 [ "$(grep -c '"ph":"s"' "$tmp/out.json")" -gt 0 ] || bad "gentrace: no flows"
 
+# Real kernel names, mangled: shown demangled, the trace's name in args.mangled; collectives
+# (tests/cases/cutchrome/demangled) say so in args.collective; -M keeps the trace's names.
+for t in tests/cases/cutchrome/demangled/input samples/hook-torch-mlp-gpu.jsonl.zst; do
+	cutchrome "$t" >"$tmp/out.json" 2>"$tmp/err" || bad "$t: exit $?"
+	python3 $check "$t" "$tmp/out.json" || bad "$t: check"
+done
+grep -q '^{"ph":"X","name":"_ZN' "$tmp/out.json" && bad "a kernel shown mangled"
+grep -q '"name":"void cutlass::Kernel2<' "$tmp/out.json" || bad "a kernel not demangled"
+cutchrome -M samples/hook-torch-mlp-gpu.jsonl.zst >"$tmp/out.json" || bad "-M: exit $?"
+grep -q '^{"ph":"X","name":"_ZN7cutlass7Kernel2I42cutlass' "$tmp/out.json" && ! grep -q '"mangled"' "$tmp/out.json" ||
+	bad "-M: names not the trace's"
+
 # A host up for 200 days: timestamps past 2^53 ns, which doubles cannot hold to the
 # nanosecond, come out exact from a base.
 python3 -c '
@@ -63,6 +75,6 @@ python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/out.json" || ba
 cutchrome -w 10parsecs $layers >/dev/null 2>&1
 [ $? -eq 2 ] || bad "-w 10parsecs: exit status is not 2"
 cutchrome -x >/dev/null 2>"$tmp/err"
-grep -q '^usage: cutchrome \[-m max-events\] \[-w window\] \[-o prefix\] \[file \.\.\.\]$' \
+grep -q '^usage: cutchrome \[-M\] \[-m max-events\] \[-w window\] \[-o prefix\] \[file \.\.\.\]$' \
 	"$tmp/err" || bad "usage line: $(cat "$tmp/err")"
 exit $fail

@@ -12,7 +12,9 @@ every event needs incremental state; every interned name, category and annotatio
 defined on its sequence before use, once; every track is described before use, parents first;
 each track's BEGIN/END pairs nest (stable sort by time, as trace processor does); the slices
 and instants, per owner (thread, off-CPU, GPU stream, CPU), with name, category, start and
-duration to the nanosecond and every argument, are exactly the input's; the flows are exactly
+duration to the nanosecond and every argument, are exactly the input's (a C++ name shown
+demangled, as c++filt demangles it, with the trace's name as "mangled", and a collective kernel
+with "collective", as cut-events(5) says); the flows are exactly
 API call -> ioctl (parent id, else nesting) and API call -> GPU work (equal args.corr in a
 process); the memory and GPU busy counters take the values computed from the input; the tracks
 of each kind, and the names of processes, threads and GPUs, are the input's. Input lines a cut
@@ -25,7 +27,11 @@ import collections
 import json
 import os
 import re
+import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import names  # noqa: E402
 
 LAYERS = {"api", "ioctl", "kernel", "irq", "sched", "gpu", "meta"}
 THREAD_LAYERS = {"api", "runtime", "nvtx", "ioctl", "kernel"}
@@ -161,6 +167,18 @@ def flat(prefix, v, out):
         out.append((prefix, "json", json.dumps(v, separators=(",", ":"))))
 
 
+def lines(path):
+    """The lines of a trace, decompressed as the tools read it."""
+    with open(path, "rb") as f:
+        magic = f.read(4)
+    if magic[:2] == b"\x1f\x8b" or magic == b"\x28\xb5\x2f\xfd":
+        cmd = ["gzip", "-dc", path] if magic[:2] == b"\x1f\x8b" else ["zstd", "-dc", path]
+        out = subprocess.run(cmd, capture_output=True, check=False).stdout
+        return out.decode("utf-8", errors="replace").splitlines()
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return f.read().splitlines()
+
+
 def event_args(e):
     out = []
     for k in ("ret", "id", "parent", "nioctl", "ioctl_ns"):
@@ -201,13 +219,16 @@ class Expected:
         seq, header_host, header_clock = None, "", None
         procs = {}
         live = {}
-        for line in open(path, encoding="utf-8", errors="replace"):
+        events = []
+        for line in lines(path):
             try:
                 e = json.loads(line)
             except ValueError:
                 continue
-            if not valid(e):
-                continue
+            if valid(e):
+                events.append(e)
+        shown = names.demangled({e["name"] for e in events})
+        for e in events:
             a = e.get("args") if isinstance(e.get("args"), dict) else {}
             if e["layer"] == "meta" and e["name"] == "header" and seq is None:
                 c = a.get("clock") if isinstance(a.get("clock"), dict) else {}
@@ -251,8 +272,8 @@ class Expected:
                 owner = ("stream",) + dkey[1:] + (pid, -1 if st is None else st)
                 self.tracks["stream"].add(owner)
                 self.tracks["device"].add(dkey)
-                if end is not None:
-                    self.busy[("busy",) + dkey[1:]] += [(ts, 1), (end, 0)]
+                if end is not None:  # at one time: ends, starts, then ends of work of no length
+                    self.busy[("busy",) + dkey[1:]] += [(ts, 1, 1), (end, 0, 2 if end == ts else 0)]
             else:
                 cpu = as_int(a.get("cpu"))
                 owner = ("irq", s, -1 if cpu is None else cpu)
@@ -262,14 +283,22 @@ class Expected:
                 self.tracks["thread"].add(("thread", s, pid, tid))
             if owner[0] != "irq" and not (owner[0] == "stream" and owner[2] == "uuid"):
                 self.tracks["process"].add(("process", s, pid))
-            key = (owner, e["name"], ts, e.get("dur"), cat, tuple(sorted(event_args(e))))
+            # the name shown, the trace's in "mangled" (unless its args have one), the
+            # collective a kernel is (unless they say)
+            name, more = e["name"] if "mangled" in a else shown[e["name"]], []
+            if name != e["name"]:
+                more.append(("mangled", "str", e["name"]))
+            if lay == "gpu" and names.collective(e["name"]) and "collective" not in a:
+                more.append(("collective", "str", names.collective(e["name"])))
+            key = (owner, name, ts, e.get("dur"), cat,
+                   tuple(sorted(event_args(e) + tuple(more))))
             self.slices[key] += 1
             if lay == "api" and end is not None:
                 self.spans.append((owner, e, end))
             if lay == "ioctl":
                 self.ioctls.append((owner, e, end if end is not None else ts))
             if lay in ("api", "gpu") and isint(a.get("corr")):
-                self.corr[(s, pid, a["corr"])][lay == "gpu"].append((owner, e["name"], ts))
+                self.corr[(s, pid, a["corr"])][lay == "gpu"].append((owner, name, ts))
             if lay == "api":
                 self.count_memory(e, a, s, live)
 
@@ -362,7 +391,7 @@ class Expected:
         out = collections.Counter()
         for key, changes in self.busy.items():
             n = 0
-            for t, up in sorted(changes):
+            for t, up, _ in sorted(changes, key=lambda c: (c[0], c[2])):
                 n += 1 if up else -1
                 out[(key, t, n)] += 1
         return out

@@ -53,6 +53,13 @@ n=$(grep '"layer":"ioctl"' "$tmp/merged.jsonl" | grep -c '"parent"')
 grep -cE '^ *(terminating_)?flow_ids:' "$tmp/merged.txt" | grep -qx $((2 * n)) || bad "merged: flows are not 2 x $n ioctls with a parent"
 [ "$n" -gt 600 ] || bad "merged: only $n ioctls with a parent"
 
+# Real kernel names, mangled: shown demangled, each with the trace's name as "mangled"; the
+# collectives of a case (NCCL's, mangled and not) say so.
+run gpu --layers runtime,nvtx -- samples/hook-torch-mlp-gpu.jsonl.zst && clean gpu
+grep -q 'name: "void cutlass::Kernel2<' "$tmp/gpu.txt" || bad "gpu: a kernel name not demangled"
+grep -q 'name: "_ZN7cutlass' "$tmp/gpu.txt" && bad "gpu: a kernel shown mangled"
+run demangled --layers nvtx -- tests/cases/cutperfetto/demangled/input && clean demangled
+
 # Three ranks on two hosts: a machine (sequence, clock snapshot with REALTIME) per host, rank 1
 # on machine_id 1 with the same pid as rank 0, GPU work per device and stream with flows from
 # its calls, devices named, threads renamed, two overlap tracks (a GPU stream, a CPU).
@@ -182,11 +189,11 @@ cmp -s "$tmp/o2.pb" "$tmp/capture.pb" || bad "two runs differ"
 # Options.
 [ "$(cutperfetto --version)" = "cutperfetto $(sed -n 's/^VERSION = //p' config.mk)" ] ||
 	bad "--version: $(cutperfetto --version)"
-[ "$(cutperfetto --help | head -1)" = "usage: cutperfetto [-o file] [file ...]" ] || bad "--help: $(cutperfetto --help)"
+[ "$(cutperfetto --help | head -1)" = "usage: cutperfetto [-M] [-o file] [file ...]" ] || bad "--help: $(cutperfetto --help)"
 cutperfetto --help | grep -q '^  -o, --output=FILE  *[a-z]' || bad "--help lists no -o: $(cutperfetto --help)"
 cutperfetto -x >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] || bad "-x: exit status is not 2"
-grep -q '^usage: cutperfetto \[-o file\] \[file \.\.\.\]$' "$tmp/err" || bad "usage line: $(cat "$tmp/err")"
+grep -q '^usage: cutperfetto \[-M\] \[-o file\] \[file \.\.\.\]$' "$tmp/err" || bad "usage line: $(cat "$tmp/err")"
 python3 -c '
 import pty, subprocess, sys
 master, slave = pty.openpty()
