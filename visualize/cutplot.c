@@ -16,6 +16,7 @@
 
 #include "args.h"
 #include "calls.h"
+#include "classify.h"
 #include "cut.h"
 #include "event.h"
 #include "idmap.h"
@@ -40,9 +41,10 @@
 #define GPU_ROW(index) (-16 - (int64_t)(index))
 
 /* Colour classes: the API categories, then the layers but api and meta (in their order),
- * then gap lengths. The categories and layers are named by share/lib (init_classes). */
+ * then gap lengths, then GPU work that is a collective kernel (classify.h's rule). The
+ * categories and layers are named by share/lib (init_classes). */
 #define C_LAYER(l) (CUT_NCATS + (l) - ((l) > CUT_API))
-enum { C_GAP = C_LAYER(CUT_META), NCLASS = C_GAP + 4 };
+enum { C_GAP = C_LAYER(CUT_META), C_COLL = C_GAP + 4, NCLASS = C_COLL + 1 };
 static struct {
 	const char *label, *rgb, *ch;
 } classes[NCLASS] = {
@@ -70,6 +72,7 @@ static struct {
     {"gap < 1 ms", "#fd8d3c", "-"},
     {"gap < 10 ms", "#e6550d", "="},
     {"gap >= 10 ms", "#a63603", "#"},
+    [C_COLL] = {"collective kernels", "#c51b7d", "@"},
 };
 
 /* A chart row (a thread's layer, or its idle gaps), or with layer < 0 a thread's (-1) or
@@ -259,6 +262,8 @@ init_classes(void)
 static int
 class_of(const struct cut_event *ev)
 {
+	if (ev->layer == CUT_GPU && cut_is_collective(ev->name))
+		return C_COLL;
 	if (ev->layer != CUT_API)
 		return C_LAYER(ev->layer);
 	int c = cut_category_from_name(cut_event_category(ev));
