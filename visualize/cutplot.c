@@ -22,6 +22,7 @@
 #include "idmap.h"
 #include "meta.h"
 #include "outfile.h"
+#include "procs.h"
 #include "reader.h"
 #include "stats.h"
 #include "strtab.h"
@@ -111,6 +112,9 @@ static struct {
 	const struct cut_reader *r; /* the input being read, its latest line, its host */
 	uint64_t line;
 	size_t host;
+	/* its processes by procs.h's rule, and 1 + the index in procs of each (0: none yet) */
+	struct cut_procs *procs;
+	size_t *proc, cap;
 } input;
 static struct cut_calls *open_calls; /* the top-level API calls, for host gaps */
 static int64_t origin, width, tmin = INT64_MAX, tmax = INT64_MIN, threshold = 10000;
@@ -283,12 +287,16 @@ proc_index(int64_t a, int64_t b, struct proc p)
 	return (int64_t)i;
 }
 
-/* The host of an event: its envelope's, else the one its input's header names when the
- * input starts with one (later headers are other processes' of the same capture, or a
- * merge's inputs, whose records carry their host). A new input shows as a new reader or a
- * line not after the last one: each event is a line of its own. */
-static size_t
-host_of(const struct cut_reader *r, const struct cut_event *ev)
+/*
+ * The index in procs of an event's process by procs.h's rule (for records without a host,
+ * the process of their pid that other records name): its pid on the host known of it when
+ * first met, as the timeline writers draw it, else on the one its input's header names when
+ * the input starts with one (later headers are other processes' of the same capture, or a
+ * merge's inputs). A new input shows as a new reader or a line not after the last one: each
+ * event is a line of its own.
+ */
+static int64_t
+proc_of(const struct cut_reader *r, const struct cut_event *ev)
 {
 	uint64_t line = cut_reader_line(r);
 	if (r != input.r || line <= input.line) {
@@ -299,10 +307,22 @@ host_of(const struct cut_reader *r, const struct cut_event *ev)
 				input.host = strtab_intern(hosts, m.header.host);
 			cut_meta_release(&m);
 		}
+		cut_procs_free(input.procs);
+		input.procs = cut_procs_new();
+		if (input.proc)
+			memset(input.proc, 0, input.cap * sizeof(*input.proc));
 	}
 	input.r = r;
 	input.line = line;
-	return ev->host ? strtab_intern(hosts, ev->host) : input.host;
+	size_t i = cut_procs_of(input.procs, ev);
+	CUT_GROW(input.proc, i + 1, input.cap);
+	if (!input.proc[i]) {
+		const char *h = cut_procs_host(input.procs, i);
+		size_t host = h ? strtab_intern(hosts, h) : input.host;
+		input.proc[i] = 1 + (size_t)proc_index((int64_t)host, ev->pid,
+		                                       (struct proc){.host = host, .pid = ev->pid});
+	}
+	return (int64_t)input.proc[i] - 1;
 }
 
 /* The name of a process (row layer -2) or thread (-1) from its meta record. */
@@ -346,9 +366,10 @@ add_event(const struct cut_event *ev)
 		add_span(r, class_of(ev), ts, end);
 		return;
 	}
-	int64_t irqs = irq ? proc_index(-1 - (int64_t)procs[ev->pid].host, 0,
-	                                (struct proc){.host = procs[ev->pid].host, .pid = -1})
-	                   : 0;
+	/* (interrupts are of the host the record names, else its process's) */
+	size_t host = ev->host ? strtab_intern(hosts, ev->host) : procs[ev->pid].host;
+	int64_t irqs =
+	    irq ? proc_index(-1 - (int64_t)host, 0, (struct proc){.host = host, .pid = -1}) : 0;
 	add_span(row_get(irq ? irqs : ev->pid, irq ? 0 : ev->tid, ev->layer), class_of(ev), ts,
 	         end);
 	if (ev->layer != CUT_API || !(ev->has & CUT_HAS_DUR))
@@ -1045,8 +1066,7 @@ read_event(struct cut_reader *r, struct cut_event *ev, void *arg)
 	(void)arg;
 	stats_add(st, ev);
 	/* From here on its pid is its process's index in procs: two hosts' pids may be equal. */
-	size_t host = host_of(r, ev);
-	ev->pid = proc_index((int64_t)host, ev->pid, (struct proc){.host = host, .pid = ev->pid});
+	ev->pid = proc_of(r, ev);
 	add_event(ev);
 }
 
@@ -1118,6 +1138,8 @@ main(int argc, char *argv[])
 	hosts = strtab_new();
 	open_calls = cut_calls_new(1u << CUT_API);
 	status = cut_read_all(argc, argv, read_event, NULL);
+	cut_procs_free(input.procs);
+	free(input.proc);
 	stats_finish(st);
 	drawn_span();
 

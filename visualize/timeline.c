@@ -14,6 +14,7 @@
 #include "heap.h"
 #include "idmap.h"
 #include "meta.h"
+#include "procs.h"
 #include "reader.h"
 #include "strtab.h"
 #include "text.h"
@@ -28,16 +29,29 @@
  * cutmerge). */
 #define SAME_BOOT_NS 1000000000
 
-/* An input: its reader, its next event, its machine. */
+/* An input: its reader, its next event, its machine, its processes. */
 struct input {
 	struct cut_reader *r;
 	struct cut_event ev;
-	bool stopped;         /* reading must stop (strict mode) */
-	struct tl_machine *m; /* its first header's host (and boot); NULL until known */
-	const char *env;      /* the envelope host last seen, and its machine */
+	bool stopped; /* reading must stop (strict mode) */
+	bool headed;  /* its first header was read: */
+	bool clock;   /* that header's clock pair, and its host (NULL when none) */
+	int64_t mono, real;
+	const char *host;
+	struct tl_machine *m; /* the machine of host ("" when none); NULL until needed */
+	const char *env;      /* the host last named apart from host, and its machine */
 	struct tl_machine *env_m;
 	int64_t writer; /* the pid of its latest header's writer, and the tool */
 	const char *tool;
+	/* Its processes by procs.h's rule (the host and rank of records that lack them), and
+	 * the model's process of each, as it was when first met (its host then, else the
+	 * input's), and the rank last said of it */
+	struct cut_procs *procs;
+	struct vproc {
+		size_t p; /* 1 + its index in tl->procs; 0: none yet */
+		int64_t rank;
+	} * vp;
+	size_t vpcap;
 };
 
 /* Tracks by a key pair. */
@@ -78,6 +92,7 @@ struct tl {
 	struct proc {
 		struct tl_machine *m;
 		int64_t pid;
+		int64_t rank;       /* -1: none known */
 		struct tl_track *t; /* its track, made when first needed */
 	} * procs;
 	size_t proccap;
@@ -180,7 +195,7 @@ proc_of(struct tl *tl, struct tl_machine *m, int64_t pid)
 	size_t p = idmap_put2(tl->proc_ids, (int64_t)m->index, pid, &isnew);
 	if (isnew) {
 		CUT_GROW(tl->procs, p + 1, tl->proccap);
-		tl->procs[p] = (struct proc){.m = m, .pid = pid};
+		tl->procs[p] = (struct proc){.m = m, .pid = pid, .rank = -1};
 	}
 	return p;
 }
@@ -190,10 +205,23 @@ process(struct tl *tl, size_t p)
 {
 	if (!tl->procs[p].t) {
 		struct tl_track *t = made(tl, TL_PROCESS, tl->procs[p].m, tl->procs[p].pid, 0);
+		t->rank = tl->procs[p].rank;
 		tl->procs[p].t = t;
 		say(tl, t, TL_NEW);
 	}
 	return tl->procs[p].t;
+}
+
+/* Process p is of rank (-1: none). */
+static void
+set_rank(struct tl *tl, size_t p, int64_t rank)
+{
+	struct tl_track *t = tl->procs[p].t;
+	tl->procs[p].rank = rank;
+	if (t && t->rank != rank) {
+		t->rank = rank;
+		say(tl, t, TL_RANKED);
+	}
 }
 
 /* The track of a process's (or machine's) data for key in mp, of this kind under parent
@@ -338,47 +366,84 @@ machine(struct tl *tl, const char *host, bool clock, int64_t mono, int64_t real)
 	return m;
 }
 
+/* The input's machine: its first header's host ("" when it names none, or there is no
+ * header), made when first needed. */
+static struct tl_machine *
+input_machine(struct tl *tl, struct input *in)
+{
+	if (!in->m)
+		in->m = machine(tl, in->host ? in->host : "", in->clock, in->mono, in->real);
+	return in->m;
+}
+
+/* The machine of host in input in: the input's, or another host's of a merged trace of
+ * several, on the input's clock ("": a host without a name). */
+static struct tl_machine *
+host_machine(struct tl *tl, struct input *in, const char *host)
+{
+	if (strcmp(host, in->host ? in->host : "") == 0)
+		return input_machine(tl, in);
+	if (!in->env || strcmp(in->env, host) != 0) {
+		in->env = str(tl, host);
+		in->env_m = machine(tl, host, in->clock, in->mono, in->real);
+	}
+	return in->env_m;
+}
+
+/*
+ * The model's process of a record of in that is of the input's process i (procs.h's rule:
+ * a record without a host or rank is of the process of its pid that others name, writers
+ * having left them off some records, as in samples/ddp-2gpu-hook.jsonl.zst), on the machine
+ * of the host known of that process when first met, else the input's; a process of another
+ * input of the same machine and pid is the same one. What the input says of its rank, as it
+ * learns it, is the process's rank.
+ */
+static size_t
+proc_for(struct tl *tl, struct input *in, const struct cut_event *ev, size_t i)
+{
+	CUT_GROW(in->vp, i + 1, in->vpcap);
+	struct vproc *v = &in->vp[i];
+	if (!v->p) {
+		const char *host = cut_procs_host(in->procs, i);
+		struct tl_machine *m = host ? host_machine(tl, in, host) : input_machine(tl, in);
+		*v = (struct vproc){1 + proc_of(tl, m, ev->pid), -1};
+	}
+	int64_t rank = cut_procs_rank(in->procs, i);
+	if (rank != v->rank)
+		set_rank(tl, v->p - 1, v->rank = rank);
+	return v->p - 1;
+}
+
 /* A header: the first of an input says its machine by its host and clock. Later ones are
  * other processes' of the same capture (cuthook) or the inputs' of a merge, whose events
  * carry their host in the envelope and cutmerge moved onto its own clock: they change only
- * the writer. */
+ * the writer (and, through procs.h, say the host of the writer's process). */
 static void
 header(struct tl *tl, struct input *in, const struct cut_event *ev)
 {
 	struct cut_meta m;
 	cut_meta_read(ev, &m);
 	const struct cut_header *h = &m.header;
-	if (!in->m) {
-		bool clock = h->monotonic_ns != CUT_ABSENT && h->realtime_ns != CUT_ABSENT &&
-		             h->monotonic_ns >= 0 && h->realtime_ns >= 0;
-		in->m = machine(tl, h->host ? h->host : "", clock, h->monotonic_ns, h->realtime_ns);
+	if (!in->headed && !in->m) { /* (records before it made the machine of no host) */
+		in->clock = h->monotonic_ns != CUT_ABSENT && h->realtime_ns != CUT_ABSENT &&
+		            h->monotonic_ns >= 0 && h->realtime_ns >= 0;
+		in->mono = in->clock ? h->monotonic_ns : 0;
+		in->real = in->clock ? h->realtime_ns : 0;
+		in->host = h->host && *h->host ? str(tl, h->host) : NULL;
+		if (in->host) /* (a header without one: its machine when needed) */
+			input_machine(tl, in);
 	}
+	in->headed = true;
 	in->writer = ev->pid;
 	in->tool = h->tool && *h->tool ? str(tl, h->tool) : NULL;
 	cut_meta_release(&m);
 }
 
-/* The machine of an event: its input's, or that of the host the envelope names (a merged
- * trace of several hosts). */
-static struct tl_machine *
-machine_of(struct tl *tl, struct input *in, const struct cut_event *ev)
-{
-	if (!in->m) /* no header: an unknown host */
-		in->m = machine(tl, "", false, 0, 0);
-	if (!ev->host || strcmp(ev->host, in->m->host) == 0) /* ("": a host without a name) */
-		return in->m;
-	if (!in->env || strcmp(in->env, ev->host) != 0) {
-		in->env = str(tl, ev->host);
-		in->env_m = machine(tl, ev->host, in->m->clock, in->m->mono, in->m->real);
-	}
-	return in->env_m;
-}
-
 /* ---- meta records ---- */
 
-/* A process's names and rank. */
+/* A process's names (its rank is procs.h's). */
 static void
-process_record(struct tl *tl, const struct cut_event *ev, const struct cut_task *task, size_t p)
+process_record(struct tl *tl, const struct cut_task *task, size_t p)
 {
 	struct tl_track *t = process(tl, p);
 	const char *cur = t->label ? t->label : t->tool, *label = cut_task_label(task);
@@ -391,12 +456,6 @@ process_record(struct tl *tl, const struct cut_event *ev, const struct cut_task 
 		what |= TL_LABEL, t->label = str(tl, label);
 	if (differs(t->cmdline, task->cmdline))
 		what |= TL_NAMED, t->cmdline = str(tl, task->cmdline);
-	/* its envelope's rank (cutmerge's), else its own */
-	int64_t rank = ev->has & CUT_HAS_RANK                        ? ev->rank
-	               : task->rank != CUT_ABSENT && task->rank >= 0 ? task->rank
-	                                                             : t->rank;
-	if (rank != t->rank)
-		what |= TL_RANKED, t->rank = rank;
 	if (what)
 		say(tl, t, what);
 }
@@ -481,21 +540,26 @@ lost_record(struct tl *tl, struct input *in, const struct cut_event *ev, const s
 		tl->s.lost(tl->s.arg, t, ev, l->count == CUT_ABSENT ? 0 : l->count);
 }
 
-/* Lost events, and the names of processes, threads, GPUs and streams. */
+/* Whether the timeline shows what a meta record (not a header) says: lost events, the names
+ * of processes, threads, GPUs and streams. Symbol records name every kernel (most of a
+ * PyTorch trace's bytes): only a stream's name is kept, so the others are not read whole. */
+static bool
+shown_meta(const struct cut_event *ev)
+{
+	char kind[8];
+	enum cut_meta_kind k = cut_meta_kind(ev);
+	return k == CUT_META_SYMBOL ? cut_args_str(ev->args, "kind", kind, sizeof(kind)) == 6 &&
+	                                  strcmp(kind, "stream") == 0
+	                            : k != CUT_META_TRAILER && k != CUT_META_OTHER;
+}
+
+/* A meta record that shown_meta() keeps. */
 static void
 meta(struct tl *tl, struct input *in, const struct cut_event *ev, struct tl_machine *mach, size_t p)
 {
 	struct cut_meta m;
-	char kind[8];
-	enum cut_meta_kind k = cut_meta_kind(ev);
-	/* Symbol records name every kernel (most of a PyTorch trace's bytes): only a stream's
-	 * name is kept, so the others are not read whole. */
-	if ((k == CUT_META_SYMBOL && (cut_args_str(ev->args, "kind", kind, sizeof(kind)) != 6 ||
-	                              strcmp(kind, "stream") != 0)) ||
-	    k == CUT_META_HEADER || k == CUT_META_TRAILER || k == CUT_META_OTHER)
-		return;
 	switch (cut_meta_read(ev, &m)) {
-	case CUT_META_PROCESS: process_record(tl, ev, &m.task, p); break;
+	case CUT_META_PROCESS: process_record(tl, &m.task, p); break;
 	case CUT_META_THREAD: thread_record(tl, ev, &m.task, p); break;
 	case CUT_META_DEVICE: device_record(tl, &m.device, mach, p); break;
 	case CUT_META_SYMBOL: stream_record(tl, &m.symbol, p); break;
@@ -806,12 +870,16 @@ placed(const struct cut_event *ev)
 static bool
 event(struct tl *tl, struct input *in, const struct cut_event *ev)
 {
+	size_t i = cut_procs_of(in->procs, ev); /* (every record says what it knows) */
 	if (ev->layer == CUT_META && cut_meta_kind(ev) == CUT_META_HEADER) {
 		header(tl, in, ev);
 		return true;
 	}
-	struct tl_machine *m = machine_of(tl, in, ev);
-	size_t p = proc_of(tl, m, ev->pid);
+	if (ev->layer == CUT_META && !shown_meta(ev))
+		return true;
+	size_t p = proc_for(tl, in, ev, i);
+	/* (a record of interrupts or a device is of the host it names) */
+	struct tl_machine *m = ev->host ? host_machine(tl, in, ev->host) : tl->procs[p].m;
 	if (ev->layer == CUT_META) {
 		meta(tl, in, ev, m, p);
 		return true;
@@ -826,13 +894,6 @@ event(struct tl *tl, struct input *in, const struct cut_event *ev)
 	}
 	if (ev->ts > tl->last)
 		tl->last = ev->ts;
-	if (ev->has & CUT_HAS_RANK) {
-		struct tl_track *t = process(tl, p);
-		if (t->rank != ev->rank) {
-			t->rank = ev->rank;
-			say(tl, t, TL_RANKED);
-		}
-	}
 	if (!(tl->s.flags & TL_COMPLETE))
 		drain(tl, ev->ts);
 	int64_t cpu = -1, dev = -1, stream = 0;
@@ -908,6 +969,7 @@ tl_run(struct tl *tl, int argc, char *argv[])
 	struct head h;
 	heap_init(&heads, sizeof(struct head));
 	for (size_t i = 0; i < n; i++) {
+		in[i].procs = cut_procs_new();
 		if (!(in[i].r = cut_reader_open(argc ? argv[i] : NULL, 0))) {
 			warn("%s", argc ? cut_esc(argv[i]) : "<stdin>");
 			status = CUT_EXIT_LOST;
@@ -921,9 +983,12 @@ tl_run(struct tl *tl, int argc, char *argv[])
 		    (!advance(src, &heads, h.i, &status) && src->stopped))
 			break;
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		if (in[i].r)
 			finish(&in[i], &status);
+		cut_procs_free(in[i].procs);
+		free(in[i].vp);
+	}
 	free(in);
 	heap_free(&heads);
 	return status;

@@ -1,6 +1,7 @@
 /* procs.h: the processes of a trace, each a pid on a host, and the host and rank of the
  * records that lack them: one rule for every tool that groups by host, process or rank
- * (cutstat, cutgaps, the collectives' waits), the rule cutslice and share/sql follow. */
+ * (cutstat, cutgaps, the collectives' waits, the viewers), the rule cutslice and share/sql
+ * follow. */
 #ifndef CUT_PROCS_H
 #define CUT_PROCS_H
 

@@ -33,6 +33,20 @@ cutchrome -M samples/hook-torch-mlp-gpu.jsonl.zst >"$tmp/out.json" || bad "-M: e
 grep -q '^{"ph":"X","name":"_ZN7cutlass7Kernel2I42cutlass' "$tmp/out.json" && ! grep -q '"mangled"' "$tmp/out.json" ||
 	bad "-M: names not the trace's"
 
+# The DDP sample, whose runtime and NVTX records carry no host or rank: they are their
+# processes' (the host and rank other records of the pid said), a process per rank.
+ddp=samples/ddp-2gpu-hook.jsonl.zst
+cutchrome $ddp >"$tmp/out.json" 2>"$tmp/err" || bad "ddp: exit $?"
+python3 $check $ddp "$tmp/out.json" || bad "ddp: check"
+python3 - "$tmp/out.json" <<'PY' || bad "ddp: not a process per rank"
+import json, sys
+te = json.load(open(sys.argv[1]))["traceEvents"]
+names = {e["pid"]: e["args"]["name"] for e in te if e["ph"] == "M" and e["name"] == "process_name"}
+used = {e["pid"] for e in te if e["ph"] in ("X", "i")}
+procs = sorted(n for p, n in names.items() if p in used and not n.startswith("GPU "))
+assert procs == ["rank 0 on vm: python", "rank 1 on vm: python", "torchrun"], procs
+PY
+
 # A host up for 200 days: timestamps past 2^53 ns, which doubles cannot hold to the
 # nanosecond, come out exact from a base.
 python3 -c '

@@ -90,8 +90,10 @@ for args in "- -" "/dev/stdin -"; do
 	[ $rc -eq 2 ] || bad "cutperfetto $args: exit $rc, want 2"
 	grep -q 'are the same input: name each once' "$tmp/err" || bad "cutperfetto $args: $(cat "$tmp/err")"
 done
-# cutplot: the GPU chart has a line per process, however many (it kept the first 64): 100
-# here, each busy 100 % while its work runs; two hosts' pid 7 are two lines.
+# cutplot: the GPU chart has a line per process, however many (it kept the first 64): 101
+# here, each busy 100 % while its work runs; two hosts' pid 7 are two lines, the pid 7 that
+# names no host one with a's (the first host named of it: share/lib/procs.h), on the host
+# known when it was first met (none), as the timeline writers draw it.
 python3 - >"$tmp/procs.jsonl" <<'PY'
 import json
 for p in range(1, 101):
@@ -101,8 +103,9 @@ for h in ("a", "b"):
 PY
 cutplot -S -T dumb -c gpu "$tmp/procs.jsonl" >"$tmp/gpu.gp" || bad "cutplot -c gpu: exit $?"
 n=$(grep -o 'title "pid [0-9]*[^"]*"' "$tmp/gpu.gp" | sort -u | wc -l)
-[ "$n" = 102 ] || bad "cutplot -c gpu: $n processes, want 102"
-grep -q 'title "pid 7 on a"' "$tmp/gpu.gp" && grep -q 'title "pid 7 on b"' "$tmp/gpu.gp" ||
+[ "$n" = 101 ] || bad "cutplot -c gpu: $n processes, want 101"
+grep -q 'title "pid 7 on "' "$tmp/gpu.gp" && grep -q 'title "pid 7 on b"' "$tmp/gpu.gp" &&
+	! grep -q 'title "pid 7 on a"' "$tmp/gpu.gp" ||
 	bad "cutplot -c gpu: the hosts' pid 7 not apart"
 for args in "- -" "/dev/stdin -"; do
 	# shellcheck disable=SC2086

@@ -193,6 +193,48 @@ def event_args(e):
     return tuple(out)
 
 
+class Procs:
+    """share/lib/procs.h's processes: each a pid on a host, and the host and rank of the
+    records that lack them."""
+
+    def __init__(self):
+        self.v = []  # [pid, host or None, envelope rank, args.rank]
+        self.bypid, self.byhost = {}, {}
+
+    def of(self, e, a):
+        host = e["host"] if isinstance(e.get("host"), str) else None
+        if host is None and e["layer"] == "meta" and e["name"] == "header" and \
+                isinstance(a.get("host"), str) and a["host"]:
+            host = a["host"]
+        pid = e["pid"]
+        if pid not in self.bypid:
+            self.bypid[pid] = len(self.v)
+            self.v.append([pid, host, -1, -1])
+        i = self.bypid[pid]
+        if host is not None and self.v[i][1] != host:
+            if (host, pid) not in self.byhost:
+                if self.v[i][1] is None:  # the first of the pid, met without a host so far
+                    self.v[i][1] = host
+                else:
+                    self.v.append([pid, host, -1, -1])
+                    i = len(self.v) - 1
+                self.byhost[(host, pid)] = i
+            i = self.byhost[(host, pid)]
+        p = self.v[i]
+        if isint(e.get("rank")) and e["rank"] >= 0 and p[2] < 0:
+            p[2] = e["rank"]
+        if e["layer"] == "meta" and e["name"] == "process" and p[3] < 0 and \
+                isint(a.get("rank")) and a["rank"] >= 0:
+            p[3] = a["rank"]
+        return i
+
+    def host(self, i):
+        return self.v[i][1]
+
+    def rank(self, i):
+        return self.v[i][2] if self.v[i][2] >= 0 else self.v[i][3]
+
+
 class Expected:
     def __init__(self):
         self.machines = []  # [host, clock or None]
@@ -228,30 +270,51 @@ class Expected:
             if valid(e):
                 events.append(e)
         shown = names.demangled({e["name"] for e in events})
+        # Processes by share/lib/procs.h's rule, per file: a record without a host is of
+        # the first process of its pid, which takes the host of the first record of it that
+        # names one (its envelope's, or a header's args.host); its rank is the first rank
+        # an envelope gives it, else its process record's args.rank. The timeline puts a
+        # process on the machine of the host known when it is first met, else the file's.
+        rule = Procs()
+        where = {}  # the rule's process -> its machine
+        headed = False
         for e in events:
             a = e.get("args") if isinstance(e.get("args"), dict) else {}
-            if e["layer"] == "meta" and e["name"] == "header" and seq is None:
-                c = a.get("clock") if isinstance(a.get("clock"), dict) else {}
-                header_host = a.get("host", "") if isinstance(a.get("host"), str) else ""
-                header_clock = (c["monotonic_ns"], c["realtime_ns"]) if isint(
-                    c.get("monotonic_ns")) and isint(c.get("realtime_ns")) else None
-                seq = self.machine(header_host, header_clock)
-                continue
+            i = rule.of(e, a)
             if e["layer"] == "meta" and e["name"] == "header":
+                if not headed and seq is None:
+                    c = a.get("clock") if isinstance(a.get("clock"), dict) else {}
+                    header_host = a["host"] if isinstance(a.get("host"), str) else ""
+                    header_clock = (c["monotonic_ns"], c["realtime_ns"]) if isint(
+                        c.get("monotonic_ns")) and isint(c.get("realtime_ns")) else None
+                    if header_host:  # else its machine when needed
+                        seq = self.machine(header_host, header_clock)
+                headed = True
                 continue
-            if seq is None:
-                seq = self.machine("", None)
-            s = seq
-            if isinstance(e.get("host"), str) and e["host"] != header_host:
-                s = self.machine(e["host"], header_clock)
+            if e["layer"] == "meta" and e["name"] not in ("process", "thread", "device", "lost") \
+                    and not (e["name"] == "symbol" and a.get("kind") == "stream"):
+                continue  # nothing the timeline shows
+
+            def on(host):
+                nonlocal seq
+                if host is None or host == header_host:
+                    if seq is None:
+                        seq = self.machine(header_host, header_clock)
+                    return seq
+                return self.machine(host, header_clock)
+
+            if i not in where:
+                where[i] = on(rule.host(i))
+            s = where[i]
+            srec = on(e["host"]) if isinstance(e.get("host"), str) else s
             pid, tid, ts, lay = e["pid"], e["tid"], e["ts"], e["layer"]
             proc = procs.setdefault((s, pid), {})
-            if isint(e.get("rank")) and e["rank"] >= 0 and (lay != "meta" or e["name"] == "process"):
-                proc["rank"] = e["rank"]
+            if rule.rank(i) >= 0:
+                proc["rank"] = rule.rank(i)
                 proc["host"] = self.machines[s - 1][0]
                 self.names[("process", s, pid)] = proc
             if lay == "meta":
-                self.meta(e, a, s, proc)
+                self.meta(e, a, s, proc, srec)
                 continue
             end = ts + e["dur"] if "dur" in e else None
             cat = e.get("cat") or (api_category(e["name"]) if lay == "api" else lay)
@@ -276,9 +339,9 @@ class Expected:
                     self.busy[("busy",) + dkey[1:]] += [(ts, 1, 1), (end, 0, 2 if end == ts else 0)]
             else:
                 cpu = as_int(a.get("cpu"))
-                owner = ("irq", s, -1 if cpu is None else cpu)
+                owner = ("irq", srec, -1 if cpu is None else cpu)
                 self.tracks["irq"].add(owner)
-                self.tracks["interrupts"].add(s)
+                self.tracks["interrupts"].add(srec)
             if owner[0] in ("thread", "offcpu"):
                 self.tracks["thread"].add(("thread", s, pid, tid))
             if owner[0] != "irq" and not (owner[0] == "stream" and owner[2] == "uuid"):
@@ -302,16 +365,13 @@ class Expected:
             if lay == "api":
                 self.count_memory(e, a, s, live)
 
-    def meta(self, e, a, s, proc):
+    def meta(self, e, a, s, proc, srec):
         pid, tid = e["pid"], e["tid"]
         if e["name"] == "process":
             self.tracks["process"].add(("process", s, pid))
             for k in ("comm", "name"):
                 if isinstance(a.get(k), str) and a[k]:
                     proc["name"] = a[k]
-            if isint(a.get("rank")) and a["rank"] >= 0 and not isint(e.get("rank")):
-                proc["rank"] = a["rank"]
-                proc["host"] = self.machines[s - 1][0]
             self.names[("process", s, pid)] = proc
         elif e["name"] == "thread":
             self.tracks["thread"].add(("thread", s, pid, tid))
@@ -322,8 +382,8 @@ class Expected:
                     n[k] = a[k]
         elif e["name"] == "device" and isint(a.get("device")):
             # A GPU named by uuid is one for every process that used it.
-            if isinstance(a.get("uuid"), str) and a["uuid"]:
-                self.devref[(s, pid, a["device"])] = a["uuid"]
+            if isinstance(a.get("uuid"), str) and a["uuid"]:  # a GPU of the record's host
+                self.devref[(s, pid, a["device"])] = (srec, a["uuid"])
             dkey = self.device(s, pid, a["device"])
             self.tracks["device"].add(dkey)
             if dkey[2] != "uuid":
@@ -340,7 +400,7 @@ class Expected:
 
     def device(self, s, pid, dev):
         if (s, pid, dev) in self.devref:
-            return ("device", s, "uuid", self.devref[(s, pid, dev)])
+            return ("device", self.devref[(s, pid, dev)][0], "uuid", self.devref[(s, pid, dev)][1])
         return ("device", s, pid, dev)
 
     def count_memory(self, e, a, s, live):

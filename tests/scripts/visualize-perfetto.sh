@@ -60,6 +60,18 @@ grep -q 'name: "void cutlass::Kernel2<' "$tmp/gpu.txt" || bad "gpu: a kernel nam
 grep -q 'name: "_ZN7cutlass' "$tmp/gpu.txt" && bad "gpu: a kernel shown mangled"
 run demangled --layers nvtx -- tests/cases/cutperfetto/demangled/input && clean demangled
 
+# The DDP sample, whose runtime and NVTX records carry no host or rank: they are their
+# processes' (the host and rank other records of the pid said), a process per rank, on one
+# machine.
+run ddp --layers runtime,nvtx -- samples/ddp-2gpu-hook.jsonl.zst && clean ddp
+procs=$(awk '/trusted_packet_sequence_id:/ { seq = $2 }
+	/^    process \{/ { p = 1; next } p && /pid:/ { print "sequence " seq " pid " $2; p = 0 }' "$tmp/ddp.txt" |
+	sort -u | tr '\n' ' ')
+[ "$procs" = "sequence 1 pid 661 sequence 1 pid 701 sequence 1 pid 702 " ] &&
+	grep -q 'process_name: "rank 0 (vm)"' "$tmp/ddp.txt" && grep -q 'process_name: "rank 1 (vm)"' "$tmp/ddp.txt" &&
+	[ "$(grep -c 'clock_snapshot {' "$tmp/ddp.txt")" = 1 ] ||
+	bad "ddp: not a process per rank on one machine: $procs$(grep 'process_name: ' "$tmp/ddp.txt" | sort -u)"
+
 # Three ranks on two hosts: a machine (sequence, clock snapshot with REALTIME) per host, rank 1
 # on machine_id 1 with the same pid as rank 0, GPU work per device and stream with flows from
 # its calls, devices named, threads renamed, two overlap tracks (a GPU stream, a CPU).

@@ -17,6 +17,13 @@ GNUPLOT=false cutplot -o "$tmp/x.png" $layers 2>"$tmp/err"
 command -v gnuplot >/dev/null || { echo "gnuplot not installed"; exit 77; }
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 
+# The DDP sample, whose runtime and NVTX records carry no host or rank: their rows are their
+# processes' (named python, as the process records of the ranks say), not a host's without a
+# name.
+cutplot -S -T dumb samples/ddp-2gpu-hook.jsonl.zst >"$tmp/ddp.gp" || bad "ddp: exit $?"
+grep '^set ytics' "$tmp/ddp.gp" | grep -q 'tid 70[12] ' && bad "ddp: rows of a rank apart: $(grep '^set ytics' "$tmp/ddp.gp")"
+grep -q '^set ytics.*python 701 [a-z ]*runtime' "$tmp/ddp.gp" || bad "ddp: no runtime row of rank 0"
+
 # Series each chart of the hand-built trace must name (gaps: of 100 ns or more).
 series_timeline='memory launch sync transfer query ioctl kernel irq off-CPU GPU'
 series_categories='memory launch sync transfer query'
