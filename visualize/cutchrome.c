@@ -44,8 +44,9 @@ static struct group {
 	bool drawn;
 	int64_t jpid; /* a process's "pid" */
 	size_t order;
-	int file; /* a process: the last output file it was used in */
-} * groups;       /* by tl_track.order */
+	int file;       /* a process: the last output file it was used in */
+	int64_t sorted; /* a process: its place in the order of processes (sort_procs) */
+} * groups;             /* by tl_track.order */
 static size_t gcap;
 static struct tl_track **drawn; /* in order */
 static size_t ndrawn, dcap;
@@ -312,7 +313,8 @@ metadata(const char *what, int64_t jpid, int64_t jtid, const char *name, int64_t
 }
 
 /* A process's name: a rank of a distributed job "rank N on host: name", a process of one of
- * several hosts "name on host"; a GPU "GPU uuid (name)", else "GPU pid P device D". */
+ * several hosts "name on host"; a GPU "GPU uuid (name)", else "GPU pid P device D" (" on host"
+ * when there are several). */
 static void
 process_name(const struct tl_track *t, char *s, size_t n)
 {
@@ -320,10 +322,9 @@ process_name(const struct tl_track *t, char *s, size_t n)
 	const char *host = t->m->host;
 	if (t->kind == TL_GPU) {
 		const char *th = tl_machines(tl) > 1 ? host : "";
-		if (t->uuid && t->name)
-			snprintf(s, n, "GPU %s (%s)", t->uuid, t->name);
-		else if (t->uuid)
-			snprintf(s, n, "GPU %s", t->uuid);
+		if (t->uuid)
+			snprintf(s, n, "GPU %s%s%s%s%s%s", t->uuid, t->name ? " (" : "",
+			         t->name ? t->name : "", t->name ? ")" : "", *th ? " on " : "", th);
 		else
 			snprintf(s, n, "GPU pid %lld%s%s device %lld", (long long)t->pid,
 			         *th ? " on " : "", th, (long long)t->key);
@@ -344,6 +345,58 @@ process_name(const struct tl_track *t, char *s, size_t n)
 		snprintf(s, n, "%s", base);
 }
 
+/* A process's class in the order of a host's processes: its ranks, its other processes, its
+ * GPUs, its interrupts. */
+static int
+proc_class(const struct tl_track *t)
+{
+	return t->kind == TL_PROCESS ? (t->rank >= 0 ? 0 : 1) : t->kind == TL_GPU ? 2 : 3;
+}
+
+/* The order of processes (qsort): by host, hosts by their lowest rank, those without ranks
+ * after in the order they appear; on a host, by class, ranks by rank, GPUs by ordinal, the
+ * rest in the order they were drawn. */
+static int
+proc_cmp(const void *pa, const void *pb)
+{
+	const struct tl_track *a = *(struct tl_track *const *)pa,
+	                      *b = *(struct tl_track *const *)pb;
+	int64_t ka[5] = {a->m->rank < 0, a->m->rank < 0 ? 0 : a->m->rank, (int64_t)a->m->index,
+	                 proc_class(a), 0},
+	        kb[5] = {b->m->rank < 0, b->m->rank < 0 ? 0 : b->m->rank, (int64_t)b->m->index,
+	                 proc_class(b), 0};
+	ka[4] = ka[3] == 0 ? a->rank : ka[3] == 2 ? a->key : 0;
+	kb[4] = kb[3] == 0 ? b->rank : kb[3] == 2 ? b->key : 0;
+	for (int i = 0; i < 5; i++)
+		if (ka[i] != kb[i])
+			return ka[i] < kb[i] ? -1 : 1;
+	size_t oa = group(a)->order, ob = group(b)->order;
+	return oa < ob ? -1 : oa > ob;
+}
+
+/* Whether processes are ordered (process_sort_index): in a job of ranks, or of several
+ * hosts, by host then rank (proc_cmp); each group's place in sorted. */
+static bool
+sort_procs(void)
+{
+	static struct tl_track **v;
+	static size_t cap;
+	size_t n = 0;
+	bool ranked = false;
+	for (size_t k = 0; k < ndrawn; k++)
+		if (is_process(drawn[k])) {
+			CUT_GROW(v, n + 1, cap);
+			v[n++] = drawn[k];
+			ranked |= drawn[k]->m->rank >= 0;
+		}
+	if (!ranked && tl_machines(tl) < 2)
+		return false;
+	qsort(v, n, sizeof(*v), proc_cmp);
+	for (size_t i = 0; i < n; i++)
+		group(v[i])->sorted = (int64_t)i;
+	return true;
+}
+
 /* Names the processes and tracks of this file, closes it and warns when it is too big. A
  * thread's tracks are ordered after it: its API track, overlaps, then its off-CPU track. */
 static void
@@ -351,14 +404,15 @@ close_file(void)
 {
 	char name[512];
 	tl_flush(tl);
+	bool sorted = sort_procs();
 	for (size_t k = 0; k < ndrawn; k++) {
 		struct tl_track *t = drawn[k];
 		struct group *g = group(t);
 		if (is_process(t) && g->file == nfile) {
 			process_name(t, name, sizeof(name));
 			metadata("process_name", g->jpid, g->jpid, name, 0);
-			if (t->rank >= 0)
-				metadata("process_sort_index", g->jpid, g->jpid, NULL, t->rank);
+			if (sorted)
+				metadata("process_sort_index", g->jpid, g->jpid, NULL, g->sorted);
 			if (t->kind == TL_GPU) /* its counter's track */
 				metadata("thread_name", g->jpid, g->jpid, "GPU work running", 0);
 		}

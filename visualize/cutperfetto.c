@@ -91,9 +91,12 @@ enum {
  * of many names (a merge of many hosts) take little memory each. */
 static struct seq {
 	uint8_t **sent;
-	size_t nsent; /* pages */
-	bool ranked;  /* processes are ordered by rank */
-} * seqs;             /* by tl_machine.index */
+	size_t nsent;   /* pages */
+	bool ranked;    /* the root track that says processes are ordered was written */
+	int64_t rank;   /* the machine's lowest rank its processes' order was written with */
+	int reorders;   /* times its processes were described again for a lower rank */
+	int64_t nprocs; /* processes made on it */
+} * seqs;               /* by tl_machine.index */
 static size_t seqcap;
 
 /* A track's: its uuid, its counter track's (0 until needed), the pid or tid written (see
@@ -101,7 +104,8 @@ static size_t seqcap;
 static struct trk {
 	uint64_t uuid, counter;
 	int64_t out;
-} * trks; /* by tl_track.order */
+	int64_t nth; /* a process: of its machine's, from 0 */
+} * trks;            /* by tl_track.order */
 static size_t trkcap;
 
 /* A slot of the cache in front of the table of interned names. */
@@ -128,6 +132,12 @@ static struct {
 	struct islot cache[1 << ICACHE_BITS];
 	uint64_t uuids, serials;
 	bool mangled; /* -M: names as the trace has them */
+	/* Processes are ordered by host then rank (order_rank) once the trace shows a rank or
+	 * a second machine; those described so far, to describe again when their order does. */
+	bool ordered, several; /* (several: processes are named with their hosts) */
+	size_t nmachines;
+	struct tl_track **procs;
+	size_t nprocs, proccap;
 } g;
 
 static const struct cut_opt_help opts[] = {
@@ -256,6 +266,8 @@ machine_start(void *arg, struct tl_machine *m)
 {
 	(void)arg;
 	CUT_GROW(seqs, m->index + 1, seqcap);
+	seqs[m->index].rank = -1;
+	g.nmachines = m->index + 1;
 	size_t at = packet(m, -1);
 	pb_field(&g.out, PKT_FIRST_ON_SEQUENCE, 1);
 	size_t snap = pb_nest(&g.out, PKT_CLOCK_SNAPSHOT);
@@ -336,8 +348,66 @@ real_id(struct cut_buf *b, const char *what, int64_t id)
 	buf_addf(b, "%s%s %lld%s", named ? " (" : "", what, (long long)id, named ? ")" : "");
 }
 
+#define REORDERS 64
+
+/*
+ * A process's sibling_order_rank: by host, hosts by their lowest rank (2^18 and more kept as
+ * 2^18 - 1), those without ranks after in the order they appear; on a host, its ranks by rank
+ * (up to 1023 above its lowest), then its other processes in the order they appear (the first
+ * 1024). 19 bits of host, 2 of class, 10 within: an int32.
+ */
+static uint64_t
+order_rank(const struct tl_track *t)
+{
+	const struct tl_machine *m = t->m;
+	int64_t top = (1 << 18) - 1, nth = trk(t)->nth;
+	int64_t host = m->rank >= 0
+	                   ? (m->rank < top ? m->rank : top)
+	                   : (1 << 18) + ((int64_t)m->index < top ? (int64_t)m->index : top);
+	int64_t within = t->rank >= 0 ? t->rank - (m->rank >= 0 ? m->rank : 0) : nth;
+	within = within < 0 ? 0 : within > 1023 ? 1023 : within;
+	return (uint64_t)(host << 12 | (t->rank >= 0 ? 0 : 1) << 10 | within);
+}
+
+static void describe(const struct tl_track *t);
+
+/*
+ * Before t, a process, is described: processes become ordered, all described again, once the
+ * trace shows a rank or a second machine (and again at a second machine: their names say
+ * their hosts from then on); a machine's are described again when its lowest
+ * rank drops (a few times at the start of a job: its ranks start together; REORDERS times at
+ * most, after which its earlier processes keep their place).
+ */
+static void
+reorder(const struct tl_track *t)
+{
+	size_t i;
+	struct seq *q = &seqs[t->m->index];
+	if ((!g.ordered && (t->m->rank >= 0 || g.nmachines > 1)) ||
+	    (!g.several && g.nmachines > 1)) {
+		g.ordered = true;
+		g.several = g.nmachines > 1;
+		for (i = 0; i < g.nmachines; i++)
+			seqs[i].rank = -1;
+		for (i = 0; i < g.nprocs; i++)
+			seqs[g.procs[i]->m->index].rank = g.procs[i]->m->rank;
+		q->rank = t->m->rank;
+		for (i = 0; i < g.nprocs; i++)
+			if (g.procs[i] != t)
+				describe(g.procs[i]);
+	}
+	if (g.ordered && q->rank != t->m->rank) {
+		q->rank = t->m->rank;
+		if (q->reorders++ < REORDERS)
+			for (i = 0; i < g.nprocs; i++)
+				if (g.procs[i] != t && g.procs[i]->m == t->m)
+					describe(g.procs[i]);
+	}
+}
+
 /* Writes t's TrackDescriptor; again after a rename (a later one wins). The processes of a
- * distributed job are ordered by rank, which the root track (uuid 0) declares once. */
+ * distributed job, or of several machines, are ordered by host then rank (order_rank), which
+ * the root track (uuid 0) of each machine declares once. */
 static void
 describe(const struct tl_track *t)
 {
@@ -345,8 +415,10 @@ describe(const struct tl_track *t)
 	const struct trk *x = trk(t);
 	const char *pname = t->label ? t->label : t->tool;
 	size_t at, d, p;
+	if (t->kind == TL_PROCESS)
+		reorder(t);
 	buf_reset(name);
-	if (t->kind == TL_PROCESS && t->rank >= 0 && !seqs[t->m->index].ranked) {
+	if (t->kind == TL_PROCESS && g.ordered && !seqs[t->m->index].ranked) {
 		at = packet(t->m, -1);
 		d = pb_nest(&g.out, PKT_TRACK_DESCRIPTOR);
 		pb_field(&g.out, TRACK_UUID, 0);
@@ -369,13 +441,15 @@ describe(const struct tl_track *t)
 			         *t->m->host ? " (" : "", t->m->host, *t->m->host ? ")" : "");
 		else if (pname)
 			buf_adds(name, pname);
+		if (t->rank < 0 && pname && g.several && *t->m->host) /* "name (host)" */
+			buf_addf(name, " (%s)", t->m->host);
 		if (x->out != t->pid) /* a made-up pid: the real one in the name */
 			real_id(name, "pid", t->pid);
 		if (name->len || t->rank >= 0 || pname)
 			pb_string(&g.out, PROCESS_NAME, name->len ? name->s : "");
 		pb_nest_end(&g.out, p);
-		if (t->rank >= 0)
-			pb_field(&g.out, TRACK_ORDER_RANK, (uint64_t)(int32_t)t->rank);
+		if (g.ordered)
+			pb_field(&g.out, TRACK_ORDER_RANK, order_rank(t));
 		break;
 	case TL_THREAD:
 		p = pb_nest(&g.out, TRACK_THREAD);
@@ -417,6 +491,9 @@ track(void *arg, struct tl_track *t, unsigned what)
 	}
 	if ((what & TL_NEW) && t->kind == TL_PROCESS) {
 		x->out = t->pid > 0 && t->pid < SYNTH_ID ? t->pid : SYNTH_ID + g.nsynth++;
+		x->nth = seqs[t->m->index].nprocs++;
+		CUT_GROW(g.procs, g.nprocs + 1, g.proccap);
+		g.procs[g.nprocs++] = t;
 	} else if ((what & TL_NEW) && t->kind == TL_THREAD) {
 		bool keep = trk(t->parent)->out == t->pid && t->key > 0 && t->key < SYNTH_ID;
 		if (keep) {

@@ -212,12 +212,15 @@ process(struct tl *tl, size_t p)
 	return tl->procs[p].t;
 }
 
-/* Process p is of rank (-1: none). */
+/* Process p is of rank (-1: none), and its machine of that rank or a lower one. */
 static void
 set_rank(struct tl *tl, size_t p, int64_t rank)
 {
 	struct tl_track *t = tl->procs[p].t;
+	struct tl_machine *m = tl->procs[p].m;
 	tl->procs[p].rank = rank;
+	if (rank >= 0 && (m->rank < 0 || rank < m->rank))
+		m->rank = rank;
 	if (t && t->rank != rank) {
 		t->rank = rank;
 		say(tl, t, TL_RANKED);
@@ -358,7 +361,8 @@ machine(struct tl *tl, const char *host, bool clock, int64_t mono, int64_t real)
 	                         .clock = clock,
 	                         .mono = clock ? mono : 0,
 	                         .real = clock ? real : 0,
-	                         .index = tl->nmachines};
+	                         .index = tl->nmachines,
+	                         .rank = -1};
 	tl->machines = cut_grow(tl->machines, &tl->mcap, tl->nmachines + 1, sizeof(*tl->machines));
 	tl->machines[tl->nmachines++] = m;
 	if (tl->s.machine)

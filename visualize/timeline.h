@@ -33,6 +33,7 @@ struct tl_machine {
 	bool clock;         /* its header read both clocks at one instant: */
 	int64_t mono, real; /* CLOCK_MONOTONIC and CLOCK_REALTIME then */
 	size_t index;       /* in order of appearance, from 0 */
+	int64_t rank;       /* the lowest rank of its processes so far, -1: none (TL_RANKED) */
 	/* private */
 	struct tl_machine *same; /* the next machine of its host */
 };
@@ -119,7 +120,7 @@ enum {
 	TL_NEW = 2,     /* made, with its parent and the names known so far */
 	TL_LABEL = 4,   /* its label changed */
 	TL_NAMED = 8,   /* a name shown changed: label, comm, nvtx, cmdline, tool, GPU name */
-	TL_RANKED = 16, /* its rank changed */
+	TL_RANKED = 16, /* its rank changed (and maybe its machine's) */
 };
 
 /* A writer: what it is, and callbacks (any may be NULL) that receive the model, in the order
@@ -154,7 +155,6 @@ struct tl;
 /* A timeline writing to sink (copied). Exits with status 2 when memory runs out. */
 struct tl *tl_new(const struct tl_sink *sink);
 void tl_free(struct tl *tl);
-
 
 /*
  * Reads the named files (standard input when argc is 0) at once, merged by time, into the

@@ -1,8 +1,9 @@
 #!/bin/sh
 # cutchrome on the rank files of a job (issues 13-16): two hosts whose ranks have the same pid
 # and tids, each file sorted, their times interleaved. One timeline with no warning: a process
-# per rank named "rank N on host: comm" and ordered by rank, thread tracks of the two hosts
-# apart, interrupts per host, a GPU process per uuid with a track per process and stream (the
+# per rank named "rank N on host: comm", ordered by host then rank (each host's rank, GPU and
+# interrupts together), thread tracks of the two hosts apart, interrupts per host, a GPU
+# process per uuid ("on host") with a track per process and stream (the
 # stream named through NVTX), a flow from each submitting call to its work, the GPU busy
 # counter's every value (back to 0 at the end), NVTX start/end ranges with their domain as a
 # category, a renamed thread's tracks under its last name, its off-CPU track named after it
@@ -89,7 +90,11 @@ for path in sys.argv[1:3]:
     check(proc in byname, "no process %r: %s" % (proc, sorted(pname.values())))
     if proc not in byname: continue
     jpid = byname[proc]
-    check(psort.get(jpid) == rank, "%s: sort index %s" % (proc, psort.get(jpid)))
+    # sorted by host, then rank: its host's processes after those of the ranks before it,
+    # itself first among them (then the host's GPU and interrupts)
+    mine = [p for p, n in pname.items() if n.endswith(" on " + hdr) or (" on %s:" % hdr) in n]
+    check(psort.get(jpid) == 3 * rank and sorted(psort.get(p, -1) for p in mine) ==
+          list(range(3 * rank, 3 * rank + 3)), "%s: sort indexes %s" % (proc, psort))
     # every host-side slice of the rank, on its own process, at its nanosecond
     want = collections.Counter((e["name"], e["ts"], e["dur"]) for e in ev
                                if e["layer"] in ("api", "ioctl", "sched"))
@@ -118,7 +123,7 @@ for path in sys.argv[1:3]:
     nirq = sum(1 for e in ev if e["layer"] == "irq")
     check(sum(1 for e in te if e["ph"] == "X" and e["pid"] == irq) == nirq, "%s: interrupts" % hdr)
     # GPU work: its GPU's process, a track per stream, named
-    gp = byname.get("GPU GPU-%s (NVIDIA H200)" % hdr)
+    gp = byname.get("GPU GPU-%s (NVIDIA H200) on %s" % (hdr, hdr))
     check(gp is not None, "no GPU process for GPU-%s: %s" % (hdr, sorted(pname.values())))
     work = [e for e in ev if e["layer"] == "gpu"]
     got = collections.Counter((e["name"], ns(e["ts"]), tname.get((e["pid"], e["tid"]))) for e in te

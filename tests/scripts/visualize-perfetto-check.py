@@ -311,7 +311,6 @@ class Expected:
             proc = procs.setdefault((s, pid), {})
             if rule.rank(i) >= 0:
                 proc["rank"] = rule.rank(i)
-                proc["host"] = self.machines[s - 1][0]
                 self.names[("process", s, pid)] = proc
             if lay == "meta":
                 self.meta(e, a, s, proc, srec)
@@ -681,17 +680,16 @@ def check(packets, exp, want_overlaps, unsorted):
         kinds[o[0]].add(o if o[0] != "interrupts" else o[1])
         if o[0] == "process" and o in exp.names:
             p = exp.names[o]
-            want = ("rank %d (%s)" % (p["rank"], p["host"]) if p.get("host") else
-                    "rank %d" % p["rank"]) if "rank" in p else p.get("name")
+            host = exp.machines[o[1] - 1][0]
+            want = ("rank %d (%s)" % (p["rank"], host) if host else
+                    "rank %d" % p["rank"]) if "rank" in p else \
+                "%s (%s)" % (p["name"], host) if p.get("name") and host and \
+                len(exp.machines) > 1 else p.get("name")
             got = one(t["process"][0], "process_name")
             if one(t["process"][0], "pid") >= SYNTH_ID:
                 got = real_id(got, "pid")[0]
             if got != want:
                 bad("process %s named %r, want %r" % (o, got, want))
-            if one(t, "sibling_order_rank") != p.get("rank") or (
-                    "rank" in p and 0 not in tracks):
-                bad("process %s: order %s, want its rank %s under an ordering root" % (
-                    o, one(t, "sibling_order_rank"), p.get("rank")))
         if o[0] == "thread" and o in exp.names:
             n = exp.names[o]
             want = n.get("name", n.get("comm"))
@@ -702,6 +700,24 @@ def check(packets, exp, want_overlaps, unsorted):
                 bad("thread %s named %r, want %r" % (o, got, want))
         if o[0] == "device" and o in exp.names and exp.names[o] not in one(t, "name"):
             bad("GPU %s named %r, want its name %r" % (o, one(t, "name"), exp.names[o]))
+    # Processes ordered by host then rank once there are ranks or several machines: hosts by
+    # their lowest rank (those without after), on a host its ranks by rank, then the rest.
+    procs = [(one(t, "sibling_order_rank"), owner(u)) for u, t in tracks.items()
+             if u != 0 and "process" in t and owner(u)[0] == "process"]
+    ranked = {o: exp.names[o]["rank"] for _, o in procs if "rank" in exp.names.get(o, {})}
+    if ranked or len(exp.machines) > 1:
+        low = {}
+        for o, r in ranked.items():
+            low[o[1]] = min(r, low.get(o[1], r))
+        if 0 not in tracks or any(r is None for r, _ in procs):
+            bad("processes not ordered: %s" % sorted((r, o) for r, o in procs if r is None)[:4])
+        else:
+            keys = [((0, low[o[1]]) if o[1] in low else (1, o[1]), o[1],
+                     (0, ranked[o]) if o in ranked else (1, 0)) for _, o in sorted(procs)]
+            for i in range(1, len(keys)):
+                if keys[i] < keys[i - 1] or (keys[i] == keys[i - 1] and keys[i][2][0] == 0):
+                    bad("processes not by host then rank: %s" % keys)
+                    break
     for kind in ("process", "thread", "offcpu", "device", "stream", "irq", "interrupts", "async"):
         if kinds[kind] != exp.tracks[kind]:
             bad("%s tracks: %d, want %d: %s" % (kind, len(kinds[kind]), len(exp.tracks[kind]),
