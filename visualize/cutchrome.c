@@ -160,47 +160,74 @@ set_base(int64_t ts)
 		           : 0;
 }
 
-static void
-add_us(int64_t ns)
+/* Writes ns as microseconds with three decimals at p (at most 25 bytes); returns the end. */
+static char *
+put_us(char *p, int64_t ns)
 {
 	if (ns < 0) {
-		buf_addc(&b, '-');
+		*p++ = '-';
 		ns = ns == INT64_MIN ? INT64_MAX : -ns;
 	}
-	buf_addi64(&b, ns / 1000);
+	p = buf_put_i64(p, ns / 1000);
 	if (ns % 1000) {
-		char frac[4] = {'.', (char)('0' + ns % 1000 / 100), (char)('0' + ns % 100 / 10),
-		                (char)('0' + ns % 10)};
-		buf_add(&b, frac, 4);
+		p[0] = '.', p[1] = (char)('0' + ns % 1000 / 100);
+		p[2] = (char)('0' + ns % 100 / 10), p[3] = (char)('0' + ns % 10);
+		p += 4;
 	}
+	return p;
 }
 
-/* A member "key":v of the args being built, after a comma unless first (*sep is ""). */
-static void
-add_int(const char **sep, const char *key, int64_t v)
+/* Writes a string literal at p; returns the end. */
+#define PUT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) + sizeof(lit) - 1)
+/* Appends a string literal. */
+#define ADD(lit) buf_add(&b, (lit), sizeof(lit) - 1)
+
+/* A member "key":v of the args being built at p, after a comma unless first (*sep is ""). */
+static char *
+put_int(char *p, const char **sep, const char *key, size_t klen, int64_t v)
 {
-	buf_adds(&b, *sep);
-	buf_adds(&b, key);
-	buf_addi64(&b, v);
+	if (**sep)
+		*p++ = ',';
+	memcpy(p, key, klen);
 	*sep = ",";
+	return buf_put_i64(p + klen, v);
 }
 
-/* Starts an output event: phase, name, pid, tid and ts. Without printf: this runs for every
- * event, and formatting was most of cutchrome's time. */
+/* Writes a member "key":"s" (s escaped, n bytes) at p after a comma unless first. */
+static char *
+put_str(char *p, const char **sep, const char *key, size_t klen, const char *s, size_t n)
+{
+	if (**sep)
+		*p++ = ',';
+	memcpy(p, key, klen);
+	*sep = ",";
+	return buf_put_jstr(p + klen, s, n);
+}
+
+/*
+ * Starts an output event: phase (one letter), name, pid, tid and ts. Without printf, in room
+ * made once: this runs for every event, and formatting was most of cutchrome's time. Events
+ * gather in b, written out in blocks (end, flush).
+ */
+static size_t ev_start; /* where the event being built starts in b */
+
 static void
 begin(const char *ph, const char *name, int64_t jpid, int64_t jtid, int64_t ts)
 {
-	buf_reset(&b);
-	buf_adds(&b, nout ? ",\n{\"ph\":\"" : "{\"ph\":\"");
-	buf_adds(&b, ph);
-	buf_adds(&b, "\",\"name\":");
-	buf_addjstr(&b, name, strlen(name));
-	buf_adds(&b, ",\"pid\":");
-	buf_addi64(&b, jpid);
-	buf_adds(&b, ",\"tid\":");
-	buf_addi64(&b, jtid);
-	buf_adds(&b, ",\"ts\":");
-	add_us(*ph == 'M' ? 0 : ts - (base < 0 ? 0 : base));
+	size_t n = strlen(name);
+	ev_start = b.len;
+	char *p = buf_room(&b, 48 + 6 * n + 3 * 25);
+	p = nout ? PUT(p, ",\n{\"ph\":\"") : PUT(p, "{\"ph\":\"");
+	*p++ = *ph;
+	p = PUT(p, "\",\"name\":");
+	p = buf_put_jstr(p, name, n);
+	p = PUT(p, ",\"pid\":");
+	p = buf_put_i64(p, jpid);
+	p = PUT(p, ",\"tid\":");
+	p = buf_put_i64(p, jtid);
+	p = PUT(p, ",\"ts\":");
+	p = put_us(p, *ph == 'M' ? 0 : ts - (base < 0 ? 0 : base));
+	buf_commit(&b, p);
 }
 
 /* A failed write ends the run: one line naming the file. */
@@ -210,14 +237,23 @@ write_failed(void)
 	err(CUT_EXIT_FATAL, "write error on %s", prefix ? cut_esc(out_name) : "standard output");
 }
 
+/* Writes the events gathered in b. */
+static void
+flush(void)
+{
+	if (b.len && fwrite(b.s, 1, b.len, out) != b.len)
+		write_failed();
+	buf_reset(&b);
+}
+
 static void
 end(void)
 {
-	buf_adds(&b, "}");
-	if (fwrite(b.s, 1, b.len, out) != b.len)
-		write_failed();
+	buf_addc(&b, '}');
 	nout++;
-	outbytes += b.len;
+	outbytes += b.len - ev_start;
+	if (b.len >= 1 << 16)
+		flush();
 }
 
 /* A flow event: its start ("s") or end ("f"). */
@@ -226,8 +262,10 @@ flow_event(const char *ph, const char *name, int64_t jpid, int64_t jtid, int64_t
            const char *more)
 {
 	begin(ph, name, jpid, jtid, ts);
-	buf_adds(&b, more);
-	buf_addi64(&b, *ph == 's' ? ++nflows : nflows);
+	size_t n = strlen(more);
+	char *p = buf_room(&b, n + 20);
+	memcpy(p, more, n);
+	buf_commit(&b, buf_put_i64(p + n, *ph == 's' ? ++nflows : nflows));
 	end();
 }
 
@@ -434,6 +472,7 @@ close_file(void)
 				             (i < 31 ? i : 31));
 		}
 	}
+	flush();
 	fprintf(out,
 	        "\n],\"otherData\":{\"generator\":\"cutchrome " CUT_VERSION
 	        "\",\"base_ns\":%lld}}\n",
@@ -520,18 +559,17 @@ static void
 add_names(const char **sep, const struct cut_event *ev, const char *name)
 {
 	const char *coll = ev->layer == CUT_GPU ? cut_collective(ev->name) : NULL;
-	if (name != ev->name) {
-		buf_adds(&b, *sep);
-		buf_adds(&b, "\"mangled\":");
-		buf_addjstr(&b, ev->name, strlen(ev->name));
-		*sep = ",";
-	}
-	if (coll && !cut_args_find(ev->args, "collective")) {
-		buf_adds(&b, *sep);
-		buf_adds(&b, "\"collective\":");
-		buf_addjstr(&b, coll, strlen(coll));
-		*sep = ",";
-	}
+	if (coll && cut_args_find(ev->args, "collective"))
+		coll = NULL;
+	if (name == ev->name && !coll)
+		return;
+	size_t nn = name != ev->name ? strlen(ev->name) : 0, cn = coll ? strlen(coll) : 0;
+	char *p = buf_room(&b, 32 + 6 * nn + 6 * cn);
+	if (name != ev->name)
+		p = put_str(p, sep, "\"mangled\":", 10, ev->name, nn);
+	if (coll)
+		p = put_str(p, sep, "\"collective\":", 13, coll, cn);
+	buf_commit(&b, p);
 }
 
 /* An NVTX start/end range: it need not nest with anything, and may end on another thread
@@ -595,34 +633,36 @@ slice(void *arg, struct tl_lane *l, struct tl_open *o, const struct cut_event *e
 		           ",\"cat\":\"flow\",\"id\":");
 	}
 	begin(ev->has & CUT_HAS_DUR ? "X" : "i", name, p->jpid, (int64_t)l->user, ev->ts);
-	if (ev->has & CUT_HAS_DUR) {
-		buf_adds(&b, ",\"dur\":");
-		add_us(ev->dur);
-	} else {
-		buf_adds(&b, ",\"s\":\"t\"");
-	}
-	const char *cat = cut_event_category(ev);
-	buf_adds(&b, ",\"cat\":");
-	buf_addjstr(&b, cat, strlen(cat));
-	buf_adds(&b, ",\"args\":{");
-	const char *sep = "";
+	/* the rest in one room: dur, cat, the envelope's numbers, then the args */
+	const char *cat = cut_event_category(ev), *sep = "";
+	size_t cn = strlen(cat), an = ev->args ? strlen(ev->args) : 0;
+	char *q = buf_room(&b, 64 + 6 * cn + 3 * 30 + an);
+	if (ev->has & CUT_HAS_DUR)
+		q = put_us(PUT(q, ",\"dur\":"), ev->dur);
+	else
+		q = PUT(q, ",\"s\":\"t\"");
+	q = buf_put_jstr(PUT(q, ",\"cat\":"), cat, cn);
+	q = PUT(q, ",\"args\":{");
 	if (ev->has & CUT_HAS_RET)
-		add_int(&sep, "\"ret\":", ev->ret);
+		q = put_int(q, &sep, "\"ret\":", 6, ev->ret);
 	if (ev->has & CUT_HAS_ID)
-		add_int(&sep, "\"id\":", ev->id);
+		q = put_int(q, &sep, "\"id\":", 5, ev->id);
 	if (ev->has & CUT_HAS_PARENT)
-		add_int(&sep, "\"parent\":", ev->parent);
-	if (ev->args && strlen(ev->args) > 2) {
-		buf_adds(&b, sep);
-		buf_add(&b, ev->args + 1, strlen(ev->args) - 2);
+		q = put_int(q, &sep, "\"parent\":", 9, ev->parent);
+	if (an > 2) {
+		if (*sep)
+			*q++ = ',';
+		memcpy(q, ev->args + 1, an - 2);
+		q += an - 2;
 		sep = ",";
 	}
+	buf_commit(&b, q);
 	add_names(&sep, ev, name);
 	if (ev->extra) {
 		buf_adds(&b, sep);
 		buf_adds(&b, ev->extra);
 	}
-	buf_adds(&b, "}");
+	buf_addc(&b, '}');
 	end();
 }
 
