@@ -346,7 +346,7 @@ static struct tl_machine *
 machine(struct tl *tl, const char *host, bool clock, int64_t mono, int64_t real)
 {
 	size_t h = strtab_intern(tl->strs, host);
-	tl->by_host = cut_grow(tl->by_host, &tl->hcap, h + 1, sizeof(*tl->by_host));
+	CUT_GROW(tl->by_host, h + 1, tl->hcap);
 	struct tl_machine **mp = &tl->by_host[h];
 	for (; *mp; mp = &(*mp)->same) {
 		struct tl_machine *m = *mp;
@@ -363,7 +363,7 @@ machine(struct tl *tl, const char *host, bool clock, int64_t mono, int64_t real)
 	                         .real = clock ? real : 0,
 	                         .index = tl->nmachines,
 	                         .rank = -1};
-	tl->machines = cut_grow(tl->machines, &tl->mcap, tl->nmachines + 1, sizeof(*tl->machines));
+	CUT_GROW(tl->machines, tl->nmachines + 1, tl->mcap);
 	tl->machines[tl->nmachines++] = m;
 	if (tl->s.machine)
 		tl->s.machine(tl->s.arg, m);
