@@ -42,6 +42,7 @@ static const struct cut_opt_help opts[] = {
     {"-n top", "list the top slowest calls (0 to 100000; 10)"},
     {"-w, --wide", "print names whole, not shortened to fit 160 columns"},
     {"-M, --mangled", "print C++ names as the trace has them, not demangled"},
+    {"-O, --overlap", "take processes' overlapping GPU work as recorded (MPS), not told apart"},
     {"--nvtx-full", "keep NVTX range names whole, not folded to their operator"},
     {"-s, --steps=range", "a row per instance of the NVTX range (a step), and the outliers"},
     {NULL, NULL},
@@ -50,7 +51,7 @@ static const struct cut_opt_help opts[] = {
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: cutstat [-jcwM] [-n top] [-s range] [--nvtx-full] [file ...]\n");
+	fprintf(stderr, "usage: cutstat [-jcwMO] [-n top] [-s range] [--nvtx-full] [file ...]\n");
 	exit(CUT_EXIT_FATAL);
 }
 
@@ -441,6 +442,9 @@ static const struct cut_col busy_cols[] = {
     {"busy_pct", NULL, "%traced", CUT_COL_PCT, 8, 0, 0},
     {"processes", NULL, NULL, CUT_COL_INT, 0, 0, 0}, /* of a shared device */
     {"overlap_ns", NULL, NULL, CUT_COL_INT, 0, 0, 0},
+    {"overlap_recorded_ns", NULL, NULL, CUT_COL_INT, 0, 0, 0},
+    {"resolved", NULL, NULL, CUT_COL_INT, 0, 0, 0}, /* pieces moved (gpushare.h) */
+    {"resolved_ns", NULL, NULL, CUT_COL_INT, 0, 0, 0},
     {"pid", NULL, NULL, CUT_COL_INT, 0, 0, 0}, /* of one process's */
     {"host", NULL, NULL, CUT_COL_STR, 0, 0, 0},
     {"rank", NULL, NULL, CUT_COL_INT, 0, 0, 0},
@@ -460,6 +464,9 @@ busy_table(const char *what, const struct cut_gpu_busy *b, size_t n, int64_t tra
 		                         CUT_R(pct(b[i].busy, traced)),
 		                         CUT_IF(b[i].procs > 1, CUT_I(b[i].procs)),
 		                         CUT_IF(b[i].procs > 1, CUT_I(b[i].overlap)),
+		                         CUT_IF(b[i].procs > 1, CUT_I(b[i].overlap_recorded)),
+		                         CUT_IF(b[i].procs > 1, CUT_I(b[i].resolved)),
+		                         CUT_IF(b[i].procs > 1, CUT_I(b[i].resolved_ns)),
 		                         CUT_IF(b[i].proc >= 0, CUT_I(b[i].pid)), CUT_S(b[i].host),
 		                         CUT_IF(b[i].rank >= 0, CUT_I(b[i].rank))));
 	}
@@ -721,6 +728,29 @@ saturated(const struct cut_stats *st, const struct cut_stats *rt, const struct c
 	return st->saturated || rt->saturated || g->saturated || nv->saturated || rk->saturated;
 }
 
+/* What a device's processes' overlapping work was taken for (gpushare.h), in a note. */
+static void
+overlap_note(const struct cut_gpu_stats *g, const struct cut_gpu_busy *d)
+{
+	char a[32], b[32];
+	if (d->overlap_recorded <= 0)
+		return;
+	cut_format_duration((double)d->overlap_recorded, a, sizeof(a));
+	if (g->as_recorded)
+		cut_table_say("note: on %s the work of %lld processes overlapped %s, taken as "
+		              "recorded (-O: they ran at once, as under MPS); without MPS the GPU "
+		              "runs one process's work at a time, and cutstat tells it apart",
+		              cut_esc(d->key), (long long)d->procs, a);
+	else
+		cut_table_say("note: on %s the work of %lld processes overlapped %s as recorded: a "
+		              "GPU without MPS runs one process's work at a time, so the starts of "
+		              "%lld pieces were moved past the other processes' work that ended "
+		              "first, %s in all (-O takes them as recorded; cuthook -S times "
+		              "every start, the mode for a shared GPU)",
+		              cut_esc(d->key), (long long)d->procs, a, (long long)d->resolved,
+		              cut_format_duration((double)d->resolved_ns, b, sizeof(b)));
+}
+
 static void
 print_text(const struct cut_stats *st, const struct cut_stats *rt, const struct cut_gpu_stats *g,
            const struct cut_nvtx_stats *nv, const struct cut_rank_stats *rk)
@@ -797,15 +827,7 @@ print_text(const struct cut_stats *st, const struct cut_stats *rt, const struct 
 		cut_table_say("\nGPU busy (time covered by at least one piece of work)");
 		busy_table("device", g->devices, g->ndevices, traced, CUT_FMT_TEXT);
 		for (size_t i = 0; i < g->ndevices; i++)
-			if (g->devices[i].overlap > 0)
-				cut_table_say(
-				    "note: on %s the work of %lld processes overlapped %s: unless "
-				    "MPS was on, the GPU ran one process's work at a time and a "
-				    "start taken from its call includes the wait for the other's "
-				    "turn (record with cuthook -S)",
-				    cut_esc(g->devices[i].key), (long long)g->devices[i].procs,
-				    cut_format_duration((double)g->devices[i].overlap, a,
-				                        sizeof(a)));
+			overlap_note(g, &g->devices[i]);
 		busy_table("stream", g->streams, g->nstreams, traced, CUT_FMT_TEXT);
 		busy_table("process", g->procs, g->nprocs, traced, CUT_FMT_TEXT);
 		if (g->lat_count)
@@ -887,6 +909,10 @@ gpu_json(const struct cut_gpu_stats *g, int64_t traced)
 	json_t *o = json_object();
 	set_int(o, "work", g->count);
 	set_int(o, "total_ns", g->total);
+	if (g->resolved) {
+		set_int(o, "resolved", g->resolved);
+		set_int(o, "resolved_ns", g->resolved_ns);
+	}
 	json_object_set_new(o, "names", gpu_table(g, CUT_FMT_JSON));
 	json_object_set_new(o, "devices",
 	                    busy_table("device", g->devices, g->ndevices, traced, CUT_FMT_JSON));
@@ -993,9 +1019,10 @@ main(int argc, char *argv[])
 	    {"mangled", no_argument, NULL, 'M'},
 	    {"nvtx-full", no_argument, NULL, NVTX_FULL},
 	    {"steps", required_argument, NULL, 's'},
+	    {"overlap", no_argument, NULL, 'O'},
 	    {NULL, 0, NULL, 0},
 	};
-	bool nvtx_full = false, wide = false, mangled = false;
+	bool nvtx_full = false, wide = false, mangled = false, as_recorded = false;
 	enum cut_fmt fmt = CUT_FMT_TEXT;
 	unsigned long ntop = 10;
 	int ch, status = CUT_EXIT_OK;
@@ -1003,12 +1030,13 @@ main(int argc, char *argv[])
 
 	cut_std_args_help(argc, argv, usage, opts);
 
-	while ((ch = getopt_long(argc, argv, "jcwMn:s:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "jcwMOn:s:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'j': fmt = CUT_FMT_JSON; break;
 		case 'c': fmt = CUT_FMT_CSV; break;
 		case 'w': wide = true; break;
 		case 'M': mangled = true; break;
+		case 'O': as_recorded = true; break;
 		case NVTX_FULL: nvtx_full = true; break;
 		case 's': steps = optarg; break;
 		case 'n':
@@ -1044,6 +1072,7 @@ main(int argc, char *argv[])
 	                rankstats_new(),
 	                -1,
 	                steps ? steps_new(steps) : NULL};
+	a.gpu->as_recorded = as_recorded;
 	status = cut_read_all(argc, argv, add_event, &a);
 	acc = a;
 	stats_finish(st);

@@ -1,6 +1,7 @@
 /* gpustats.c: one-pass accumulation of the gpu layer's numbers (gpustats.h). Every piece of
- * work's interval is kept (16 bytes, under each of its name, device, stream and process) for
- * the busy times and medians. */
+ * work is kept (its times and what it belongs to); gpustats_finish tells apart the work of
+ * processes sharing a device (gpushare.h), then puts each interval under its name, device,
+ * stream and process for the busy times and medians. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 #include "cut.h"
 #include "args.h"
+#include "gpushare.h"
 #include "gpustats.h"
 #include "idmap.h"
 #include "procs.h"
@@ -16,6 +18,13 @@
 
 struct span {
 	int64_t s, e;
+};
+
+/* A piece of work as recorded: its name, device ("P device D") and stream keys, its process. */
+struct piece {
+	int64_t s, e, submit; /* submit: -1 when absent or after the start */
+	int64_t proc;
+	uint32_t name, dev, stream;
 };
 
 /* The work of one name, device, stream or process. */
@@ -37,6 +46,8 @@ struct table {
  * "P device D stream S" with P its index; gpustats_finish names them as reports do. */
 struct priv {
 	struct table names, devs, streams, procs;
+	struct piece *pieces;
+	size_t npieces, cap_pieces;
 	struct cut_procs *pr;
 	struct cut_strtab *shown; /* the keys as reports show them */
 	struct cut_idmap *devids; /* (process, ordinal) of device records to uuid[] */
@@ -73,15 +84,30 @@ gpustats_new(void)
 	return g;
 }
 
+/* The group of key in t, made when new. */
 static struct group *
-group_of(struct table *t, const char *key, int64_t proc, int64_t s, int64_t e)
+group_at(struct table *t, const char *key, size_t *index)
 {
 	size_t i = strtab_intern(t->keys, key);
-	CUT_GROW(t->g, i + 1, t->cap);
-	struct group *gr = &t->g[i];
+	CUT_GROW(t->g, i + 1, t->cap); /* zeroed */
+	if (index)
+		*index = i;
+	return &t->g[i];
+}
+
+static void
+group_add(struct group *gr, int64_t proc, int64_t s, int64_t e)
+{
 	gr->proc = proc;
 	CUT_GROW(gr->v, gr->n + 1, gr->cap);
 	gr->v[gr->n++] = (struct span){s, e};
+}
+
+static struct group *
+group_of(struct table *t, const char *key, int64_t proc, int64_t s, int64_t e)
+{
+	struct group *gr = group_at(t, key, NULL);
+	group_add(gr, proc, s, e);
 	return gr;
 }
 
@@ -142,11 +168,11 @@ gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev)
 	}
 	if (ev->layer != CUT_GPU || !(ev->has & CUT_HAS_DUR) || ev->dur < 0)
 		return;
-	int64_t s = ev->ts, e = ev->ts + ev->dur, dev = -1, submit, bytes;
+	int64_t dev = -1, submit, bytes;
+	size_t name, devkey, streamkey;
 	char key[64];
 	g->count++;
-	sat_add(&g->saturated, &g->total, ev->dur);
-	struct group *ng = group_of(&p->names, ev->name, proc, s, e);
+	struct group *ng = group_at(&p->names, ev->name, &name);
 	ng->cat = cat_name(ev->cat);
 	if (cut_args_int(ev->args, "bytes", &bytes) == 0 && bytes > 0)
 		sat_add(&g->saturated, &ng->bytes, bytes);
@@ -155,17 +181,17 @@ gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev)
 	/* Devices by process and ordinal here; gpustats_finish joins those of one physical GPU
 	 * (its device records may come after its first work). */
 	snprintf(key, sizeof(key), "%lld device %lld", (long long)proc, (long long)dev);
-	group_of(&p->devs, key, proc, s, e);
+	group_at(&p->devs, key, &devkey)->proc = proc;
 	p->key.len = 0;
 	buf_addf(&p->key, "%s stream %s", key, stream ? stream : "?");
 	free(stream);
-	group_of(&p->streams, p->key.s, proc, s, e);
-	snprintf(key, sizeof(key), "%lld", (long long)proc);
-	group_of(&p->procs, key, proc, s, e);
-	if (cut_args_int(ev->args, "submit", &submit) == 0 && submit >= 0 && submit <= s) {
-		CUT_GROW(p->lat, p->nlat + 1, p->lat_cap);
-		p->lat[p->nlat++] = s - submit;
-	}
+	group_at(&p->streams, p->key.s, &streamkey)->proc = proc;
+	if (cut_args_int(ev->args, "submit", &submit) != 0 || submit < 0 || submit > ev->ts)
+		submit = -1;
+	CUT_GROW(p->pieces, p->npieces + 1, p->cap_pieces);
+	p->pieces[p->npieces++] =
+	    (struct piece){ev->ts,           ev->ts + ev->dur,   submit, proc, (uint32_t)name,
+	                   (uint32_t)devkey, (uint32_t)streamkey};
 }
 
 static int
@@ -221,30 +247,70 @@ busy_table(struct table *t, size_t *n, bool *sat)
 	return b;
 }
 
-/* What each process kept busy of a physical device, summed: past the device's own busy, the
- * processes' work overlapped (which a GPU time-slicing between them never does: cuthook -S). */
-static void
-overlaps(struct priv *p, struct cut_gpu_stats *g, const struct cut_strtab *phys)
+/* A piece on a physical device (an index), by process, for the overlaps. */
+struct dspan {
+	int64_t dev, proc, s, e;
+};
+
+static int
+by_dev_proc(const void *a, const void *b)
 {
-	size_t n;
-	struct cut_gpu_busy *pd = busy_table(&p->devs, &n, &g->saturated);
-	for (size_t i = 0; i < n; i++) {
-		long long pid, dev;
-		const char *key = pd[i].key, *uuid = NULL;
-		if (sscanf(key, "%lld device %lld", &pid, &dev) == 2)
-			uuid = uuid_of(p, pid, dev);
-		size_t j = strtab_find(phys, uuid ? uuid : key); /* the device it is part of */
-		if (j < g->ndevices) {
-			g->devices[j].procs++;
-			sat_add(&g->saturated, &g->devices[j].overlap, pd[i].busy);
-		}
+	const struct dspan *x = a, *y = b;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	return (x->s > y->s) - (x->s < y->s);
+}
+
+static int
+by_dev(const void *a, const void *b)
+{
+	const struct dspan *x = a, *y = b;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return (x->s > y->s) - (x->s < y->s);
+}
+
+/* Adds the time the spans v[i..] of one key cover to *to; returns the index past them. */
+static size_t
+cover_run(const struct dspan *v, size_t i, size_t n, bool proc, int64_t *to, bool *sat)
+{
+	int64_t cs = v[i].s, ce = v[i].e;
+	size_t j = i + 1;
+	for (; j < n && v[j].dev == v[i].dev && (!proc || v[j].proc == v[i].proc); j++) {
+		if (v[j].s > ce) {
+			sat_add(sat, to, ce - cs);
+			cs = v[j].s;
+			ce = v[j].e;
+		} else if (v[j].e > ce)
+			ce = v[j].e;
 	}
-	free(pd);
-	for (size_t j = 0; j < g->ndevices; j++) {
-		g->devices[j].overlap -= g->devices[j].busy;
-		if (g->devices[j].procs < 2 || g->devices[j].overlap < 0)
-			g->devices[j].overlap = 0;
+	sat_add(sat, to, ce - cs);
+	return j;
+}
+
+/* What each process kept busy of each physical device, summed, less the device's own busy:
+ * how long the processes' work overlapped there (a GPU time-slicing between them runs one at
+ * a time), into ov[device]; the processes into procs[device]. Sorts v. */
+static void
+overlaps(struct dspan *v, size_t n, size_t ndev, int64_t *ov, int64_t *procs, bool *sat)
+{
+	int64_t *own = cut_xcalloc(ndev, sizeof(*own));
+	qsort(v, n, sizeof(*v), by_dev_proc);
+	for (size_t i = 0; i < n;) {
+		procs[v[i].dev]++;
+		i = cover_run(v, i, n, true, &ov[v[i].dev], sat);
 	}
+	qsort(v, n, sizeof(*v), by_dev);
+	for (size_t i = 0; i < n;)
+		i = cover_run(v, i, n, false, &own[v[i].dev], sat);
+	for (size_t j = 0; j < ndev; j++) {
+		ov[j] -= own[j];
+		if (procs[j] < 2 || ov[j] < 0)
+			ov[j] = 0;
+	}
+	free(own);
 }
 
 /* Names the rows of a busy table as reports show them: the index of the process a key starts
@@ -296,10 +362,80 @@ table_free(struct table *t)
 	free(t->g);
 }
 
+/* The physical device of each of the keys "P device D": the uuid its device record gave,
+ * else the key itself (a device no other process can be known to share). */
+static struct cut_strtab *
+physical(struct priv *p, size_t **of)
+{
+	struct cut_strtab *phys = strtab_new();
+	size_t n = strtab_len(p->devs.keys);
+	*of = cut_xcalloc(n, sizeof(**of));
+	for (size_t i = 0; i < n; i++) {
+		long long pid, dev;
+		const char *k = strtab_key(p->devs.keys, i), *uuid = NULL;
+		if (sscanf(k, "%lld device %lld", &pid, &dev) == 2)
+			uuid = uuid_of(p, pid, dev);
+		(*of)[i] = strtab_intern(phys, uuid ? uuid : k);
+	}
+	return phys;
+}
+
 void
 gpustats_finish(struct cut_gpu_stats *g)
 {
 	struct priv *p = g->priv;
+	/* The work of processes sharing a device, told apart (gpushare.h). */
+	size_t *phys_of, n = p->npieces;
+	struct table phys = {physical(p, &phys_of), NULL, 0};
+	size_t nphys = strtab_len(phys.keys);
+	struct cut_gpu_piece *gp = cut_xcalloc(n, sizeof(*gp));
+	struct dspan *ds = cut_xcalloc(n, sizeof(*ds));
+	for (size_t i = 0; i < n; i++) {
+		const struct piece *pc = &p->pieces[i];
+		gp[i] = (struct cut_gpu_piece){pc->s, pc->e, phys_of[pc->dev], (uint64_t)pc->proc,
+		                               pc->s};
+		ds[i] = (struct dspan){(int64_t)phys_of[pc->dev], pc->proc, pc->s, pc->e};
+	}
+	if (!g->as_recorded)
+		g->resolved = (int64_t)cut_gpu_resolve(gp, n);
+	int64_t *ov_rec = cut_xcalloc(nphys, sizeof(*ov_rec));
+	int64_t *ov = cut_xcalloc(nphys, sizeof(*ov));
+	int64_t *procs = cut_xcalloc(nphys, sizeof(*procs));
+	int64_t *moved = cut_xcalloc(nphys, sizeof(*moved));
+	int64_t *moved_ns = cut_xcalloc(nphys, sizeof(*moved_ns));
+	overlaps(ds, n, nphys, ov_rec, procs, &g->saturated);
+	memset(procs, 0, nphys * sizeof(*procs));
+	char key[32];
+	g->total = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct piece *pc = &p->pieces[i];
+		int64_t s = gp[i].resolved, e = pc->e;
+		size_t dev = phys_of[pc->dev];
+		ds[i] = (struct dspan){(int64_t)dev, pc->proc, s, e};
+		if (s != pc->s) {
+			moved[dev]++;
+			sat_add(&g->saturated, &moved_ns[dev], s - pc->s);
+			sat_add(&g->saturated, &g->resolved_ns, s - pc->s);
+		}
+		sat_add(&g->saturated, &g->total, e - s);
+		group_add(&p->names.g[pc->name], pc->proc, s, e);
+		bool shared = strcmp(strtab_key(phys.keys, dev), strtab_key(p->devs.keys, pc->dev));
+		group_of(&phys, strtab_key(phys.keys, dev), shared ? -1 : pc->proc, s, e);
+		group_add(&p->streams.g[pc->stream], pc->proc, s, e);
+		snprintf(key, sizeof(key), "%lld", (long long)pc->proc);
+		group_of(&p->procs, key, pc->proc, s, e);
+		if (pc->submit >= 0) {
+			CUT_GROW(p->lat, p->nlat + 1, p->lat_cap);
+			p->lat[p->nlat++] = s - pc->submit;
+		}
+	}
+	overlaps(ds, n, nphys, ov, procs, &g->saturated);
+	free(ds);
+	free(gp);
+	free(phys_of);
+	free(p->pieces);
+	p->pieces = NULL;
+	p->npieces = 0;
 	g->nnames = strtab_len(p->names.keys);
 	g->names = cut_xcalloc(g->nnames, sizeof(*g->names));
 	int64_t *d = NULL;
@@ -337,19 +473,19 @@ gpustats_finish(struct cut_gpu_stats *g)
 	free(d);
 	qsort(g->names, g->nnames, sizeof(*g->names), cmp_name);
 	/* A device is the physical GPU where its uuid is known: processes sharing it add up. */
-	struct table phys = {strtab_new(), NULL, 0};
-	for (size_t i = 0; i < strtab_len(p->devs.keys); i++) {
-		long long pid, dev;
-		const char *k = strtab_key(p->devs.keys, i), *uuid = NULL;
-		if (sscanf(k, "%lld device %lld", &pid, &dev) == 2)
-			uuid = uuid_of(p, pid, dev);
-		struct group *from = &p->devs.g[i];
-		for (size_t j = 0; j < from->n; j++)
-			group_of(&phys, uuid ? uuid : k, uuid ? -1 : from->proc, from->v[j].s,
-			         from->v[j].e);
-	}
 	g->devices = busy_table(&phys, &g->ndevices, &g->saturated);
-	overlaps(p, g, phys.keys);
+	for (size_t j = 0; j < g->ndevices; j++) {
+		g->devices[j].procs = procs[j];
+		g->devices[j].overlap = ov[j];
+		g->devices[j].overlap_recorded = ov_rec[j];
+		g->devices[j].resolved = moved[j];
+		g->devices[j].resolved_ns = moved_ns[j];
+	}
+	free(ov_rec);
+	free(ov);
+	free(procs);
+	free(moved);
+	free(moved_ns);
 	label(p, g->devices, g->ndevices);
 	table_free(&phys);
 	strtab_free(phys.keys);

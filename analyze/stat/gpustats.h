@@ -3,7 +3,9 @@
  * direction, memset, graph) its instances and time; copies by direction with bytes and the
  * device-side bandwidth; how busy each device, stream and process kept the GPU (the union of
  * its work's intervals, not their sum; a process is a pid on a host, by the rule of procs.h), and
- * how long processes' work overlapped on a device; and the launch latency, submit to start. */
+ * how long processes' work overlapped on a device; and the launch latency, submit to start.
+ * Where processes shared a device, every number is of their work as gpushare.h tells it
+ * apart, unless as_recorded. */
 #ifndef CUT_GPUSTATS_H
 #define CUT_GPUSTATS_H
 
@@ -35,13 +37,19 @@ struct cut_gpu_busy {
 	int64_t busy;     /* ns covered by at least one piece */
 	int64_t first, last;
 	/* A device's only: the processes whose work ran on it, and how long their work overlapped
-	 * (each process's busy on it, summed, less the device's own). */
-	int64_t procs, overlap;
+	 * (each process's busy on it, summed, less the device's own), as told apart (gpushare.h:
+	 * none unless as_recorded) and as recorded; the pieces whose start the rule moved, and
+	 * by how long in all. */
+	int64_t procs, overlap, overlap_recorded, resolved, resolved_ns;
 };
 
 struct cut_gpu_stats {
-	int64_t count, total;       /* pieces of work and the sum of their durations */
-	struct cut_gpu_name *names; /* after gpustats_finish: by total, longest first */
+	/* Set before gpustats_finish: the work of processes sharing a device is taken as
+	 * recorded (MPS runs them at once), not told apart by gpushare.h's rule. */
+	bool as_recorded;
+	int64_t count, total;          /* pieces of work and the sum of their durations */
+	int64_t resolved, resolved_ns; /* pieces whose start the rule moved, and by how long */
+	struct cut_gpu_name *names;    /* after gpustats_finish: by total, longest first */
 	size_t nnames;
 	struct cut_gpu_busy *devices, *streams, *procs; /* after gpustats_finish */
 	size_t ndevices, nstreams, nprocs;
@@ -57,7 +65,8 @@ struct cut_gpu_stats *gpustats_new(void);
 /* Adds an event: gpu work, and device records (which name a device by its uuid); every other
  * record for what it says of its process's host and rank (procs.h): give it all of them. */
 void gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev);
-/* Computes medians, busy times and latencies; sorts the tables. */
+/* Tells apart the work of processes sharing a device, computes medians, busy times and
+ * latencies; sorts the tables. */
 void gpustats_finish(struct cut_gpu_stats *g);
 void gpustats_free(struct cut_gpu_stats *g);
 

@@ -17,7 +17,8 @@ cutstat -c "$tmp/t.jsonl" >"$tmp/s.csv" || bad "cutstat -c: exit $?"
 cutstat "$tmp/t.jsonl" >"$tmp/s.txt" || bad "cutstat: exit $?"
 
 # Two processes at once on the stand-in's GPU, which runs both at once where a real one takes
-# turns: their overlap, as computed here, in -j, and a note in the text that says what to do.
+# turns: their overlap, as computed here, in -j as recorded and none once told apart (the
+# pieces moved counted), and a note in the text that says so; with -O (MPS) as recorded.
 # They start their rounds together (GPUPROG_TOGETHER), each queueing about 100 ms of work
 # (kernels of 0.16-1.3 ms), so that their work overlaps however loaded the machine is (two
 # processes merely started together may run one after the other).
@@ -25,8 +26,9 @@ GPUPROG_TOGETHER=$tmp/together:2 FAKEGPU_NS_PER_BLOCK=20000 cuthook -o "$tmp/two
 	sh -c "'$fx/gpuprog' 40 & '$fx/gpuprog' 40 & wait" >/dev/null ||
 	bad "two at once: exit $?"
 cutstat -j "$tmp/two.jsonl" >"$tmp/two.json" || bad "cutstat -j (two at once): exit $?"
+cutstat -j -O "$tmp/two.jsonl" >"$tmp/twoO.json" || bad "cutstat -j -O (two at once): exit $?"
 
-python3 - "$tmp/t.jsonl" "$tmp/s.json" "$tmp/s.csv" "$tmp/two.jsonl" "$tmp/two.json" <<'PY' || fail=1
+python3 - "$tmp/t.jsonl" "$tmp/s.json" "$tmp/s.csv" "$tmp/two.jsonl" "$tmp/two.json" "$tmp/twoO.json" <<'PY' || fail=1
 import json, sys, statistics, csv
 ev = [json.loads(l) for l in open(sys.argv[1])]
 st = json.load(open(sys.argv[2]))
@@ -67,8 +69,13 @@ def overlap(gpu):
 if dev and (dev[0].get("processes") != 2 or dev[0].get("overlap_ns") != overlap(gpu) or overlap(gpu)): bad(f"overlap: {dev}")
 two = [e for e in map(json.loads, open(sys.argv[4])) if e["layer"] == "gpu"]
 dev2 = json.load(open(sys.argv[5]))["gpu"]["devices"]
-if len({e["pid"] for e in two}) != 2 or overlap(two) <= 0 or len(dev2) != 1 or dev2[0].get("overlap_ns") != overlap(two):
-    bad(f"two at once: overlap {dev2}, want {overlap(two)}")
+if len({e["pid"] for e in two}) != 2 or overlap(two) <= 0 or len(dev2) != 1 or \
+        dev2[0].get("overlap_recorded_ns") != overlap(two) or dev2[0].get("overlap_ns") != 0 or \
+        dev2[0].get("resolved", 0) <= 0 or dev2[0]["busy_ns"] >= union([(e["ts"], e["ts"] + e["dur"]) for e in two]):
+    bad(f"two at once: overlap {dev2}, want {overlap(two)} as recorded, none told apart")
+dev2 = json.load(open(sys.argv[6]))["gpu"]["devices"]
+if len(dev2) != 1 or dev2[0].get("overlap_ns") != overlap(two) or "resolved" in json.load(open(sys.argv[6]))["gpu"]:
+    bad(f"two at once, -O: overlap {dev2}, want {overlap(two)}")
 for p in {e["pid"] for e in gpu}:
     mine = [(e["ts"], e["ts"] + e["dur"]) for e in gpu if e["pid"] == p]
     row = [x for x in st["gpu"]["processes"] if x["key"] == f"pid {p}"]
@@ -94,8 +101,10 @@ else:
 sys.exit(1 if n else 0)
 PY
 grep -q '^GPU work (timed on the device' "$tmp/s.txt" || bad "no GPU section in the text"
-cutstat -w "$tmp/two.jsonl" | grep -q '^note: on GPU-.* the work of 2 processes overlapped .*cuthook -S' ||
+cutstat -w "$tmp/two.jsonl" | grep -q '^note: on GPU-.* the work of 2 processes overlapped .* as recorded: .* pieces were moved' ||
 	bad "two at once: no note of the overlap"
+cutstat -w -O "$tmp/two.jsonl" | grep -q '^note: on GPU-.* the work of 2 processes overlapped .*, taken as recorded (-O' ||
+	bad "two at once, -O: no note of the overlap"
 grep -q '^note:' "$tmp/s.txt" && bad "a note of overlap where the processes ran one after the other"
 # Without the layer: said in one line, the verdict from the driver API.
 cuthook -l api -o "$tmp/n.jsonl" -- "$fx/gpuprog" 3 >/dev/null || bad "-l api: exit $?"
