@@ -743,10 +743,10 @@ overlap_note(const struct cut_gpu_stats *g, const struct cut_gpu_busy *d)
 		              cut_esc(d->key), (long long)d->procs, a);
 	else
 		cut_table_say("note: on %s the work of %lld processes overlapped %s as recorded: a "
-		              "GPU without MPS runs one process's work at a time, so the starts of "
-		              "%lld pieces were moved past the other processes' work that ended "
-		              "first, %s in all (-O takes them as recorded; cuthook -S times "
-		              "every start, the mode for a shared GPU)",
+		              "GPU without MPS runs one process's work at a time, so where they "
+		              "overlapped the piece that ended first ran, and %lld pieces lost %s "
+		              "in all to it (cut-events(5); -O takes them as recorded; cuthook -S "
+		              "times every start, the mode for a shared GPU)",
 		              cut_esc(d->key), (long long)d->procs, a, (long long)d->resolved,
 		              cut_format_duration((double)d->resolved_ns, b, sizeof(b)));
 }

@@ -25,6 +25,7 @@ struct piece {
 	int64_t s, e, submit; /* submit: -1 when absent or after the start */
 	int64_t proc;
 	uint32_t name, dev, stream;
+	bool from_call; /* args.start "call" */
 };
 
 /* The work of one name, device, stream or process. */
@@ -32,8 +33,8 @@ struct group {
 	int64_t proc; /* devices, streams, processes: the process (procs.h); -1: several */
 	const char *cat;
 	int64_t bytes;
-	struct span *v;
-	size_t n, cap;
+	struct span *v; /* the time its pieces kept (gpushare.h), a span or more each */
+	size_t n, cap, work;
 };
 
 struct table {
@@ -103,12 +104,16 @@ group_add(struct group *gr, int64_t proc, int64_t s, int64_t e)
 	gr->v[gr->n++] = (struct span){s, e};
 }
 
-static struct group *
-group_of(struct table *t, const char *key, int64_t proc, int64_t s, int64_t e)
+/* A piece of work, the parts it kept (none: a span of no length at its resolved start). */
+static void
+group_piece(struct group *gr, int64_t proc, const struct cut_gpu_piece *q,
+            const struct cut_gpu_span *parts)
 {
-	struct group *gr = group_at(t, key, NULL);
-	group_add(gr, proc, s, e);
-	return gr;
+	gr->work++;
+	if (!q->nparts)
+		group_add(gr, proc, q->resolved, q->resolved);
+	for (size_t k = q->first; k < q->first + q->nparts; k++)
+		group_add(gr, proc, parts[k].s, parts[k].e);
 }
 
 /* The uuid a process's device ordinal was recorded with, or NULL. */
@@ -188,10 +193,18 @@ gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev)
 	group_at(&p->streams, p->key.s, &streamkey)->proc = proc;
 	if (cut_args_int(ev->args, "submit", &submit) != 0 || submit < 0 || submit > ev->ts)
 		submit = -1;
+	char start[8];
+	bool from_call = cut_args_str(ev->args, "start", start, sizeof(start)) == 4 &&
+	                 strcmp(start, "call") == 0;
 	CUT_GROW(p->pieces, p->npieces + 1, p->cap_pieces);
-	p->pieces[p->npieces++] =
-	    (struct piece){ev->ts,           ev->ts + ev->dur,   submit, proc, (uint32_t)name,
-	                   (uint32_t)devkey, (uint32_t)streamkey};
+	p->pieces[p->npieces++] = (struct piece){.s = ev->ts,
+	                                         .e = ev->ts + ev->dur,
+	                                         .submit = submit,
+	                                         .proc = proc,
+	                                         .name = (uint32_t)name,
+	                                         .dev = (uint32_t)devkey,
+	                                         .stream = (uint32_t)streamkey,
+	                                         .from_call = from_call};
 }
 
 static int
@@ -241,7 +254,7 @@ busy_table(struct table *t, size_t *n, bool *sat)
 		struct group *gr = &t->g[i];
 		b[i].key = strtab_key(t->keys, i);
 		b[i].proc = gr->proc;
-		b[i].work = (int64_t)gr->n;
+		b[i].work = (int64_t)gr->work;
 		b[i].busy = covered(gr->v, gr->n, &b[i].first, &b[i].last, sat);
 	}
 	return b;
@@ -392,45 +405,70 @@ gpustats_finish(struct cut_gpu_stats *g)
 	struct dspan *ds = cut_xcalloc(n, sizeof(*ds));
 	for (size_t i = 0; i < n; i++) {
 		const struct piece *pc = &p->pieces[i];
-		gp[i] = (struct cut_gpu_piece){pc->s, pc->e, phys_of[pc->dev], (uint64_t)pc->proc,
-		                               pc->s};
+		gp[i] = (struct cut_gpu_piece){.start = pc->s,
+		                               .end = pc->e,
+		                               .device = phys_of[pc->dev],
+		                               .proc = (uint64_t)pc->proc,
+		                               .from_call = pc->from_call};
 		ds[i] = (struct dspan){(int64_t)phys_of[pc->dev], pc->proc, pc->s, pc->e};
 	}
-	if (!g->as_recorded)
-		g->resolved = (int64_t)cut_gpu_resolve(gp, n);
 	int64_t *ov_rec = cut_xcalloc(nphys, sizeof(*ov_rec));
 	int64_t *ov = cut_xcalloc(nphys, sizeof(*ov));
 	int64_t *procs = cut_xcalloc(nphys, sizeof(*procs));
 	int64_t *moved = cut_xcalloc(nphys, sizeof(*moved));
 	int64_t *moved_ns = cut_xcalloc(nphys, sizeof(*moved_ns));
 	overlaps(ds, n, nphys, ov_rec, procs, &g->saturated);
-	memset(procs, 0, nphys * sizeof(*procs));
+	free(ds);
+	/* Told apart, unless -O: each piece's parts; as recorded, its span. */
+	struct cut_gpu_span *parts = NULL;
+	size_t nparts = 0;
+	if (!g->as_recorded)
+		g->resolved = (int64_t)cut_gpu_resolve(gp, n, &parts, &nparts);
+	else {
+		parts = cut_xcalloc(n ? n : 1, sizeof(*parts));
+		for (size_t i = 0; i < n; i++) {
+			gp[i].resolved = gp[i].start;
+			gp[i].kept = gp[i].end - gp[i].start;
+			gp[i].first = nparts;
+			gp[i].nparts = gp[i].kept > 0;
+			parts[nparts] = (struct cut_gpu_span){gp[i].start, gp[i].end};
+			nparts += gp[i].nparts;
+		}
+	}
+	ds = cut_xcalloc(nparts ? nparts : 1, sizeof(*ds));
+	size_t nds = 0;
 	char key[32];
 	g->total = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct piece *pc = &p->pieces[i];
-		int64_t s = gp[i].resolved, e = pc->e;
+		const struct cut_gpu_piece *q = &gp[i];
 		size_t dev = phys_of[pc->dev];
-		ds[i] = (struct dspan){(int64_t)dev, pc->proc, s, e};
-		if (s != pc->s) {
+		for (size_t k = q->first; k < q->first + q->nparts; k++)
+			ds[nds++] = (struct dspan){(int64_t)dev, pc->proc, parts[k].s, parts[k].e};
+		if (q->kept < pc->e - pc->s) {
 			moved[dev]++;
-			sat_add(&g->saturated, &moved_ns[dev], s - pc->s);
-			sat_add(&g->saturated, &g->resolved_ns, s - pc->s);
+			sat_add(&g->saturated, &moved_ns[dev], pc->e - pc->s - q->kept);
+			sat_add(&g->saturated, &g->resolved_ns, pc->e - pc->s - q->kept);
 		}
-		sat_add(&g->saturated, &g->total, e - s);
-		group_add(&p->names.g[pc->name], pc->proc, s, e);
+		sat_add(&g->saturated, &g->total, q->kept);
+		struct group *ng = &p->names.g[pc->name]; /* its duration: the time it kept */
+		ng->work++;
+		group_add(ng, pc->proc, 0, q->kept);
 		bool shared = strcmp(strtab_key(phys.keys, dev), strtab_key(p->devs.keys, pc->dev));
-		group_of(&phys, strtab_key(phys.keys, dev), shared ? -1 : pc->proc, s, e);
-		group_add(&p->streams.g[pc->stream], pc->proc, s, e);
+		group_piece(group_at(&phys, strtab_key(phys.keys, dev), NULL),
+		            shared ? -1 : pc->proc, q, parts);
+		group_piece(&p->streams.g[pc->stream], pc->proc, q, parts);
 		snprintf(key, sizeof(key), "%lld", (long long)pc->proc);
-		group_of(&p->procs, key, pc->proc, s, e);
+		group_piece(group_at(&p->procs, key, NULL), pc->proc, q, parts);
 		if (pc->submit >= 0) {
 			CUT_GROW(p->lat, p->nlat + 1, p->lat_cap);
-			p->lat[p->nlat++] = s - pc->submit;
+			p->lat[p->nlat++] = q->resolved - pc->submit;
 		}
 	}
-	overlaps(ds, n, nphys, ov, procs, &g->saturated);
+	memset(procs, 0, nphys * sizeof(*procs));
+	overlaps(ds, nds, nphys, ov, procs, &g->saturated);
 	free(ds);
+	free(parts);
 	free(gp);
 	free(phys_of);
 	free(p->pieces);

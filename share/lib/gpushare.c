@@ -1,24 +1,29 @@
-/* gpushare.c: the rule of gpushare.h, one sort and one pass: by device, pieces in order of
- * end, keeping the latest end of any process met and the latest of a process other than that
- * one, which is all a piece needs to know of the others. */
+/* gpushare.c: the rule of gpushare.h in three passes: the moves of pieces started at their
+ * call (in order of end, keeping per device the latest end of any process met and the latest
+ * of a process other than that one); a sweep per device that finds which process ran at each
+ * moment (of the pieces covering it, a heap by end, the top's process); and each piece's
+ * parts, its span's share of its process's moments. */
 #include <stdbool.h>
 #include <stdlib.h>
 
 #include "cut.h"
 #include "gpushare.h"
 
+/* A piece in the order of the rule: device, then key (end or start), then the tie-breaks. */
 struct order {
 	uint64_t device, proc;
-	int64_t end, start;
+	int64_t key, end, start;
 	size_t i;
 };
 
 static int
-by_end(const void *a, const void *b)
+cmp_order(const void *a, const void *b)
 {
 	const struct order *x = a, *y = b;
 	if (x->device != y->device)
 		return x->device < y->device ? -1 : 1;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
 	if (x->end != y->end)
 		return x->end < y->end ? -1 : 1;
 	if (x->start != y->start) /* the later start, the shorter piece, first */
@@ -28,18 +33,34 @@ by_end(const void *a, const void *b)
 	return (x->i > y->i) - (x->i < y->i);
 }
 
-size_t
-cut_gpu_resolve(struct cut_gpu_piece *p, size_t n)
+/* A moment some process ran on a device. */
+struct won {
+	uint64_t device, proc;
+	int64_t s, e;
+};
+
+static int
+cmp_won(const void *a, const void *b)
 {
-	struct order *o = cut_xcalloc(n ? n : 1, sizeof(*o));
+	const struct won *x = a, *y = b;
+	if (x->device != y->device)
+		return x->device < y->device ? -1 : 1;
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	return (x->s > y->s) - (x->s < y->s);
+}
+
+/* 1: a piece started at its call starts no earlier than the latest end, before its own, of a
+ * piece of another process on its device. Sets p[].resolved. */
+static void
+move_calls(struct cut_gpu_piece *p, size_t n, struct order *o)
+{
 	for (size_t i = 0; i < n; i++) {
-		o[i] = (struct order){p[i].device, p[i].proc, p[i].end, p[i].start, i};
+		o[i] = (struct order){p[i].device, p[i].proc, p[i].end, p[i].end, p[i].start, i};
 		p[i].resolved = p[i].start;
 	}
-	qsort(o, n, sizeof(*o), by_end);
-	size_t moved = 0;
-	/* Per device: the latest end met (of process first) and the latest of any other. */
-	int64_t first = 0, other = 0;
+	qsort(o, n, sizeof(*o), cmp_order);
+	int64_t first = 0, other = 0; /* the latest end met, and the latest of another process */
 	uint64_t first_proc = 0;
 	bool have_first = false, have_other = false;
 	for (size_t k = 0; k < n; k++) {
@@ -48,14 +69,11 @@ cut_gpu_resolve(struct cut_gpu_piece *p, size_t n)
 			have_first = have_other = false;
 		bool mine = have_first && first_proc == q->proc;
 		int64_t before = mine ? other : first;
-		if ((mine ? have_other : have_first) && before > q->start) {
+		if (q->from_call && (mine ? have_other : have_first) && before > q->resolved)
 			q->resolved = before < q->end ? before : q->end;
-			moved++;
-		}
 		if (q->end <= q->resolved)
-			continue; /* no length: no evidence */
-		/* Ends come in order, so this one is the latest met. */
-		if (!mine && have_first) {
+			continue;          /* no length: no evidence */
+		if (!mine && have_first) { /* ends come in order: this one is the latest */
 			other = first;
 			have_other = true;
 		}
@@ -63,6 +81,157 @@ cut_gpu_resolve(struct cut_gpu_piece *p, size_t n)
 		first_proc = q->proc;
 		have_first = true;
 	}
+}
+
+/* The heap of the pieces covering the sweep's moment, the first to end on top. */
+struct heap {
+	struct order *v;
+	size_t n;
+};
+
+static bool
+before(const struct order *a, const struct order *b)
+{
+	return cmp_order(a, b) < 0;
+}
+
+static void
+heap_push(struct heap *h, struct order x)
+{
+	size_t i = h->n++;
+	for (; i && before(&x, &h->v[(i - 1) / 2]); i = (i - 1) / 2)
+		h->v[i] = h->v[(i - 1) / 2];
+	h->v[i] = x;
+}
+
+static void
+heap_pop(struct heap *h)
+{
+	struct order x = h->v[--h->n];
+	size_t i = 0;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && before(&h->v[c + 1], &h->v[c]))
+			c++;
+		if (!before(&h->v[c], &x))
+			break;
+		h->v[i] = h->v[c];
+		i = c;
+	}
+	if (h->n)
+		h->v[i] = x;
+}
+
+static void
+add_won(struct won **w, size_t *n, size_t *cap, uint64_t device, uint64_t proc, int64_t s,
+        int64_t e)
+{
+	struct won *last = *n ? &(*w)[*n - 1] : NULL;
+	if (last && last->device == device && last->proc == proc && last->e == s) {
+		last->e = e;
+		return;
+	}
+	CUT_GROW(*w, *n + 1, *cap);
+	(*w)[(*n)++] = (struct won){device, proc, s, e};
+}
+
+/* 2: who ran when, device by device: of the pieces covering a moment, the process of the one
+ * that ends first (o: the pieces by device and start, from 1). */
+static struct won *
+sweep(const struct cut_gpu_piece *p, size_t n, struct order *o, size_t *nw)
+{
+	size_t cap = 0;
+	struct won *w = NULL;
+	struct heap h = {cut_xcalloc(n ? n : 1, sizeof(*h.v)), 0};
+	*nw = 0;
+	for (size_t i = 0; i < n; i++)
+		o[i] = (struct order){p[i].device, p[i].proc,     p[i].resolved,
+		                      p[i].end,    p[i].resolved, i};
+	qsort(o, n, sizeof(*o), cmp_order);
+	for (size_t j = 0; j < n;) {
+		uint64_t dev = o[j].device;
+		int64_t x = o[j].start;
+		h.n = 0;
+		while (j < n && o[j].device == dev) {
+			for (; j < n && o[j].device == dev && o[j].start <= x; j++)
+				if (o[j].end > o[j].start) {
+					struct order e = o[j];
+					e.key = e.end; /* the heap's order: by end */
+					heap_push(&h, e);
+				}
+			while (h.n && h.v[0].end <= x)
+				heap_pop(&h);
+			if (!h.n) {
+				if (j < n && o[j].device == dev)
+					x = o[j].start;
+				continue;
+			}
+			int64_t y = h.v[0].end;
+			if (j < n && o[j].device == dev && o[j].start < y)
+				y = o[j].start;
+			add_won(&w, nw, &cap, dev, h.v[0].proc, x, y);
+			x = y;
+		}
+		while (h.n) { /* what is left of this device */
+			if (h.v[0].end <= x) {
+				heap_pop(&h);
+				continue;
+			}
+			add_won(&w, nw, &cap, dev, h.v[0].proc, x, h.v[0].end);
+			x = h.v[0].end;
+		}
+	}
+	free(h.v);
+	qsort(w, *nw, sizeof(*w), cmp_won);
+	return w;
+}
+
+size_t
+cut_gpu_resolve(struct cut_gpu_piece *p, size_t n, struct cut_gpu_span **parts, size_t *nparts)
+{
+	struct order *o = cut_xcalloc(n ? n : 1, sizeof(*o));
+	move_calls(p, n, o);
+	size_t nw, cap = 0, lost = 0;
+	struct won *w = sweep(p, n, o, &nw);
 	free(o);
-	return moved;
+	*parts = NULL;
+	*nparts = 0;
+	/* 3: each piece's parts: its span's share of its process's moments. */
+	for (size_t i = 0; i < n; i++) {
+		struct cut_gpu_piece *q = &p[i];
+		int64_t s = q->resolved;
+		q->first = *nparts;
+		q->nparts = 0;
+		q->kept = 0;
+		size_t lo = 0, hi = nw; /* the first moment of its process that ends after s */
+		while (lo < hi) {
+			size_t m = lo + (hi - lo) / 2;
+			const struct won *x = &w[m];
+			if (x->device < q->device ||
+			    (x->device == q->device &&
+			     (x->proc < q->proc || (x->proc == q->proc && x->e <= s))))
+				lo = m + 1;
+			else
+				hi = m;
+		}
+		for (size_t k = lo;
+		     k < nw && w[k].device == q->device && w[k].proc == q->proc && w[k].s < q->end;
+		     k++) {
+			int64_t a = w[k].s > s ? w[k].s : s, b = w[k].e < q->end ? w[k].e : q->end;
+			if (b <= a)
+				continue;
+			CUT_GROW(*parts, *nparts + 1, cap);
+			(*parts)[(*nparts)++] = (struct cut_gpu_span){a, b};
+			q->nparts++;
+			q->kept += b - a;
+		}
+		q->resolved = q->nparts ? (*parts)[q->first].s : q->end;
+		if (q->end == q->start)
+			q->resolved = q->start;
+		lost += q->kept < q->end - q->start;
+	}
+	free(w);
+	return lost;
 }

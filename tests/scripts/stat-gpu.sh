@@ -18,7 +18,8 @@ cutstat "$tmp/t.jsonl" >"$tmp/s.txt" || bad "cutstat: exit $?"
 
 # Two processes at once on the stand-in's GPU, which runs both at once where a real one takes
 # turns: their overlap, as computed here, in -j as recorded and none once told apart (the
-# pieces moved counted), and a note in the text that says so; with -O (MPS) as recorded.
+# pieces that lost time counted), and a note in the text that says so; with -O (MPS) as
+# recorded.
 # They start their rounds together (GPUPROG_TOGETHER), each queueing about 100 ms of work
 # (kernels of 0.16-1.3 ms), so that their work overlaps however loaded the machine is (two
 # processes merely started together may run one after the other).
@@ -101,7 +102,7 @@ else:
 sys.exit(1 if n else 0)
 PY
 grep -q '^GPU work (timed on the device' "$tmp/s.txt" || bad "no GPU section in the text"
-cutstat -w "$tmp/two.jsonl" | grep -q '^note: on GPU-.* the work of 2 processes overlapped .* as recorded: .* pieces were moved' ||
+cutstat -w "$tmp/two.jsonl" | grep -q '^note: on GPU-.* the work of 2 processes overlapped .* as recorded: .* pieces lost' ||
 	bad "two at once: no note of the overlap"
 cutstat -w -O "$tmp/two.jsonl" | grep -q '^note: on GPU-.* the work of 2 processes overlapped .*, taken as recorded (-O' ||
 	bad "two at once, -O: no note of the overlap"
