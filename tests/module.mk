@@ -14,13 +14,15 @@ $(B)/tests/%: tests/unit/%.c $(LIBCUT)
 # FIXTURE_CFLAGS: more flags for every fixture (check-sanitized builds them with ASan and UBSan).
 FIXTURE_CFLAGS ?=
 FIXTURE_CC = $(CC) -std=gnu11 -O1 -g $(FIXTURE_CFLAGS)
-FIXTURES := $(B)/fixtures/libcuda.so.1 $(B)/fixtures/cuprog $(B)/fixtures/gpuprog
+FIXTURES := $(B)/fixtures/libcuda.so.1 $(B)/fixtures/cuprog $(B)/fixtures/gpuprog \
+	$(B)/fixtures/shareprog
 CHECKS += $(FIXTURES)
-$(B)/fixtures/libcuda.so.1: tests/fixtures/fakecuda.c tests/fixtures/fakegpu.c tests/fixtures/fakecuda.h
+$(B)/fixtures/libcuda.so.1: tests/fixtures/fakecuda.c tests/fixtures/fakegpu.c \
+		tests/fixtures/fakeshare.c tests/fixtures/fakecuda.h
 	@mkdir -p $(@D)
 	$(call quiet,CC)$(FIXTURE_CC) $(WARNFLAGS) -fPIC -shared -fvisibility=hidden \
 		-Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic-functions -o $@ tests/fixtures/fakecuda.c \
-		tests/fixtures/fakegpu.c -pthread
+		tests/fixtures/fakegpu.c tests/fixtures/fakeshare.c -pthread
 	@ln -sf libcuda.so.1 $(@D)/libcuda.so
 $(B)/fixtures/cuprog: tests/fixtures/cuprog.c tests/fixtures/fakecuda.h $(B)/fixtures/libcuda.so.1
 	$(call quiet,CC)$(FIXTURE_CC) $(WARNFLAGS) -o $@ $< -L$(B)/fixtures -lcuda \
@@ -29,17 +31,21 @@ $(B)/fixtures/cuprog: tests/fixtures/cuprog.c tests/fixtures/fakecuda.h $(B)/fix
 $(B)/fixtures/gpuprog: tests/fixtures/gpuprog.c tests/fixtures/fakecuda.h $(B)/fixtures/libcuda.so.1
 	$(call quiet,CC)$(FIXTURE_CC) $(WARNFLAGS) -o $@ $< -L$(B)/fixtures -lcuda -Wl,-rpath,'$$ORIGIN' \
 		-pthread
+$(B)/fixtures/shareprog: tests/fixtures/shareprog.c tests/fixtures/fakecuda.h \
+		$(B)/fixtures/libcuda.so.1
+	$(call quiet,CC)$(FIXTURE_CC) $(WARNFLAGS) -o $@ $< -L$(B)/fixtures -lcuda -Wl,-rpath,'$$ORIGIN'
 
 # The stand-in again, exporting every function of api.def, and cuargs, which calls them all
 # (tests/scripts/capture-args-agree.sh).
 ARGS_FIXTURES := $(B)/fixtures/all/libcuda.so.1 $(B)/fixtures/all/cuargs
 CHECKS += $(ARGS_FIXTURES)
 $(B)/fixtures/all/libcuda.so.1: tests/fixtures/fakecuda.c tests/fixtures/fakegpu.c \
-		tests/fixtures/fakecuda-all.c tests/fixtures/fakecuda.h capture/api/api.def
+		tests/fixtures/fakeshare.c tests/fixtures/fakecuda-all.c tests/fixtures/fakecuda.h \
+		capture/api/api.def
 	@mkdir -p $(@D)
 	$(call quiet,CC)$(FIXTURE_CC) $(WARNFLAGS) -fPIC -shared -fvisibility=hidden -Icapture/api \
 		-Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic-functions -o $@ tests/fixtures/fakecuda.c \
-		tests/fixtures/fakegpu.c tests/fixtures/fakecuda-all.c -pthread
+		tests/fixtures/fakegpu.c tests/fixtures/fakeshare.c tests/fixtures/fakecuda-all.c -pthread
 $(B)/fixtures/all/cuargs: tests/fixtures/cuargs.c capture/api/api.def capture/api/cudatypes.h \
 		$(B)/fixtures/all/libcuda.so.1
 	$(call quiet,CC)$(FIXTURE_CC) $(WARNFLAGS) -Icapture/api -o $@ $< -L$(B)/fixtures/all \
