@@ -184,7 +184,8 @@ sweep(const struct cut_gpu_piece *p, size_t n, struct order *o, size_t *nw)
 		}
 	}
 	free(h.v);
-	qsort(w, *nw, sizeof(*w), cmp_won);
+	if (*nw) /* (no work: w is NULL, which qsort may not be given) */
+		qsort(w, *nw, sizeof(*w), cmp_won);
 	return w;
 }
 
