@@ -397,54 +397,91 @@ void
 gpustats_finish(struct cut_gpu_stats *g)
 {
 	struct priv *p = g->priv;
-	/* The work of processes sharing a device, told apart (gpushare.h). */
 	size_t *phys_of, n = p->npieces;
 	struct table phys = {physical(p, &phys_of), NULL, 0};
 	size_t nphys = strtab_len(phys.keys);
-	struct cut_gpu_piece *gp = cut_xcalloc(n, sizeof(*gp));
-	struct dspan *ds = cut_xcalloc(n, sizeof(*ds));
+	CUT_GROW(phys.g, nphys, phys.cap); /* its groups by index, as physical() interned them */
+	size_t ndevkeys = strtab_len(p->devs.keys);
+	bool *named = cut_xcalloc(ndevkeys ? ndevkeys : 1, sizeof(*named)); /* by a uuid */
+	for (size_t i = 0; i < ndevkeys; i++)
+		named[i] =
+		    strcmp(strtab_key(phys.keys, phys_of[i]), strtab_key(p->devs.keys, i)) != 0;
+	/* A device's processes: the first met, and whether another was (its work is then told
+	 * apart, gpushare.h; the rest goes as recorded, at no cost). */
+	int64_t *procs = cut_xcalloc(nphys ? nphys : 1, sizeof(*procs));
+	int64_t *first = cut_xcalloc(nphys ? nphys : 1, sizeof(*first));
+	size_t nshared = 0;
 	for (size_t i = 0; i < n; i++) {
+		size_t dev = phys_of[p->pieces[i].dev];
+		if (!procs[dev]) {
+			procs[dev] = 1;
+			first[dev] = p->pieces[i].proc;
+		} else if (first[dev] != p->pieces[i].proc)
+			procs[dev] = 2;
+	}
+	for (size_t i = 0; i < n; i++)
+		nshared += procs[phys_of[p->pieces[i].dev]] > 1;
+	/* The shared devices' pieces: as recorded (their overlap), then told apart unless -O. */
+	struct cut_gpu_piece *gp = cut_xcalloc(nshared ? nshared : 1, sizeof(*gp));
+	struct dspan *ds = cut_xcalloc(nshared ? nshared : 1, sizeof(*ds));
+	for (size_t i = 0, k = 0; i < n; i++) {
 		const struct piece *pc = &p->pieces[i];
-		gp[i] = (struct cut_gpu_piece){.start = pc->s,
+		size_t dev = phys_of[pc->dev];
+		if (procs[dev] < 2)
+			continue;
+		gp[k] = (struct cut_gpu_piece){.start = pc->s,
 		                               .end = pc->e,
-		                               .device = phys_of[pc->dev],
+		                               .device = dev,
 		                               .proc = (uint64_t)pc->proc,
 		                               .from_call = pc->from_call};
-		ds[i] = (struct dspan){(int64_t)phys_of[pc->dev], pc->proc, pc->s, pc->e};
+		ds[k++] = (struct dspan){(int64_t)dev, pc->proc, pc->s, pc->e};
 	}
-	int64_t *ov_rec = cut_xcalloc(nphys, sizeof(*ov_rec));
-	int64_t *ov = cut_xcalloc(nphys, sizeof(*ov));
-	int64_t *procs = cut_xcalloc(nphys, sizeof(*procs));
-	int64_t *moved = cut_xcalloc(nphys, sizeof(*moved));
-	int64_t *moved_ns = cut_xcalloc(nphys, sizeof(*moved_ns));
-	overlaps(ds, n, nphys, ov_rec, procs, &g->saturated);
+	int64_t *ov_rec = cut_xcalloc(nphys ? nphys : 1, sizeof(*ov_rec));
+	int64_t *ov = cut_xcalloc(nphys ? nphys : 1, sizeof(*ov));
+	int64_t *moved = cut_xcalloc(nphys ? nphys : 1, sizeof(*moved));
+	int64_t *moved_ns = cut_xcalloc(nphys ? nphys : 1, sizeof(*moved_ns));
+	int64_t *counted = cut_xcalloc(nphys ? nphys : 1, sizeof(*counted));
+	overlaps(ds, nshared, nphys, ov_rec, counted, &g->saturated);
+	for (size_t j = 0; j < nphys; j++)
+		if (procs[j] > 1) /* the shared ones' processes counted */
+			procs[j] = counted[j];
+	free(counted);
 	free(ds);
-	/* Told apart, unless -O: each piece's parts; as recorded, its span. */
 	struct cut_gpu_span *parts = NULL;
 	size_t nparts = 0;
 	if (!g->as_recorded)
-		g->resolved = (int64_t)cut_gpu_resolve(gp, n, &parts, &nparts);
+		g->resolved = (int64_t)cut_gpu_resolve(gp, nshared, &parts, &nparts);
 	else {
-		parts = cut_xcalloc(n ? n : 1, sizeof(*parts));
-		for (size_t i = 0; i < n; i++) {
-			gp[i].resolved = gp[i].start;
-			gp[i].kept = gp[i].end - gp[i].start;
-			gp[i].first = nparts;
-			gp[i].nparts = gp[i].kept > 0;
-			parts[nparts] = (struct cut_gpu_span){gp[i].start, gp[i].end};
-			nparts += gp[i].nparts;
+		parts = cut_xcalloc(nshared ? nshared : 1, sizeof(*parts));
+		for (size_t k = 0; k < nshared; k++) {
+			gp[k].resolved = gp[k].start;
+			gp[k].kept = gp[k].end - gp[k].start;
+			gp[k].first = nparts;
+			gp[k].nparts = gp[k].kept > 0;
+			parts[nparts] = (struct cut_gpu_span){gp[k].start, gp[k].end};
+			nparts += gp[k].nparts;
 		}
 	}
 	ds = cut_xcalloc(nparts ? nparts : 1, sizeof(*ds));
-	size_t nds = 0;
+	size_t nds = 0, *proc_group = NULL, cap_pg = 0;
 	char key[32];
 	g->total = 0;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0, k = 0; i < n; i++) {
 		const struct piece *pc = &p->pieces[i];
-		const struct cut_gpu_piece *q = &gp[i];
 		size_t dev = phys_of[pc->dev];
-		for (size_t k = q->first; k < q->first + q->nparts; k++)
-			ds[nds++] = (struct dspan){(int64_t)dev, pc->proc, parts[k].s, parts[k].e};
+		/* its parts kept: a shared device's from the rule, another's its span */
+		struct cut_gpu_span one = {pc->s, pc->e};
+		struct cut_gpu_piece alone = {
+		    .resolved = pc->s, .kept = pc->e - pc->s, .nparts = pc->e > pc->s};
+		const struct cut_gpu_piece *q = &alone;
+		const struct cut_gpu_span *pv = &one;
+		if (procs[dev] > 1) {
+			q = &gp[k++];
+			pv = parts;
+			for (size_t j = q->first; j < q->first + q->nparts; j++)
+				ds[nds++] =
+				    (struct dspan){(int64_t)dev, pc->proc, parts[j].s, parts[j].e};
+		}
 		if (q->kept < pc->e - pc->s) {
 			moved[dev]++;
 			sat_add(&g->saturated, &moved_ns[dev], pc->e - pc->s - q->kept);
@@ -454,22 +491,35 @@ gpustats_finish(struct cut_gpu_stats *g)
 		struct group *ng = &p->names.g[pc->name]; /* its duration: the time it kept */
 		ng->work++;
 		group_add(ng, pc->proc, 0, q->kept);
-		bool shared = strcmp(strtab_key(phys.keys, dev), strtab_key(p->devs.keys, pc->dev));
-		group_piece(group_at(&phys, strtab_key(phys.keys, dev), NULL),
-		            shared ? -1 : pc->proc, q, parts);
-		group_piece(&p->streams.g[pc->stream], pc->proc, q, parts);
-		snprintf(key, sizeof(key), "%lld", (long long)pc->proc);
-		group_piece(group_at(&p->procs, key, NULL), pc->proc, q, parts);
+		/* a device a uuid names is the processes', else the process's own */
+		group_piece(&phys.g[dev], named[pc->dev] ? -1 : pc->proc, q, pv);
+		group_piece(&p->streams.g[pc->stream], pc->proc, q, pv);
+		size_t pi = (size_t)pc->proc;
+		if (pi >= cap_pg) {
+			size_t old = cap_pg;
+			CUT_GROW(proc_group, pi + 1, cap_pg);
+			memset(proc_group + old, 0xff, (cap_pg - old) * sizeof(*proc_group));
+		}
+		if (proc_group[pi] == SIZE_MAX) {
+			snprintf(key, sizeof(key), "%lld", (long long)pc->proc);
+			group_at(&p->procs, key, &proc_group[pi]);
+		}
+		group_piece(&p->procs.g[proc_group[pi]], pc->proc, q, pv);
 		if (pc->submit >= 0) {
 			CUT_GROW(p->lat, p->nlat + 1, p->lat_cap);
 			p->lat[p->nlat++] = q->resolved - pc->submit;
 		}
 	}
-	memset(procs, 0, nphys * sizeof(*procs));
-	overlaps(ds, nds, nphys, ov, procs, &g->saturated);
+	/* The overlap left, on the shared devices (the others' is none). */
+	int64_t *left = cut_xcalloc(nphys ? nphys : 1, sizeof(*left));
+	overlaps(ds, nds, nphys, ov, left, &g->saturated);
+	free(left);
 	free(ds);
 	free(parts);
 	free(gp);
+	free(first);
+	free(named);
+	free(proc_group);
 	free(phys_of);
 	free(p->pieces);
 	p->pieces = NULL;
