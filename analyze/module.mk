@@ -9,7 +9,7 @@ TOOLS += cutdiff
 MAN1 += share/man/cutdiff.1
 
 ANALYZE_COLLWAIT := $(B)/obj/analyze/collwait.o
-ANALYZE_STAT := $(addprefix $(B)/obj/analyze/stat/,gpustats.o job.o nvtxstats.o rankstats.o steps.o summarize.o) \
+ANALYZE_STAT := $(addprefix $(B)/obj/analyze/stat/,gpustats.o job.o nvtxstats.o rankstats.o steps.o summarize.o gpushare.o) \
 	$(ANALYZE_COLLWAIT)
 $(B)/obj/analyze/%.o: CUT_CPPFLAGS += -Ianalyze -Ianalyze/stat
 
@@ -34,7 +34,11 @@ $(B)/tests/test_steps: $(B)/obj/analyze/stat/steps.o
 $(B)/tests/test_steps: private UNIT_OBJ = $(B)/obj/analyze/stat/steps.o
 $(B)/tests/test_steps: private UNIT_CFLAGS = -Ianalyze/stat
 $(B)/tests/test_summary: $(B)/obj/analyze/stat/summarize.o $(B)/obj/analyze/stat/nvtxstats.o \
-	$(B)/obj/analyze/stat/gpustats.o
+	$(B)/obj/analyze/stat/gpustats.o $(B)/obj/analyze/stat/gpushare.o
 $(B)/tests/test_summary: private UNIT_OBJ = $(B)/obj/analyze/stat/summarize.o \
-	$(B)/obj/analyze/stat/nvtxstats.o $(B)/obj/analyze/stat/gpustats.o
+	$(B)/obj/analyze/stat/nvtxstats.o $(B)/obj/analyze/stat/gpustats.o \
+	$(B)/obj/analyze/stat/gpushare.o
 $(B)/tests/test_summary: private UNIT_CFLAGS = -Ianalyze/stat
+$(B)/tests/test_gpushare: $(B)/obj/analyze/stat/gpushare.o
+$(B)/tests/test_gpushare: private UNIT_OBJ = $(B)/obj/analyze/stat/gpushare.o
+$(B)/tests/test_gpushare: private UNIT_CFLAGS = -Ianalyze/stat
