@@ -1,13 +1,14 @@
 /* gpushare.c: the rule of gpushare.h in three passes: the moves of pieces started at their
  * call (in order of end, keeping per device the latest end of any process met and the latest
  * of a process other than that one); a sweep per device that finds which process ran at each
- * moment (of the pieces covering it, a heap by end, the top's process); and each piece's
+ * moment (of the pieces covering it, a heap.h heap by end, the top's process); and each piece's
  * parts, its span's share of its process's moments. */
 #include <stdbool.h>
 #include <stdlib.h>
 
 #include "cut.h"
 #include "gpushare.h"
+#include "heap.h"
 
 /* A piece in the order of the rule: device, then key (end or start), then the tie-breaks. */
 struct order {
@@ -83,45 +84,25 @@ move_calls(struct cut_gpu_piece *p, size_t n, struct order *o)
 	}
 }
 
-/* The heap of the pieces covering the sweep's moment, the first to end on top. */
-struct heap {
-	struct order *v;
-	size_t n;
+/* An element of the sweep's heap (heap.h) of the pieces covering its moment, the first to end
+ * on top: key.ts its end, key.seq its rank among the pieces in cmp_order by end (the later
+ * start, then the process and the piece, first among equal ends). */
+struct covering {
+	struct cut_heap_key key;
+	uint64_t proc;
 };
 
-static bool
-before(const struct order *a, const struct order *b)
+/* rank[i]: piece i's place in cmp_order with its end as the key (o: scratch, n pieces). */
+static uint64_t *
+end_ranks(const struct cut_gpu_piece *p, size_t n, struct order *o)
 {
-	return cmp_order(a, b) < 0;
-}
-
-static void
-heap_push(struct heap *h, struct order x)
-{
-	size_t i = h->n++;
-	for (; i && before(&x, &h->v[(i - 1) / 2]); i = (i - 1) / 2)
-		h->v[i] = h->v[(i - 1) / 2];
-	h->v[i] = x;
-}
-
-static void
-heap_pop(struct heap *h)
-{
-	struct order x = h->v[--h->n];
-	size_t i = 0;
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= h->n)
-			break;
-		if (c + 1 < h->n && before(&h->v[c + 1], &h->v[c]))
-			c++;
-		if (!before(&h->v[c], &x))
-			break;
-		h->v[i] = h->v[c];
-		i = c;
-	}
-	if (h->n)
-		h->v[i] = x;
+	uint64_t *rank = cut_xcalloc(n, sizeof(*rank));
+	for (size_t i = 0; i < n; i++)
+		o[i] = (struct order){p[i].device, p[i].proc, p[i].end, p[i].end, p[i].resolved, i};
+	qsort(o, n, sizeof(*o), cmp_order);
+	for (size_t k = 0; k < n; k++)
+		rank[o[k].i] = k;
+	return rank;
 }
 
 static void
@@ -144,7 +125,10 @@ sweep(const struct cut_gpu_piece *p, size_t n, struct order *o, size_t *nw)
 {
 	size_t cap = 0;
 	struct won *w = NULL;
-	struct heap h = {cut_xcalloc(n ? n : 1, sizeof(*h.v)), 0};
+	uint64_t *rank = end_ranks(p, n, o);
+	struct cut_heap h;
+	struct covering c;
+	heap_init(&h, sizeof(struct covering));
 	*nw = 0;
 	for (size_t i = 0; i < n; i++)
 		o[i] = (struct order){p[i].device, p[i].proc,     p[i].resolved,
@@ -153,37 +137,37 @@ sweep(const struct cut_gpu_piece *p, size_t n, struct order *o, size_t *nw)
 	for (size_t j = 0; j < n;) {
 		uint64_t dev = o[j].device;
 		int64_t x = o[j].start;
-		h.n = 0;
+		const struct covering *top;
 		while (j < n && o[j].device == dev) {
 			for (; j < n && o[j].device == dev && o[j].start <= x; j++)
 				if (o[j].end > o[j].start) {
-					struct order e = o[j];
-					e.key = e.end; /* the heap's order: by end */
-					heap_push(&h, e);
+					c = (struct covering){{o[j].end, rank[o[j].i]}, o[j].proc};
+					heap_push(&h, &c);
 				}
-			while (h.n && h.v[0].end <= x)
-				heap_pop(&h);
-			if (!h.n) {
+			while ((top = heap_top(&h)) && top->key.ts <= x)
+				heap_pop(&h, NULL);
+			if (!top) {
 				if (j < n && o[j].device == dev)
 					x = o[j].start;
 				continue;
 			}
-			int64_t y = h.v[0].end;
+			int64_t y = top->key.ts;
 			if (j < n && o[j].device == dev && o[j].start < y)
 				y = o[j].start;
-			add_won(&w, nw, &cap, dev, h.v[0].proc, x, y);
+			add_won(&w, nw, &cap, dev, top->proc, x, y);
 			x = y;
 		}
-		while (h.n) { /* what is left of this device */
-			if (h.v[0].end <= x) {
-				heap_pop(&h);
+		while ((top = heap_top(&h))) { /* what is left of this device */
+			if (top->key.ts <= x) {
+				heap_pop(&h, NULL);
 				continue;
 			}
-			add_won(&w, nw, &cap, dev, h.v[0].proc, x, h.v[0].end);
-			x = h.v[0].end;
+			add_won(&w, nw, &cap, dev, top->proc, x, top->key.ts);
+			x = top->key.ts;
 		}
 	}
-	free(h.v);
+	heap_free(&h);
+	free(rank);
 	if (*nw) /* (no work: w is NULL, which qsort may not be given) */
 		qsort(w, *nw, sizeof(*w), cmp_won);
 	return w;
