@@ -270,19 +270,15 @@ finish(bool at_exec)
 	for (struct hook_thread *t = __atomic_load_n(&hook_w.threads, __ATOMIC_ACQUIRE); t;
 	     t = t->next) {
 		if (t == hook_self ? nested : !wait_idle(t, nested ? 100000 : INT_MAX)) {
-			t->lost += t->pending;
-			t->events -= t->pending;
+			hook_pending_done(t, false);
 			t->out.len = 0;
-			t->pending = 0;
 		} else if (nested) {
-			if (t->out.len &&
-			    (!hook_output_ok() || hook_write_lines(t->out.s, t->out.len) < 0)) {
-				t->lost += t->pending;
-				t->events -= t->pending;
+			bool written = !t->out.len || (hook_output_ok() &&
+			                               hook_write_lines(t->out.s, t->out.len) == 0);
+			if (!written)
 				hook_io_lost(t->pending);
-			}
+			hook_pending_done(t, written);
 			t->out.len = 0;
-			t->pending = 0;
 		} else {
 			hook_flush(t);
 		}
@@ -424,6 +420,7 @@ exec_failed(void)
 	for (struct hook_thread *t = __atomic_load_n(&hook_w.threads, __ATOMIC_ACQUIRE); t;
 	     t = t->next) {
 		t->events = t->pending = t->lost = 0;
+		memset(t->pending_in, 0, sizeof(t->pending_in));
 		t->tsc.from_clock = 0;
 		memset(t->calls, 0, sizeof(t->calls));
 		t->need_thread_record = true;
@@ -644,6 +641,7 @@ fork_child(void)
 		t->busy = 0;
 		buf_reset(&t->out);
 		t->events = t->pending = t->lost = 0;
+		memset(t->pending_in, 0, sizeof(t->pending_in));
 		t->tsc.from_clock = 0;
 		memset(t->calls, 0, sizeof(t->calls));
 	}

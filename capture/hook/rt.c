@@ -216,18 +216,9 @@ hook_rt_dlsym(void *handle, const char *name)
 
 /* ---- recording ---- */
 
+/* Per id, made once at start: what its calls say and the fixed part of their lines. */
 static struct cut_api_desc descs[RT_N];
-static const char *cats[RT_N];
-static pthread_once_t descs_once = PTHREAD_ONCE_INIT;
-
-static void
-describe(void)
-{
-	for (int i = 0; i < RT_N; i++) {
-		cut_api_describe(&descs[i], rt_names[i]);
-		cats[i] = cut_api_category(rt_as[i]);
-	}
-}
+static struct hook_frag frags[RT_N];
 
 /* Why the layer is off (left to cutcapture's uprobes, or not in CUTHOOK_LAYERS), or NULL. */
 static const char *off;
@@ -238,6 +229,11 @@ hook_rt_init(void)
 	off = hook_layer_skipped(CUT_RUNTIME)   ? HOOK_OFF_UPROBES
 	      : !hook_layer_wanted(CUT_RUNTIME) ? HOOK_OFF_UNWANTED
 	                                        : NULL;
+	for (int i = 0; i < RT_N; i++) {
+		cut_api_describe(&descs[i], rt_names[i]);
+		hook_frag_make(&frags[i], CUT_RUNTIME, rt_as[i], cut_api_category(rt_as[i]),
+		               !descs[i].noret);
+	}
 }
 
 const char *
@@ -252,44 +248,7 @@ rt_record(struct hook_thread *t, enum rt_id id, int64_t t0, uint64_t end, int64_
 {
 	if (off) /* cutcapture's uprobes record it, or it was not asked for */
 		return;
-	hook_guard = 1;
-	int64_t t1 = hook_end_time(&t->tsc, end);
-	pthread_once(&descs_once, describe);
-	const struct cut_api_desc *d = &descs[id];
-	struct hook_symbol sym = {0}, asked = {0};
-	struct cut_event ev;
-	cut_event_init(&ev);
-	ev.ts = t0;
-	ev.dur = t1 > t0 ? t1 - t0 : 0;
-	ev.pid = hook_w.pid_ns;
-	ev.tid = t->tid;
-	ev.layer = CUT_RUNTIME;
-	ev.name = rt_as[id];
-	ev.cat = cats[id];
-	ev.has = CUT_HAS_DUR;
-	if (!d->noret) {
-		ev.ret = r;
-		ev.has |= CUT_HAS_RET;
-	}
-	if (d->decodes) {
-		struct cut_call c;
-		struct cut_api_sym s;
-		struct hook_names hn;
-		buf_reset(&t->args);
-		cut_api_read(d, &c, a, d->nparams, (int32_t)r);
-		hook_names_begin(&hn);
-		cut_api_args(d, &c, 0, &hn.names, &t->args, &s);
-		if (t->args.len)
-			ev.args = t->args.s;
-		asked = hn.asked;
-		if (s.handle) {
-			const struct cut_name *n = hook_name_set(s.handle, s.name, s.len);
-			if (n)
-				sym = (struct hook_symbol){s.handle, n->raw, s.kind, rt_as[id]};
-		}
-	}
-	hook_record_line(t, &ev, &sym, &asked);
-	hook_guard = 0;
+	hook_record_call(t, &frags[id], &descs[id], t0, end, r, a);
 }
 
 /* __cudaRegisterFunction(handle, hostFun, deviceFun, deviceName, ...): the host stub's name,

@@ -370,37 +370,52 @@ hook_flush(struct hook_thread *t)
 	if (!t->out.len)
 		return;
 	hook_ensure_header(t->tid);
-	if (!hook_output_ok() || hook_write_lines(t->out.s, t->out.len) < 0) {
+	bool written = hook_output_ok() && hook_write_lines(t->out.s, t->out.len) == 0;
+	if (!written)
+		hook_io_lost(t->pending);
+	hook_pending_done(t, written);
+	buf_reset(&t->out);
+}
+
+void
+hook_pending_done(struct hook_thread *t, bool written)
+{
+	for (int l = 0; l < CUT_NLAYERS; l++) {
+		if (written && t->pending_in[l])
+			__atomic_add_fetch(&hook_layer_events[l], t->pending_in[l],
+			                   __ATOMIC_RELAXED);
+		t->pending_in[l] = 0;
+	}
+	if (!written) {
 		t->lost += t->pending;
 		t->events -= t->pending;
-		hook_io_lost(t->pending);
 	}
-	buf_reset(&t->out);
 	t->pending = 0;
 }
 
-/* ---- API events, fast ----
+/* ---- calls, fast ----
  * cut_event_format builds a line member by member; at a few hundred nanoseconds that is more
- * than a cheap driver call should cost. API events are instead put together from fragments
- * cut out of cut_event_format's own output (per function: name, category; per thread: pid,
- * tid, layer), and each thread checks once that both ways give the same bytes, else it keeps
- * to cut_event_format. */
+ * than a cheap driver or runtime call should cost. A call's line is instead put together from
+ * fragments cut out of cut_event_format's own output (per function: layer, name, category; per
+ * thread: host, rank, pid, tid), and each thread checks once that both ways give the same
+ * bytes, else it keeps to cut_event_format. */
 
+/* A call's event, as cut_event_format would be given it. */
 static void
-api_event(struct cut_event *ev, int64_t ts, int64_t dur, int64_t pid, int64_t tid, enum hook_id id,
-          int64_t ret, const char *args)
+call_event(struct cut_event *ev, const struct hook_frag *f, int64_t ts, int64_t dur, int64_t pid,
+           int64_t tid, int64_t ret, const char *args)
 {
 	cut_event_init(ev);
 	ev->ts = ts;
 	ev->dur = dur;
 	ev->pid = pid;
 	ev->tid = tid;
-	ev->layer = CUT_API;
-	ev->name = hook_names[id];
-	ev->cat = hook_w.cats[id];
+	ev->layer = f->layer;
+	ev->name = f->name;
+	ev->cat = f->cat;
 	ev->ret = ret;
 	ev->args = args;
-	ev->has = CUT_HAS_DUR | CUT_HAS_RET;
+	ev->has = CUT_HAS_DUR | (f->ret ? CUT_HAS_RET : 0);
 	hook_label(ev);
 }
 
@@ -432,22 +447,33 @@ cut_out(const char *line, const char *from, const char *to, char *out, size_t ou
 }
 
 void
-hook_id_fragments(void)
+hook_frag_make(struct hook_frag *f, enum cut_layer l, const char *name, const char *cat, bool ret)
 {
 	struct cut_buf b = {0};
 	struct cut_event ev;
-	char frag[256];
-	for (int i = 0; i < HOOK_NAPI; i++) {
-		buf_reset(&b);
-		api_event(&ev, 0, 0, 0, 0, (enum hook_id)i, 0, NULL);
-		cut_event_format(&b, &ev);
-		size_t n = cut_out(b.s, ",\"name\":", ",\"ret\":", frag, sizeof(frag));
-		if (n > 8 && n - 8 < FRAG_MAX) {
-			memcpy(hook_w.frag[i], frag + 8, n - 8);
-			hook_w.frag_len[i] = (unsigned char)(n - 8);
-		}
+	char frag[FRAG_MAX + 16];
+	memset(f, 0, sizeof(*f));
+	f->layer = l;
+	f->name = name;
+	f->cat = cat;
+	f->ret = ret;
+	call_event(&ev, f, 0, 0, 0, 0, 0, NULL);
+	cut_event_format(&b, &ev);
+	/* From the layer's value to "ret": (ret's value follows), or to the end of the line. */
+	size_t n = cut_out(b.s, ",\"layer\":", ret ? ",\"ret\":" : "}", frag, sizeof(frag));
+	size_t skip = strlen(",\"layer\":"), end = ret ? 0 : 1;
+	if (n > skip + end && n - skip - end < FRAG_MAX) {
+		memcpy(f->s, frag + skip, n - skip - end);
+		f->len = (unsigned char)(n - skip - end);
 	}
 	buf_free(&b);
+}
+
+void
+hook_id_fragments(void)
+{
+	for (int i = 0; i < HOOK_NAPI; i++)
+		hook_frag_make(&hook_w.frag[i], CUT_API, hook_names[i], hook_w.cats[i], true);
 }
 
 /* Writes v in decimal at p and returns the end: inline for the common 0..99 (return codes,
@@ -465,9 +491,9 @@ put_small(char *p, int64_t v)
 	return p + 2;
 }
 
-/* Appends one API event line (newline included). Returns false when memory ran out. */
+/* Appends one call's line (newline included). Returns false when memory ran out. */
 static bool
-fast_line(struct hook_thread *t, enum hook_id id, int64_t ts, int64_t dur, int64_t ret,
+fast_line(struct hook_thread *t, const struct hook_frag *f, int64_t ts, int64_t dur, int64_t ret,
           const char *args, size_t alen)
 {
 	struct cut_buf *b = &t->out;
@@ -497,8 +523,10 @@ fast_line(struct hook_thread *t, enum hook_id id, int64_t ts, int64_t dur, int64
 	p = put_small(p + 7, dur);
 	memcpy(p, t->frag, THREAD_FRAG_MAX);
 	p += t->frag_len;
-	memcpy(p, hook_w.frag[id], FRAG_MAX);
-	p = put_small(p + hook_w.frag_len[id], ret);
+	memcpy(p, f->s, FRAG_MAX);
+	p += f->len;
+	if (f->ret)
+		p = put_small(p, ret);
 	if (args) {
 		memcpy(p, ",\"args\":", 8);
 		memcpy(p + 8, args, alen);
@@ -511,35 +539,81 @@ fast_line(struct hook_thread *t, enum hook_id id, int64_t ts, int64_t dur, int64
 	return true;
 }
 
-/* The thread's fragment, and whether the fast path writes what cut_event_format would. */
+/* Whether fast_line writes what cut_event_format would, for a call of f by this thread. */
+static bool
+fast_agrees(struct hook_thread *t, const struct hook_frag *f)
+{
+	static const char args[] = "{\"bytes\":1,\"dir\":\"HtoD\"}";
+	struct cut_buf b = {0};
+	struct cut_event ev;
+	bool same = false;
+	call_event(&ev, f, 1234567890123, 45, hook_w.pid_ns, t->tid, -7, args);
+	cut_event_format(&b, &ev);
+	buf_addc(&b, '\n');
+	size_t mark = t->out.len;
+	if (f->len && fast_line(t, f, 1234567890123, 45, -7, args, strlen(args)))
+		same = t->out.len - mark == b.len && memcmp(t->out.s + mark, b.s, b.len) == 0;
+	t->out.len = mark;
+	if (t->out.s)
+		t->out.s[mark] = '\0';
+	buf_free(&b);
+	return same;
+}
+
+/* The thread's fragment, and whether the fast path writes what cut_event_format would (a call
+ * with a ret and one without, of another layer). */
 static void
 thread_fragment(struct hook_thread *t)
 {
 	struct cut_buf b = {0};
 	struct cut_event ev;
+	struct hook_frag other;
 	t->fast = false;
-	api_event(&ev, 0, 0, hook_w.pid_ns, t->tid, (enum hook_id)0, 0, NULL);
+	call_event(&ev, &hook_w.frag[0], 0, 0, hook_w.pid_ns, t->tid, 0, NULL);
 	cut_event_format(&b, &ev);
 	const char *from = hook_w.host             ? ",\"host\":"
 	                   : hook_w.rank.rank >= 0 ? ",\"rank\":"
 	                                           : ",\"pid\":";
-	size_t n = cut_out(b.s, from, ",\"name\":", t->frag, sizeof(t->frag));
-	if (n > 0 && hook_w.frag_len[0]) {
+	size_t n = cut_out(b.s, from, ",\"layer\":", t->frag, sizeof(t->frag));
+	if (n > 0) {
 		t->frag_len = (unsigned char)n;
-		static const char args[] = "{\"bytes\":1,\"dir\":\"HtoD\"}";
-		buf_reset(&b);
-		api_event(&ev, 1234567890123, 45, hook_w.pid_ns, t->tid, (enum hook_id)0, -7, args);
-		cut_event_format(&b, &ev);
-		buf_addc(&b, '\n');
-		size_t mark = t->out.len;
-		if (fast_line(t, (enum hook_id)0, 1234567890123, 45, -7, args, strlen(args)))
-			t->fast =
-			    t->out.len - mark == b.len && memcmp(t->out.s + mark, b.s, b.len) == 0;
-		t->out.len = mark;
-		if (t->out.s)
-			t->out.s[mark] = '\0';
+		hook_frag_make(&other, CUT_RUNTIME, "cudaGetLastError", "error", false);
+		t->fast = fast_agrees(t, &hook_w.frag[0]) && fast_agrees(t, &other);
 	}
 	buf_free(&b);
+}
+
+/* Appends a call's line, on the fast path where the thread and the function have one, and the
+ * symbol records of asked and sym where they name a handle; counts it. Caller owns t. */
+static inline __attribute__((always_inline)) void
+call_line(struct hook_thread *t, const struct hook_frag *f, int64_t t0, int64_t dur, int64_t r,
+          const char *args, size_t alen, const struct hook_symbol *asked,
+          const struct hook_symbol *sym)
+{
+	if (t->need_thread_record) {
+		thread_fragment(t); /* its pid and tid: new in a forked child */
+		hook_thread_record(t, t0);
+	}
+	if (t->fast && f->len) {
+		if (!fast_line(t, f, t0, dur, r, args, alen)) {
+			t->lost++;
+			return;
+		}
+	} else {
+		struct cut_event ev;
+		call_event(&ev, f, t0, dur, hook_w.pid_ns, t->tid, r, args);
+		cut_event_format(&t->out, &ev);
+		buf_addc(&t->out, '\n');
+	}
+	t->events++;
+	t->pending++;
+	t->pending_in[f->layer]++;
+	if (asked->handle)
+		hook_symbol_record(t, t0 + dur, asked);
+	if (sym->handle)
+		hook_symbol_record(t, t0 + dur, sym);
+	if (t->out.len >= FLUSH_AT)
+		hook_flush(t);
 }
 
 /* ---- a call's args object, by the decoder both capture paths share (api/call.h), from the
@@ -558,14 +632,14 @@ hook_decode_init(void)
 	}
 }
 
-/* Appends the args object of a call of id that returned r with argument words a to b (nothing
- * when there is nothing to say); fills *sym when the call named a handle, and *asked when the
- * driver was asked the name of a handle the call used (both: handle 0 when none). */
+/* Appends the args object of a call described by d (recorded as name) that returned r with
+ * argument words a to b (nothing when there is nothing to say); fills *sym when the call named a
+ * handle, and *asked when the driver was asked the name of a handle the call used (both: handle
+ * 0 when none). */
 static void
-decode(enum hook_id id, CUresult r, const uint64_t *a, struct cut_buf *b, struct hook_symbol *sym,
-       struct hook_symbol *asked)
+decode(const struct cut_api_desc *d, const char *name, int32_t r, const uint64_t *a,
+       struct cut_buf *b, struct hook_symbol *sym, struct hook_symbol *asked)
 {
-	const struct cut_api_desc *d = &descs[id];
 	struct cut_call c;
 	struct cut_api_sym s;
 	struct hook_names hn;
@@ -577,7 +651,7 @@ decode(enum hook_id id, CUresult r, const uint64_t *a, struct cut_buf *b, struct
 	if (s.handle) {
 		const struct cut_name *n = hook_name_set(s.handle, s.name, s.len);
 		if (n)
-			*sym = (struct hook_symbol){s.handle, n->raw, s.kind, hook_names[id]};
+			*sym = (struct hook_symbol){s.handle, n->raw, s.kind, name};
 	}
 }
 
@@ -593,7 +667,7 @@ skip_record(struct hook_thread *t, enum hook_id id, int64_t t0, uint64_t end, CU
 	struct hook_symbol sym = {0}, asked = {0};
 	buf_reset(&t->args);
 	if (decodes[id])
-		decode(id, r, a, &t->args, &sym, &asked);
+		decode(&descs[id], hook_names[id], r, a, &t->args, &sym, &asked);
 	if (g) {
 		hook_gpu_queue(g, t->args.len ? t->args.s : NULL, t1);
 		hook_corr = 0;
@@ -622,45 +696,45 @@ hook_record(struct hook_thread *t, enum hook_id id, enum hook_via via, int64_t t
 	uint64_t from_clock = t->tsc.from_clock;
 	int64_t t1 = hook_end_time(&t->tsc, end);
 	hook_prepare_header(t->tid);
-	int64_t dur = t1 > t0 ? t1 - t0 : 0;
 	struct hook_symbol sym = {0}, asked = {0};
-	const char *args = NULL;
 	buf_reset(&t->args);
 	if (decodes[id])
-		decode(id, r, a, &t->args, &sym, &asked);
+		decode(&descs[id], hook_names[id], r, a, &t->args, &sym, &asked);
 	if (g) {
 		hook_gpu_queue(g, t->args.len ? t->args.s : NULL, t1);
 		cut_api_add_corr(&t->args, hook_corr);
 		hook_corr = 0;
 	}
-	if (t->args.len)
-		args = t->args.s;
 	if (!own_begin(t)) {
 		t->lost++;
 		t->tsc.from_clock = from_clock; /* counts only events written */
 	} else {
 		t->calls[id][via]++;
-		if (t->need_thread_record) {
-			thread_fragment(t); /* its pid and tid: new in a forked child */
-			hook_thread_record(t, t0);
-		}
-		if (t->fast && hook_w.frag_len[id]) {
-			if (!fast_line(t, id, t0, dur, r, args, args ? t->args.len : 0))
-				t->lost++;
-		} else {
-			struct cut_event ev;
-			api_event(&ev, t0, dur, hook_w.pid_ns, t->tid, id, r, args);
-			cut_event_format(&t->out, &ev);
-			buf_addc(&t->out, '\n');
-		}
-		t->events++;
-		t->pending++;
-		if (asked.handle)
-			hook_symbol_record(t, t0 + dur, &asked);
-		if (sym.handle)
-			hook_symbol_record(t, t0 + dur, &sym);
-		if (t->out.len >= FLUSH_AT)
-			hook_flush(t);
+		call_line(t, &hook_w.frag[id], t0, t1 > t0 ? t1 - t0 : 0, r,
+		          t->args.len ? t->args.s : NULL, t->args.len, &asked, &sym);
+		own_end(t);
+	}
+	hook_guard = 0;
+}
+
+void
+hook_record_call(struct hook_thread *t, const struct hook_frag *f, const struct cut_api_desc *d,
+                 int64_t t0, uint64_t end, int64_t r, const uint64_t *a)
+{
+	hook_guard = 1;
+	uint64_t from_clock = t->tsc.from_clock;
+	int64_t t1 = hook_end_time(&t->tsc, end);
+	hook_prepare_header(t->tid);
+	struct hook_symbol sym = {0}, asked = {0};
+	buf_reset(&t->args);
+	if (d->decodes)
+		decode(d, f->name, (int32_t)r, a, &t->args, &sym, &asked);
+	if (!own_begin(t)) {
+		t->lost++;
+		t->tsc.from_clock = from_clock;
+	} else {
+		call_line(t, f, t0, t1 > t0 ? t1 - t0 : 0, r, t->args.len ? t->args.s : NULL,
+		          t->args.len, &asked, &sym);
 		own_end(t);
 	}
 	hook_guard = 0;
@@ -686,7 +760,7 @@ hook_record_line(struct hook_thread *t, const struct cut_event *ev, const struct
 	if (ev->layer != CUT_META) {
 		t->events++;
 		t->pending++;
-		__atomic_add_fetch(&hook_layer_events[ev->layer], 1, __ATOMIC_RELAXED);
+		t->pending_in[ev->layer]++;
 	}
 	if (asked && asked->handle)
 		hook_symbol_record(t, ev->ts + ev->dur, asked);

@@ -16,23 +16,37 @@
 
 #define FLUSH_AT (56 * 1024) /* bytes of whole lines a thread keeps before writing */
 #define DEFAULT_OUTPUT "cuthook.jsonl"
-#define FRAG_MAX 96         /* longest fragment of an API event line, see fast_line() */
+#define FRAG_MAX 128        /* longest fragment of a function's call lines, see fast_line() */
 #define THREAD_FRAG_MAX 192 /* longest thread fragment: host and rank make it longer */
+
+/* The part of a call's line that is the function's: "L","name":"N","cat":"C" and ,"ret": where
+ * its calls have one (the value of "layer" onwards, cut out of cut_event_format's own output),
+ * in a fixed slot copied whole (a fixed-size copy is a few vector moves; a variable one, a slow
+ * string instruction). len 0: none fits; cut_event_format writes its lines. */
+struct hook_frag {
+	char s[FRAG_MAX];
+	unsigned char len;
+	bool ret;
+	enum cut_layer layer;
+	const char *name, *cat;
+};
 
 struct hook_thread {
 	int busy;    /* set while the owner appends to or writes out its buffer: own_begin() */
 	bool in_use; /* false: free for the next new thread */
 	bool need_thread_record;
 	int64_t tid;
-	bool fast; /* frag is good: API events take the fast path */
+	bool fast; /* frag is good: calls take the fast path */
 	unsigned char frag_len;
-	char frag[THREAD_FRAG_MAX]; /* [,"host":H,"rank":R],"pid":P,"tid":T,"layer":"api","name": */
+	char frag[THREAD_FRAG_MAX]; /* [,"host":H,"rank":R],"pid":P,"tid":T,"layer": */
 	int64_t ts_hi;              /* the last ts / 10^6, and its digits: see fast_line() */
 	unsigned char ts_hi_len;
 	char ts_hi_str[24];
 	struct cut_buf out;  /* whole lines not yet written */
 	struct cut_buf args; /* the args object of the call being recorded */
 	uint64_t events, pending, lost;
+	/* Of pending, per layer: counted in hook_layer_events once written (hook_pending_done). */
+	uint32_t pending_in[CUT_NLAYERS];
 	struct hook_tsc tsc; /* when calls end: clock.c */
 	uint64_t calls[HOOK_NAPI][HOOK_NVIA];
 	struct hook_thread *next;
@@ -46,11 +60,8 @@ struct hook_writer {
 	int64_t pid_ns; /* the pid as the initial PID namespace sees it */
 	int64_t start_ns, start_realtime_ns;
 	const char *cats[HOOK_NAPI];
-	/* "name","cat":"cat","ret": in fixed slots, copied whole (a fixed-size copy is a few
-	 * vector moves; a variable one, a slow string instruction) */
-	char frag[HOOK_NAPI][FRAG_MAX];
-	unsigned char frag_len[HOOK_NAPI];
-	char *path; /* the output file, "%p" not yet replaced */
+	struct hook_frag frag[HOOK_NAPI]; /* of the api layer's functions */
+	char *path;                       /* the output file, "%p" not yet replaced */
 	int fd;
 	dev_t dev;
 	ino_t ino;
@@ -119,6 +130,9 @@ int hook_write_lines(const char *s, size_t n);
 struct hook_thread *hook_thread_new(void);
 /* Writes a thread's buffer out. Caller owns t. */
 void hook_flush(struct hook_thread *t);
+/* The thread's pending lines were written (their events then count in hook_layer_events), or
+ * dropped (counted lost). Either way none is pending after. Caller owns t or waited for it. */
+void hook_pending_done(struct hook_thread *t, bool written);
 /* Finds the launcher's status page (CUTHOOK_STATUS), once, at start. */
 void hook_status_init(void);
 /* n events were lost to a failed write: the launcher is told. Async-signal-safe. */
@@ -129,16 +143,27 @@ void hook_trailer_written(bool written);
 struct cut_event;
 /* Puts this process's host and rank, when known, on ev. */
 void hook_label(struct cut_event *ev);
-/* Appends event ev of a layer other than api (runtime, nvtx: the slow, general path), then the
- * symbol records of asked (a handle the call used, named for the first time) and sym (a handle
- * the call named) where they name one. Caller holds hook_guard; ev->args may be t->args.
+/* Appends event ev of a layer other than api (nvtx: the slow, general path), then the symbol
+ * records of asked (a handle the call used, named for the first time) and sym (a handle the
+ * call named) where they name one. Caller holds hook_guard; ev->args may be t->args.
  * Returns false when the event was lost (counted). */
 bool hook_record_line(struct hook_thread *t, const struct cut_event *ev,
                       const struct hook_symbol *sym, const struct hook_symbol *asked);
+/* Writes a call of a layer other than api (the runtime's) as the api layer's are, on the same
+ * fast path: a call of the function f (hook_frag_make) and d (its description, for its args)
+ * that started at t0 (hook_now()), ended at end (hook_end()) and returned r (its result as a
+ * word; written when f->ret), with argument words a. */
+void hook_record_call(struct hook_thread *t, const struct hook_frag *f,
+                      const struct cut_api_desc *d, int64_t t0, uint64_t end, int64_t r,
+                      const uint64_t *a);
 /* Events written per layer (atomics; a forked child starts from none), but for the api layer's:
  * those are the rest of the threads' events. */
 extern uint64_t hook_layer_events[CUT_NLAYERS];
-/* Cuts the per-function fragments of API event lines out of cut_event_format's own output. */
+/* Cuts the fixed part of the lines of calls of function name, of category cat, in layer l,
+ * with a "ret" when ret, out of cut_event_format's own output, into *f. */
+void hook_frag_make(struct hook_frag *f, enum cut_layer l, const char *name, const char *cat,
+                    bool ret);
+/* Makes the fragments of the api layer's functions (hook_w.frag). */
 void hook_id_fragments(void);
 
 /* header.c */

@@ -2,8 +2,9 @@
 # cuthook's runtime layer on the stand-in libcudart (tests/fixtures/fakecudart.c): rtprog's
 # calls through references versioned @libcudart.so.13 and through dlopen(RTLD_LOCAL) + dlsym,
 # from three threads: exact counts per function, decoded arguments, launches named by
-# __cudaRegisterFunction, results of every return type intact, and, after cutmerge, each driver
-# call the runtime made inside the runtime call that made it.
+# __cudaRegisterFunction, results of every return type intact, lines in the canonical layout (with
+# a rank too), and, after cutmerge, each driver call the runtime made inside the runtime call that
+# made it.
 . "$(dirname "$0")/lib/hook-setup.sh"
 [ -f "$fx/rtprog" ] && [ -f "$fx/libcudart.so.13" ] || { echo "build $B/fixtures/rtprog first"; exit 1; }
 command -v jq >/dev/null || { echo "needs jq"; exit 77; }
@@ -30,6 +31,8 @@ for mode in linked dlopen; do
 		"cudaLaunchKernel $((T * L))" "cudaMalloc $T" "cudaMemcpy $((2 * T))" \
 		"cudaStreamSynchronize $T" >"$tmp/want"
 	diff "$tmp/want" "$tmp/got" >/dev/null || bad "$mode: runtime calls per function: $(diff "$tmp/want" "$tmp/got" | tr '\n' ' ')"
+	# Written as the api layer's calls are, without cut_event_format: the same bytes.
+	canonical "$t"
 	# The trailer counts them as runtime events.
 	n=$(grep -c '"layer":"runtime"' "$t")
 	tail -1 "$t" | jq -e ".name == \"trailer\" and .args.layers.runtime == $n" >/dev/null ||
@@ -72,4 +75,12 @@ for mode in linked dlopen; do
 	n=$(grep '"layer":"runtime"' "$tmp/m.jsonl" | grep -c '"parent"')
 	[ "$n" -eq 0 ] || bad "$mode: $n runtime calls with a parent"
 done
+
+# In a distributed job, runtime calls carry the host and rank, as API calls do, canonically.
+RANK=3 WORLD_SIZE=4 CUTHOOK_OUTPUT=$tmp/rank.jsonl LD_PRELOAD="$B/lib/libcuthook.so" "$fx/rtprog" 1 2 \
+	>/dev/null 2>&1 || bad "rtprog (RANK=3) under libcuthook: exit $?"
+canonical "$tmp/rank.jsonl"
+[ "$(grep -c '"rank":3,"pid":[0-9]*,"tid":[0-9]*,"layer":"runtime"' "$tmp/rank.jsonl")" -gt 0 ] &&
+	[ "$(grep '"layer":"runtime"' "$tmp/rank.jsonl" | grep -vc '"rank":3,')" -eq 0 ] ||
+	bad "RANK=3: runtime calls without the rank"
 exit $fail

@@ -1,6 +1,6 @@
 # hook-setup.sh: the start every cuthook test script shares (sourced, not run). Sets B, CC,
 # tmp (a scratch directory removed at exit), fx (the fixtures, absolute), fail=0 and bad(),
-# which records a failure and goes on; fails when the build is missing.
+# which records a failure and goes on, and canonical(); fails when the build is missing.
 B=${CUT_BUILD:-build}
 CC=${CC:-cc}
 tmp=$(mktemp -d) || exit 1
@@ -15,3 +15,14 @@ bad() {
 	exit 1
 }
 fx=$(cd "$B/fixtures" && pwd)
+# canonical FILE: every line of FILE parses, events on the reader's fast path, and
+# cut_event_format writes those back byte for byte (lib/canonical.c); else bad().
+canonical() {
+	if [ ! -x "$tmp/canonical" ]; then
+		_top=${CUT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+		$CC -std=gnu11 -D_GNU_SOURCE -I"$_top/share/lib" -o "$tmp/canonical" \
+			"$_top/tests/scripts/lib/canonical.c" "$B/lib/libcut.a" -ljansson -lm ||
+			bad "cannot build the canonical-layout checker"
+	fi
+	"$tmp/canonical" "$1" >"$tmp/canon.out" || bad "$1: $(head -12 "$tmp/canon.out")"
+}
