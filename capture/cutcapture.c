@@ -247,9 +247,10 @@ write_header(uint64_t ts, pid_t root, char **cmd)
 	free(ver);
 }
 
-/* The trailer, the last progress line, and what was lost. */
+/* The trailer, the last progress line, and what was lost (said here unless merged with the
+ * library's records, whose losses the merge adds: merged). */
 static void
-end_trace(struct drain *d, int status, bool exited)
+end_trace(struct drain *d, int status, bool exited, bool merged)
 {
 	struct cut_meta m;
 	struct cut_buf more = {0};
@@ -275,7 +276,7 @@ end_trace(struct drain *d, int status, bool exited)
 	buf_free(&more);
 	drain_progress(d, clock_ns(CLOCK_MONOTONIC), true);
 	c = decode_counts();
-	if (c.lost)
+	if (c.lost && !merged)
 		warnx("%llu events lost (see the lost records)", (unsigned long long)c.lost);
 }
 
@@ -396,7 +397,7 @@ main(int argc, char *argv[])
 	drain_finish(&D);
 	status = target_status(&T);
 	if (!D.untraced)
-		end_trace(&D, status, T.done);
+		end_trace(&D, status, T.done, preload);
 	status = close_trace(&D, &T, status);
 	if (preload && !D.untraced) {
 		/* Then cutcapture's records and the library's, as one sorted trace. */

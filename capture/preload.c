@@ -182,7 +182,8 @@ static struct {
 	struct cut_event head_at, tail_at;
 	bool have_head, have_tail;
 	int64_t events, layer[CUT_NLAYERS]; /* the library's records passed on */
-	struct cut_meta_fold *trailers;     /* the library's trailers, folded by their rules */
+	int64_t lost; /* the counts of its lost records (a process killed wrote no trailer) */
+	struct cut_meta_fold *trailers; /* the library's trailers, folded by their rules */
 	int64_t io_lost; /* events the library could not write, plus 1; 0: it wrote all */
 	unsigned files;
 	uint64_t own_late; /* cutcapture's records of the library's threads, left out here... */
@@ -290,6 +291,13 @@ read_trace(const char *path, bool own, const char *what)
 		if (!own) {
 			M.events++;
 			M.layer[ev.layer]++;
+			if (k == CUT_META_LOST) {
+				struct cut_meta m;
+				cut_meta_read(&ev, &m);
+				if (m.lost.count > 0)
+					M.lost += m.lost.count;
+				cut_meta_release(&m);
+			}
 		}
 		if (cut_sorter_add(M.so, &ev, 0) < 0) {
 			warn("sorting the trace");
@@ -348,7 +356,12 @@ write_trailer(uint64_t own)
 	struct cut_trailer *t = &M.tail.trailer;
 	const struct cut_meta *lib = cut_meta_fold_result(M.trailers);
 	t->events = add(t->events, M.events - (int64_t)M.own_late + (M.io_lost > 0));
-	t->lost = add(add(t->lost, lib->trailer.lost), M.io_lost > 0 ? M.io_lost - 1 : CUT_ABSENT);
+	/* Each of the library's trailers counts the lost records its process wrote; a process
+	 * killed by a signal wrote them (its calls in flight) but no trailer: the records count. */
+	t->lost = add(t->lost, M.lost);
+	if (t->lost != CUT_ABSENT && t->lost > 0) /* (those the library could not write: said) */
+		warnx("%lld events lost (see the lost records)", (long long)t->lost);
+	t->lost = add(t->lost, M.io_lost > 0 ? M.io_lost - 1 : CUT_ABSENT);
 	if (M.io_lost > 0)
 		t->layers[CUT_META] = add(t->layers[CUT_META], 1);
 	for (int l = 0; l < CUT_NLAYERS; l++)

@@ -231,6 +231,67 @@ hook_enter_slow(void)
 
 /* ---- the end ---- */
 
+/* How deep t is in calls whose flight the end looks at (the first HOOK_FLIGHT of them). */
+static unsigned
+in_flight_of(struct hook_thread *t)
+{
+	unsigned d = __atomic_load_n(&t->depth, __ATOMIC_ACQUIRE);
+	return t->in_use && d ? (d < HOOK_FLIGHT ? d : HOOK_FLIGHT) : 0;
+}
+
+/* Of those, the calls the library records: lost, when the process ends first. */
+static uint64_t
+lost_in_flight(struct hook_thread *t)
+{
+	uint64_t n = 0;
+	for (unsigned i = 0; i < in_flight_of(t); i++)
+		n += t->flight[i].name != NULL;
+	return n;
+}
+
+/* Appends to s (at *n, room for len) the text a; async-signal-safe, as is what follows. */
+static void
+put_str(char *s, size_t *n, size_t len, const char *a)
+{
+	while (*a && *n + 1 < len)
+		s[(*n)++] = *a++;
+	s[*n] = '\0';
+}
+
+static void
+put_uint(char *s, size_t *n, size_t len, uint64_t v)
+{
+	char d[24], *p = d + sizeof(d);
+	*--p = '\0';
+	do
+		*--p = (char)('0' + v % 10);
+	while ((v /= 10));
+	put_str(s, n, len, p);
+}
+
+/* The lost record of call f, in flight on thread t when the process ended, appended to line. */
+static void
+flight_lost(struct cut_buf *line, int64_t tid, const struct hook_thread *t,
+            const struct hook_flight *f)
+{
+	char reason[192];
+	size_t n = 0;
+	if (!f->name) /* the uprobes' */
+		return;
+	put_str(reason, &n, sizeof(reason), f->name);
+	put_str(reason, &n, sizeof(reason), " in flight when process ");
+	put_uint(reason, &n, sizeof(reason), (uint64_t)hook_w.pid_ns);
+	put_str(reason, &n, sizeof(reason), " ended (thread ");
+	put_uint(reason, &n, sizeof(reason), (uint64_t)t->tid);
+	put_str(reason, &n, sizeof(reason), ")");
+	struct cut_meta m;
+	cut_meta_init(&m, CUT_META_LOST);
+	m.lost.count = 1;
+	m.lost.reason = reason;
+	m.lost.layer = cut_layer_name(f->layer);
+	hook_meta_record(line, f->t0, tid, &m);
+}
+
 /*
  * Writes every thread's buffer, then the lost record and the trailer. A process that is not the
  * one cuthook started and recorded nothing writes nothing at all.
@@ -258,7 +319,7 @@ finish(bool at_exec)
 	__atomic_store_n(&hook_recording, 0, __ATOMIC_RELEASE);
 	static uint64_t calls[HOOK_NAPI][HOOK_NVIA];
 	memset(calls, 0, sizeof(calls));
-	uint64_t events = 0, lost = 0, lost_nested = 0, from_clock = 0;
+	uint64_t events = 0, lost = 0, lost_nested = 0, from_clock = 0, in_flight = 0;
 	int64_t tid = hook_self ? hook_self->tid : (int64_t)syscall(SYS_gettid);
 	if (!nested)
 		pthread_mutex_lock(&hook_w.threads_lock);
@@ -285,6 +346,7 @@ finish(bool at_exec)
 		events += t->events;
 		lost += t->lost;
 		from_clock += t->tsc.from_clock;
+		in_flight += lost_in_flight(t);
 		for (int i = 0; i < HOOK_NAPI; i++)
 			for (int v = 0; v < HOOK_NVIA; v++)
 				calls[i][v] += t->calls[i][v];
@@ -299,7 +361,7 @@ finish(bool at_exec)
 		if (hook_layers[i].unended)
 			events += hook_layers[i].unended(&unended, end);
 	/* The root's new image after exec writes for it: no empty header and trailer per image. */
-	if ((hook_w.root && !at_exec) || events || lost || lost_nested) {
+	if ((hook_w.root && !at_exec) || events || lost || lost_nested || in_flight) {
 		if (!nested)
 			hook_ensure_header(tid);
 		if (unended.len && hook_output_ok())
@@ -324,9 +386,14 @@ finish(bool at_exec)
 			m.lost.layer = "api";
 			hook_meta_record(line, now, tid, &m);
 		}
+		/* The calls in flight, which will never return: lost, each said at its start. */
+		for (struct hook_thread *t = __atomic_load_n(&hook_w.threads, __ATOMIC_ACQUIRE); t;
+		     t = t->next)
+			for (unsigned i = 0; i < in_flight_of(t); i++)
+				flight_lost(line, tid, t, &t->flight[i]);
 		cut_meta_init(&m, CUT_META_TRAILER);
 		m.trailer.events = (int64_t)events;
-		m.trailer.lost = (int64_t)(lost + lost_nested);
+		m.trailer.lost = (int64_t)(lost + lost_nested + in_flight);
 		/* Each layer's events; those of the layer counted on the fast path are the rest.
 		 * How durations were measured (clock.c): ends of calls read from the TSC or the
 		 * clock (an NVTX range's end is a clock read, GPU work's the GPU's event: no
@@ -552,8 +619,8 @@ execle(const char *path, const char *arg, ...)
 	return execve(path, argv, envp);
 }
 
-/* Writes what is buffered (no trailer: formatting it is not async-signal-safe), then lets the
- * signal take its default action. */
+/* Writes what is buffered and the calls in flight as lost (no trailer: formatting it is not
+ * async-signal-safe), then lets the signal take its default action. */
 static void
 on_fatal(int sig)
 {
@@ -576,6 +643,16 @@ on_fatal(int sig)
 			t->out.len = 0;
 			t->pending = 0;
 		}
+		/* The calls in flight will never return: lost, each said at its start (formatted
+		 * into the buffer reserved at start). */
+		int64_t tid = hook_self ? hook_self->tid : (int64_t)syscall(SYS_gettid);
+		buf_reset(&end_line);
+		for (struct hook_thread *t = __atomic_load_n(&hook_w.threads, __ATOMIC_ACQUIRE); t;
+		     t = t->next)
+			for (unsigned i = 0; i < in_flight_of(t); i++)
+				flight_lost(&end_line, tid, t, &t->flight[i]);
+		if (end_line.len)
+			hook_write_lines(end_line.s, end_line.len);
 	}
 	raise(sig);
 	errno = saved;
@@ -642,6 +719,8 @@ fork_child(void)
 		buf_reset(&t->out);
 		t->events = t->pending = t->lost = 0;
 		memset(t->pending_in, 0, sizeof(t->pending_in));
+		if (t != hook_self) /* the child has only the thread that forked */
+			t->depth = 0;
 		t->tsc.from_clock = 0;
 		memset(t->calls, 0, sizeof(t->calls));
 	}

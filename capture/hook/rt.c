@@ -76,6 +76,8 @@ rt_fbits(double d)
 #define RT_RET_PTR(r) 0
 #define RT_RET_RBLOB20(r) 0
 
+/* Why the layer is off (left to cutcapture's uprobes, or not in CUTHOOK_LAYERS), or NULL. */
+static const char *off;
 static void *rt_real[RT_N];
 static void *rt_real_slow(enum rt_id id);
 static void rt_record(struct hook_thread *t, enum rt_id id, int64_t t0, uint64_t end, int64_t r,
@@ -96,8 +98,10 @@ static void rt_register(const uint64_t *a);
 		if (!t_)                                                                           \
 			return real args;                                                          \
 		int64_t t0_ = hook_now();                                                          \
+		hook_flight_in(t_, off ? NULL : rt_as[RT_ID_##fn], CUT_RUNTIME, t0_);              \
 		RT_T_##ret r_ = real args;                                                         \
 		uint64_t end_ = hook_end();                                                        \
+		hook_flight_out(t_);                                                               \
 		uint64_t a_[] = {HOOK_EXPAND pack};                                                \
 		rt_record(t_, RT_ID_##fn, t0_, end_, RT_RET_##ret(r_), a_);                        \
 		return r_;                                                                         \
@@ -219,9 +223,6 @@ hook_rt_dlsym(void *handle, const char *name)
 /* Per id, made once at start: what its calls say and the fixed part of their lines. */
 static struct cut_api_desc descs[RT_N];
 static struct hook_frag frags[RT_N];
-
-/* Why the layer is off (left to cutcapture's uprobes, or not in CUTHOOK_LAYERS), or NULL. */
-static const char *off;
 
 void
 hook_rt_init(void)

@@ -5,6 +5,7 @@
 #include "gpu.h"
 #include "hook.h"
 #include "layer.h"
+#include "writer.h"
 
 /* Each argument as a uint64_t, for the decoder (writer.c). */
 #define HOOK_P(x) ((uint64_t)(uintptr_t)(x))
@@ -53,8 +54,11 @@ hook_fbits(double d)
 		if (__builtin_expect(CUT_GPU_TIMES(gk_), 0))                                       \
 			g_ = hook_gpu_before(HOOK_ID_##name, a_);                                  \
 		int64_t t0_ = hook_now();                                                          \
+		hook_flight_in(t_, hook_skip_api && !hook_keep[HOOK_ID_##name] ? NULL : #name,     \
+		               CUT_API, t0_);                                                      \
 		CUresult r_ = real args;                                                           \
 		uint64_t end_ = hook_end();                                                        \
+		hook_flight_out(t_);                                                               \
 		if (g_)                                                                            \
 			g_ = hook_gpu_after(g_, r_, t0_);                                          \
 		else if (__builtin_expect(gk_ == GK_ENQUEUE, 0) && r_ == 0)                        \

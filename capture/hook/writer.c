@@ -356,6 +356,7 @@ hook_thread_new(void)
 	if (!t)
 		return NULL;
 	t->tid = hook_ns_id("/proc/thread-self/status", (int64_t)syscall(SYS_gettid));
+	t->depth = 0; /* a thread cancelled inside a call had this state before */
 	t->fast = false;
 	t->need_thread_record = true; /* and its fragment, at its first call */
 	pthread_setspecific(hook_w.key, t);

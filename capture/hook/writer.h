@@ -31,6 +31,16 @@ struct hook_frag {
 	const char *name, *cat;
 };
 
+/* A call the thread is inside (its wrapper called the real function, which has not
+ * returned): what the end writes as lost when the process ends first (a crash, a fatal signal,
+ * exit from another thread). */
+#define HOOK_FLIGHT 8
+struct hook_flight {
+	const char *name;
+	int64_t t0;
+	enum cut_layer layer;
+};
+
 struct hook_thread {
 	int busy;    /* set while the owner appends to or writes out its buffer: own_begin() */
 	bool in_use; /* false: free for the next new thread */
@@ -48,6 +58,9 @@ struct hook_thread {
 	/* Of pending, per layer: counted in hook_layer_events once written (hook_pending_done). */
 	uint32_t pending_in[CUT_NLAYERS];
 	struct hook_tsc tsc; /* when calls end: clock.c */
+	/* the calls in flight, outermost first: depth of them, the first HOOK_FLIGHT kept */
+	unsigned depth;
+	struct hook_flight flight[HOOK_FLIGHT];
 	uint64_t calls[HOOK_NAPI][HOOK_NVIA];
 	struct hook_thread *next;
 };
@@ -112,6 +125,23 @@ static inline void
 own_end(struct hook_thread *t)
 {
 	__atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
+}
+
+/* Around the real function's call in a wrapper: the call of name (layer l) that started at t0
+ * is in flight; name NULL: a call the library does not record (cutcapture's uprobes do). */
+static inline __attribute__((always_inline)) void
+hook_flight_in(struct hook_thread *t, const char *name, enum cut_layer l, int64_t t0)
+{
+	unsigned d = t->depth;
+	if (__builtin_expect(d < HOOK_FLIGHT, 1))
+		t->flight[d] = (struct hook_flight){name, t0, l};
+	__atomic_store_n(&t->depth, d + 1, __ATOMIC_RELEASE);
+}
+
+static inline __attribute__((always_inline)) void
+hook_flight_out(struct hook_thread *t)
+{
+	__atomic_store_n(&t->depth, t->depth - 1, __ATOMIC_RELAXED);
 }
 
 /* writer.c */

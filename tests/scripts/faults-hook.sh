@@ -78,11 +78,14 @@ for f in t.jsonl t.%p.jsonl; do
 done
 
 # The program crashes with a call in flight on another thread: 139, the calls made before
-# it in the trace, in whole lines.
+# it in the trace, in whole lines, and the call in flight as lost.
 run "segv" "$t/segv.jsonl" segv
 [ $plain -eq 139 ] || bad "capture-faulty segv exits $plain"
 whole "$t/segv.jsonl"
-[ "$(grep -c '"layer":"api"' "$t/segv.jsonl")" -eq 4 ] || bad "segv: not the 4 calls made before the crash"
+[ "$(grep -c '"layer":"api","name"' "$t/segv.jsonl")" -eq 4 ] || bad "segv: not the 4 calls made before the crash"
+# The call in flight never returns: lost, said at its start, as cutcapture's uprobes say it.
+[ "$(grep '"name":"lost"' "$t/segv.jsonl" | grep -c '"count":1,"reason":"cuStreamSynchronize in flight when process [0-9]* ended (thread [0-9]*)","layer":"api"')" -eq 1 ] ||
+	bad "segv: the call in flight is not one lost record: $(grep '"name":"lost"' "$t/segv.jsonl")"
 # cuthook(1): each process writes its header and process record before its first event. On
 # a death by signal the buffered lines are written without them.
 head -1 "$t/segv.jsonl" | grep -q '"name":"header"' ||
