@@ -372,7 +372,7 @@ main(int argc, char *argv[])
 	/* The command waits, stopped before exec, until every probe is in place. */
 	uint64_t start = clock_ns(CLOCK_MONOTONIC);
 	if (env.cmd)
-		target_spawn(&T, env.cmd, env.out_path == NULL);
+		target_spawn(&T, env.cmd, env.out_path == NULL, preload ? preload_child_env : NULL);
 	else if (target_attach(&T, env.lo.pid) < 0)
 		goto cleanup;
 	target_follow(&T, skel, start);

@@ -38,6 +38,8 @@ static struct {
 	bool on;
 	char *lib;
 	char dir[PATH_MAX - 64]; /* room for the file names in it */
+	/* the command's environment (preload_child_env) */
+	char out[PATH_MAX + 32], start[32], layers[64], skip[64];
 	char own[PATH_MAX + 32]; /* cutcapture's own records, to read back */
 	struct cut_hook_status *status;
 	char why[PATH_MAX + 128]; /* why the library's layers are off */
@@ -83,32 +85,38 @@ preload_start(const struct preload_opts *o, bool command)
 		P.dir[0] = '\0';
 		return off("cannot make a directory for libcuthook's files: %s", why);
 	}
-	char out[PATH_MAX + 32], start[32];
-	snprintf(out, sizeof(out), "%s/" HOOK_PREFIX "%%p" HOOK_SUFFIX, P.dir);
+	snprintf(P.out, sizeof(P.out), "%s/" HOOK_PREFIX "%%p" HOOK_SUFFIX, P.dir);
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
-	snprintf(start, sizeof(start), "%lld", (long long)now.tv_sec * 1000000000 + now.tv_nsec);
+	snprintf(P.start, sizeof(P.start), "%lld",
+	         (long long)now.tv_sec * 1000000000 + now.tv_nsec);
 	/* The library wraps every driver call (the gpu layer needs them); it writes the api and
 	 * runtime layers only when they are not the uprobes' (CUTHOOK_SKIP names those). */
-	char layers[64], skip[64];
-	cut_hook_layer_join(layers, sizeof(layers), o->layers | 1u << CUT_API, ",");
-	cut_hook_layer_join(skip, sizeof(skip), CUT_HOOK_ALL & ~CUT_HOOK_ONLY, ",");
+	cut_hook_layer_join(P.layers, sizeof(P.layers), o->layers | 1u << CUT_API, ",");
+	cut_hook_layer_join(P.skip, sizeof(P.skip), CUT_HOOK_ALL & ~CUT_HOOK_ONLY, ",");
 	/* The library's processes say what they could not write, and, cutcapture gone (killed),
 	 * stop writing into its directory and remove their files. */
 	if (!(P.status = cut_hook_status_new(1))) {
 		preload_end();
 		return off("the library's status page: %s", strerror(errno));
 	}
-	if (cut_hook_setenv(P.lib, out, layers, from_library(CUT_NVTX)) < 0 ||
-	    setenv("CUTHOOK_MARK", "1", 1) < 0 || setenv("CUTHOOK_START", start, 1) < 0 ||
-	    (from_library(CUT_API) ? unsetenv("CUTHOOK_SKIP") : setenv("CUTHOOK_SKIP", skip, 1)) <
-	        0 ||
-	    unsetenv("CUTHOOK_ROOT") < 0) {
-		preload_end();
-		return off("setenv: %s", strerror(errno));
-	}
 	P.on = true;
 	return true;
+}
+
+int
+preload_child_env(void)
+{
+	if (!P.on)
+		return 0;
+	return cut_hook_setenv(P.lib, P.out, P.layers, from_library(CUT_NVTX)) < 0 ||
+	               setenv("CUTHOOK_MARK", "1", 1) < 0 ||
+	               setenv("CUTHOOK_START", P.start, 1) < 0 ||
+	               (from_library(CUT_API) ? unsetenv("CUTHOOK_SKIP")
+	                                      : setenv("CUTHOOK_SKIP", P.skip, 1)) < 0 ||
+	               unsetenv("CUTHOOK_ROOT") < 0
+	           ? -1
+	           : 0;
 }
 
 int

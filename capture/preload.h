@@ -25,12 +25,16 @@ struct preload_opts {
 };
 
 /*
- * Before the command is spawned: finds the library, makes the directory its files go to and
- * sets the environment the command inherits. Returns true when the library goes in; else the
- * layers it would record are off, and say why (preload_header). command: whether cutcapture
- * starts the command (with -p it cannot: nothing can be preloaded into a running process).
+ * Before the command is spawned: finds the library and makes the directory its files go to.
+ * Returns true when the library goes in; else the layers it would record are off, and say why
+ * (preload_header). command: whether cutcapture starts the command (with -p it cannot: nothing
+ * can be preloaded into a running process).
  */
 bool preload_start(const struct preload_opts *o, bool command);
+/* In the command's process, forked, before exec: the environment that preloads the library
+ * (cutcapture's own is left alone: what it runs itself, ldconfig for one, is not the command's).
+ * Returns 0 (nothing to do when the library does not go in), or -1 with errno set. */
+int preload_child_env(void);
 /* Opens the file cutcapture writes its own records to while the library is in (to merge
  * later): nameless. Returns its descriptor, or -1 having said why. */
 int preload_open_own(void);

@@ -168,7 +168,7 @@ target_keep_disposition(int sig)
 }
 
 void
-target_spawn(struct target *t, char **argv, bool stdout_is_trace)
+target_spawn(struct target *t, char **argv, bool stdout_is_trace, int (*env)(void))
 {
 	int go[2], fail[2];
 	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(fail, O_CLOEXEC) < 0)
@@ -187,7 +187,8 @@ target_spawn(struct target *t, char **argv, bool stdout_is_trace)
 			dup2(STDERR_FILENO, STDOUT_FILENO);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
-		execvp(argv[0], argv);
+		if (!env || env() == 0)
+			execvp(argv[0], argv);
 		int e = errno;
 		if (write(fail[1], &e, sizeof(e)) < 0)
 			_exit(127);

@@ -32,8 +32,10 @@ struct target {
  * (or any with -p, or once the command has exited) ends the capture now. */
 void target_catch_signals(void);
 /* Forks the command, which waits before exec until target_start; its standard output goes to
- * standard error when stdout_is_trace. Exits with status 2 when it cannot fork. */
-void target_spawn(struct target *t, char **argv, bool stdout_is_trace);
+ * standard error when stdout_is_trace; env, when not NULL, sets its environment in the child
+ * (returning 0, or -1 with errno set: exec is then not tried, and target_start says why).
+ * Exits with status 2 when it cannot fork. */
+void target_spawn(struct target *t, char **argv, bool stdout_is_trace, int (*env)(void));
 /* Keeps sig's disposition as cutcapture was given it (call before changing it), for the
  * command target_spawn starts. */
 void target_keep_disposition(int sig);

@@ -38,6 +38,13 @@ calls() { jq -r 'select(.layer=="api") | .name' "$1" | sort | uniq -c; }
 [ "$(tail -1 "$t/uprobes.jsonl" | jq .args.inner)" = $rounds ] ||
 	fail "trailer: inner $(tail -1 "$t/uprobes.jsonl" | jq .args.inner), want $rounds"
 
+# The environment that preloads the library is the command's alone: what cutcapture runs itself
+# (ldconfig through sh, looking for a libcuda not named) writes no file of the library's.
+$cap -q -l api,gpu -o "$t/search.jsonl" -- "$fx/gpuprog" 1 >/dev/null 2>"$t/err" ||
+	fail "cutcapture -l api,gpu without --libcuda: exit $?: $(cat "$t/err")"
+[ "$(tail -1 "$t/search.jsonl" | jq .args.preload.files)" = 1 ] ||
+	fail "libcuthook's files: $(tail -1 "$t/search.jsonl" | jq -c .args.preload), not 1 (the command's)"
+
 # With the gpu layer (and off-CPU time, whose spans of the library's thread are left out).
 FAKEGPU_TRUTH=$t/truth $cap -q -l api,sched,gpu $lib -o "$t/gpu.jsonl" -- "$fx/gpuprog" $rounds \
 	>"$t/out" 2>"$t/err" || fail "cutcapture -l api,sched,gpu: exit $?: $(cat "$t/err")"
