@@ -108,6 +108,7 @@ build_header_locked(int64_t tid)
 	for (size_t i = 0; i < hook_nlayers; i++) {
 		const char *off = hook_layers[i].off_reason();
 		h->layers[hook_layers[i].layer] = off ? off : "on";
+		h->sources[hook_layers[i].layer] = off ? NULL : "preload";
 	}
 	h->cmd = argv;
 	h->ncmd = argc;

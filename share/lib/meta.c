@@ -31,6 +31,7 @@ enum merge {
 	M_MIN,      /* sorted: true only where every record says so */
 	M_MEDIAN,   /* the median of the records' values, each weighted by the member at weight */
 	M_ON,       /* layers: "on" where any record says so, else the first reason */
+	M_JOIN,     /* sources: each distinct value once, in the order met, joined by "; " */
 	M_NONE,     /* of one process alone: left out */
 	M_COVERAGE, /* libcuthook's coverage audit: merge_coverage() */
 };
@@ -74,6 +75,7 @@ static const struct member header_members[] = {
     OBJ("clock", clock_members),
     MB("sorted", T_BOOL, header.sorted, .merge = M_MIN),
     MB("layers", T_LSTR, header.layers, .merge = M_ON),
+    MB("sources", T_LSTR, header.sources, .merge = M_JOIN),
     MB("cmd", T_STRV, header.cmd),
 };
 static const struct member duration_members[] = {
@@ -535,6 +537,29 @@ keep_str(struct cut_meta_fold *f, const char *s)
 	return keep(f, cut_xstrdup(s));
 }
 
+/* Whether s is one of the "; "-separated items of list. */
+static bool
+joined(const char *list, const char *s)
+{
+	size_t n = strlen(s);
+	for (const char *p = list; p; p = strstr(p, "; "), p = p ? p + 2 : NULL)
+		if (strncmp(p, s, n) == 0 && (p[n] == '\0' || strncmp(p + n, "; ", 2) == 0))
+			return true;
+	return false;
+}
+
+/* a, sep and b in a new string. */
+static char *
+join3(const char *a, const char *sep, const char *b)
+{
+	size_t na = strlen(a), ns = strlen(sep), nb = strlen(b);
+	char *p = cut_xmalloc(na + ns + nb + 1);
+	memcpy(p, a, na);
+	memcpy(p + na, sep, ns);
+	memcpy(p + na + ns, b, nb + 1);
+	return p;
+}
+
 static int64_t
 fold_int(enum merge rule, int64_t into, int64_t from)
 {
@@ -724,6 +749,8 @@ fold_members(struct cut_meta_fold *f, const struct cut_meta *from, const struct 
 				if (s && (!*to || (mb->merge == M_ON && strcmp(*to, "on") != 0 &&
 				                   strcmp(s, "on") == 0)))
 					*to = keep_str(f, s);
+				else if (s && mb->merge == M_JOIN && !joined(*to, s))
+					*to = keep(f, join3(*to, "; ", s));
 			}
 			break;
 		case T_LINT:

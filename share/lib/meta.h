@@ -36,7 +36,9 @@ struct cut_header {
 	int64_t monotonic_ns, realtime_ns; /* "clock": both read at one instant */
 	int64_t sorted;                    /* 1 true, 0 false (or CUT_ABSENT) */
 	const char *layers[CUT_NLAYERS];   /* "on", or "off: why" */
-	const char *const *cmd;            /* the traced command; ncmd strings */
+	/* of each layer on, what recorded it: "preload", "ebpf", "uprobes: why" */
+	const char *sources[CUT_NLAYERS];
+	const char *const *cmd; /* the traced command; ncmd strings */
 	size_t ncmd;
 	const char *more;
 };

@@ -31,6 +31,11 @@ for mode in linked dlopen; do
 		"cudaLaunchKernel $((T * L))" "cudaMalloc $T" "cudaMemcpy $((2 * T))" \
 		"cudaStreamSynchronize $T" >"$tmp/want"
 	diff "$tmp/want" "$tmp/got" >/dev/null || bad "$mode: runtime calls per function: $(diff "$tmp/want" "$tmp/got" | tr '\n' ' ')"
+	# The header says the library recorded each layer that is on, and none that is off.
+	head -1 "$t" | jq -e '.args as $a | [$a.layers | to_entries[] | select(.value == "on") | .key] |
+		sort == ($a.sources | keys) and all(.[]; $a.sources[.] == "preload") and
+		($a.sources.runtime == "preload")' >/dev/null ||
+		bad "$mode: header sources: $(head -1 "$t" | jq -c '.args | {layers, sources}')"
 	# Written as the api layer's calls are, without cut_event_format: the same bytes.
 	canonical "$t"
 	# The trailer counts them as runtime events.

@@ -359,20 +359,24 @@ START_TEST(test_fold)
 	ck_assert_str_eq(line.s, want.s);
 	cut_meta_fold_free(f);
 
-	/* Headers: the largest schema, sorted only if all are, a layer on where any is. */
+	/* Headers: the largest schema, sorted only if all are, a layer on where any is, each
+	 * layer's distinct sources joined. */
 	f = cut_meta_fold_new(CUT_META_HEADER);
 	read_line(p,
 	          "{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"meta\",\"name\":\"header\",\"args\":{"
 	          "\"schema\":1,\"tool\":\"cuthook\",\"sorted\":true,\"layers\":{\"gpu\":\"off: a "
-	          "forked child\",\"nvtx\":\"on\"},\"cmd\":[\"a\",\"b\"]}}",
+	          "forked child\",\"nvtx\":\"on\"},\"sources\":{\"nvtx\":\"preload\",\"api\":"
+	          "\"preload\"},\"cmd\":[\"a\",\"b\"]}}",
 	          &a);
 	read_line(p,
 	          "{\"ts\":1,\"pid\":2,\"tid\":2,\"layer\":\"meta\",\"name\":\"header\",\"args\":{"
 	          "\"schema\":2,\"tool\":\"other\",\"sorted\":false,\"layers\":{\"gpu\":\"on\","
-	          "\"nvtx\":\"off: x\",\"api\":\"on\"},\"cmd\":[\"c\"]}}",
+	          "\"nvtx\":\"off: x\",\"api\":\"on\"},\"sources\":{\"api\":\"uprobes: -p\","
+	          "\"ioctl\":\"ebpf\",\"gpu\":\"preload\"},\"cmd\":[\"c\"]}}",
 	          &b);
 	cut_meta_fold_add(f, &a);
 	cut_meta_fold_add(f, &b);
+	cut_meta_fold_add(f, &a); /* a source met again is not repeated */
 	cut_meta_release(&a);
 	cut_meta_release(&b);
 	buf_reset(&line);
@@ -380,7 +384,9 @@ START_TEST(test_fold)
 	ck_assert_str_eq(line.s,
 	                 "{\"ts\":9,\"pid\":77,\"tid\":78,\"layer\":\"meta\",\"name\":\"header\","
 	                 "\"args\":{\"schema\":2,\"tool\":\"cuthook\",\"sorted\":false,\"layers\":{"
-	                 "\"nvtx\":\"on\",\"api\":\"on\",\"gpu\":\"on\"},\"cmd\":[\"a\",\"b\"]}}");
+	                 "\"nvtx\":\"on\",\"api\":\"on\",\"gpu\":\"on\"},\"sources\":{\"nvtx\":"
+	                 "\"preload\",\"api\":\"preload; uprobes: -p\",\"ioctl\":\"ebpf\",\"gpu\":"
+	                 "\"preload\"},\"cmd\":[\"a\",\"b\"]}}");
 	cut_meta_fold_free(f);
 	buf_free(&line);
 	buf_free(&want);
