@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -22,6 +23,7 @@
 #include "drain.h"
 #include "cut.h"
 #include "event.h"
+#include "exe.h"
 #include "hooklib.h"
 #include "layers.h"
 #include "meta.h"
@@ -39,11 +41,16 @@ static struct env {
 	char **cmd;
 	const char *patterns[64];
 	bool quiet, verbose;
-	bool hook_api; /* --hook-api */
-} env = {.lo = {.layers = CC_L_API | CC_L_IOCTL | CC_L_IRQ | CC_L_SCHED | CC_L_KERNEL,
-                .ring_mb = 64,
-                .irq_prefix = "nvidia"},
-         .po = {.layers = CUT_HOOK_ONLY}};
+	bool hook_api;           /* --hook-api: the library for api and runtime (the default) */
+	bool uprobes;            /* --uprobes */
+	unsigned calls;          /* CC_L_API, CC_L_RUNTIME asked for */
+	char why_file[PATH_MAX]; /* the file whose loader ignores the preload */
+} env = {
+    .lo = {.layers = CC_L_API | CC_L_IOCTL | CC_L_IRQ | CC_L_SCHED | CC_L_KERNEL | CC_L_RUNTIME,
+           .quiet = CC_L_RUNTIME,
+           .ring_mb = 64,
+           .irq_prefix = "nvidia"},
+    .po = {.layers = CUT_HOOK_ONLY}};
 
 static void
 usage(void)
@@ -51,9 +58,32 @@ usage(void)
 	fprintf(stderr, "usage: cutcapture [-qv] [-b MiB] [-f pattern] [-k function] [-l layers]\n"
 	                "                  [-o file] [--hook path] [--hook-api] [--libcuda path]\n"
 	                "                  [--libcudart path] [--sched-min ns] [--single-probes]\n"
-	                "                  -p pid | [--] command [arg ...]\n");
+	                "                  [--uprobes] -p pid | [--] command [arg ...]\n");
 	exit(CUT_EXIT_FATAL);
 }
+
+static const struct cut_opt_help help[] = {
+    {"-b MiB", "ring buffer size, a power of two (64)"},
+    {"-f pattern", "probe only the driver functions matching pattern (uprobes)"},
+    {"-k function", "a kernel function for the kernel layer (up to 8)"},
+    {"-l layers", "layers to record: api, ioctl, irq, sched, kernel, runtime, gpu, nvtx (all)"},
+    {"-o file", "write the trace to file (.gz, .zst compressed)"},
+    {"-p pid", "attach to a running process and its descendants (uprobes)"},
+    {"-q", "no progress line"},
+    {"-v", "show libbpf's messages"},
+    {"--hook path", "the libcuthook.so to preload"},
+    {"--hook-api", "api and runtime from the preloaded library (the default)"},
+    {"--libcuda path", "probe this libcuda (uprobes)"},
+    {"--libcudart path", "probe this libcudart (uprobes); asks for the runtime layer"},
+    {"--sched-min ns", "leave out off-CPU periods shorter than ns"},
+    {"--single-probes", "one uprobe per function, not uprobe_multi links"},
+    {"--uprobes", "api and runtime from uprobes, not the preloaded library"},
+    {"--ioctl-dev path", "treat the device file path as /dev/nvidiactl (tests)"},
+    {"--uvm-dev path", "treat path as /dev/nvidia-uvm (tests)"},
+    {"--irq-prefix name", "record the interrupt handlers named name... (tests)"},
+    {"--bench-bare", "API probes only count calls (benchmarks; uprobes)"},
+    {NULL, NULL},
+};
 
 static uint64_t
 clock_ns(clockid_t c)
@@ -81,7 +111,8 @@ enum {
 	OPT_IRQ,
 	OPT_BARE,
 	OPT_HOOK,
-	OPT_HOOK_API
+	OPT_HOOK_API,
+	OPT_UPROBES
 };
 
 static void
@@ -98,6 +129,7 @@ parse_args(int argc, char *argv[])
 	    {"bench-bare", no_argument, NULL, OPT_BARE},
 	    {"hook", required_argument, NULL, OPT_HOOK},
 	    {"hook-api", no_argument, NULL, OPT_HOOK_API},
+	    {"uprobes", no_argument, NULL, OPT_UPROBES},
 	    {NULL, 0, NULL, 0},
 	};
 	struct layer_opts *lo = &env.lo;
@@ -128,6 +160,7 @@ parse_args(int argc, char *argv[])
 			if ((layers = layers_parse(optarg)) < 0)
 				usage();
 			lo->layers = (unsigned)layers;
+			lo->quiet = 0;
 			env.po.layers = cut_hook_layers_in(optarg) & CUT_HOOK_ONLY;
 			break;
 		case 'o': env.out_path = optarg; break;
@@ -156,6 +189,7 @@ parse_args(int argc, char *argv[])
 		case OPT_BARE: lo->bare = true; break;
 		case OPT_HOOK: env.po.lib = optarg; break;
 		case OPT_HOOK_API: env.hook_api = true; break;
+		case OPT_UPROBES: env.uprobes = true; break;
 		case OPT_IRQ:
 			if (strlen(optarg) >= CC_COMMLEN)
 				errx(CUT_EXIT_FATAL, "--irq-prefix: at most %d bytes",
@@ -167,22 +201,69 @@ parse_args(int argc, char *argv[])
 	}
 	if ((optind < argc) == (lo->pid != 0))
 		usage();
-	if (lo->libcudart) /* naming the runtime asks for its layer */
+	if (lo->libcudart) { /* naming the runtime asks for its layer */
 		lo->layers |= CC_L_RUNTIME;
-	if (env.hook_api) {
-		if (lo->pid)
-			errx(CUT_EXIT_FATAL,
-			     "--hook-api: needs a command cutcapture starts, not -p");
-		/* The api and runtime layers asked for come from libcuthook, not uprobes (the
-		 * runtime's calls hang off the library's api layer). */
-		if (lo->layers & (CC_L_API | CC_L_RUNTIME))
-			env.po.layers |= 1u << CUT_API;
-		if (lo->layers & CC_L_RUNTIME)
-			env.po.layers |= 1u << CUT_RUNTIME;
-		lo->layers &= ~(unsigned)(CC_L_API | CC_L_RUNTIME);
+		lo->quiet &= ~(unsigned)CC_L_RUNTIME;
 	}
+	if (env.hook_api && env.uprobes)
+		errx(CUT_EXIT_FATAL, "--hook-api and --uprobes: one or the other");
+	if (env.hook_api && lo->pid)
+		errx(CUT_EXIT_FATAL, "--hook-api: needs a command cutcapture starts, not -p");
+	if (env.hook_api && (lo->npatterns || lo->bare))
+		errx(CUT_EXIT_FATAL, "%s: chooses what the uprobes do: not with --hook-api",
+		     lo->npatterns ? "-f" : "--bench-bare");
 	env.cmd = optind < argc ? argv + optind : NULL;
 	lo->patterns = env.patterns;
+}
+
+/* Whether the api and runtime layers come from the library cutcapture preloads (the default:
+ * its wrappers cost a tenth of a uprobe pair) or from uprobes, and why: -p (nothing can be
+ * preloaded into a running process), asked (--uprobes; -f and --bench-bare choose what the
+ * probes do), or a command whose loader ignores the preload or whose driver is linked in
+ * (exe.h). Then the library is not preloaded at all (its gpu and nvtx layers are off, saying
+ * why), so that no call is recorded twice: by the uprobes, which probe every function, and by
+ * the library in a child that loads it; a program with the driver linked in is probed itself
+ * unless --libcuda names a library. */
+static void
+choose_call_path(void)
+{
+	struct layer_opts *lo = &env.lo;
+	unsigned calls = env.calls = lo->layers & (CC_L_API | CC_L_RUNTIME);
+	const char *why = lo->pid         ? "-p"
+	                  : env.uprobes   ? "--uprobes"
+	                  : lo->npatterns ? "-f"
+	                  : lo->bare      ? "--bench-bare"
+	                                  : NULL;
+	if (!why && env.cmd && (calls || env.po.layers)) {
+		static const char *const what[] = {
+		    [EXE_STATIC] =
+		        "is a static program: the dynamic loader ignores LD_PRELOAD there",
+		    [EXE_SETUID] = "is set-user-ID: the dynamic loader ignores LD_PRELOAD there",
+		    [EXE_SETGID] = "is set-group-ID: the dynamic loader ignores LD_PRELOAD there",
+		    [EXE_CAPABILITIES] =
+		        "has file capabilities: the dynamic loader ignores LD_PRELOAD there",
+		    [EXE_LIBCUDA_INSIDE] = "has the driver API linked in: a preloaded library "
+		                           "sees none of its calls",
+		};
+		static char ignored[PATH_MAX + 96];
+		enum exe_why w = exe_preload_check(env.cmd, env.why_file, sizeof(env.why_file));
+		if ((why = exe_why_word(w))) {
+			snprintf(ignored, sizeof(ignored), "%s %s", env.why_file, what[w]);
+			env.po.ignored = ignored;
+			warnx("%s%s", ignored,
+			      calls ? "; the api and runtime layers come from uprobes" : "");
+			if (w == EXE_LIBCUDA_INSIDE && !lo->libcuda)
+				lo->libcuda = env.why_file;
+		}
+	}
+	lo->uprobes_why = why;
+	if (why || !calls)
+		return;
+	/* The runtime's calls hang off the library's api layer: it records api for either. */
+	env.po.layers |= 1u << CUT_API;
+	if (calls & CC_L_RUNTIME)
+		env.po.layers |= 1u << CUT_RUNTIME;
+	lo->layers &= ~calls;
 }
 
 /* ---- header and trailer ---- */
@@ -230,8 +311,8 @@ write_header(uint64_t ts, pid_t root, char **cmd)
 	h->monotonic_ns = (int64_t)clock_ns(CLOCK_MONOTONIC);
 	h->realtime_ns = (int64_t)clock_ns(CLOCK_REALTIME);
 	h->sorted = 1;
-	layers_header(h->layers);
-	preload_header(h->layers);
+	layers_header(h->layers, h->sources);
+	preload_header(h->layers, h->sources);
 	size_t ncmd = 0;
 	while (cmd && cmd[ncmd])
 		ncmd++;
@@ -306,7 +387,7 @@ main(int argc, char *argv[])
 	struct drain D = {.out_name = "standard output"};
 	struct cutcapture_bpf *skel = NULL;
 
-	cut_std_args(argc, argv, usage);
+	cut_std_args_help(argc, argv, usage, help);
 
 	parse_args(argc, argv);
 	if (geteuid() != 0)
@@ -323,9 +404,21 @@ main(int argc, char *argv[])
 	target_keep_disposition(SIGXFSZ);
 	signal(SIGXFSZ, SIG_IGN);
 
-	/* libcuthook for the layers eBPF cannot see, in a command cutcapture starts; the driver
-	 * functions it calls itself are then its to record, not the uprobes'. */
+	/* libcuthook for the layers eBPF cannot see, and for api and runtime where it can take
+	 * them, in a command cutcapture starts; the driver functions it calls itself are then its
+	 * to record, not the uprobes'. Where it cannot be preloaded, api and runtime are the
+	 * uprobes' after all. */
+	choose_call_path();
+	unsigned calls = env.po.layers & (1u << CUT_API | 1u << CUT_RUNTIME);
 	bool preload = preload_start(&env.po, env.cmd != NULL);
+	if (!preload && calls) {
+		warnx("libcuthook cannot be preloaded: %s: the api and runtime layers come from "
+		      "uprobes",
+		      preload_off_reason());
+		env.lo.layers |= env.calls;
+		env.lo.uprobes_why = "no libcuthook";
+		preload_drop(calls);
+	}
 	if (preload && !(env.po.layers >> CUT_API & 1)) {
 		env.lo.unprobed = cut_hook_unprobed;
 		env.lo.unprobed_gpu = env.po.layers >> CUT_GPU & 1;

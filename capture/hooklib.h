@@ -29,7 +29,8 @@ char *cut_hook_library(const char *named, char *why, size_t n);
 /*
  * The layers libcuthook records, X(name, enum cut_layer, only) each, in the order messages
  * list them. only: eBPF cannot see the layer, so cutcapture takes it from the library alone;
- * the others are its uprobes' too (unless --hook-api). cuthook's and cutcapture's -l,
+ * the others come from the library too unless they are the uprobes' (-p, --uprobes, a static or
+ * setuid program: cutcapture.c's choose_call_path). cuthook's and cutcapture's -l,
  * CUTHOOK_LAYERS and CUTHOOK_SKIP name them so, and the library has a row for each
  * (hook/layer.c: a layer missing there does not build).
  */

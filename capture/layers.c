@@ -75,7 +75,8 @@ layer_off(const struct layer *l, const char *fmt, ...)
 	vsnprintf(ST(l)->why, sizeof(ST(l)->why), fmt, ap);
 	va_end(ap);
 	on &= ~l->bit;
-	warnx("%s layer off: %s", l->name, ST(l)->why);
+	if (!(layers_opts->quiet & l->bit))
+		warnx("%s layer off: %s", l->name, ST(l)->why);
 }
 
 bool
@@ -327,13 +328,18 @@ layers_counter_name(unsigned counter)
 }
 
 void
-layers_header(const char *out[CUT_NLAYERS])
+layers_header(const char *out[CUT_NLAYERS], const char *sources[CUT_NLAYERS])
 {
-	static char off[NLAYERS][sizeof(state[0].why) + 8];
+	static char off[NLAYERS][sizeof(state[0].why) + 8], uprobes[96];
+	snprintf(uprobes, sizeof(uprobes), "uprobes: %s",
+	         layers_opts->uprobes_why ? layers_opts->uprobes_why : "asked");
 	for (size_t i = 0; i < NLAYERS; i++) {
 		snprintf(off[i], sizeof(off[i]), "off: %.*s", (int)sizeof(state[0].why) - 1,
 		         state[i].why[0] ? state[i].why : "not asked for (-l)");
 		out[layers[i].layer] = on & layers[i].bit ? "on" : off[i];
+		if (on & layers[i].bit)
+			sources[layers[i].layer] =
+			    layers[i].bit & (CC_L_API | CC_L_RUNTIME) ? uprobes : "ebpf";
 	}
 }
 

@@ -33,11 +33,13 @@ struct layer_opts {
 	const char *devs[8];   /* --ioctl-dev, --uvm-dev: device files added... */
 	unsigned dev_kinds[8]; /* ...as CC_DEV_RM or CC_DEV_UVM */
 	int ndevs;
-	bool single;            /* --single-probes: one uprobe per function */
-	bool bare;              /* --bench-bare */
-	uint64_t sched_min;     /* --sched-min */
-	const char *irq_prefix; /* --irq-prefix */
-	unsigned long ring_mb;  /* -b */
+	const char *uprobes_why; /* why api and runtime are the uprobes' ("-p", "static"...) */
+	unsigned quiet;          /* CC_L_* bits on by default only: off without a line on stderr */
+	bool single;             /* --single-probes: one uprobe per function */
+	bool bare;               /* --bench-bare */
+	uint64_t sched_min;      /* --sched-min */
+	const char *irq_prefix;  /* --irq-prefix */
+	unsigned long ring_mb;   /* -b */
 };
 
 /* The CC_L_* bits of a comma-separated list of layer names, or -1 (saying which name is
@@ -79,8 +81,10 @@ const char *layers_libcuda(void);
 /* The libcudart probed (runtime layer, as found), or NULL. */
 const char *layers_libcudart(void);
 /* The header's "layers" (meta.h): "on" or "off: why" for each layer cutcapture has, by enum
- * cut_layer (static strings); and its "probes" member (how the api layer attached). */
-void layers_header(const char *out[CUT_NLAYERS]);
+ * cut_layer (static strings), and its "sources" for those on: "ebpf", or for api and runtime
+ * "uprobes: " and why (layer_opts.uprobes_why); and its "probes" member (how the api layer
+ * attached). */
+void layers_header(const char *out[CUT_NLAYERS], const char *sources[CUT_NLAYERS]);
 void layers_probes(struct cut_buf *b);
 /* The trailer's "layers": events written per layer, meta records included (per_layer and out
  * by enum cut_layer). */

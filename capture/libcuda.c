@@ -175,26 +175,33 @@ libcuda_functions(const char *path, bool runtime, const char *const *patterns, i
 			close(fd);
 		return -1;
 	}
-	Elf_Scn *scn = NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
-			continue;
-		Elf_Data *data = elf_getdata(scn, NULL);
-		for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym s;
-			if (!gelf_getsym(data, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
-			    s.st_shndx == SHN_UNDEF || !s.st_value)
+	/* The exported functions; where none is (a program with the driver linked in, not
+	 * exported), the global functions of its full symbol table. */
+	for (int pass = 0; pass < 2 && !n; pass++) {
+		Elf64_Word table = pass ? SHT_SYMTAB : SHT_DYNSYM;
+		Elf_Scn *scn = NULL;
+		while ((scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != table || !sh.sh_entsize)
 				continue;
-			const char *name = elf_strptr(elf, sh.sh_link, s.st_name);
-			Elf_Scn *text = elf_getscn(elf, s.st_shndx);
-			GElf_Shdr tsh;
-			if (!name || !wanted(name, runtime, patterns, npatterns) || !text ||
-			    !gelf_getshdr(text, &tsh))
-				continue;
-			CUT_GROW(v, n + 1, cap);
-			v[n].name = cut_xstrdup(name);
-			v[n++].addr = s.st_value - tsh.sh_addr + tsh.sh_offset;
+			Elf_Data *data = elf_getdata(scn, NULL);
+			for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
+				GElf_Sym s;
+				if (!gelf_getsym(data, (int)i, &s) ||
+				    GELF_ST_TYPE(s.st_info) != STT_FUNC ||
+				    s.st_shndx == SHN_UNDEF || !s.st_value ||
+				    (pass && GELF_ST_BIND(s.st_info) != STB_GLOBAL))
+					continue;
+				const char *name = elf_strptr(elf, sh.sh_link, s.st_name);
+				Elf_Scn *text = elf_getscn(elf, s.st_shndx);
+				GElf_Shdr tsh;
+				if (!name || !wanted(name, runtime, patterns, npatterns) || !text ||
+				    !gelf_getshdr(text, &tsh))
+					continue;
+				CUT_GROW(v, n + 1, cap);
+				v[n].name = cut_xstrdup(name);
+				v[n++].addr = s.st_value - tsh.sh_addr + tsh.sh_offset;
+			}
 		}
 	}
 	elf_end(elf);

@@ -16,7 +16,8 @@ char *libcuda_find(pid_t pid);
 char *libcudart_find(pid_t pid);
 /*
  * The exported cu* functions (runtime: cuda* and __cuda*) of the library at path (defined STT_FUNC
- * in .dynsym) that match one of the fnmatch(3) patterns (all when there are none), one name per
+ * in .dynsym; where none is, the global ones of .symtab: a program with the driver linked in) that
+ * match one of the fnmatch(3) patterns (all when there are none), one name per
  * address (an alias would fire twice), sorted by name, at most CC_MAX_FUNCS, with their file
  * offsets. The offsets are given to libbpf rather than the names: its resolution of a name list
  * failed with ENOENT on libcuda 580 (H200 machine), and the offsets are what the kernel takes

@@ -8,7 +8,7 @@ CAPTURE_LIBBPF_CFLAGS := $(shell $(PKG_CONFIG) --cflags libbpf 2>/dev/null)
 CAPTURE_LIBBPF_LIBS := $(or $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null),-lbpf) -lelf -lz
 CAPTURE_ARCH_INCLUDE := /usr/include/$(shell $(CC) -dumpmachine 2>/dev/null)
 # The modules that need no libbpf (CAPTURE_PURE) are linked into unit tests too.
-CAPTURE_PURE := $(addprefix $(B)/obj/capture/,decode.o devices.o names.o order.o output.o \
+CAPTURE_PURE := $(addprefix $(B)/obj/capture/,decode.o devices.o exe.o names.o order.o output.o \
 	hooklib.o api/call.o api/describe.o)
 CAPTURE_BPF := $(addprefix $(B)/obj/capture/,cutcapture.o drain.o layers.o layers_api.o \
 	layers_kernel.o libcuda.o preload.o target.o)
@@ -66,6 +66,9 @@ $(B)/tests/test_order: private UNIT_CFLAGS = -Icapture
 $(B)/tests/test_hooklib: $(B)/obj/capture/hooklib.o
 $(B)/tests/test_hooklib: private UNIT_OBJ = $(B)/obj/capture/hooklib.o
 $(B)/tests/test_hooklib: private UNIT_CFLAGS = -Icapture
+$(B)/tests/test_exe: $(B)/obj/capture/exe.o
+$(B)/tests/test_exe: private UNIT_OBJ = $(B)/obj/capture/exe.o -lelf
+$(B)/tests/test_exe: private UNIT_CFLAGS = -Icapture
 CAPTURE_API_OBJ := $(B)/obj/capture/api/call.o $(B)/obj/capture/api/describe.o
 $(B)/tests/test_api_args: $(CAPTURE_API_OBJ)
 $(B)/tests/test_api_args: private UNIT_OBJ = $(CAPTURE_API_OBJ)

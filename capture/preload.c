@@ -72,6 +72,8 @@ preload_start(const struct preload_opts *o, bool command)
 		return off("needs a command cutcapture starts: nothing can be preloaded into a "
 		           "running process (-p; run it under cuthook for this layer)%s",
 		           "");
+	if (o->ignored)
+		return off("%s", o->ignored);
 	char why[PATH_MAX + 64];
 	if (!(P.lib = cut_hook_library(o->lib, why, sizeof(why)))) {
 		if (o->lib) /* named: a mistyped path is no reason to trace without it */
@@ -119,6 +121,18 @@ preload_child_env(void)
 	           : 0;
 }
 
+const char *
+preload_off_reason(void)
+{
+	return P.why;
+}
+
+void
+preload_drop(unsigned layers)
+{
+	P.o.layers &= ~layers;
+}
+
 int
 preload_open_own(void)
 {
@@ -142,7 +156,7 @@ preload_open_own(void)
 }
 
 void
-preload_header(const char *layers[CUT_NLAYERS])
+preload_header(const char *layers[CUT_NLAYERS], const char *sources[CUT_NLAYERS])
 {
 	static char why[sizeof(P.why) + 8];
 	snprintf(why, sizeof(why), "off: %s", P.why);
@@ -155,6 +169,8 @@ preload_header(const char *layers[CUT_NLAYERS])
 			layers[l] = P.on ? "on" : why;
 		if (P.on && from_library(l) && P.said[l])
 			layers[l] = P.said[l];
+		if (from_library(l) || CUT_HOOK_ONLY >> l & 1)
+			sources[l] = layers[l] && !strcmp(layers[l], "on") ? "preload" : NULL;
 	}
 }
 
@@ -420,7 +436,7 @@ preload_merge(uint64_t own)
 				    cut_xstrdup("off: libcuthook wrote nothing here (a static or "
 				                "setuid program ignores LD_PRELOAD)");
 	if (M.have_head) {
-		preload_header(M.head.header.layers);
+		preload_header(M.head.header.layers, M.head.header.sources);
 		write_meta(&M.head_at, &M.head);
 	}
 	struct cut_event ev;

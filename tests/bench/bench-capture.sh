@@ -73,7 +73,7 @@ loop_ns() { # MODE: plain, bare or full; every run's figure, one a line
 		case $1 in
 		plain) "$t/loop" "$n" ;;
 		bare) "$cap" -q --bench-bare -l api --libcuda "$t/libcuda.so.1" -o "$t/o.jsonl" -- "$t/loop" "$n" ;;
-		full) "$cap" -q -l api --libcuda "$t/libcuda.so.1" -o "$t/o.jsonl" -- "$t/loop" "$n" ;;
+		full) "$cap" -q -l api --uprobes --libcuda "$t/libcuda.so.1" -o "$t/o.jsonl" -- "$t/loop" "$n" ;;
 		esac
 		r=$((r + 1))
 	done >"$t/loop.$1"
@@ -95,7 +95,7 @@ attach() { # LIB [OPTIONS]: "attach|detach|wall" in ms, each "median (min-max)"
 	r=0
 	while [ $r -lt "$runs" ]; do
 		s=$(date +%s%N)
-		"$cap" -q -l api --libcuda "$lib" "$@" -o "$t/a.jsonl" -- true
+		"$cap" -q -l api --uprobes --libcuda "$lib" "$@" -o "$t/a.jsonl" -- true
 		e=$(date +%s%N)
 		echo "$(($(trailer "$t/a.jsonl" attach_ns) / 1000000)) $(($(trailer "$t/a.jsonl" detach_ns) / 1000000)) $(((e - s) / 1000000))"
 		r=$((r + 1))
@@ -111,7 +111,7 @@ row uprobe_multi "682 (generated)" "$(attach "$t/libcuda.so.1")"
 row "single uprobes" "10 (generated)" "$(attach "$t/libcuda.so.1" --single-probes -f 'cuBench?')"
 if [ -n "$dir" ]; then
 	real=$(ldconfig -p | awk '/libcuda.so.1 .*x86-64/ {print $NF; exit}')
-	nf=$("$cap" -q -l api -o "$t/a.jsonl" -- true && sed -n 's/.*"functions":\([0-9]*\).*/\1/p' "$t/a.jsonl" | head -1)
+	nf=$("$cap" -q -l api --uprobes -o "$t/a.jsonl" -- true && sed -n 's/.*"functions":\([0-9]*\).*/\1/p' "$t/a.jsonl" | head -1)
 	row uprobe_multi "$nf ($real)" "$(attach "$real")"
 fi
 echo
@@ -122,7 +122,7 @@ bench() { # MODE: the three ns-per-call figures
 	case $1 in
 	plain) "$dir/driverapi" bench "$n" "$dir/vecadd.fatbin" ;;
 	bare) "$cap" -q --bench-bare -l api -o "$t/d.jsonl" -- "$dir/driverapi" bench "$n" "$dir/vecadd.fatbin" ;;
-	full) "$cap" -q -l api -o "$t/d.jsonl" -- "$dir/driverapi" bench "$n" "$dir/vecadd.fatbin" ;;
+	full) "$cap" -q -l api --uprobes -o "$t/d.jsonl" -- "$dir/driverapi" bench "$n" "$dir/vecadd.fatbin" ;;
 	esac | awk 'NR > 1 {printf "%s ", $2} END {print ""}'
 }
 for m in plain bare full; do

@@ -5,7 +5,8 @@
 # (cuDriverGetVersion, cudaGetDeviceCount) and an argument in (cuDeviceGet, cudaSetDevice), each
 # timed plain and under cuthook -l api,runtime in the same run; prints a table of ns per call and
 # what the layer adds. The stand-in runtime's functions call no driver function, so every row
-# times one recorded call.
+# times one recorded call. As root with BPF, also under cutcapture -l api,runtime: by default
+# (the same library) and with --uprobes.
 # usage: tests/bench/bench-layers.sh [builddir] [calls]
 # Each figure is the fastest of 5 runs, in nanoseconds per call. Where valgrind is installed, the
 # instructions cuthook adds per call too (callgrind: the difference between 120,000 and 20,000
@@ -70,10 +71,15 @@ instr() {
 }
 vg=
 command -v valgrind >/dev/null && vg=1
+root=
+[ "$(id -u)" -eq 0 ] && [ -x "$B/bin/cutcapture" ] &&
+	"$B/bin/cutcapture" -q -l sched -o /dev/null -- true 2>/dev/null && root=1
 printf '| %-7s | %-18s | %7s | %7s | %7s |' layer call plain cuthook adds
 [ -n "$vg" ] && printf ' %12s |' "instr adds"
+[ -n "$root" ] && printf ' %10s | %10s |' cutcapture --uprobes
 printf '\n|---------|--------------------|---------|---------|---------|'
 [ -n "$vg" ] && printf '%s' '--------------|'
+[ -n "$root" ] && printf '%s' '------------|------------|'
 printf '\n'
 for c in api:cuCtxGetCurrent runtime:cudaGetLastError api:cuDriverGetVersion \
 	runtime:cudaGetDeviceCount api:cuDeviceGet runtime:cudaSetDevice; do
@@ -90,8 +96,15 @@ for c in api:cuCtxGetCurrent runtime:cudaGetLastError api:cuDriverGetVersion \
 			LD_PRELOAD="$B/lib/libcuthook.so")
 		printf ' %12s |' "$((ih - ip))"
 	fi
+	if [ -n "$root" ]; then
+		cc=$(best "$B/bin/cutcapture" -q -l api,runtime -o "$tmp/c.jsonl" -- "$tmp/layerbench" "$N" "$call")
+		up=$(best "$B/bin/cutcapture" -q -l api,runtime --uprobes --libcuda "$B/fixtures/libcuda.so.1" \
+			--libcudart "$B/fixtures/libcudart.so.13" -o "$tmp/c.jsonl" -- "$tmp/layerbench" "$N" "$call")
+		printf ' %10s | %10s |' "$cc" "$up"
+	fi
 	printf '\n'
 done
 echo "plain: the stand-in alone; cuthook: -l api,runtime; adds: cuthook - plain (what a recorded call costs)."
 [ -n "$vg" ] && echo "instr adds: user instructions cuthook adds per call (callgrind)."
+[ -n "$root" ] && echo "cutcapture: -l api,runtime, its default (the library) and --uprobes (a uprobe pair a call)."
 exit 0

@@ -2,15 +2,16 @@
 # bench-preload.sh BUILDDIR [runs] [python]: on a GPU machine with PyTorch, as root: what each
 # capture mode costs a launch-bound PyTorch loop (x.add_(1) on 256 floats, 30,000 ops: about
 # five driver calls an op), in us per op, min/median/max of `runs` alternated runs: plain;
-# cuthook -l api,runtime,nvtx; cuthook (+ gpu); cutcapture with uprobes only (api, ioctl, irq, sched);
-# cutcapture with the nvtx layer (libcuthook preloaded, no gpu layer); cutcapture with its
-# default layers (libcuthook preloaded for gpu and nvtx); cutcapture
-# --hook-api (api from the library too); and, for the bar cut is measured against, the same loop
+# cuthook -l api,runtime,nvtx; cuthook (+ gpu); cutcapture --uprobes with the api layer by uprobes
+# only (api, ioctl, irq, sched); the same with the nvtx layer (libcuthook preloaded, no gpu
+# layer); cutcapture --uprobes with every layer (libcuthook for gpu and nvtx: the default before
+# issue 26); cutcapture's default (api, runtime, gpu, nvtx from libcuthook); the same without the
+# gpu layer; and, for the bar cut is measured against, the same loop
 # under torch.profiler recording GPU work through CUPTI (activities=[CUDA]), under its default
 # activities (CPU and CUDA), and under `nsys profile -t cuda` where nsys is installed. Then each
 # cutcapture trailer's counts. Then a GPU-bound training step (an 8-layer MLP, batch 4096,
 # forward, backward and AdamW: about 100 kernels of tens of us a step), ms a step, plain, under
-# cuthook with and without the gpu layer, cutcapture --hook-api and torch.profiler's CUDA
+# cuthook with and without the gpu layer, cutcapture (its default) and torch.profiler's CUDA
 # records: what the layer's one timing event a kernel costs a program the GPU paces. Prints
 # tables; BENCHMARKS.md keeps the results.
 #   BUILDDIR holds bin/cutcapture-static, bin/cuthook, lib/libcuthook.so
@@ -43,16 +44,17 @@ with prof:
 print(f"{1e6 * t / n:.2f}")
 PY
 nsys=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)
-modes="plain cuthook-api cuthook cutcapture-uprobes cutcapture-nvtx cutcapture cutcapture-hook-api profiler-cuda profiler-all"
+modes="plain cuthook-api cuthook cutcapture-uprobes cutcapture-nvtx cutcapture-uprobes-all cutcapture cutcapture-nogpu profiler-cuda profiler-all"
 [ -n "$nsys" ] && modes="$modes nsys"
 for r in $(seq "$runs"); do
 	echo "plain $($py "$w/loop.py")"
 	echo "cuthook $("$B/bin/cuthook" -o "$w/h.jsonl" -- $py "$w/loop.py")"
 	echo "cuthook-api $("$B/bin/cuthook" -l api,runtime,nvtx -o "$w/ha.jsonl" -- $py "$w/loop.py")"
-	echo "cutcapture-uprobes $($cap -q -l api,ioctl,irq,sched -o "$w/u.jsonl" -- $py "$w/loop.py" 2>/dev/null)"
-	echo "cutcapture-nvtx $($cap -q -l api,ioctl,irq,sched,nvtx -o "$w/n.jsonl" -- $py "$w/loop.py" 2>/dev/null)"
+	echo "cutcapture-uprobes $($cap -q --uprobes -l api,ioctl,irq,sched -o "$w/u.jsonl" -- $py "$w/loop.py" 2>/dev/null)"
+	echo "cutcapture-nvtx $($cap -q --uprobes -l api,ioctl,irq,sched,nvtx -o "$w/n.jsonl" -- $py "$w/loop.py" 2>/dev/null)"
+	echo "cutcapture-uprobes-all $($cap -q --uprobes -o "$w/ua.jsonl" -- $py "$w/loop.py" 2>/dev/null)"
 	echo "cutcapture $($cap -q -o "$w/c.jsonl" -- $py "$w/loop.py" 2>/dev/null)"
-	echo "cutcapture-hook-api $($cap -q --hook-api -o "$w/a.jsonl" -- $py "$w/loop.py" 2>/dev/null)"
+	echo "cutcapture-nogpu $($cap -q -l api,runtime,nvtx,ioctl,irq,sched,kernel -o "$w/a.jsonl" -- $py "$w/loop.py" 2>/dev/null)"
 	echo "profiler-cuda $($py "$w/loop.py" cuda)"
 	echo "profiler-all $($py "$w/loop.py" all)"
 	[ -n "$nsys" ] && echo "nsys $("$nsys" profile -t cuda -o "$w/ns$r" -- $py "$w/loop.py" 2>/dev/null | grep -E "^[0-9]+\.[0-9]+$" | tail -1)"
@@ -103,9 +105,9 @@ for r in $(seq "$runs"); do
 	echo "plain $($py "$w/step.py")"
 	echo "cuthook-api $("$B/bin/cuthook" -l api,runtime,nvtx -o "$w/sa.jsonl" -- $py "$w/step.py")"
 	echo "cuthook $("$B/bin/cuthook" -o "$w/sh.jsonl" -- $py "$w/step.py")"
-	echo "cutcapture-hook-api $($cap -q --hook-api -o "$w/sc.jsonl" -- $py "$w/step.py" 2>/dev/null)"
+	echo "cutcapture $($cap -q -o "$w/sc.jsonl" -- $py "$w/step.py" 2>/dev/null)"
 	echo "profiler-cuda $($py "$w/step.py" cuda)"
 done >"$w/step"
-table "$w/step" plain cuthook-api cuthook cutcapture-hook-api profiler-cuda
+table "$w/step" plain cuthook-api cuthook cutcapture profiler-cuda
 printf 'gpu events a step: '
 grep -c '"layer":"gpu"' "$w/sh.jsonl" | awk '{ printf "%.0f\n", $1 / 110 }'

@@ -1,7 +1,8 @@
 #!/bin/sh
-# cutcapture, driver API layer: cuprog's link, dlopen and threads modes against the stand-in
-# libcuda, with the exact calls, decoded arguments and handle names tests/fixtures/cuprog.c
-# documents; the single-probe fallback with -f; every trace read back by cutstat, sorted.
+# cutcapture, driver API layer by uprobes (--uprobes): cuprog's link, dlopen and threads modes
+# against the stand-in libcuda, with the exact calls, decoded arguments and handle names
+# tests/fixtures/cuprog.c documents; the single-probe fallback with -f; every trace read back by
+# cutstat, sorted. (The default, libcuthook's wrappers: capture-default.sh.)
 # Needs root with BPF (uprobes, raw tracepoints); exits 77 when that is missing.
 . "$(dirname "$0")/lib/capture-setup.sh"
 need_bpf
@@ -34,14 +35,15 @@ cuModuleGetFunction 1
 cuModuleLoadData 1
 cuStreamSynchronize 1'
 
-capture() { # capture OUT ARGS...: cutcapture of the stand-in
+capture() { # capture OUT ARGS...: cutcapture of the stand-in, the api layer by uprobes
 	out=$1; shift
-	"$cap" -q --libcuda "$fx/libcuda.so.1" -o "$out" "$@" >"$t/cap.out" 2>"$t/cap.err" ||
+	"$cap" -q --uprobes --libcuda "$fx/libcuda.so.1" -o "$out" "$@" >"$t/cap.out" 2>"$t/cap.err" ||
 		fail "cutcapture $*: exit $?: $(cat "$t/cap.err")"
 }
 
-# link mode: every call, decoded.
-capture "$t/link.jsonl" -- "$fx/cuprog" link
+# link mode: every call, decoded (every layer but the runtime, whose probes of a libcudart found
+# here would add to the functions counted below).
+capture "$t/link.jsonl" -l api,ioctl,irq,sched,kernel,gpu,nvtx -- "$fx/cuprog" link
 valid_nolost "$t/link.jsonl"
 [ "$(counts "$t/link.jsonl")" = "$seq1" ] || fail "link: calls differ: $(counts "$t/link.jsonl")"
 [ "$(jq -r 'select(.layer=="api" and .ret != 0) | .name' "$t/link.jsonl")" = "" ] ||

@@ -1,5 +1,6 @@
 #!/bin/sh
-# cutcapture, a full ring buffer: with the reader stopped and a 1 MiB buffer, 20000 calls
+# cutcapture, a full ring buffer: with the reader stopped and a 1 MiB buffer, 20000 calls (the
+# api layer by uprobes)
 # cannot all fit. Every call must be either written or counted lost, in lost records and in
 # the trailer, and the trace must stay valid. Needs root with BPF; exits 77 when missing.
 . "$(dirname "$0")/lib/capture-setup.sh"
@@ -10,7 +11,7 @@ need_bpf
 # The command says it runs (cutcapture starts it once attached), then waits for "go"; the
 # reader is stopped before that, and the loop's 20000 calls all made (it says so at its end)
 # before the reader resumes.
-"$cap" -q -b 1 -l api --libcuda "$fx/libcuda.so.1" -o "$t/lost.jsonl" -- \
+"$cap" -q -b 1 -l api --uprobes --libcuda "$fx/libcuda.so.1" -o "$t/lost.jsonl" -- \
 	sh -c 'echo running >"$1/ready"; while [ ! -e "$1/go" ]; do sleep 0.05; done
 		exec "$0" 20000 >"$1/loop.out"' "$fx/capture-loop" "$t" >/dev/null 2>"$t/err" &
 c=$!

@@ -1,5 +1,6 @@
 #!/bin/sh
-# cutcapture's runtime layer: uprobes on the stand-in libcudart's cuda* functions (rt.def's),
+# cutcapture's runtime layer by uprobes (--uprobes) on the stand-in libcudart's cuda* functions
+# (rt.def's),
 # for rtprog's three threads: exact counts per function, and the same events as cuthook's,
 # name, result and args object byte for byte, with the same symbol records from
 # __cudaRegisterFunction (both runs without address randomisation, so pointers agree); once
@@ -11,7 +12,7 @@ command -v setarch >/dev/null || { echo "needs setarch"; exit 77; }
 T=3 L=4
 norand="setarch $(uname -m) -R"
 
-$cap -q -l api,runtime --libcuda "$fx/libcuda.so.1" --libcudart "$fx/libcudart.so.13" \
+$cap -q -l api,runtime --uprobes --libcuda "$fx/libcuda.so.1" --libcudart "$fx/libcudart.so.13" \
 	-o "$t/cap.jsonl" -- $norand "$fx/rtprog" $T $L 2>"$t/cap.err" ||
 	fail "cutcapture: exit $?: $(cat "$t/cap.err")"
 [ -s "$t/cap.err" ] && fail "cutcapture said: $(cat "$t/cap.err")"

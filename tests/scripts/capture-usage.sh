@@ -16,6 +16,19 @@ for args in "" "-x" "-l bogus -- true" "-p 1 -- true" "-b 3 -- true"; do
 	grep -q "usage: cutcapture\|cutcapture: -b 3" "$t/err" || fail "cutcapture $args: $(cat "$t/err")"
 done
 
+# Options that contradict each other: --hook-api (the default's old spelling) asks for the
+# library, --uprobes, -f, --bench-bare and -p for the uprobes.
+for args in "--hook-api --uprobes -- true" "--hook-api -f cuInit -- true" \
+	"--hook-api --bench-bare -- true" "--hook-api -p 1"; do
+	# shellcheck disable=SC2086
+	"$cap" $args >/dev/null 2>"$t/err"
+	rc=$?
+	[ $rc = 2 ] && [ "$(wc -l <"$t/err")" = 1 ] || fail "cutcapture $args: exit $rc: $(cat "$t/err")"
+done
+# --help says every layer is on by default, as cuthook's -l.
+"$cap" --help 2>&1 | grep -q -- "-l layers .*api, ioctl, irq, sched, kernel, runtime, gpu, nvtx (all)" ||
+	fail "--help: -l: $("$cap" --help 2>&1 | grep -- '-l layers')"
+
 # Not root: a clear refusal.
 if command -v setpriv >/dev/null; then
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$cap" -- true >/dev/null 2>"$t/err"
@@ -25,7 +38,7 @@ if command -v setpriv >/dev/null; then
 fi
 
 # No libcuda: the layer is off, said once, and the capture goes on.
-if ! "$cap" -q -l api,sched --libcuda "$t/nowhere/libcuda.so.1" -o "$t/off.jsonl" -- true 2>"$t/err"; then
+if ! "$cap" -q -l api,sched --uprobes --libcuda "$t/nowhere/libcuda.so.1" -o "$t/off.jsonl" -- true 2>"$t/err"; then
 	grep -q "cannot load the BPF programs" "$t/err" && { echo "BPF unavailable"; exit 77; }
 	fail "no libcuda: exit $?: $(cat "$t/err")"
 fi

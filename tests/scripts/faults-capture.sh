@@ -5,7 +5,9 @@
 # ring buffer with the reader running under load; the trace's disk full, its file over the
 # size limit, its pipe closed. Each ends with the exit status cutcapture(8) gives, the command
 # run to its end, and a trace every line of which CUT_STRICT=1 cutstat reads: header first,
-# trailer last (but when the output failed), every loss in lost records and the trailer.
+# trailer last (but when the output failed), every loss in lost records and the trailer; the
+# crash, the orphan and ^C with the api layer both from uprobes and from libcuthook (the
+# default), each losing the call in flight, said.
 # capture-*.sh cover SIGTERM, exit 137/127/3, a stopped reader and fork. Needs root with
 # BPF and python3; exits 77 when they are missing.
 top=${CUT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -35,7 +37,10 @@ if ! "$cap" -q -l sched -o /dev/null -- true 2>"$t/err"; then
 fi
 ulimit -c 0
 faulty=$fx/capture-faulty
-lib="--libcuda $fx/libcuda.so.1"
+# The api layer by uprobes (--uprobes), where the output streams as the command runs; the crash,
+# the orphan and ^C also by default (libcuthook preloaded for the api layer: the trace at the
+# end).
+lib="--uprobes --libcuda $fx/libcuda.so.1"
 
 # valid FILE: header first, trailer last, sorted, read whole by cutstat in strict mode, and
 # the trailer's lost count that of the lost records, each saying why.
@@ -68,32 +73,38 @@ prefix() {
 api() { jq -r 'select(.layer=="api") | .name' "$1" | sort | uniq -c | awk '{print $2, $1}' | tr '\n' ' '; }
 trailer() { tail -1 "$1" | jq -r ".args.$2"; }
 
-# --- The command crashes: SIGSEGV while another thread is inside cuStreamSynchronize.
-"$cap" -q $lib -o "$t/segv.jsonl" -- "$faulty" segv >"$t/out" 2>"$t/err"
-rc=$?
-[ $rc = 139 ] || fail "segv: exit $rc, not 139: $(cat "$t/err")"
-valid "$t/segv.jsonl"
-[ "$(trailer "$t/segv.jsonl" status)" = 139 ] || fail "segv: trailer status $(trailer "$t/segv.jsonl" status)"
-[ "$(api "$t/segv.jsonl")" = "cuCtxGetCurrent 3 cuInit 1 " ] || fail "segv: calls: $(api "$t/segv.jsonl")"
-# The call its thread never returned from is lost, and said so.
-jq -e -s '[.[] | select(.name == "lost")] | length == 1 and .[0].args.count == 1 and
-	.[0].args.layer == "api" and (.[0].args.reason | startswith("cuStreamSynchronize in flight"))' \
-	"$t/segv.jsonl" >/dev/null || fail "segv: the call in flight is not a lost record"
-grep -q "1 events lost" "$t/err" || fail "segv: no message about the lost call"
-[ "$(cat "$t/out")" = "faulty: out" ] && grep -q "^faulty: err$" "$t/err" || fail "segv: output"
+for path in uprobes preload; do
+	how=$lib
+	[ $path = preload ] && how=
+	# --- The command crashes: SIGSEGV while another thread is inside cuStreamSynchronize.
+	"$cap" -q $how -o "$t/segv.jsonl" -- "$faulty" segv >"$t/out" 2>"$t/err"
+	rc=$?
+	[ $rc = 139 ] || fail "segv ($path): exit $rc, not 139: $(cat "$t/err")"
+	valid "$t/segv.jsonl"
+	[ "$(trailer "$t/segv.jsonl" status)" = 139 ] || fail "segv ($path): trailer status $(trailer "$t/segv.jsonl" status)"
+	[ "$(api "$t/segv.jsonl")" = "cuCtxGetCurrent 3 cuInit 1 " ] || fail "segv ($path): calls: $(api "$t/segv.jsonl")"
+	# The call its thread never returned from is lost, and said so.
+	jq -e -s '[.[] | select(.name == "lost")] | length == 1 and .[0].args.count == 1 and
+		.[0].args.layer == "api" and (.[0].args.reason | startswith("cuStreamSynchronize in flight"))' \
+		"$t/segv.jsonl" >/dev/null || fail "segv ($path): the call in flight is not a lost record"
+	grep -q "1 events lost" "$t/err" || fail "segv ($path): no message about the lost call"
+	[ "$(cat "$t/out")" = "faulty: out" ] && grep -q "^faulty: err$" "$t/err" || fail "segv ($path): output"
 
-# --- The parent exits first: its child is followed until it exits, and the capture waits.
-"$cap" -q $lib -o "$t/orphan.jsonl" -- "$faulty" orphan 300 >/dev/null 2>"$t/err"
-rc=$?
-[ $rc = 0 ] || fail "orphan: exit $rc: $(cat "$t/err")"
-grep -q "faulty: child done" "$t/err" || fail "orphan: the capture ended before the child"
-valid "$t/orphan.jsonl"
-parent=$(jq -r 'select(.name=="header") | .args.pid' "$t/orphan.jsonl")
-[ "$(jq -r "select(.layer==\"api\" and .pid != $parent) | .name" "$t/orphan.jsonl" | sort | uniq -c |
-	awk '{print $2, $1}')" = "cuCtxGetCurrent 5" ] || fail "orphan: the child's calls: $(api "$t/orphan.jsonl")"
-jq -e -s "any(.[]; .name == \"process\" and .args.ppid == $parent)" "$t/orphan.jsonl" >/dev/null ||
-	fail "orphan: no process record of the child"
-[ "$(trailer "$t/orphan.jsonl" status)" = 0 ] || fail "orphan: trailer status"
+	# --- The parent exits first: its child is followed until it exits, and the capture waits.
+	"$cap" -q $how -o "$t/orphan.jsonl" -- "$faulty" orphan 300 >/dev/null 2>"$t/err"
+	rc=$?
+	[ $rc = 0 ] || fail "orphan ($path): exit $rc: $(cat "$t/err")"
+	grep -q "faulty: child done" "$t/err" || fail "orphan ($path): the capture ended before the child"
+	valid "$t/orphan.jsonl"
+	parent=$(jq -r 'select(.name=="header") | .args.pid' "$t/orphan.jsonl")
+	[ "$(jq -r "select(.layer==\"api\" and .pid != $parent) | .name" "$t/orphan.jsonl" | sort | uniq -c |
+		awk '{print $2, $1}')" = "cuCtxGetCurrent 5" ] || fail "orphan ($path): the child's calls: $(api "$t/orphan.jsonl")"
+	jq -e -s "any(.[]; .name == \"process\" and .args.ppid == $parent)" "$t/orphan.jsonl" >/dev/null ||
+		fail "orphan ($path): no process record of the child"
+	[ "$(trailer "$t/orphan.jsonl" status)" = 0 ] || fail "orphan ($path): trailer status"
+	src=$(head -1 "$t/orphan.jsonl" | jq -r .args.sources.api)
+	case $path:$src in uprobes:"uprobes: --uprobes" | preload:preload) ;; *) fail "orphan ($path): api from $src" ;; esac
+done
 # The same with -p: attached to a shell that becomes the parent once the capture has written
 # its header (it has attached).
 sh -c "until grep -qs '\"name\":\"header\"' '$t/porphan.jsonl'; do sleep 0.05; done
@@ -134,14 +145,19 @@ if status is None:
     os.kill(pid, signal.SIGKILL)
 print(status if status is not None else "hung")
 EOF
-rc=$(FAKECUDA_SYNC_FILE=$t/int.sync python3 "$t/onterm.py" "$t/int.sync" "$cap" -q $lib \
-	-o "$t/int.jsonl" -- "$fx/cuprog" link 60000000)
-[ "$rc" = 130 ] || fail "^C: exit $rc, not 130"
-valid "$t/int.jsonl"
-[ "$(trailer "$t/int.jsonl" status)" = 130 ] || fail "^C: trailer status"
-[ "$(jq -r 'select(.layer=="api")' "$t/int.jsonl" | jq -s length)" = 15 ] || fail "^C: not 15 calls"
-jq -e -s 'any(.[]; .name == "lost" and (.args.reason | startswith("cuStreamSynchronize")))' \
-	"$t/int.jsonl" >/dev/null || fail "^C: the interrupted call is not a lost record"
+for path in uprobes preload; do
+	how=$lib
+	[ $path = preload ] && how=
+	rm -f "$t/int.sync"
+	rc=$(FAKECUDA_SYNC_FILE=$t/int.sync python3 "$t/onterm.py" "$t/int.sync" "$cap" -q $how \
+		-o "$t/int.jsonl" -- "$fx/cuprog" link 60000000)
+	[ "$rc" = 130 ] || fail "^C ($path): exit $rc, not 130"
+	valid "$t/int.jsonl"
+	[ "$(trailer "$t/int.jsonl" status)" = 130 ] || fail "^C ($path): trailer status"
+	[ "$(jq -r 'select(.layer=="api")' "$t/int.jsonl" | jq -s length)" = 15 ] || fail "^C ($path): not 15 calls"
+	jq -e -s 'any(.[]; .name == "lost" and (.args.reason | startswith("cuStreamSynchronize")))' \
+		"$t/int.jsonl" >/dev/null || fail "^C ($path): the interrupted call is not a lost record"
+done
 
 # SIGINT to the whole process group (as kill -INT -PGID, a job scheduler), then to cutcapture
 # alone (as kill(1)): the command, which counts its SIGINTs and exits 10 + the count, gets
