@@ -468,6 +468,12 @@ main(int argc, char *argv[])
 		target_spawn(&T, env.cmd, env.out_path == NULL, preload ? preload_child_env : NULL);
 	else if (target_attach(&T, env.lo.pid) < 0)
 		goto cleanup;
+	/* The processes whose loader ignores the preload after all (a child set-user-ID, say) are
+	 * said in their process records. */
+	static char preloaded[64];
+	if (preload)
+		decode_preload(
+		    cut_hook_layer_join(preloaded, sizeof(preloaded), env.po.layers, ", "));
 	target_follow(&T, skel, start);
 
 	/* Attach: the process tree first (nothing the command forks may slip by), then each

@@ -39,9 +39,16 @@ static struct {
 	struct cut_buf line, args;
 	struct decode_counts counts;
 	uint64_t last_ts;
-	int64_t self;   /* cutcapture's pid: its own records carry no rank */
-	char host[256]; /* with the rank of a process that has one */
+	int64_t self;          /* cutcapture's pid: its own records carry no rank */
+	char host[256];        /* with the rank of a process that has one */
+	const char *preloaded; /* the layers libcuthook records, or NULL (decode_preload) */
 } R;
+
+void
+decode_preload(const char *layers)
+{
+	R.preloaded = layers;
+}
 
 void
 decode_init(const char *const *funcs, size_t nfuncs, const char *const *kfuncs, size_t nkfuncs)
@@ -411,6 +418,20 @@ write_task(const struct cc_task *r)
 		arg_str(&R.args, "cmdline", cmd, n);
 	}
 	arg_int(&R.args, "ppid", r->ppid);
+	/* A program whose loader ignores the preload (static, secure execution) has none of the
+	 * library's layers: said, as the process record's "preload". */
+	if (r->what == CC_TASK_EXEC && r->loader && R.preloaded) {
+		const char *why =
+		    r->loader & CC_LOADER_STATIC ? "ignored: static" : "ignored: secure execution";
+		arg_str(&R.args, "preload", why, strlen(why));
+		warnx("process %u (%.*s) %s: LD_PRELOAD is ignored there: %s not recorded "
+		      "for it",
+		      r->h.pid, (int)strnlen(r->comm, sizeof(r->comm)), r->comm,
+		      r->loader & CC_LOADER_STATIC ? "is a static program"
+		                                   : "runs in secure-execution mode (setuid, "
+		                                     "setgid or file capabilities)",
+		      R.preloaded);
+	}
 	const struct cut_rank *rk = names_rank(r->h.pid, r->h.ts);
 	if (rk) {
 		arg_int(&R.args, "rank", rk->rank);

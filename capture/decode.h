@@ -26,9 +26,9 @@ struct lost_rec {
 /* Per-layer counts of what was written. */
 struct decode_counts {
 	uint64_t layer[CUT_NLAYERS]; /* by enum cut_layer */
-	uint64_t events;     /* all records but the header and trailer */
-	uint64_t lost;       /* the sum of the counts of the lost records written */
-	uint64_t unfinished; /* of which calls in flight when their thread ended */
+	uint64_t events;             /* all records but the header and trailer */
+	uint64_t lost;               /* the sum of the counts of the lost records written */
+	uint64_t unfinished;         /* of which calls in flight when their thread ended */
 };
 
 /* The names the records refer to by number: driver API functions by cookie (index into
@@ -41,6 +41,10 @@ struct cc_fdesc decode_fdesc(size_t cookie);
 /* Writes record h to the output (output.h), preceded by the thread record the first time
  * its thread appears, and followed by the symbol record of a handle it named. */
 void decode_record(const struct cc_hdr *h);
+/* The layers libcuthook records for the command ("api, runtime, gpu, nvtx"; NULL: none), for
+ * the process records of programs whose loader ignores the preload (their "preload" member, and
+ * a line on stderr). The string must outlive the capture. */
+void decode_preload(const char *layers);
 /* What was written so far. */
 struct decode_counts decode_counts(void);
 /* Frees what decode_init allocated. */

@@ -235,11 +235,20 @@ enum {
 	CC_TASK_EXIT, /* a thread ended */
 };
 
+/* What the dynamic loader of a new program does with LD_PRELOAD (exec), from its auxiliary
+ * vector: nothing where there is no loader (AT_BASE 0: static) or where it runs in
+ * secure-execution mode (AT_SECURE: set-user-ID, set-group-ID, file capabilities). */
+enum {
+	CC_LOADER_STATIC = 1,
+	CC_LOADER_SECURE = 2,
+};
+
 struct cc_task {
 	struct cc_hdr h;
 	__u32 what;
 	__u32 ppid;
 	__u32 cmdlen;
+	__u32 loader; /* exec: CC_LOADER_* bits */
 	char comm[CC_COMMLEN];
 	char cmd[CC_CMDLEN]; /* exec: the argument strings, NUL-separated */
 };

@@ -15,7 +15,32 @@ task_record(__u32 what, __u32 pid, __u32 tid, __u32 ppid)
 	e->what = what;
 	e->ppid = ppid;
 	e->cmdlen = 0;
+	e->loader = 0;
 	return e;
+}
+
+#define CC_AUXV_PAIRS 32 /* AT_VECTOR_SIZE is 52 words on x86-64: 26 pairs */
+#define CC_AT_BASE 7
+#define CC_AT_SECURE 23
+
+/* What the new program's loader does with LD_PRELOAD (CC_LOADER_*), from the auxiliary vector
+ * the kernel just wrote for it. */
+static __always_inline __u32
+exec_loader(struct task_struct *task)
+{
+	struct mm_struct *mm = BPF_CORE_READ(task, mm);
+	unsigned long *auxv =
+	    (unsigned long *)((char *)mm + bpf_core_field_offset(struct mm_struct, saved_auxv));
+	unsigned long pair[2], base = 1, secure = 0;
+	for (int i = 0; i < CC_AUXV_PAIRS; i++) {
+		if (bpf_probe_read_kernel(pair, sizeof(pair), auxv + 2 * i) || pair[0] == 0)
+			break;
+		if (pair[0] == CC_AT_BASE)
+			base = pair[1];
+		else if (pair[0] == CC_AT_SECURE)
+			secure = pair[1];
+	}
+	return (base ? 0 : CC_LOADER_STATIC) | (secure ? CC_LOADER_SECURE : 0);
 }
 
 SEC("raw_tp/sched_process_fork")
@@ -53,6 +78,7 @@ proc_exec(struct bpf_raw_tracepoint_args *ctx)
 	if (!e)
 		return 0;
 	bpf_get_current_comm(&e->comm, sizeof(e->comm));
+	e->loader = exec_loader(task);
 	unsigned long start = BPF_CORE_READ(task, mm, arg_start);
 	unsigned long len = BPF_CORE_READ(task, mm, arg_end) - start;
 	if (len > CC_CMDLEN)

@@ -53,6 +53,7 @@ struct mm_struct {
 	unsigned long arg_end;
 	unsigned long env_start;
 	unsigned long env_end;
+	unsigned long saved_auxv[2]; /* only its offset is used: pairs (type, value) to AT_NULL */
 };
 
 struct signal_struct {

@@ -2,8 +2,9 @@
 # cutcapture's default path: libcuthook preloaded into the command records the api, runtime, gpu
 # and nvtx layers, eBPF the ioctl, irq and sched layers, and the header's sources say which
 # recorded what; uprobes instead, saying why, with --uprobes and -p, and for a command the
-# library cannot see into: static, set-user-ID to another user or with the driver linked in, or
-# where there is no library to preload. The stand-in
+# library cannot see into: static, set-user-ID to another user (and, in a process tree, a child
+# that is set-user-ID says it is not recorded) or with the driver linked in, or where there is
+# no library to preload. The stand-in
 # programs (tests/fixtures: cuprog, rtprog, gpuprog, nvtxprog) make as many api and runtime calls
 # by default as under --uprobes. Needs root with BPF; exits 77 when missing.
 . "$(dirname "$0")/lib/capture-setup.sh"
@@ -138,4 +139,15 @@ grep -q "$t/suid is set-user-ID: the dynamic loader ignores LD_PRELOAD there" "$
 	fail "setuid: not said: $(cat "$t/said")"
 [ "$(counts "$t/u.jsonl" api)" = "$(counts "$t/default-cuprog-link.jsonl" api)" ] ||
 	fail "setuid: calls: $(counts "$t/u.jsonl" api | tr '\n' ' ')"
+# In a process tree: the shell takes the library, its set-user-ID child does not; the child's
+# process record and a line on standard error say so, and none of its calls is anyone's.
+capture "$t/tree.jsonl" -- sh -c "'$fx/cuprog' link; '$t/suid' link"
+[ "$(sources "$t/tree.jsonl" | jq -r .api)" = preload ] || fail "tree: header sources $(sources "$t/tree.jsonl")"
+jq -e -s '[.[] | select(.name == "process" and .args.preload != null)] | length == 1 and
+	.[0].args.preload == "ignored: secure execution" and .[0].args.comm == "suid"' "$t/tree.jsonl" \
+	>/dev/null || fail "tree: process records: $(grep '"process"' "$t/tree.jsonl")"
+grep -q "process [0-9]* (suid) runs in secure-execution mode (setuid, setgid or file capabilities): LD_PRELOAD is ignored there: api, gpu, nvtx, runtime not recorded for it" "$t/said" ||
+	fail "tree: not said: $(cat "$t/said")"
+[ "$(counts "$t/tree.jsonl" api)" = "$(counts "$t/default-cuprog-link.jsonl" api)" ] ||
+	fail "tree: calls (cuprog's only): $(counts "$t/tree.jsonl" api | tr '\n' ' ')"
 exit 0
