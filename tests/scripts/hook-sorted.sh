@@ -44,8 +44,8 @@ for f in "$tmp"/p.*.jsonl; do
 done
 [ $n = 2 ] || bad "%p: $n files, want 2"
 
-# Beside cutcapture's trace of the same run (root, BPF): merged with no flag.
-if [ "$(id -u)" -eq 0 ] && cutcapture -q -l api --libcuda "$fx/libcuda.so.1" -o "$tmp/c.jsonl" -- \
+# Beside cutcapture's trace of the same run by uprobes (root, BPF): merged with no flag.
+if [ "$(id -u)" -eq 0 ] && cutcapture -q -l api --uprobes --libcuda "$fx/libcuda.so.1" -o "$tmp/c.jsonl" -- \
 	cuthook -o "$tmp/hc.jsonl" -- "$fx/cuprog" late >/dev/null 2>"$tmp/err"; then
 	sorted "$tmp/hc.jsonl"
 	cutmerge "$tmp/hc.jsonl" "$tmp/c.jsonl" >"$tmp/m.jsonl" 2>"$tmp/err" || bad "cutmerge: exit $?: $(cat "$tmp/err")"
