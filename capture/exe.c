@@ -122,18 +122,19 @@ is_loader(Elf *elf)
 }
 
 /* What the loader does with the ELF file fd: the driver linked in, no loader at all, or the
- * preload taken (a file libelf cannot read is left to exec). */
-static enum exe_why
+ * preload taken; -1 for a file that is no ELF file libelf reads (left to exec: execvp(3) runs
+ * a script without "#!" with sh). */
+static int
 elf_check(int fd)
 {
-	enum exe_why why = EXE_PRELOADS;
+	int why = EXE_PRELOADS;
 	if (elf_version(EV_CURRENT) == EV_NONE)
-		return why;
+		return -1;
 	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
 	size_t nph;
 	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nph) != 0) {
 		elf_end(elf);
-		return why;
+		return -1;
 	}
 	bool interp = false;
 	for (size_t i = 0; i < nph; i++) {
@@ -239,11 +240,11 @@ exe_preload_check(char *const argv[], char *file, size_t n)
 			nwords -= at;
 			continue;
 		}
-		enum exe_why why = elf_check(fd);
+		int why = elf_check(fd);
 		if (why == EXE_PRELOADS)
-			why = secure(cur, &st);
+			why = (int)secure(cur, &st);
 		close(fd);
-		return why;
+		return why < 0 ? EXE_PRELOADS : (enum exe_why)why;
 	}
 	return EXE_PRELOADS;
 }

@@ -71,6 +71,14 @@ START_TEST(test_path_and_scripts)
 	char *const plain[] = {a, NULL};
 	ck_assert_int_eq(exe_preload_check(plain, file, sizeof(file)), EXE_PRELOADS);
 	ck_assert_str_eq(file, "/bin/sh");
+	/* a script without "#!", set-user-ID: execvp runs it with sh, and its bits count for
+	 * nothing */
+	script(a, "nobang", "echo\n");
+	if (geteuid() == 0) /* another user's: its bit would change the effective user */
+		ck_assert_int_eq(chown(a, 65534, (gid_t)-1), 0);
+	ck_assert_int_eq(chmod(a, 04755), 0);
+	char *const nobang[] = {a, NULL};
+	ck_assert_int_eq(exe_preload_check(nobang, file, sizeof(file)), EXE_PRELOADS);
 	/* a script whose interpreter is a script */
 	script(b, "inner", "#! /bin/sh -e\n");
 	snprintf(text, sizeof(text), "#!%s\n", b);
