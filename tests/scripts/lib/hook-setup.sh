@@ -20,7 +20,10 @@ fx=$(cd "$B/fixtures" && pwd)
 canonical() {
 	if [ ! -x "$tmp/canonical" ]; then
 		_top=${CUT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-		$CC -std=gnu11 -D_GNU_SOURCE -I"$_top/share/lib" -o "$tmp/canonical" \
+		# a sanitized libcut (make check-sanitized) needs its runtimes linked in
+		_san=
+		nm "$B/lib/libcut.a" 2>/dev/null | grep -q __asan_init && _san=-fsanitize=address,undefined
+		$CC -std=gnu11 -D_GNU_SOURCE $_san -I"$_top/share/lib" -o "$tmp/canonical" \
 			"$_top/tests/scripts/lib/canonical.c" "$B/lib/libcut.a" -ljansson -lm ||
 			bad "cannot build the canonical-layout checker"
 	fi
