@@ -113,7 +113,7 @@ fi
 
 # The driver linked into the program: it is probed itself.
 ${CC:-cc} -std=gnu11 -I"$top/tests/fixtures" -o "$t/inside" "$top/tests/fixtures/cuprog.c" \
-	"$top/tests/fixtures/fakecuda.c" "$top/tests/fixtures/fakegpu.c" -ldl -pthread ||
+	"$top/tests/fixtures/fakecuda.c" "$top/tests/fixtures/fakegpu.c" "$top/tests/fixtures/fakeshare.c" -ldl -pthread ||
 	fail "cannot build cuprog with the stand-in linked in"
 capture "$t/i.jsonl" -- "$t/inside" link
 [ "$(sources "$t/i.jsonl" | jq -r .api)" = "uprobes: libcuda linked in" ] || fail "linked in: header sources $(sources "$t/i.jsonl")"
