@@ -89,7 +89,7 @@ check-loaded: need-deps
 # (LD_LIBRARY_PATH); HACKING.md says more.
 SAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=undefined
-SAN_SCRIPTS = gpu-hook hook-runtime hook-nvtx stat-gpu merge-gpu plot-gpu gpu-shared
+SAN_SCRIPTS = gpu-hook hook-runtime hook-nvtx hook-leaks stat-gpu merge-gpu plot-gpu gpu-shared
 check-sanitized:
 	@rc=0; $(MAKE) --no-print-directory -k B=$(B)/san CFLAGS="$(SAN_FLAGS)" \
 		LDFLAGS="-fsanitize=address,undefined" FIXTURE_CFLAGS="$(SAN_FLAGS)" test-programs || \

@@ -34,30 +34,37 @@ usage(void)
 	exit(CUT_EXIT_FATAL);
 }
 
-/* The library (hooklib.h), or the reason it cannot be found, fatal. */
-static char *
-find_library(void)
+/* The library's path (hooklib.h) into lib, of PATH_MAX bytes, or the reason it cannot be
+ * found, fatal. Nothing is left allocated: every exit, fatal ones too, leaves no memory behind
+ * (LeakSanitizer, hook-leaks.sh). */
+static void
+find_library(char *lib)
 {
 	char why[PATH_MAX + 64];
-	char *lib = cut_hook_library(NULL, why, sizeof(why));
-	if (!lib)
+	char *found = cut_hook_library(NULL, why, sizeof(why));
+	if (!found)
 		errx(CUT_EXIT_FATAL, "%s", why);
-	return lib;
+	int n = snprintf(lib, PATH_MAX, "%s", found);
+	free(found);
+	if (n < 0 || n >= PATH_MAX)
+		errx(CUT_EXIT_FATAL, "libcuthook.so: file name too long");
 }
 
-/* An absolute path, so that children that change directory write to the same file. */
-static char *
-absolute(const char *file)
+/* file as an absolute path into abs, of PATH_MAX bytes, so that children that change
+ * directory write to the same file. */
+static void
+absolute(const char *file, char *abs)
 {
-	if (file[0] == '/')
-		return cut_xstrdup(file);
 	char cwd[PATH_MAX];
-	if (!getcwd(cwd, sizeof(cwd)))
+	int n;
+	if (file[0] == '/')
+		n = snprintf(abs, PATH_MAX, "%s", file);
+	else if (!getcwd(cwd, sizeof(cwd)))
 		err(CUT_EXIT_FATAL, "getcwd");
-	char *s;
-	if (asprintf(&s, "%s/%s", cwd, file) < 0)
-		cut_out_of_memory();
-	return s;
+	else
+		n = snprintf(abs, PATH_MAX, "%s/%s", cwd, file);
+	if (n < 0 || n >= PATH_MAX)
+		errx(CUT_EXIT_FATAL, "%s: file name too long", cut_esc(file));
 }
 
 static pid_t child;
@@ -292,9 +299,9 @@ check_layers(const char *list)
 
 /* What -o names, ready before the command runs. */
 struct output {
-	char *path;  /* absolute */
-	bool stream; /* a FIFO or a device: written as it comes, not sorted */
-	int fifo;    /* a FIFO, held open while the command runs: its reader sees one stream */
+	char path[PATH_MAX]; /* absolute */
+	bool stream;         /* a FIFO or a device: written as it comes, not sorted */
+	int fifo; /* a FIFO, held open while the command runs: its reader sees one stream */
 };
 
 /*
@@ -424,11 +431,10 @@ main(int argc, char *argv[])
 	if (layers)
 		check_layers(layers);
 
-	/* static: kept to the end, through every exit */
-	static char *lib;
+	static char lib[PATH_MAX];
 	static struct output o;
-	lib = find_library();
-	o.path = absolute(file);
+	find_library(lib);
+	absolute(file, o.path);
 	/* Longest once each %p is a pid (at most 7 digits: pid_max is 2^22). */
 	size_t longest = strlen(o.path);
 	for (const char *p = o.path; (p = strstr(p, "%p")); p += 2)
