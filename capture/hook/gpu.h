@@ -42,8 +42,10 @@ struct gpu_stream {
 	unsigned wait_gen;        /* its context's wait_gen when it last recorded a START */
 	/* The completion thread's own: */
 	struct gpu_sub *head, *tail; /* timed submissions not yet seen to end, in order */
-	int64_t last_end;            /* host time the last timed work on it ended */
+	int64_t last_end;            /* host time of the END of the last timed work on it */
 	bool have_last;
+	int64_t last_written; /* the end written for the last piece of work on it */
+	bool have_written;
 };
 
 /* One timed submission. */
@@ -108,16 +110,35 @@ void gpu_clock_anchor(struct gpu_clock *c, int64_t host, int64_t err, double gpu
  * on that time's error in *bound. */
 int64_t gpu_clock_map(const struct gpu_clock *c, double gpu_ns, int64_t *bound);
 /*
- * Start and end of work on a stream: end is its END event's host time. The work starts when
- * the stream reaches it -- after its START event (have_start: recorded when other work may
- * have delayed the stream) or the stream's previous timed work (have_prev), a gap later, as a
- * stream operation begins that long after the one before it -- and not before the GPU had it:
- * ready, when the submitting call returned (began, for a synchronous copy or memset, which
- * returns once its work is done). *from_call says ready decided: the stream was idle. Returns
- * the start; *end_out the end, never before it.
+ * The span of a piece of work on a stream, from its events (host times, ns). It starts when
+ * its stream reaches it, a gap after the event before it there (its START, else the END of the
+ * work before it: a stream operation begins that long after the one before it), and not before
+ * the device had it (ready: when its call returned, or began for a copy or memset, which may
+ * hand its work over inside the call): an idle stream's work starts from its call. It ends a
+ * gap before its END. Then, whatever the clock mapping did: no piece starts before its call
+ * began (t0) nor before the piece before it on its stream ended (prev_end, as written), nor
+ * ends before it starts; what had to be moved is said in how (GPU_SPAN_CLAMPED_*).
  */
-int64_t gpu_work_span(int64_t end, int64_t start, bool have_start, int64_t prev, bool have_prev,
-                      int64_t gap, int64_t ready, int64_t *end_out, bool *from_call);
+struct gpu_span_in {
+	int64_t end_ev;    /* its END's time */
+	int64_t before_ev; /* the event before it on its stream, when have_before */
+	bool have_before;
+	int64_t gap;      /* a stream operation's length */
+	int64_t t0;       /* when its call began */
+	int64_t ready;    /* the earliest its stream could have run it */
+	int64_t prev_end; /* the end written for the stream's piece before it, when have_prev */
+	bool have_prev;
+};
+enum {
+	GPU_SPAN_FROM_CALL = 1,     /* the start is ready: the stream was idle */
+	GPU_SPAN_CLAMPED_START = 2, /* moved later, to the call's start or the piece before */
+	GPU_SPAN_CLAMPED_END = 4,   /* moved later, to the start */
+};
+struct gpu_span {
+	int64_t start, end;
+	unsigned how; /* GPU_SPAN_* */
+};
+void gpu_work_span(const struct gpu_span_in *in, struct gpu_span *out);
 /* Median of n values (sorted in place). */
 int64_t gpu_median(int64_t *v, int n);
 

@@ -53,22 +53,33 @@ gpu_clock_map(const struct gpu_clock *c, double gpu_ns, int64_t *bound)
 	return c->host + (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
 }
 
-int64_t
-gpu_work_span(int64_t end, int64_t start, bool have_start, int64_t prev, bool have_prev,
-              int64_t gap, int64_t ready, int64_t *end_out, bool *from_call)
+void
+gpu_work_span(const struct gpu_span_in *in, struct gpu_span *out)
 {
-	int64_t s = INT64_MIN;
-	if (have_start)
-		s = start + gap;
-	else if (have_prev)
-		s = prev + gap;
-	*from_call = s < ready;
-	if (s < ready)
-		s = ready;
-	if (s > end)
-		s = end;
-	*end_out = end;
-	return s;
+	int64_t s = in->have_before ? in->before_ev + in->gap : INT64_MIN;
+	out->how = 0;
+	if (s < in->ready) {
+		s = in->ready;
+		out->how |= GPU_SPAN_FROM_CALL;
+	}
+	/* A mapping that moved between two anchors (or an anchor taken badly, under load) can
+	 * put a piece before its call or inside the one before it: the order the program and the
+	 * stream imposed wins, and the piece says it was moved. */
+	if (s < in->t0) {
+		s = in->t0;
+		out->how |= GPU_SPAN_CLAMPED_START;
+	}
+	if (in->have_prev && s < in->prev_end) {
+		s = in->prev_end;
+		out->how |= GPU_SPAN_CLAMPED_START;
+	}
+	int64_t e = in->end_ev - in->gap;
+	if (e < s) {
+		e = s;
+		out->how |= GPU_SPAN_CLAMPED_END;
+	}
+	out->start = s;
+	out->end = e;
 }
 
 static int

@@ -325,9 +325,9 @@ note_err(int64_t b)
 		P.errs[P.nerrs++] = b;
 }
 
-/* from_call: the start is the submitting call's return (cut-events(5), args.start). */
+/* Writes s, its span sp (cut-events(5), GPU work: args.start, args.clamped). */
 static void
-write_work(struct gpu_sub *s, int64_t start, int64_t end, bool from_call)
+write_work(struct gpu_sub *s, const struct gpu_span *sp)
 {
 	static const char *const cats[] = {[GK_KERNEL] = "kernel",
 	                                   [GK_KERNEL_EX] = "kernel",
@@ -377,13 +377,17 @@ write_work(struct gpu_sub *s, int64_t start, int64_t end, bool from_call)
 	}
 	buf_addkey(a, "submit");
 	buf_addi64(a, s->t0);
-	if (from_call)
+	if (sp->how & GPU_SPAN_FROM_CALL)
 		buf_addkv_str(a, "start", "call");
+	static const char *const clamped[] = {NULL, "start", "end", "start,end"};
+	const char *cl = clamped[(sp->how & (GPU_SPAN_CLAMPED_START | GPU_SPAN_CLAMPED_END)) >> 1];
+	if (cl)
+		buf_addkv_str(a, "clamped", cl);
 	buf_addc(a, '}');
 	struct cut_event ev;
 	cut_event_init(&ev);
-	ev.ts = start;
-	ev.dur = end - start;
+	ev.ts = sp->start;
+	ev.dur = sp->end - sp->start;
 	ev.has = CUT_HAS_DUR;
 	ev.pid = hook_w.pid_ns;
 	ev.tid = s->tid;
@@ -436,18 +440,27 @@ complete(struct gpu_sub *s)
 	 * "Async" or not): its END then runs as soon as the GPU picks it up after the return
 	 * (3-4 us on the H100), and the work ran inside the call, from the START before it;
 	 * else, like a kernel, it started no earlier than the return. */
-	int64_t ready = s->sync && work_end <= s->t1 + PICKUP_NS ? s->t0 : s->t1;
-	bool from_call;
-	int64_t e;
-	int64_t sstart = gpu_work_span(work_end, start, s->start != NULL, st->last_end,
-	                               st->have_last, gap, ready, &e, &from_call);
+	struct gpu_span_in in = {
+	    .end_ev = end,
+	    .before_ev = s->start ? start : st->last_end,
+	    .have_before = s->start || st->have_last,
+	    .gap = gap,
+	    .t0 = s->t0,
+	    .ready = s->sync && work_end <= s->t1 + PICKUP_NS ? s->t0 : s->t1,
+	    .prev_end = st->last_written,
+	    .have_prev = st->have_written,
+	};
+	struct gpu_span sp;
+	gpu_work_span(&in, &sp);
 	st->last_end = end;
 	st->have_last = true;
+	st->last_written = sp.end;
+	st->have_written = true;
 	note_err(b1 > b2 ? b1 : b2);
-	if (from_call)
+	if (sp.how & GPU_SPAN_FROM_CALL)
 		__atomic_fetch_add(&gpu_sh.from_call, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&gpu_sh.timed, 1, __ATOMIC_RELAXED);
-	write_work(s, sstart, e, from_call);
+	write_work(s, &sp);
 }
 
 /* Takes what the program's threads queued onto the streams' own lists. */

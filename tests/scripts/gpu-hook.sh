@@ -150,6 +150,37 @@ truth_check legacy 10 0.8
 # freed the memory, a wait of the whole context; each gives the stream it holds a START.
 truth_check pool 11 0.8
 
+# The clock mapping moves under the work (the stand-in's clock jumps 2 ms forward, then back, as
+# a mapping moves when an anchor is taken badly under load): still no piece starts before its
+# call, none inside the piece before it on its stream, none ends before it starts; pieces that
+# had to be moved say so (args.clamped), and a start is moved only after a jump.
+for step in 2000000 -2000000 0; do
+	FAKEGPU_STEP_NS=$step FAKEGPU_STEP_AFTER=700 cuthook -o "$tmp/step.jsonl" -- "$fx/gpuprog" 300 \
+		>/dev/null || bad "clock step $step: exit $?"
+	python3 - "$tmp/step.jsonl" $step <<'PY' || fail=1
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+step = int(sys.argv[2])
+gpu = [e for e in ev if e["layer"] == "gpu"]
+calls = {e["args"]["corr"]: e for e in ev if e["layer"] == "api" and "corr" in (e.get("args") or {})}
+fails = []
+for w in gpu:
+    c = calls[w["args"]["corr"]]
+    if w["ts"] < c["ts"]: fails.append(f"corr {w['args']['corr']} starts {c['ts'] - w['ts']} ns before its call")
+    if w["dur"] < 0: fails.append(f"corr {w['args']['corr']}: duration {w['dur']}")
+last = {}
+for w in sorted(gpu, key=lambda e: e["args"]["corr"]):
+    s = w["args"]["stream"]
+    if s in last and w["ts"] < last[s]: fails.append(f"stream {s}: corr {w['args']['corr']} starts {last[s] - w['ts']} ns inside the piece before it")
+    last[s] = w["ts"] + w["dur"]
+moved = sum(1 for w in gpu if "start" in w["args"].get("clamped", ""))
+if step and not any("clamped" in w["args"] for w in gpu): fails.append("no piece says it was moved")
+if not step and moved: fails.append(f"{moved} pieces' starts moved without a jump of the clock")
+for m in fails[:5]: print(f"FAIL clock step {step}:", m)
+sys.exit(1 if fails else 0)
+PY
+done
+
 # Events run out: work goes untimed, counted; nothing is lost.
 FAKEGPU_EVENTS=24 cuthook -o "$tmp/few.jsonl" -- "$fx/gpuprog" $rounds >/dev/null || bad "few events: exit $?"
 python3 - "$tmp/few.jsonl" $want <<'PY' || fail=1

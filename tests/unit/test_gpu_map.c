@@ -60,30 +60,76 @@ START_TEST(test_unmeasured_rate_bounds_drift)
 }
 END_TEST
 
+/* The span of a piece whose END ran at end_ev, the event before it at before_ev (have_before),
+ * its call began at t0 and the device had it at ready, the piece before it on its stream
+ * written to end at prev_end (have_prev); the gap 1200 ns. */
+static struct gpu_span
+span(int64_t end_ev, int64_t before_ev, bool have_before, int64_t t0, int64_t ready,
+     int64_t prev_end, bool have_prev)
+{
+	struct gpu_span_in in = {.end_ev = end_ev,
+	                         .before_ev = before_ev,
+	                         .have_before = have_before,
+	                         .gap = 1200,
+	                         .t0 = t0,
+	                         .ready = ready,
+	                         .prev_end = prev_end,
+	                         .have_prev = have_prev};
+	struct gpu_span sp;
+	gpu_work_span(&in, &sp);
+	return sp;
+}
+
 START_TEST(test_span)
 {
-	bool from_call;
-	int64_t end;
-	/* A busy stream: the work starts a gap after the work before it ended. */
-	ck_assert_int_eq(gpu_work_span(10000, 0, false, 5000, true, 1200, 3000, &end, &from_call),
-	                 6200);
-	ck_assert(!from_call);
-	ck_assert_int_eq(end, 10000);
+	/* A busy stream: the work starts a gap after the work before it ended, and ends a gap
+	 * before its END. */
+	struct gpu_span sp = span(11200, 5000, true, 2000, 3000, 3800, true);
+	ck_assert_int_eq(sp.start, 6200);
+	ck_assert_int_eq(sp.end, 10000);
+	ck_assert_int_eq(sp.how, 0);
 	/* An idle stream: the previous work ended before the call returned. */
-	ck_assert_int_eq(gpu_work_span(10000, 0, false, 1000, true, 1200, 4000, &end, &from_call),
-	                 4000);
-	ck_assert(from_call);
-	/* A START recorded (the stream waited): a gap after it. */
-	ck_assert_int_eq(gpu_work_span(10000, 7000, true, 1000, true, 1200, 4000, &end, &from_call),
-	                 8200);
-	ck_assert(!from_call);
+	sp = span(11200, 1000, true, 2000, 4000, 0, false);
+	ck_assert_int_eq(sp.start, 4000);
+	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_CALL);
 	/* Nothing before it on the stream. */
-	ck_assert_int_eq(gpu_work_span(10000, 0, false, 0, false, 1200, 4000, &end, &from_call),
-	                 4000);
-	/* Never after the end: zero length, not negative. */
-	ck_assert_int_eq(gpu_work_span(10000, 9900, true, 0, false, 1200, 4000, &end, &from_call),
-	                 10000);
-	ck_assert_int_eq(end, 10000);
+	sp = span(11200, 0, false, 2000, 4000, 0, false);
+	ck_assert_int_eq(sp.start, 4000);
+	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_CALL);
+}
+END_TEST
+
+/* Whatever the mapping says, a piece never starts before its call nor inside the piece before
+ * it on its stream, and never ends before it starts; each move is said. */
+START_TEST(test_span_clamped)
+{
+	/* Events mapped before the call began (an END before it: a mapping off by more than
+	 * the piece): not a piece before its call with a duration of 0, as it was. */
+	struct gpu_span sp = span(1500, 500, true, 2000, 2000, 0, false);
+	ck_assert_int_ge(sp.start, 2000);
+	ck_assert_int_ge(sp.end, sp.start);
+	ck_assert(sp.how & GPU_SPAN_CLAMPED_END);
+	/* A ready before the call's start (it never is; the call's start is the floor). */
+	sp = span(9000, 0, false, 2000, 1000, 0, false);
+	ck_assert_int_eq(sp.start, 2000);
+	ck_assert(sp.how & GPU_SPAN_CLAMPED_START);
+	/* The piece before it on the stream was written to end at 8000 (mapped by an older
+	 * anchor), this one's events say 6200: it starts at 8000, its end kept. */
+	sp = span(11200, 5000, true, 2000, 3000, 8000, true);
+	ck_assert_int_eq(sp.start, 8000);
+	ck_assert_int_eq(sp.end, 10000);
+	ck_assert_int_eq(sp.how, GPU_SPAN_CLAMPED_START);
+	/* ... and ends before 8000 too: both moved, never a negative duration. */
+	sp = span(8200, 5000, true, 2000, 3000, 9000, true);
+	ck_assert_int_eq(sp.start, 9000);
+	ck_assert_int_eq(sp.end, 9000);
+	ck_assert_int_eq(sp.how, GPU_SPAN_CLAMPED_START | GPU_SPAN_CLAMPED_END);
+	/* A START a gap before its END: a piece of length 0, which is what the events say,
+	 * nothing moved. */
+	sp = span(10000, 7600, true, 2000, 3000, 0, false);
+	ck_assert_int_eq(sp.start, 8800);
+	ck_assert_int_eq(sp.end, 8800);
+	ck_assert_int_eq(sp.how, 0);
 }
 END_TEST
 
@@ -103,6 +149,7 @@ main(void)
 	tcase_add_test(tc, test_drift_measured_and_bounded);
 	tcase_add_test(tc, test_unmeasured_rate_bounds_drift);
 	tcase_add_test(tc, test_span);
+	tcase_add_test(tc, test_span_clamped);
 	tcase_add_test(tc, test_median);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
