@@ -596,6 +596,7 @@ hook_gpu_trailer(struct cut_trailer *t)
 		return;
 	t->gpu_timed = (int64_t)gpu_sh.timed;
 	t->gpu_untimed = (int64_t)gpu_sh.untimed;
+	t->lost += (int64_t)gpu_sh.lost; /* never written: said by a lost record too */
 	t->gpu_capture_skips = (int64_t)gpu_sh.skips;
 	t->gpu_starts = (int64_t)gpu_sh.starts;
 	t->gpu_starts_from_call = (int64_t)gpu_sh.from_call;
@@ -622,7 +623,7 @@ hook_gpu_fork(int phase)
 		pthread_cond_init(&gpu_sh.wake, NULL);
 		gpu_sh.in_head = gpu_sh.in_tail = NULL;
 		gpu_sh.timed = gpu_sh.untimed = gpu_sh.skips = gpu_sh.starts = 0;
-		gpu_sh.from_call = 0;
+		gpu_sh.from_call = gpu_sh.lost = 0;
 		gpu_sh.err_max = gpu_sh.err_median = 0;
 		G.on = false;
 		G.off = "off: a forked child (CUDA is not usable after fork)";

@@ -133,6 +133,8 @@ enum {
 	GPU_SPAN_FROM_CALL = 1,     /* the start is ready: the stream was idle */
 	GPU_SPAN_CLAMPED_START = 2, /* moved later, to the call's start or the piece before */
 	GPU_SPAN_CLAMPED_END = 4,   /* moved later, to the start */
+	GPU_SPAN_START_BOUND = 8,   /* the work started no earlier, maybe later */
+	GPU_SPAN_END_UNKNOWN = 16,  /* never timed: no end (the process ended first) */
 };
 struct gpu_span {
 	int64_t start, end;
@@ -185,8 +187,10 @@ struct gpu_shared {
 	unsigned outstanding;
 	bool stopping;
 	int64_t stop_deadline;
+	int abandon; /* the completion thread did not stop in time: it writes nothing more */
 	/* counts (atomics) */
 	uint64_t timed, untimed, skips, starts, from_call;
+	uint64_t lost; /* of untimed, never written: the completion thread held them at the end */
 	int64_t err_max, err_median;
 	int64_t gap;        /* the first context's, for the trailer */
 	int64_t poller_tid; /* the completion thread's, once it runs */
@@ -221,6 +225,8 @@ void gpu_sub_free(struct gpu_sub *s);  /* under lock: events back to the pool */
 
 /* gpu_poll.c: the completion thread */
 void gpu_poller_start(void);
+/* Waits a bounded time for the completion thread to end; when it does not (starved of CPU,
+ * held in the driver), writes what it has not with what is known and counts the rest lost. */
 void gpu_poller_join(void);
 
 #endif

@@ -29,6 +29,10 @@
 #define PICKUP_NS 5000        /* longest from a call's return to the GPU running its END */
 
 static pthread_t poller;
+static bool started; /* poller runs */
+/* Held by the completion thread while it takes and completes work: the thread that stops it
+ * takes it to write what it left. */
+static pthread_mutex_t round_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	struct hook_thread *t;      /* the thread's writer */
 	void *current;              /* the context current on this thread */
@@ -48,7 +52,7 @@ now_ns(void)
 static void
 nap(int64_t ns)
 {
-	struct timespec ts = {0, (long)ns};
+	struct timespec ts = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};
 	nanosleep(&ts, NULL);
 }
 
@@ -325,9 +329,11 @@ note_err(int64_t b)
 		P.errs[P.nerrs++] = b;
 }
 
-/* Writes s, its span sp (cut-events(5), GPU work: args.start, args.clamped). */
-static void
-write_work(struct gpu_sub *s, const struct gpu_span *sp)
+/* Writes s, its span sp (cut-events(5), GPU work: args.start, args.end, args.clamped), into
+ * w's buffer. Returns false when the completion thread was abandoned (gpu_poller_join): the
+ * thread that stopped it counted s already. */
+static bool
+write_work(struct hook_thread *w, struct gpu_sub *s, const struct gpu_span *sp)
 {
 	static const char *const cats[] = {[GK_KERNEL] = "kernel",
 	                                   [GK_KERNEL_EX] = "kernel",
@@ -352,14 +358,16 @@ write_work(struct gpu_sub *s, const struct gpu_span *sp)
 	case GK_SET: snprintf(name, sizeof(name), "memset"); break;
 	default: snprintf(name, sizeof(name), "graph 0x%llx", (unsigned long long)s->handle);
 	}
-	struct cut_buf *a = &P.t->args;
+	struct cut_buf *a = &w->args;
 	buf_reset(a);
 	buf_addkey(a, "corr");
 	buf_addi64(a, (int64_t)s->corr);
 	buf_addkey(a, "stream");
 	buf_addhex(a, (uint64_t)(uintptr_t)s->stream);
-	buf_addkey(a, "device");
-	buf_addi64(a, s->gc->device);
+	if (s->gc->device >= 0) {
+		buf_addkey(a, "device");
+		buf_addi64(a, s->gc->device);
+	}
 	if (s->kind == GK_KERNEL || s->kind == GK_KERNEL_EX) {
 		const uint32_t *v[2] = {s->grid, s->block};
 		for (int k = 0; k < 2; k++) {
@@ -379,6 +387,10 @@ write_work(struct gpu_sub *s, const struct gpu_span *sp)
 	buf_addi64(a, s->t0);
 	if (sp->how & GPU_SPAN_FROM_CALL)
 		buf_addkv_str(a, "start", "call");
+	else if (sp->how & GPU_SPAN_START_BOUND)
+		buf_addkv_str(a, "start", "bound");
+	if (sp->how & GPU_SPAN_END_UNKNOWN)
+		buf_addkv_str(a, "end", "unknown");
 	static const char *const clamped[] = {NULL, "start", "end", "start,end"};
 	const char *cl = clamped[(sp->how & (GPU_SPAN_CLAMPED_START | GPU_SPAN_CLAMPED_END)) >> 1];
 	if (cl)
@@ -387,8 +399,10 @@ write_work(struct gpu_sub *s, const struct gpu_span *sp)
 	struct cut_event ev;
 	cut_event_init(&ev);
 	ev.ts = sp->start;
-	ev.dur = sp->end - sp->start;
-	ev.has = CUT_HAS_DUR;
+	if (!(sp->how & GPU_SPAN_END_UNKNOWN)) {
+		ev.dur = sp->end - sp->start;
+		ev.has = CUT_HAS_DUR;
+	}
 	ev.pid = hook_w.pid_ns;
 	ev.tid = s->tid;
 	ev.layer = CUT_GPU;
@@ -396,17 +410,27 @@ write_work(struct gpu_sub *s, const struct gpu_span *sp)
 	ev.cat = cats[s->kind];
 	ev.args = a->s;
 	hook_label(&ev);
-	if (!own_begin(P.t))
-		return;
-	cut_event_format(&P.t->out, &ev);
-	buf_addc(&P.t->out, '\n');
-	P.t->pending++;
-	P.t->events++;
+	if (!own_begin(w))
+		return true; /* the end is written: too late for this */
+	/* Looked at inside the writer's busy window: the thread that abandons this one waits
+	 * for the window to close before it counts what is left. */
+	if (w == P.t && pthread_equal(pthread_self(), poller) &&
+	    __atomic_load_n(&gpu_sh.abandon, __ATOMIC_SEQ_CST)) {
+		own_end(w);
+		return false;
+	}
+	cut_event_format(&w->out, &ev);
+	buf_addc(&w->out, '\n');
+	w->pending++;
+	w->events++;
 	__atomic_add_fetch(&hook_layer_events[CUT_GPU], 1, __ATOMIC_RELAXED);
-	if (P.t->out.len >= FLUSH_AT)
-		hook_flush(P.t);
-	own_end(P.t);
+	if (w->out.len >= FLUSH_AT)
+		hook_flush(w);
+	own_end(w);
+	return true;
 }
+
+static bool write_unknown(struct hook_thread *w, struct gpu_sub *s);
 
 /* Times s, whose END completed, and writes it. */
 static void
@@ -456,11 +480,12 @@ complete(struct gpu_sub *s)
 	st->have_last = true;
 	st->last_written = sp.end;
 	st->have_written = true;
+	if (!write_work(P.t, s, &sp))
+		return;
 	note_err(b1 > b2 ? b1 : b2);
 	if (sp.how & GPU_SPAN_FROM_CALL)
 		__atomic_fetch_add(&gpu_sh.from_call, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&gpu_sh.timed, 1, __ATOMIC_RELAXED);
-	write_work(s, &sp);
 }
 
 /* Takes what the program's threads queued onto the streams' own lists. */
@@ -514,9 +539,10 @@ round_once(bool give_up)
 				break;
 			if (q == 0)
 				complete(s);
-			else { /* a broken event, or the end came: not timed */
+			else { /* a broken event, or the end came: not timed, written so */
 				st->have_last = false;
-				__atomic_fetch_add(&gpu_sh.untimed, 1, __ATOMIC_RELAXED);
+				if (write_unknown(P.t, s))
+					__atomic_fetch_add(&gpu_sh.untimed, 1, __ATOMIC_RELAXED);
 			}
 			st->head = s->next;
 			if (!st->head)
@@ -574,6 +600,11 @@ poll_main(void *arg)
 	if (gpu_api.exchange_capture_mode)
 		gpu_api.exchange_capture_mode(&mode);
 	for (;;) {
+		pthread_mutex_lock(&round_lock);
+		if (__atomic_load_n(&gpu_sh.abandon, __ATOMIC_ACQUIRE)) {
+			pthread_mutex_unlock(&round_lock); /* gpu_poller_join wrote what is left */
+			return NULL;
+		}
 		take_queued();
 		pthread_mutex_lock(&gpu_sh.lock);
 		bool stopping = gpu_sh.stopping;
@@ -581,7 +612,17 @@ poll_main(void *arg)
 		pthread_mutex_unlock(&gpu_sh.lock);
 		bool give_up = stopping && now_ns() > deadline;
 		unsigned left = P.t ? round_once(give_up) : 0;
-		if (stopping && (left == 0 || give_up))
+		bool done = stopping && (left == 0 || give_up);
+		if (done) {
+			if (P.nerrs)
+				gpu_sh.err_median = gpu_median(P.errs, (int)P.nerrs);
+			if (P.t && own_begin(P.t)) {
+				hook_flush(P.t);
+				own_end(P.t);
+			}
+		}
+		pthread_mutex_unlock(&round_lock);
+		if (done)
 			break;
 		if (left || stopping)
 			nap(P.busy_sleep);
@@ -600,12 +641,6 @@ poll_main(void *arg)
 			pthread_mutex_unlock(&gpu_sh.lock);
 		}
 	}
-	if (P.nerrs)
-		gpu_sh.err_median = gpu_median(P.errs, (int)P.nerrs);
-	if (P.t && own_begin(P.t)) {
-		hook_flush(P.t);
-		own_end(P.t);
-	}
 	return NULL;
 }
 
@@ -621,12 +656,39 @@ gpu_poller_start(void)
 		pthread_mutex_lock(&gpu_sh.lock);
 		gpu_sh.stopping = true;
 		pthread_mutex_unlock(&gpu_sh.lock);
-	}
+	} else
+		started = true;
 	pthread_attr_destroy(&at);
 	/* Exit handlers run before libraries' destructors, libcuda's among them: the work is
 	 * written while the driver still answers. */
 	atexit(hook_gpu_stop);
 	hook_guard = guard;
+}
+
+/* Work the completion thread never timed, written by w with what is known: its call, no end,
+ * its start no earlier than its call's (cut-events(5): args.end "unknown"). False when w could
+ * not take it. */
+static bool
+write_unknown(struct hook_thread *w, struct gpu_sub *s)
+{
+	struct gpu_span sp = {
+	    .start = s->t0, .end = s->t0, .how = GPU_SPAN_START_BOUND | GPU_SPAN_END_UNKNOWN};
+	return w && write_work(w, s, &sp);
+}
+
+/* A lost record for n pieces of work, into w's buffer. */
+static void
+write_lost(struct hook_thread *w, uint64_t n)
+{
+	char args[256];
+	snprintf(args, sizeof(args),
+	         "{\"count\":%llu,\"reason\":\"GPU work the completion thread still held when the "
+	         "process ended\",\"layer\":\"gpu\"}",
+	         (unsigned long long)n);
+	if (w && own_begin(w)) {
+		hook_meta(&w->out, now_ns(), w->tid, "lost", args);
+		own_end(w);
+	}
 }
 
 void
@@ -635,5 +697,61 @@ gpu_poller_join(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += 3;
-	pthread_timedjoin_np(poller, NULL, &ts);
+	if (started && pthread_timedjoin_np(poller, NULL, &ts) == 0)
+		return;
+	/* The completion thread did not end (or never ran): starved of CPU, or held in the
+	 * driver. It writes
+	 * nothing from now on (its buffer's busy window is waited for, write_work); this thread
+	 * writes what it left, with what is known, and counts what it cannot reach. */
+	__atomic_store_n(&gpu_sh.abandon, 1, __ATOMIC_SEQ_CST);
+	for (int i = 0; P.t && i < 100000 && __atomic_load_n(&P.t->busy, __ATOMIC_ACQUIRE); i++)
+		sched_yield();
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 1;
+	/* Between its rounds, the thread's own lists are this one's too; in a round, only what
+	 * it had not taken yet. */
+	bool between = pthread_mutex_timedlock(&round_lock, &ts) == 0;
+	struct hook_thread *w = between && P.t ? P.t : hook_self;
+	uint64_t written = 0;
+	pthread_mutex_lock(&gpu_sh.lock);
+	struct gpu_sub *s = gpu_sh.in_head, *next;
+	gpu_sh.in_head = gpu_sh.in_tail = NULL;
+	pthread_mutex_unlock(&gpu_sh.lock);
+	for (; s; s = next) {
+		next = s->next;
+		if (write_unknown(w, s)) {
+			written++;
+			pthread_mutex_lock(&gpu_sh.lock);
+			gpu_sub_free(s);
+			pthread_mutex_unlock(&gpu_sh.lock);
+		}
+	}
+	for (unsigned i = 0; between && i < P.nactive; i++) {
+		struct gpu_stream *st = P.active[i];
+		while ((s = st->head)) {
+			st->head = s->next;
+			if (write_unknown(w, s)) {
+				written++;
+				pthread_mutex_lock(&gpu_sh.lock);
+				gpu_sub_free(s);
+				pthread_mutex_unlock(&gpu_sh.lock);
+			}
+		}
+		st->tail = NULL;
+	}
+	if (between)
+		P.nactive = 0;
+	/* What is left was never written: counted lost, and as untimed with the rest. */
+	pthread_mutex_lock(&gpu_sh.lock);
+	uint64_t lost = gpu_sh.outstanding;
+	pthread_mutex_unlock(&gpu_sh.lock);
+	if (lost)
+		write_lost(w, lost);
+	__atomic_add_fetch(&gpu_sh.untimed, written + lost, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&gpu_sh.lost, lost, __ATOMIC_RELAXED);
+	if (between) {
+		if (P.nerrs)
+			gpu_sh.err_median = gpu_median(P.errs, (int)P.nerrs);
+		pthread_mutex_unlock(&round_lock);
+	}
 }

@@ -181,6 +181,50 @@ sys.exit(1 if fails else 0)
 PY
 done
 
+# Work still running at the end (the stand-in's blocks take 1 ms: 2.5 s of kernels queued when
+# the program exits): the second it gets passes, and what did not end is written with what is
+# known (its call; no end: args.end "unknown", its start no earlier than its call's) and counted
+# untimed. The same when the completion thread does not finish by then (it waits 10 s between
+# rounds, as a thread starved of CPU would). Held in a driver call (the stand-in's
+# cuEventElapsedTime waits while a file exists), what it holds is counted lost, said by a lost
+# record and the trailer, and the rest written so. Never dropped silently.
+touch "$tmp/stall"
+for how in late sleeps stalls; do
+	case $how in
+	late) env FAKEGPU_NS_PER_BLOCK=1000000 cuthook -o "$tmp/$how.jsonl" -- "$fx/gpuprog" $rounds ;;
+	sleeps) env FAKEGPU_NS_PER_BLOCK=1000000 CUTHOOK_GPU_POLL_US=10000000 \
+		cuthook -o "$tmp/$how.jsonl" -- "$fx/gpuprog" $rounds ;;
+	stalls) env FAKEGPU_STALL_FILE="$tmp/stall" cuthook -o "$tmp/$how.jsonl" -- "$fx/gpuprog" $rounds ;;
+	esac >/dev/null || bad "completion thread $how: exit $?"
+	python3 - "$tmp/$how.jsonl" $want $how <<'PY' || fail=1
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+want, how = int(sys.argv[2]), sys.argv[3]
+g, tr = ev[-1]["args"].get("gpu", {}), ev[-1]["args"]
+gpu = [e for e in ev if e["layer"] == "gpu"]
+calls = {e["args"]["corr"]: e for e in ev if e["layer"] == "api" and "corr" in (e.get("args") or {})}
+lost = sum(e["args"]["count"] for e in ev if e["layer"] == "meta" and e["name"] == "lost" and e["args"].get("layer") == "gpu")
+unknown = [e for e in gpu if e["args"].get("end") == "unknown"]
+fails = []
+if g.get("timed", 0) + g.get("untimed", 0) != want: fails.append(f"trailer gpu {g}: timed and untimed are not the {want} submissions")
+if len(gpu) + lost != want or tr["lost"] != lost or tr["layers"].get("gpu") != len(gpu):
+    fails.append(f"{len(gpu)} gpu events and {lost} lost for {want} submissions; trailer lost {tr['lost']}, layers {tr['layers']}")
+if len(gpu) - len(unknown) != g.get("timed"): fails.append(f"{len(unknown)} pieces without an end, trailer {g}")
+if how != "stalls" and (lost or not unknown): fails.append(f"{lost} lost, {len(unknown)} without an end: want 0 lost and some without an end")
+if how == "stalls" and (not lost or not unknown or g.get("timed")): fails.append(f"{lost} lost, {len(unknown)} without an end, timed {g.get('timed')}: want some of each, none timed")
+for e in unknown:
+    c = calls.get(e["args"]["corr"])
+    if "dur" in e or e["args"].get("start") != "bound" or not c or e["ts"] != c["ts"] or e["args"]["submit"] != c["ts"]:
+        fails.append(f"piece without an end: {e}"); break
+for m in fails: print(f"FAIL completion thread {how}:", m)
+sys.exit(1 if fails else 0)
+PY
+	for tool in "cutstat" "cutgaps" "cutchrome" "cutmerge" "cutplot -S" "cutperfetto -o $tmp/p.pf"; do
+		$tool "$tmp/$how.jsonl" >/dev/null 2>"$tmp/err" || bad "$how: $tool: exit $?: $(cat "$tmp/err")"
+	done
+done
+rm -f "$tmp/stall"
+
 # Events run out: work goes untimed, counted; nothing is lost.
 FAKEGPU_EVENTS=24 cuthook -o "$tmp/few.jsonl" -- "$fx/gpuprog" $rounds >/dev/null || bad "few events: exit $?"
 python3 - "$tmp/few.jsonl" $want <<'PY' || fail=1
