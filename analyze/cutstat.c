@@ -384,6 +384,7 @@ static const struct cut_col gpu_cols[] = {
     {"stddev_ns", "stddev_ns", "StdDev(ns)", CUT_COL_REAL, 12, 1, 0},
     {"bytes", NULL, NULL, CUT_COL_INT, 0, 0, 0}, /* copies and memsets */
     {"gb_per_s", NULL, NULL, CUT_COL_REAL, 0, 0, 0},
+    {"bounded", NULL, NULL, CUT_COL_INT, 0, 0, 0}, /* left out of gb_per_s */
     {NULL, "time_pct", "Time(%)", CUT_COL_PCT, 8, 0, 0},
     {NULL, "bytes", NULL, CUT_COL_INT, 0, 0, 0},
     {"mangled", "mangled", NULL, CUT_COL_STR, 0, 0, 0}, /* where the name is demangled */
@@ -400,11 +401,13 @@ gpu_table(const struct cut_gpu_stats *g, enum cut_fmt fmt)
 	struct cut_table *t = cut_table_new(&gpu_def, fmt);
 	for (size_t i = 0; i < g->nnames; i++) {
 		const struct cut_gpu_name *nm = &g->names[i];
+		double bw = rate(nm->bw_bytes, nm->bw_time); /* bounds left out: gpustats.h */
 		cut_table_add(t, CUT_ROW(CUT_S(cut_table_name(nm->name)), CUT_S(nm->cat),
 		                         CUT_I(nm->count), CUT_I(nm->total), CUT_R(nm->avg),
 		                         CUT_R(nm->med), CUT_I(nm->min), CUT_I(nm->max),
 		                         CUT_R(nm->stddev), CUT_IF(nm->bytes > 0, CUT_I(nm->bytes)),
-		                         CUT_IF(nm->bytes > 0, CUT_R(rate(nm->bytes, nm->total))),
+		                         CUT_IF(nm->bw_time > 0, CUT_R(bw)),
+		                         CUT_IF(nm->bounded > 0, CUT_I(nm->bounded)),
 		                         CUT_R(pct(nm->total, g->total)), CUT_I(nm->bytes),
 		                         CUT_S(cut_table_mangled(nm->name))));
 	}
@@ -423,15 +426,23 @@ static void
 copy_table(const struct cut_gpu_stats *g)
 {
 	struct cut_table *t = cut_table_new(&copy_def, CUT_FMT_TEXT);
+	int64_t bounded = 0;
 	for (size_t i = 0; i < g->nnames; i++) {
 		const struct cut_gpu_name *nm = &g->names[i];
 		if (nm->bytes <= 0)
 			continue;
+		bounded += nm->bounded;
+		double bw = rate(nm->bw_bytes, nm->bw_time);
 		cut_table_add(t, CUT_ROW(CUT_S(cut_table_name(nm->name)), CUT_I(nm->count),
 		                         CUT_I(nm->bytes), CUT_I(nm->total),
-		                         CUT_R(rate(nm->bytes, nm->total))));
+		                         CUT_IF(nm->bw_time > 0, CUT_R(bw))));
 	}
 	cut_table_end(t);
+	if (bounded)
+		cut_table_say(
+		    "note: GB/s leaves out %lld pieces whose start or end is only a bound "
+		    "(args.start or args.end \"bound\": no bandwidth can be measured)",
+		    (long long)bounded);
 }
 
 /* How busy each device, stream or process kept the GPU; what names the first column. */

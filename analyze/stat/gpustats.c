@@ -32,7 +32,7 @@ struct piece {
 struct group {
 	int64_t proc; /* devices, streams, processes: the process (procs.h); -1: several */
 	const char *cat;
-	int64_t bytes;
+	int64_t bytes, bw_bytes, bw_time, bounded; /* gpustats.h */
 	struct span *v; /* the time its pieces kept (gpushare.h), a span or more each */
 	size_t n, cap, work;
 };
@@ -179,8 +179,18 @@ gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev)
 	g->count++;
 	struct group *ng = group_at(&p->names, ev->name, &name);
 	ng->cat = cat_name(ev->cat);
-	if (cut_args_int(ev->args, "bytes", &bytes) == 0 && bytes > 0)
+	if (cut_args_int(ev->args, "bytes", &bytes) == 0 && bytes > 0) {
 		sat_add(&g->saturated, &ng->bytes, bytes);
+		char se[8] = "", ee[8] = "";
+		cut_args_str(ev->args, "start", se, sizeof(se));
+		cut_args_str(ev->args, "end", ee, sizeof(ee));
+		if (!strcmp(se, "bound") || !strcmp(ee, "bound"))
+			ng->bounded++;
+		else {
+			sat_add(&g->saturated, &ng->bw_bytes, bytes);
+			sat_add(&g->saturated, &ng->bw_time, ev->dur);
+		}
+	}
 	cut_args_int(ev->args, "device", &dev);
 	char *stream = args_str(ev->args, "stream");
 	/* Devices by process and ordinal here; gpustats_finish joins those of one physical GPU
@@ -534,6 +544,9 @@ gpustats_finish(struct cut_gpu_stats *g)
 		nm->name = strtab_key(p->names.keys, i);
 		nm->cat = gr->cat;
 		nm->bytes = gr->bytes;
+		nm->bw_bytes = gr->bw_bytes;
+		nm->bw_time = gr->bw_time;
+		nm->bounded = gr->bounded;
 		nm->count = (int64_t)gr->n;
 		CUT_GROW(d, gr->n, dcap);
 		double mean = 0, m2 = 0;

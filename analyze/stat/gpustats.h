@@ -19,6 +19,9 @@ struct cut_gpu_name {
 	const char *name;
 	const char *cat; /* kernel, memcpy, memset, graph */
 	int64_t count, total, min, max, bytes;
+	/* Bandwidth from what is measured: the bytes and time of the pieces whose start and end
+	 * are (cut-events(5): args.start or args.end "bound" are left out, counted in bounded). */
+	int64_t bw_bytes, bw_time, bounded;
 	double med, stddev;
 	double avg;           /* exact where total saturated */
 	struct cut_hist hist; /* summary.h */
