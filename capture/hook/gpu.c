@@ -419,6 +419,10 @@ after(struct gpu_sub *s, CUresult r, int64_t t0)
 		give_back(s, true);
 		return NULL;
 	}
+	/* When the END was handed over: an END that ran as soon as the device could run it
+	 * after that bounds the work's end without measuring it (gpu_work_span). A TSC read,
+	 * mapped once the call's own end is (hook_gpu_queue). */
+	s->er_end = hook_end();
 	s->t0 = t0;
 	if (s->start)
 		count(&gpu_sh.starts);
@@ -426,11 +430,31 @@ after(struct gpu_sub *s, CUresult r, int64_t t0)
 	return s;
 }
 
+/* The CLOCK_MONOTONIC time of a hook_end() value read after the call's own end, which
+ * hook_end_time mapped already (without counting it as a call's end, as that does). */
+static int64_t
+time_of_end(uint64_t end)
+{
+	if (!(end & HOOK_END_TSC) || !hook_self)
+		return (int64_t)(end & ~HOOK_END_TSC);
+	struct hook_tsc *a = &hook_self->tsc;
+	uint64_t d = (end & ~HOOK_END_TSC) - a->c;
+	if (d < a->span)
+		return a->t + (int64_t)((d * a->mult) >> 32);
+	uint64_t calls = a->from_clock; /* it counts calls' ends: this is none */
+	int64_t t = hook_tsc_time_slow(a, end & ~HOOK_END_TSC);
+	a->from_clock = calls;
+	return t;
+}
+
 void
 hook_gpu_queue(struct gpu_sub *s, const char *args, int64_t t1)
 {
 	note_args(s, args);
 	s->t1 = t1;
+	s->t_er = time_of_end(s->er_end);
+	if (s->t_er < t1)
+		s->t_er = t1;
 	pthread_mutex_lock(&gpu_sh.lock);
 	struct gpu_stream *st = s->st;
 	if (st->submitted++ == st->completed)

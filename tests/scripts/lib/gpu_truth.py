@@ -11,13 +11,15 @@ which moves the end but not the start (the change of the mapping's offset). Load
 a wrong start rule is microseconds off, whatever the load.
 
 Work on an idle stream (the first of a round, or any after its thread was preempted between
-submissions), and work whose start the layer took from its call ("start": "call"), started when
-its call returned: its start, against the truth's less the stand-in's pick-up delay (launch +
-gap), is good to the time the thread took to return, which a loaded machine stretches for some
-calls but not for most: the median is held to 1 us, against microseconds for a wrong rule.
-"""
+submissions), and work whose start the layer took from its call ("start": "call"), started the
+device's pick-up time after its call returned: its start, against the truth's through the
+mapping's offset (measured over the pieces whose end is measured), is good to the time the
+thread took to return, which a loaded machine stretches for some calls but not for most: the
+median is held to 1 us, against microseconds for a wrong rule.
 
-PICKUP_NS = 4000 + 1216  # FAKEGPU_LAUNCH_NS and FAKEGPU_GAP_NS, which the scripts set
+A start or an end that is only a bound ("bound") must hold: the work started no earlier, ended no
+later, than it says, but for the mapping's error.
+"""
 
 
 def check(ev, truth_path, bad, what="", kinds=None):
@@ -33,26 +35,43 @@ def check(ev, truth_path, bad, what="", kinds=None):
     g = ev[-1]["args"].get("gpu", {})
     span = ev[-1]["ts"] - ev[0]["ts"]  # no anchor is older than the trace
     rate_err = 2 * g.get("error_ns", 0) / 1e9
+    # The mapping's offset from the truth, over the pieces whose end is measured: bounds and
+    # starts from calls are held to the truth through it.
+    offs = sorted(w["ts"] + w["dur"] - int(t[2]) for w, t in zip(gpu, truth)
+                  if w["args"].get("end") is None)
+    off = offs[len(offs) // 2] if offs else 0
+    tol = max(140, 2 * g.get("error_ns_median", 0))
     prev = {}  # stream -> the mapping's offset at its last piece's end
-    busy, idle, off = 0, [], []
+    busy, idle, off_truth, wrong_bounds = 0, [], [], []
     for w, t in zip(gpu, truth):
         kind, ts, te, how = t[0], int(t[1]), int(t[2]), t[3]
         if kind != w["cat"]:
             bad(f"{what}corr {w['args']['corr']}: truth {kind}, trace {w['cat']}")
         s = w["args"]["stream"]
-        offs = w["ts"] + w["dur"] - te
-        if how == "busy" and w["args"].get("start") != "call":
+        a = w["args"]
+        offs_w = w["ts"] + w["dur"] - te
+        # A bound holds: the work started no earlier than a start that is one, ended no later
+        # than an end that is one.
+        if a.get("start") == "bound" and w["ts"] - off > ts + tol:
+            wrong_bounds.append(f"{w['name']} (corr {a['corr']}) starts {w['ts'] - off - ts:+d} ns after the truth")
+        if a.get("end") == "bound" and w["ts"] + w["dur"] - off < te - tol:
+            wrong_bounds.append(f"{w['name']} (corr {a['corr']}) ends {w['ts'] + w['dur'] - off - te:+d} ns before the truth")
+        if "bound" in (a.get("start"), a.get("end")):
+            pass
+        elif how == "busy" and a.get("start") != "call":
             if kinds is None or kind in kinds:
                 busy += 1
                 err = w["dur"] - (te - ts)
-                tol = 70 + 2 * span / 2**24 + (te - ts) * rate_err
-                if abs(err) > tol and not (s in prev and abs(err - (offs - prev[s])) <= tol):
-                    off.append(f"{w['name']} (corr {w['args']['corr']}) {err:+d} ns")
+                tol_d = 70 + 2 * span / 2**24 + (te - ts) * rate_err
+                if abs(err) > tol_d and not (s in prev and abs(err - (offs_w - prev[s])) <= tol_d):
+                    off_truth.append(f"{w['name']} (corr {a['corr']}) {err:+d} ns")
         else:
-            idle.append(abs(w["ts"] - (ts - PICKUP_NS)))
-        prev[s] = offs
-    if len(off) > max(1, busy // 20):
-        bad(f"{what}{len(off)} of {busy} durations off the truth beyond the mapping's error: {', '.join(off[:5])}")
+            idle.append(abs(w["ts"] - off - ts))
+        prev[s] = offs_w
+    if len(off_truth) > max(1, busy // 20):
+        bad(f"{what}{len(off_truth)} of {busy} durations off the truth beyond the mapping's error: {', '.join(off_truth[:5])}")
+    if len(wrong_bounds) > max(1, len(gpu) // 20):
+        bad(f"{what}{len(wrong_bounds)} bounds the truth breaks: {', '.join(wrong_bounds[:5])}")
     idle.sort()
     if idle and idle[len(idle) // 2] > 1000:
         bad(f"{what}starts of work on an idle stream off its call's return: median {idle[len(idle) // 2]} ns")

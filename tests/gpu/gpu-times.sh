@@ -1,0 +1,25 @@
+#!/bin/sh
+# On a GPU machine with PyTorch: the gpu layer's times against CUPTI (torch.profiler) in the
+# same process. Copies and memsets of 4 B, 64 KiB and 64 MiB, pageable and pinned, both ways,
+# and device to device (torch_copies.py, check_copies.py: issue 25, a pageable 64 MiB copy came
+# out 500 times short). Prints the tables BENCHMARKS.md reports; exits 1 when a check failed.
+# usage: tests/gpu/gpu-times.sh BUILDDIR [python] [rounds]
+#   BUILDDIR holds bin/cuthook (or bin/cuthook-static) and lib/libcuthook.so
+set -u
+B=$(cd "${1:?usage: gpu-times.sh BUILDDIR [python] [rounds]}" && pwd)
+py=${2:-python3}
+rounds=${3:-5}
+T=$(cd "$(dirname "$0")" && pwd)
+hook=$B/bin/cuthook
+[ -x "$B/bin/cuthook-static" ] && hook=$B/bin/cuthook-static
+export CUTHOOK_LIB=$B/lib/libcuthook.so
+w=$(mktemp -d)
+trap 'rm -rf "$w"' EXIT
+rc=0
+echo "== machine: $(nvidia-smi -L 2>/dev/null | head -1); driver $(cat /sys/module/nvidia/version 2>/dev/null)"
+
+echo "== copies and memsets against CUPTI ($rounds rounds)"
+"$hook" -o "$w/copies.jsonl" -- $py "$T/torch_copies.py" "$w/copies.prof.json" "$rounds" || rc=1
+tail -1 "$w/copies.jsonl" | grep -o '"gpu":{[^}]*}'
+$py "$T/check_copies.py" "$w/copies.jsonl" "$w/copies.prof.json" || rc=1
+exit $rc
