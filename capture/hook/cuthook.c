@@ -27,6 +27,13 @@
 #include "sort.h"
 #include "text.h"
 
+static const struct cut_opt_help opts[] = {
+    {"-S", "record an event before every submission too (a GPU other processes share)"},
+    {"-l layers", "the layers to record, of api, gpu, nvtx and runtime (all)"},
+    {"-o file", "write the trace to file (cuthook.jsonl), made afresh"},
+    {NULL, NULL},
+};
+
 static void
 usage(void)
 {
@@ -415,7 +422,7 @@ main(int argc, char *argv[])
 	bool all_starts = false;
 	int c;
 
-	cut_std_args(argc, argv, usage);
+	cut_std_args_help(argc, argv, usage, opts);
 	while ((c = getopt(argc, argv, "+Sl:o:")) != -1) {
 		switch (c) {
 		case 'S': all_starts = true; break;

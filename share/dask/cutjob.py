@@ -13,6 +13,13 @@ import tempfile
 
 VERSION = "@VERSION@"  # the build writes config.mk's VERSION here
 USAGE = "usage: cutjob [-j] [--scheduler address] [--workers n] [host:]file ...\n"
+HELP = USAGE + """
+  -j, --json             print the job as JSON, what cutstat -j prints over the summaries
+  --scheduler=address    use the cluster of this Dask scheduler, or of this scheduler file
+  --workers=n            the local cluster's worker processes (1 to 4096)
+  --help                 print this help and exit
+  --version              print the version and exit
+"""
 MAX_WORKERS = 4096
 EXIT_OK, EXIT_BAD, EXIT_FATAL, EXIT_READ = 0, 1, 2, 3
 
@@ -312,7 +319,7 @@ def main(argv):
             warn(e)
             return EXIT_FATAL
     try:
-        sys.stdout.write(USAGE if argv[0] == "--help" else "cutjob %s\n" % version())
+        sys.stdout.write(HELP if argv[0] == "--help" else "cutjob %s\n" % version())
         sys.stdout.flush()
     except OSError as e:
         warn("write error on standard output: %s" % e.strerror)
