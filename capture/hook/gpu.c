@@ -116,6 +116,10 @@ gpu_api_resolve(void)
 		a.device_get_uuid = real(HOOK_ID_cuDeviceGetUuid);
 	a.device_get_bus = real(HOOK_ID_cuDeviceGetPCIBusId);
 	a.launch_host_func = real(HOOK_ID_cuLaunchHostFunc);
+	a.mem_host_alloc = real(HOOK_ID_cuMemHostAlloc);
+	a.host_device_ptr = real(HOOK_ID_cuMemHostGetDevicePointer_v2);
+	a.wait_value32 = real(HOOK_ID_cuStreamWaitValue32_v2);
+	a.write_value32 = real(HOOK_ID_cuStreamWriteValue32_v2);
 	if (!a.ctx_get_current || !a.ctx_set_current || !a.ctx_get_device || !a.event_create ||
 	    !a.event_record || !a.event_query || !a.event_sync || !a.event_elapsed ||
 	    !a.stream_create || !a.stream_is_capturing)

@@ -68,7 +68,7 @@ struct gpu_sub {
 };
 
 /* A context the program submitted to: its event pool, its private stream and its clock. */
-#define GPU_PICKUPS 64
+#define GPU_PICKUPS 33 /* the latest three anchors' */
 struct gpu_ctx {
 	void *ctx;
 	int device; /* ordinal; -1 until known */
@@ -84,38 +84,67 @@ struct gpu_ctx {
 	void *priv;  /* a non-blocking stream of its own, for anchors */
 	gpu_event_t anchor;
 	struct gpu_clock *clock;
+	/* Anchors timed through host memory (gpu_map.c): a word the host writes and the stream
+	 * waits for, a word the stream writes back; false: events' brackets instead. */
+	bool wait_anchors;
+	bool bracket_anchors; /* the clock's anchors are events' brackets */
+	volatile uint32_t *flag, *ack;
+	uint64_t flag_dev, ack_dev; /* where the device sees them */
+	uint32_t seq;               /* the value written last */
+	gpu_event_t held;           /* an anchor's event the stream may not have run yet, or NULL */
+	gpu_event_t ref;            /* a new reference event recorded, not yet taken */
+	int64_t first;              /* host time of the first anchor */
+	int64_t next_ref;           /* when to record a new reference event */
+	int64_t next_anchor;        /* when to take the next anchor */
 	/* How long the device takes to run an operation handed to an idle stream, from the
 	 * return of the call that handed it over, as the anchors' events measure it: the median
 	 * and the 90th percentile of the latest samples. */
 	int64_t pickup, pickup_hi;
-	int64_t pickups[GPU_PICKUPS];
+	struct gpu_pickup {
+		double gpu;           /* an event's GPU time (gpu_clock)... */
+		int64_t handed, seen; /* ...its record's return, and when the host saw it done */
+	} pickups[GPU_PICKUPS];
 	unsigned npickups, pickup_next;
 };
 
-/* GPU time to CLOCK_MONOTONIC (gpu_map.c): the latest anchor (an event whose host time is
- * known within +-err) and the rate, measured between the first anchor and the latest. */
+/* GPU time to CLOCK_MONOTONIC (gpu_map.c): the latest anchors (events whose host times are
+ * known within +-err), GPU times counted from the first one's through a reference event, and
+ * the fit: the rate and the host time at the latest anchor. */
+#define GPU_ANCHOR_WINDOW 16
+struct gpu_anchor {
+	double gpu;        /* its GPU time, ns since the first anchor's */
+	int64_t host, err; /* its host time, +- err */
+};
 struct gpu_clock {
-	int64_t host0, err0; /* the first anchor */
-	int64_t host, err;   /* the latest anchor */
-	double gpu_since0;   /* GPU ns from the first anchor to the latest */
-	double rate;         /* host ns per GPU ns */
-	double rate_err;     /* its relative error */
-	int64_t gap;         /* GPU ns between back-to-back stream operations */
-	int n;               /* anchors taken */
+	struct gpu_anchor a[GPU_ANCHOR_WINDOW]; /* the latest, oldest first */
+	int na;                                 /* in a[] */
+	int n;                                  /* anchors taken */
+	double ref;      /* the reference event's GPU time, ns since the first anchor's */
+	double gpu_at;   /* the fit: at this GPU time... */
+	int64_t host_at; /* ...the host's was this... */
+	int64_t err_at;  /* ...+- this... */
+	double rate;     /* ...and it runs so many host ns per GPU ns... */
+	double rate_err; /* ...+- this, relatively */
+	int64_t gap;     /* GPU ns between back-to-back stream operations */
 };
 
-/* The rate's relative error assumed until anchors a second apart measure it: GPU clocks were
- * measured 18.4 ppm off CLOCK_MONOTONIC (RESEARCH-wave2.md). */
-#define GPU_RATE_ERR_DEFAULT 25e-6
+/* The rate's relative doubt until anchors far enough apart measure it: GPU clocks were
+ * measured 18.4 ppm off CLOCK_MONOTONIC (RESEARCH-wave2.md); crystals are specified to some
+ * 50 ppm. */
+#define GPU_RATE_ERR_DEFAULT 50e-6
 /* GPU event times are multiples of 32 ns. */
 #define GPU_QUANTUM_NS 32
 
 /* gpu_map.c */
+/* The first anchor, at host time host +- err: its event is the reference. */
 void gpu_clock_init(struct gpu_clock *c, int64_t host, int64_t err, int64_t gap);
-/* A new anchor at host time host +- err, gpu_ns after the latest one on the GPU's clock. */
+/* A new anchor at host time host +- err, gpu_ns after the reference event on the GPU's clock:
+ * its event is the reference from now. */
 void gpu_clock_anchor(struct gpu_clock *c, int64_t host, int64_t err, double gpu_ns);
-/* Host time of an event gpu_ns after the latest anchor (negative: before it), and the bound
- * on that time's error in *bound. */
+/* A new reference event, gpu_ns after the one before. */
+void gpu_clock_advance(struct gpu_clock *c, double gpu_ns);
+/* Host time of an event gpu_ns after the reference (negative: before it), and the bound on
+ * that time's error in *bound (NULL: not wanted). */
 int64_t gpu_clock_map(const struct gpu_clock *c, double gpu_ns, int64_t *bound);
 /*
  * The span of a piece of work on a stream, from its events (host times, ns). It starts when
@@ -234,6 +263,11 @@ struct gpu_api {
 	CUresult (*device_get_uuid)(unsigned char *, int);
 	CUresult (*device_get_bus)(char *, int, int);
 	CUresult (*launch_host_func)(void *, void (*)(void *), void *);
+	/* Optional: anchors timed by the host through stream memory operations (gpu_poll.c) */
+	CUresult (*mem_host_alloc)(void **, size_t, unsigned);
+	CUresult (*host_device_ptr)(uint64_t *, void *, unsigned);
+	CUresult (*wait_value32)(void *, uint64_t, uint32_t, unsigned);
+	CUresult (*write_value32)(void *, uint64_t, uint32_t, unsigned);
 };
 extern struct gpu_api gpu_api;
 /* Resolves gpu_api; false when the driver lacks an entry point the layer needs. */

@@ -1,56 +1,152 @@
 /* gpu_map.c: GPU event times onto CLOCK_MONOTONIC, and the span of a piece of work from its
  * events. Pure functions: tests/unit/test_gpu_map.c feeds them made-up clocks.
  *
- * An anchor is an event recorded on an idle private stream. Its host time is taken as the
- * moment its record returned, the moment the driver handed it to the GPU, as a launch's host
- * time is the moment its call returned: the GPU's delay in picking work up is then the same
- * on both sides and cancels, and an idle stream's work starts when its call returned. The
- * bound is the bracket from that moment to the host seeing the event complete. An event's host time
- * is the latest anchor's plus the GPU time between them (cuEventElapsedTime, a float of ms: kept
- * small by taking anchors often) scaled by the rate. The GPU's clock runs up to ~20 ppm off the
- * host's, so the rate is measured between the first anchor and the latest once they are a second
- * apart; until then it is taken as 1 with GPU_RATE_ERR_DEFAULT of doubt. */
+ * An anchor is an event whose host time is known within +-err: where the driver has stream
+ * memory operations, an event between a wait for a word of host memory and a write of another
+ * (the host wrote the first at t_w and saw the second at t_r: the event ran in between, at
+ * (t_w + t_r) / 2 +- (t_r - t_w) / 2); else an event on an idle private stream whose host time
+ * is taken as the moment its record returned, as a launch's is the moment its call returned
+ * (the GPU's delay in picking work up is then the same on both sides and cancels, which makes
+ * the device's measured pick-up time 0). Times on the GPU are counted from the first anchor's
+ * event through a reference event renewed often (cuEventElapsedTime is a float of ms: kept
+ * small, it holds a few ns). The GPU's clock runs some 20 ppm off the host's, and not quite
+ * steadily: the rate is the median of the slopes between pairs of the latest anchors
+ * (Theil-Sen: an anchor taken badly moves it little), and the host time at the latest anchor
+ * the middle of what every anchor, carried there at that rate with its doubt, allows; until
+ * anchors far enough apart measure the rate better (or show the clock further off), it is taken
+ * as 1 with GPU_RATE_ERR_DEFAULT of doubt. */
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "gpu.h"
 
+static double
+fabs_(double x)
+{
+	return x < 0 ? -x : x;
+}
+
+static int64_t
+round_(double x)
+{
+	return (int64_t)(x < 0 ? x - 0.5 : x + 0.5);
+}
+
+/* Pairs of anchors closer than this on the GPU measure no rate. */
+#define RATE_SPAN_MIN_NS 50e6
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The rate and the host time at the latest anchor from the anchors in the window. */
+static void
+fit(struct gpu_clock *c)
+{
+	enum { N = GPU_ANCHOR_WINDOW };
+	double slope[N * (N - 1) / 2], doubt[N * (N - 1) / 2];
+	int ns = 0;
+	/* The pairs at least half as far apart as the first and the latest: those measure it
+	 * best. */
+	double span = c->a[c->na - 1].gpu - c->a[0].gpu;
+	for (int i = 0; i < c->na; i++)
+		for (int j = i + 1; j < c->na; j++) {
+			const struct gpu_anchor *x = &c->a[i], *y = &c->a[j];
+			double dg = y->gpu - x->gpu;
+			if (fabs_(dg) < RATE_SPAN_MIN_NS || fabs_(dg) < span / 2)
+				continue;
+			double r = (double)(y->host - x->host) / dg;
+			if (fabs_(r - 1) > 1e-3) /* no clock is 1000 ppm off: a broken pair */
+				continue;
+			slope[ns] = r;
+			doubt[ns++] = (double)(x->err + y->err) / fabs_(dg);
+		}
+	if (ns) {
+		qsort(slope, (size_t)ns, sizeof(*slope), cmp_double);
+		qsort(doubt, (size_t)ns, sizeof(*doubt), cmp_double);
+		double r = slope[ns / 2], e = doubt[ns / 2];
+		/* The spread of the slopes too: a clock that does not run steadily. */
+		double spread = (slope[(ns * 3) / 4] - slope[ns / 4]) / 2;
+		if (spread > e)
+			e = spread;
+		/* Taken where it knows better than the assumption, or contradicts it (a clock
+		 * further off than GPU_RATE_ERR_DEFAULT). */
+		if (e < GPU_RATE_ERR_DEFAULT || fabs_(r - 1) - e > GPU_RATE_ERR_DEFAULT) {
+			c->rate = r;
+			c->rate_err = e;
+		}
+	}
+	/* Each anchor carried to the latest at that rate: an interval; the middle of what they
+	 * all allow, else (they disagree: the rate moved) the latest's own. */
+	const struct gpu_anchor *l = &c->a[c->na - 1];
+	double lo = -1e300, hi = 1e300;
+	for (int i = 0; i < c->na; i++) {
+		const struct gpu_anchor *x = &c->a[i];
+		double dg = l->gpu - x->gpu;
+		double at = (double)x->host + dg * c->rate;
+		double w = (double)x->err + fabs_(dg) * c->rate_err;
+		if (at - w > lo)
+			lo = at - w;
+		if (at + w < hi)
+			hi = at + w;
+	}
+	c->gpu_at = l->gpu;
+	if (lo <= hi) {
+		c->host_at = (int64_t)round_((lo + hi) / 2);
+		c->err_at = (int64_t)round_((hi - lo) / 2);
+	} else {
+		c->host_at = l->host;
+		c->err_at = l->err;
+	}
+}
+
 void
 gpu_clock_init(struct gpu_clock *c, int64_t host, int64_t err, int64_t gap)
 {
-	c->host0 = c->host = host;
-	c->err0 = c->err = err;
-	c->gpu_since0 = 0;
+	c->na = 1;
+	c->n = 1;
+	c->a[0] = (struct gpu_anchor){0, host, err};
+	c->ref = 0;
 	c->rate = 1.0;
 	c->rate_err = GPU_RATE_ERR_DEFAULT;
 	c->gap = gap;
-	c->n = 1;
+	fit(c);
+}
+
+void
+gpu_clock_advance(struct gpu_clock *c, double gpu_ns)
+{
+	c->ref += gpu_ns;
 }
 
 void
 gpu_clock_anchor(struct gpu_clock *c, int64_t host, int64_t err, double gpu_ns)
 {
-	c->gpu_since0 += gpu_ns;
-	c->host = host;
-	c->err = err;
-	c->n++;
-	double host_since0 = (double)(host - c->host0);
-	if (host_since0 >= 1e9 && c->gpu_since0 > 0) {
-		c->rate = host_since0 / c->gpu_since0;
-		c->rate_err = (double)(c->err0 + err) / host_since0;
+	c->ref += gpu_ns;
+	if (c->na == GPU_ANCHOR_WINDOW) { /* the oldest goes */
+		for (int i = 1; i < c->na; i++)
+			c->a[i - 1] = c->a[i];
+		c->na--;
 	}
+	c->a[c->na++] = (struct gpu_anchor){c->ref, host, err};
+	c->n++;
+	fit(c);
 }
 
 int64_t
 gpu_clock_map(const struct gpu_clock *c, double gpu_ns, int64_t *bound)
 {
-	double d = gpu_ns * c->rate;
-	double ad = d < 0 ? -d : d;
+	double g = c->ref + gpu_ns, d = (g - c->gpu_at) * c->rate;
+	double ad = fabs_(g - c->gpu_at);
 	/* A float of ms has 24 bits: its precision is the elapsed time / 2^24. */
-	double b = (double)c->err + ad * c->rate_err + ad / 16777216.0 + GPU_QUANTUM_NS;
+	double b =
+	    (double)c->err_at + ad * c->rate_err + fabs_(gpu_ns) / 16777216.0 + GPU_QUANTUM_NS;
 	if (bound)
 		*bound = (int64_t)(b + 0.5);
-	return c->host + (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
+	return c->host_at + (int64_t)round_(d);
 }
 
 void

@@ -17,8 +17,25 @@
 
 #define CUDA_ERROR_NOT_READY 600
 #define CU_STREAM_CAPTURE_MODE_RELAXED 2
-#define ANCHOR_EVERY_NS 50000000 /* a new anchor this often while work completes */
-#define ANCHOR_TRIES 11          /* the median of so many is kept */
+#define REF_EVERY_NS 50000000 /* a new reference event this often while work completes */
+/* Anchors: 50 ms after the first, then twice as far from it each time, a second apart at
+ * most (the clocks' drift is followed; each costs the completion thread some 200 us). */
+#define ANCHOR_MIN_NS 50000000
+#define ANCHOR_MAX_NS 1000000000
+#define ANCHOR_TRIES 11 /* events' brackets: the median of so many is kept */
+#define WAIT_TRIES 8    /* round trips through host memory: the narrowest is kept */
+/* A round trip: the stream is given this long to reach its wait before the host writes the
+ * word (it is then in the wait, and the event runs when the word arrives), and is waited
+ * for this long at most. */
+#define WAIT_READY_NS 20000
+#define WAIT_MAX_NS 1000000
+#define WAIT_FIRST_MAX_NS 50000000 /* the first: the round trips' whole worth */
+#define WAIT_YIELD_NS 5000
+#define WAIT_GOOD_NS 5000 /* a first anchor wider than this is taken again */
+#define CU_MEMHOSTALLOC_PORTABLE 1
+#define CU_MEMHOSTALLOC_DEVICEMAP 2
+#define CU_STREAM_WAIT_VALUE_GEQ 0
+#define CU_STREAM_WRITE_VALUE_DEFAULT 0
 /* Between rounds while work is outstanding. Each round's queries and elapsed times take the
  * driver's locks that the program's launches take too: polled every 100 us, an H200 slowed a
  * PyTorch launch by 340 ns (65 ns every 2 ms). Nothing waits for the results, and 2 ms of
@@ -146,8 +163,9 @@ release(struct gpu_ctx *c, const struct tries *t, gpu_event_t keep)
 }
 
 /* The tries' pick-up delays, from their records' returns to their times as the clock maps
- * them (c->anchor the clock's reference): c's latest samples, their median and 90th
- * percentile (gpu_ctx). */
+ * them: c's latest samples (their GPU times kept,
+ * and mapped again by the clock as it stands, which later anchors make better), their median
+ * and 90th percentile (gpu_ctx). c->anchor is the clock's reference. */
 static void
 note_pickups(struct gpu_ctx *c, const struct tries *t)
 {
@@ -156,7 +174,10 @@ note_pickups(struct gpu_ctx *c, const struct tries *t)
 		double g = elapsed_ns(c->anchor, t->ev[i], &ok);
 		if (!ok)
 			continue;
-		c->pickups[c->pickup_next] = gpu_clock_map(c->clock, g, NULL) - t->handed[i];
+		struct gpu_pickup *p = &c->pickups[c->pickup_next];
+		p->gpu = c->clock->ref + g;
+		p->handed = t->handed[i];
+		p->seen = t->seen[i];
 		c->pickup_next = (c->pickup_next + 1) % GPU_PICKUPS;
 		if (c->npickups < GPU_PICKUPS)
 			c->npickups++;
@@ -164,12 +185,15 @@ note_pickups(struct gpu_ctx *c, const struct tries *t)
 	if (!c->npickups)
 		return;
 	int64_t v[GPU_PICKUPS];
-	memcpy(v, c->pickups, c->npickups * sizeof(*v));
+	for (unsigned i = 0; i < c->npickups; i++) {
+		const struct gpu_pickup *p = &c->pickups[i];
+		/* Not clamped to [0, seen - handed]: a mapping off by some us moves the pieces it
+		 * maps and this alike, which keeps them in their order. */
+		v[i] = gpu_clock_map(c->clock, p->gpu - c->clock->ref, NULL) - p->handed;
+	}
 	gpu_median(v, (int)c->npickups); /* sorts */
-	c->pickup = v[c->npickups / 2] > 0 ? v[c->npickups / 2] : 0;
+	c->pickup = v[c->npickups / 2];
 	c->pickup_hi = v[c->npickups * 9 / 10];
-	if (c->pickup_hi < c->pickup)
-		c->pickup_hi = c->pickup;
 }
 
 /*
@@ -291,12 +315,223 @@ device_record(struct gpu_ctx *c, int64_t ts)
 			buf_addkv_str(&a, "file", f);
 		}
 	}
+	/* How its clock is anchored (gpu_map.c): round trips through host memory (after the
+	 * first that comes back), or events' brackets. */
+	buf_addkv_str(&a, "anchors", c->wait_anchors ? "wait" : "event");
 	buf_addc(&a, '}');
 	if (own_begin(P.t)) {
 		hook_meta(&P.t->out, ts, P.t->tid, "device", a.s);
 		own_end(P.t);
 	}
 	buf_free(&a);
+}
+
+/*
+ * While the private stream waits for the host's word, a driver call of this thread may wait for
+ * a lock that another thread holds while it waits for every stream, this one too (a module load
+ * does: as with the host function of calibrate_gap): the word would never come. A thread of the
+ * library's own writes it then, WATCHDOG_NS after the wait was queued, and the round trip is
+ * not used. Started with the first such anchor; it sleeps otherwise.
+ */
+#define WATCHDOG_NS 2000000
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	bool started;
+	volatile uint32_t *word; /* armed: this word gets value at deadline (0: disarmed) */
+	uint32_t value;
+	int64_t deadline;
+	bool fired;
+} WD = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void *
+watchdog_main(void *arg)
+{
+	(void)arg;
+	hook_mark_thread(1);
+	hook_guard = 1;
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	pthread_mutex_lock(&WD.lock);
+	for (;;) {
+		if (!WD.deadline) {
+			pthread_cond_wait(&WD.wake, &WD.lock);
+			continue;
+		}
+		if (now_ns() >= WD.deadline) {
+			__atomic_store_n(WD.word, WD.value, __ATOMIC_SEQ_CST);
+			WD.fired = true;
+			WD.deadline = 0;
+			continue;
+		}
+		struct timespec ts = {(time_t)(WD.deadline / 1000000000),
+		                      (long)(WD.deadline % 1000000000)};
+		pthread_cond_timedwait(&WD.wake, &WD.lock, &ts);
+	}
+	return NULL;
+}
+
+/* Starts the watchdog; false when it cannot run (no round trips then). */
+static bool
+watchdog_start(void)
+{
+	if (WD.started)
+		return true;
+	pthread_condattr_t ca;
+	pthread_attr_t at;
+	pthread_t t;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* deadlines are now_ns()'s */
+	pthread_cond_init(&WD.wake, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, 64 * 1024);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	WD.started = pthread_create(&t, &at, watchdog_main, NULL) == 0;
+	pthread_attr_destroy(&at);
+	return WD.started;
+}
+
+static void
+watchdog_arm(volatile uint32_t *word, uint32_t value)
+{
+	pthread_mutex_lock(&WD.lock);
+	WD.word = word;
+	WD.value = value;
+	WD.fired = false;
+	WD.deadline = now_ns() + WATCHDOG_NS;
+	pthread_cond_signal(&WD.wake);
+	pthread_mutex_unlock(&WD.lock);
+}
+
+/* Disarms it; false when it wrote the word first. */
+static bool
+watchdog_disarm(void)
+{
+	pthread_mutex_lock(&WD.lock);
+	bool fired = WD.fired;
+	WD.deadline = 0;
+	pthread_mutex_unlock(&WD.lock);
+	return !fired;
+}
+
+/* Host memory the private stream waits on and writes to, for anchors timed through it
+ * (wait_anchor); false when the driver cannot, or CUTHOOK_GPU_ANCHORS=event. */
+static bool
+setup_wait(struct gpu_ctx *c)
+{
+	const char *how = getenv("CUTHOOK_GPU_ANCHORS");
+	void *p = NULL;
+	uint64_t d = 0;
+	if ((how && !strcmp(how, "event")) || !gpu_api.mem_host_alloc || !gpu_api.host_device_ptr ||
+	    !gpu_api.wait_value32 || !gpu_api.write_value32 ||
+	    gpu_api.mem_host_alloc(&p, 128, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP) !=
+	        0 ||
+	    gpu_api.host_device_ptr(&d, p, 0) != 0)
+		return false; /* (the 128 bytes, if any, stay: freeing host memory syncs) */
+	if (!watchdog_start())
+		return false;
+	c->flag = p;
+	c->ack = (volatile uint32_t *)((char *)p + 64); /* a cache line of its own */
+	c->flag_dev = d;
+	c->ack_dev = d + 64;
+	return true;
+}
+
+/*
+ * An anchor timed by the host (gpu_map.c): WAIT_TRIES times, the private stream waits for the
+ * host to write a word of host memory, records an event, and writes another word back; the
+ * host writes the first at t_w and spins until it sees the second at t_r, so the event ran
+ * between the two. Keeps the narrowest round trip: its event in *ev, its host time and half
+ * width in *host and *err. False when none came back: a stream that does not come back within
+ * max_ns (it may share the device's queue with work that holds it) keeps its last event in
+ * c->held until it has run; a driver that refuses the operations turns them off.
+ */
+static bool
+wait_anchor(struct gpu_ctx *c, int64_t max_ns, gpu_event_t *ev, int64_t *host, int64_t *err)
+{
+	gpu_event_t best = NULL;
+	int64_t width = INT64_MAX;
+	for (int i = 0; i < WAIT_TRIES; i++) {
+		gpu_event_t e = NULL;
+		pthread_mutex_lock(&gpu_sh.lock);
+		if (c->npool)
+			e = c->pool[--c->npool];
+		pthread_mutex_unlock(&gpu_sh.lock);
+		if (!e && gpu_api.event_create(&e, 0) != 0)
+			break;
+		uint32_t v = ++c->seq;
+		watchdog_arm(c->flag, v);
+		if (gpu_api.wait_value32(c->priv, c->flag_dev, v, CU_STREAM_WAIT_VALUE_GEQ) != 0 ||
+		    gpu_api.event_record(e, c->priv) != 0 ||
+		    gpu_api.write_value32(c->priv, c->ack_dev, v, CU_STREAM_WRITE_VALUE_DEFAULT) !=
+		        0) {
+			/* Whatever was queued is let go; the driver has no such operations. */
+			__atomic_store_n(c->flag, v, __ATOMIC_SEQ_CST);
+			watchdog_disarm();
+			c->wait_anchors = false;
+			c->held = e;
+			break;
+		}
+		int64_t t_w = now_ns() + WAIT_READY_NS;
+		while (now_ns() < t_w) /* yielding: nothing is timed yet */
+			sched_yield();
+		t_w = now_ns();
+		__atomic_store_n(c->flag, v, __ATOMIC_SEQ_CST);
+		bool mine = watchdog_disarm(); /* else the word came at no time known */
+		int64_t t_r;
+		while ((t_r = now_ns()) - t_w < max_ns &&
+		       (int32_t)(__atomic_load_n(c->ack, __ATOMIC_ACQUIRE) - v) < 0)
+			if (t_r - t_w >
+			    WAIT_YIELD_NS) /* too slow to be of use: the CPU to others */
+				sched_yield();
+		if ((int32_t)(__atomic_load_n(c->ack, __ATOMIC_ACQUIRE) - v) < 0) {
+			c->held = e; /* not back: the event goes back once it has run */
+			break;
+		}
+		t_r = now_ns(); /* after the word was seen: the clock read above may precede it */
+		if (mine &&
+		    t_r - t_w < width) { /* the narrowest yet: kept, the one before goes back */
+			width = t_r - t_w;
+			*host = t_w + width / 2;
+			gpu_event_t old = best;
+			best = e;
+			e = old;
+		}
+		if (e) {
+			pthread_mutex_lock(&gpu_sh.lock);
+			if (c->npool < c->cap)
+				c->pool[c->npool++] = e;
+			pthread_mutex_unlock(&gpu_sh.lock);
+		}
+	}
+	if (!best)
+		return false;
+	*ev = best;
+	*err = (width + 1) / 2 + GPU_QUANTUM_NS;
+	return true;
+}
+
+/* Whether the event a round trip left behind (c->held) has run, waiting for it WAIT_MAX_NS at
+ * most; it goes back to the pool. */
+static bool
+took_back_wait(struct gpu_ctx *c)
+{
+	int64_t until = now_ns() + WAIT_MAX_NS;
+	while (c->held && gpu_api.event_query(c->held) != 0) {
+		if (now_ns() > until)
+			return false;
+		sched_yield();
+	}
+	if (c->held) {
+		pthread_mutex_lock(&gpu_sh.lock);
+		if (c->npool < c->cap)
+			c->pool[c->npool++] = c->held;
+		pthread_mutex_unlock(&gpu_sh.lock);
+		c->held = NULL;
+	}
+	return true;
 }
 
 /* A context's first use on this thread: its private stream, the gap, the first anchor, and
@@ -313,16 +548,54 @@ setup_ctx(struct gpu_ctx *c, int64_t first)
 	if (gpu_api.stream_create(&c->priv, CU_STREAM_NON_BLOCKING) != 0)
 		goto broken;
 	int64_t gap = calibrate_gap(c);
-	struct tries t;
-	bracket(c, &t);
-	if (t.best < 0 || !(c->clock = malloc(sizeof(*c->clock)))) {
-		release(c, &t, NULL);
+	if (!(c->clock = malloc(sizeof(*c->clock))))
 		goto broken;
+	c->wait_anchors = setup_wait(c);
+	gpu_event_t a;
+	int64_t host, err;
+	struct tries t;
+	/* A round trip that did not come back (the stream not reached in time) is tried again, a
+	 * few times: the clock's anchors are all of one kind. */
+	bool timed = false;
+	for (int i = 0; i < 3 && c->wait_anchors && !timed; i++)
+		timed = took_back_wait(c) && wait_anchor(c, WAIT_FIRST_MAX_NS, &a, &host, &err);
+	/* The first anchor alone maps the first 50 ms, and the pick-up time measured then: a few
+	 * more rounds while it is wide (a round trip the scheduler stretched). */
+	for (int i = 0; i < 4 && timed && err > WAIT_GOOD_NS; i++) {
+		gpu_event_t b;
+		int64_t bh, be;
+		if (!took_back_wait(c) || !wait_anchor(c, WAIT_FIRST_MAX_NS, &b, &bh, &be))
+			break;
+		gpu_event_t worse = be < err ? a : b;
+		if (be < err) {
+			a = b;
+			host = bh;
+			err = be;
+		}
+		pthread_mutex_lock(&gpu_sh.lock);
+		if (c->npool < c->cap)
+			c->pool[c->npool++] = worse;
+		pthread_mutex_unlock(&gpu_sh.lock);
 	}
-	c->anchor = t.ev[t.best];
-	gpu_clock_init(c->clock, t.handed[t.best], t.seen[t.best] - t.handed[t.best], gap);
+	if (timed) {
+		bracket(c, &t); /* the pick-up time's samples */
+		c->anchor = a;
+		gpu_clock_init(c->clock, host, err, gap);
+	} else { /* brackets, until a round trip comes back (reanchor) */
+		bracket(c, &t);
+		if (t.best < 0) {
+			release(c, &t, NULL);
+			goto broken;
+		}
+		c->anchor = t.ev[t.best];
+		gpu_clock_init(c->clock, t.handed[t.best], t.seen[t.best] - t.handed[t.best], gap);
+	}
+	c->bracket_anchors = !timed;
 	note_pickups(c, &t);
 	release(c, &t, c->anchor);
+	c->first = now_ns();
+	c->next_ref = c->first + REF_EVERY_NS;
+	c->next_anchor = c->first + ANCHOR_MIN_NS;
 	if (!gpu_sh.gap)
 		gpu_sh.gap = gap;
 	if (c->device >= 0)
@@ -334,29 +607,89 @@ broken:
 	return false;
 }
 
-/* A fresh anchor when the latest is old: the GPU time between two is then small enough for a
- * float of ms to hold to a few ns. */
+/* The event e back to the pool, once it has run (the one a round trip left, c->held). */
+static bool
+took_back(struct gpu_ctx *c, gpu_event_t *e)
+{
+	if (!*e)
+		return true;
+	if (gpu_api.event_query(*e) != 0)
+		return false;
+	pthread_mutex_lock(&gpu_sh.lock);
+	if (c->npool < c->cap)
+		c->pool[c->npool++] = *e;
+	pthread_mutex_unlock(&gpu_sh.lock);
+	*e = NULL;
+	return true;
+}
+
+/* The reference event renewed, so that the GPU time from it to any event is small enough for
+ * a float of ms to hold to a few ns; and a new anchor when one is due. */
 static void
 reanchor(struct gpu_ctx *c)
 {
-	if (now_ns() - c->clock->host < ANCHOR_EVERY_NS)
-		return;
-	struct tries t;
-	bracket(c, &t);
-	bool ok = t.best >= 0;
-	double g = ok ? elapsed_ns(c->anchor, t.ev[t.best], &ok) : 0;
-	if (!ok) {
-		release(c, &t, NULL);
-		return;
+	int64_t now = now_ns();
+	bool ok;
+	if (c->ref && gpu_api.event_query(c->ref) == 0) { /* recorded last time: the reference */
+		double g = elapsed_ns(c->anchor, c->ref, &ok);
+		if (ok) {
+			gpu_clock_advance(c->clock, g);
+			gpu_event_t old = c->anchor;
+			c->anchor = c->ref;
+			c->ref = old;
+			took_back(c, &c->ref);
+		}
 	}
-	gpu_clock_anchor(c->clock, t.handed[t.best], t.seen[t.best] - t.handed[t.best], g);
-	pthread_mutex_lock(&gpu_sh.lock);
-	if (c->npool < c->cap)
-		c->pool[c->npool++] = c->anchor;
-	pthread_mutex_unlock(&gpu_sh.lock);
-	c->anchor = t.ev[t.best];
+	if (!c->ref && now >= c->next_ref) {
+		pthread_mutex_lock(&gpu_sh.lock);
+		if (c->npool)
+			c->ref = c->pool[--c->npool];
+		pthread_mutex_unlock(&gpu_sh.lock);
+		if (c->ref && gpu_api.event_record(c->ref, c->priv) != 0)
+			took_back(c, &c->ref); /* never recorded: done */
+		c->next_ref = now + REF_EVERY_NS;
+	}
+	if (now < c->next_anchor || !took_back(c, &c->held))
+		return;
+	int64_t since = now - c->first;
+	c->next_anchor = now + (since < ANCHOR_MIN_NS   ? ANCHOR_MIN_NS
+	                        : since > ANCHOR_MAX_NS ? ANCHOR_MAX_NS
+	                                                : since);
+	gpu_event_t a = NULL;
+	int64_t host, err;
+	struct tries t;
+	bracket(c, &t); /* the pick-up time's samples, and the anchor without wait anchors */
+	bool timed = c->wait_anchors && wait_anchor(c, WAIT_MAX_NS, &a, &host, &err);
+	if (!timed && (!c->wait_anchors || c->bracket_anchors) && t.best >= 0) {
+		a = t.ev[t.best];
+		host = t.handed[t.best];
+		err = t.seen[t.best] - t.handed[t.best];
+	}
+	double g = a ? elapsed_ns(c->anchor, a, &ok) : 0;
+	gpu_event_t back = NULL; /* the reference before, or an anchor that could not be used */
+	if (a && ok) {
+		if (timed != c->bracket_anchors)
+			gpu_clock_anchor(c->clock, host, err, g);
+		else { /* the other kind (the first round trip back, or the driver refused them): a
+			* clock of its own, whose GPU times start again */
+			gpu_clock_init(c->clock, host, err, c->clock->gap);
+			c->npickups = c->pickup_next = 0;
+		}
+		c->bracket_anchors = !timed;
+		back = c->anchor;
+		c->anchor = a;
+	} else if (a) {
+		back = timed ? a : NULL;
+		a = NULL;
+	}
+	if (back) {
+		pthread_mutex_lock(&gpu_sh.lock);
+		if (c->npool < c->cap)
+			c->pool[c->npool++] = back;
+		pthread_mutex_unlock(&gpu_sh.lock);
+	}
 	note_pickups(c, &t);
-	release(c, &t, c->anchor);
+	release(c, &t, a);
 }
 
 /* ---- work ---- */

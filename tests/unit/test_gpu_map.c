@@ -20,36 +20,104 @@ START_TEST(test_drift_measured_and_bounded)
 {
 	const double drift = -18.4e-6;
 	struct gpu_clock c;
-	/* Anchors every 50 ms over 10 s, each with an error of up to 1.5 us of its own. */
-	double host = 1e9, anchor_gpu = gpu_at(host, drift);
-	gpu_clock_init(&c, (int64_t)host + 700, 1500, 1216);
+	/* Over 30 s, a reference event every 50 ms and an anchor 50 ms after the first, then
+	 * twice as far from it each time, a second apart at most (as gpu_poll.c takes them), each
+	 * good to 1.5 us. */
+	double h0 = 1e9, ref = gpu_at(h0, drift), next = h0 + 50e6;
+	gpu_clock_init(&c, (int64_t)h0 + 700, 1500, 1216);
 	ck_assert(c.rate == 1.0);
 	srand(7);
-	for (int i = 1; i <= 200; i++) {
-		double h = 1e9 + i * 50e6, g = gpu_at(h, drift);
-		int64_t e = rand() % 1500;
-		gpu_clock_anchor(&c, (int64_t)h + e, 1500, g - anchor_gpu);
-		anchor_gpu = g;
-		/* Events 0 to 60 ms after the anchor, and 5 ms before it: within the bound. */
-		for (double d = -5e6; d <= 60e6; d += 5e6) {
+	for (double h = h0 + 50e6; h <= h0 + 30e9; h += 50e6) {
+		double g = gpu_at(h, drift);
+		if (h >= next) {
+			gpu_clock_anchor(&c, (int64_t)h + rand() % 1500, 1500, g - ref);
+			double since = h - h0;
+			next = h + (since < 50e6 ? 50e6 : since > 1e9 ? 1e9 : since);
+		} else
+			gpu_clock_advance(&c, g - ref);
+		ref = g;
+		/* Events 0 to 50 ms after the reference, and 5 ms before it: within the bound. */
+		for (double d = -5e6; d <= 50e6; d += 5e6) {
 			int64_t bound;
-			int64_t got = gpu_clock_map(&c, (g + d * (1 + drift)) - anchor_gpu, &bound);
+			int64_t got = gpu_clock_map(&c, (g + d * (1 + drift)) - ref, &bound);
 			double want = h + d;
 			ck_assert_msg(fabs((double)got - want) <= (double)bound,
-			              "anchor %d, %+.0f ns: %lld off, bound %lld", i, d,
+			              "%.0f ms, %+.0f ns: %lld off, bound %lld", (h - h0) / 1e6, d,
 			              (long long)(got - (int64_t)want), (long long)bound);
-			ck_assert_int_lt(bound, 5000);
+			if (h > h0 + 5e9)
+				ck_assert_int_lt(bound, 3000);
 		}
 	}
-	/* After 10 s the rate is measured to well under a ppm. */
+	/* The rate is measured to well under a ppm. */
 	ck_assert(fabs(c.rate - 1 / (1 + drift)) < 1e-6);
 	ck_assert(c.rate_err < 1e-6);
 }
 END_TEST
 
+/* A clock 80 ppm off, anchors every second good to 2 us: followed within the bound, which
+ * stays small (a mapping that did not follow would be 80 us off a second after an anchor). */
+START_TEST(test_drift_followed)
+{
+	const double drift = 80e-6;
+	struct gpu_clock c;
+	double h0 = 5e9, ref = gpu_at(h0, drift);
+	gpu_clock_init(&c, (int64_t)h0 - 900, 2000, 1216);
+	srand(11);
+	for (int i = 1; i <= 10; i++) {
+		double h = h0 + i * 1e9, g = gpu_at(h, drift);
+		gpu_clock_anchor(&c, (int64_t)h + rand() % 4000 - 2000, 2000, g - ref);
+		ref = g;
+		int64_t bound;
+		double later = gpu_at(h + 0.9e9, drift);
+		int64_t got = gpu_clock_map(&c, later - ref, &bound);
+		ck_assert_msg(fabs((double)got - (h + 0.9e9)) <= (double)bound,
+		              "anchor %d: %.0f off, bound %lld", i, (double)got - (h + 0.9e9),
+		              (long long)bound);
+		if (i >= 5)
+			ck_assert_int_lt(bound, 5000);
+	}
+}
+END_TEST
+
+/* A clock further off than the rate's assumed doubt (300 ppm): as soon as two anchors
+ * contradict the assumption, their rate is taken, doubt and all, and times stay within the
+ * bound. */
+START_TEST(test_drift_beyond_assumed)
+{
+	const double drift = 300e-6;
+	struct gpu_clock c;
+	double h0 = 2e9, ref = gpu_at(h0, drift);
+	gpu_clock_init(&c, (int64_t)h0 + 2000, 5000, 1216);
+	for (int i = 1; i <= 3; i++) {
+		double h = h0 + i * 100e6, g = gpu_at(h, drift);
+		gpu_clock_anchor(&c, (int64_t)h - 3000, 5000, g - ref);
+		ref = g;
+		int64_t bound;
+		double later = gpu_at(h + 80e6, drift);
+		int64_t got = gpu_clock_map(&c, later - ref, &bound);
+		ck_assert_msg(fabs((double)got - (h + 80e6)) <= (double)bound,
+		              "anchor %d: %.0f off, bound %lld", i, (double)got - (h + 80e6),
+		              (long long)bound);
+	}
+}
+END_TEST
+
+/* Anchors agree: the host time at the latest is what they all allow, tighter than its own. */
+START_TEST(test_anchors_together)
+{
+	struct gpu_clock c;
+	gpu_clock_init(&c, 1000000000 + 300, 1000, 1216);     /* good to 1 us */
+	gpu_clock_anchor(&c, 1010000000 - 4000, 10000, 10e6); /* 10 ms later, good to 10 us */
+	int64_t bound;
+	int64_t got = gpu_clock_map(&c, 0, &bound);
+	ck_assert(llabs(got - 1010000000) <= bound);
+	ck_assert_int_lt(bound, 3000); /* the first's 1 us and 10 ms at 50 ppm */
+}
+END_TEST
+
 START_TEST(test_unmeasured_rate_bounds_drift)
 {
-	/* Before a second of anchors, the rate is taken as 1: a drift of 18.4 ppm over 60 ms
+	/* Before anchors far enough apart, the rate is taken as 1: a drift of 18.4 ppm over 60 ms
 	 * (1.1 us) stays inside the bound. */
 	struct gpu_clock c;
 	gpu_clock_init(&c, 0, 100, 1216);
@@ -256,6 +324,9 @@ main(void)
 	Suite *s = suite_create("gpu_map");
 	TCase *tc = tcase_create("gpu_map");
 	tcase_add_test(tc, test_drift_measured_and_bounded);
+	tcase_add_test(tc, test_drift_followed);
+	tcase_add_test(tc, test_drift_beyond_assumed);
+	tcase_add_test(tc, test_anchors_together);
 	tcase_add_test(tc, test_unmeasured_rate_bounds_drift);
 	tcase_add_test(tc, test_span);
 	tcase_add_test(tc, test_span_copies);
