@@ -93,6 +93,17 @@ elapsed_ns(gpu_event_t a, gpu_event_t b, bool *ok)
 
 /* ---- anchors ---- */
 
+/* An event back to c's pool (one that does not fit is left: the pool is as large as the
+ * events ever made for it). */
+static void
+pool_put(struct gpu_ctx *c, gpu_event_t e)
+{
+	pthread_mutex_lock(&gpu_sh.lock);
+	if (c->npool < c->cap)
+		c->pool[c->npool++] = e;
+	pthread_mutex_unlock(&gpu_sh.lock);
+}
+
 /* Events recorded on the context's idle private stream, each between two clock reads. */
 struct tries {
 	gpu_event_t ev[ANCHOR_TRIES]; /* made: those up to the first NULL */
@@ -463,15 +474,26 @@ wait_anchor(struct gpu_ctx *c, int64_t max_ns, gpu_event_t *ev, int64_t *host, i
 			break;
 		uint32_t v = ++c->seq;
 		watchdog_arm(c->flag, v);
-		if (gpu_api.wait_value32(c->priv, c->flag_dev, v, CU_STREAM_WAIT_VALUE_GEQ) != 0 ||
-		    gpu_api.event_record(e, c->priv) != 0 ||
-		    gpu_api.write_value32(c->priv, c->ack_dev, v, CU_STREAM_WRITE_VALUE_DEFAULT) !=
-		        0) {
-			/* Whatever was queued is let go; the driver has no such operations. */
+		int queued = 0; /* of the three operations */
+		if (gpu_api.wait_value32(c->priv, c->flag_dev, v, CU_STREAM_WAIT_VALUE_GEQ) == 0) {
+			queued = 1;
+			if (gpu_api.event_record(e, c->priv) == 0) {
+				queued = 2;
+				if (gpu_api.write_value32(c->priv, c->ack_dev, v,
+				                          CU_STREAM_WRITE_VALUE_DEFAULT) == 0)
+					queued = 3;
+			}
+		}
+		if (queued < 3) {
+			/* The driver has no such operations: whatever was queued is let go, and the
+			 * event waits for its turn if it had one. */
 			__atomic_store_n(c->flag, v, __ATOMIC_SEQ_CST);
 			watchdog_disarm();
 			c->wait_anchors = false;
-			c->held = e;
+			if (queued == 2)
+				c->held = e;
+			else
+				pool_put(c, e);
 			break;
 		}
 		int64_t t_w = now_ns() + WAIT_READY_NS;
@@ -480,31 +502,27 @@ wait_anchor(struct gpu_ctx *c, int64_t max_ns, gpu_event_t *ev, int64_t *host, i
 		t_w = now_ns();
 		__atomic_store_n(c->flag, v, __ATOMIC_SEQ_CST);
 		bool mine = watchdog_disarm(); /* else the word came at no time known */
+		/* Spun for, then (too slow to be of use) yielded for, letting others run. */
 		int64_t t_r;
 		while ((t_r = now_ns()) - t_w < max_ns &&
 		       (int32_t)(__atomic_load_n(c->ack, __ATOMIC_ACQUIRE) - v) < 0)
-			if (t_r - t_w >
-			    WAIT_YIELD_NS) /* too slow to be of use: the CPU to others */
+			if (t_r - t_w > WAIT_YIELD_NS)
 				sched_yield();
 		if ((int32_t)(__atomic_load_n(c->ack, __ATOMIC_ACQUIRE) - v) < 0) {
 			c->held = e; /* not back: the event goes back once it has run */
 			break;
 		}
 		t_r = now_ns(); /* after the word was seen: the clock read above may precede it */
-		if (mine &&
-		    t_r - t_w < width) { /* the narrowest yet: kept, the one before goes back */
+		/* The narrowest yet is kept, and the one before goes back. */
+		if (mine && t_r - t_w < width) {
 			width = t_r - t_w;
 			*host = t_w + width / 2;
 			gpu_event_t old = best;
 			best = e;
 			e = old;
 		}
-		if (e) {
-			pthread_mutex_lock(&gpu_sh.lock);
-			if (c->npool < c->cap)
-				c->pool[c->npool++] = e;
-			pthread_mutex_unlock(&gpu_sh.lock);
-		}
+		if (e)
+			pool_put(c, e);
 	}
 	if (!best)
 		return false;
@@ -525,10 +543,7 @@ took_back_wait(struct gpu_ctx *c)
 		sched_yield();
 	}
 	if (c->held) {
-		pthread_mutex_lock(&gpu_sh.lock);
-		if (c->npool < c->cap)
-			c->pool[c->npool++] = c->held;
-		pthread_mutex_unlock(&gpu_sh.lock);
+		pool_put(c, c->held);
 		c->held = NULL;
 	}
 	return true;
@@ -572,10 +587,7 @@ setup_ctx(struct gpu_ctx *c, int64_t first)
 			host = bh;
 			err = be;
 		}
-		pthread_mutex_lock(&gpu_sh.lock);
-		if (c->npool < c->cap)
-			c->pool[c->npool++] = worse;
-		pthread_mutex_unlock(&gpu_sh.lock);
+		pool_put(c, worse);
 	}
 	if (timed) {
 		bracket(c, &t); /* the pick-up time's samples */
@@ -615,10 +627,7 @@ took_back(struct gpu_ctx *c, gpu_event_t *e)
 		return true;
 	if (gpu_api.event_query(*e) != 0)
 		return false;
-	pthread_mutex_lock(&gpu_sh.lock);
-	if (c->npool < c->cap)
-		c->pool[c->npool++] = *e;
-	pthread_mutex_unlock(&gpu_sh.lock);
+	pool_put(c, *e);
 	*e = NULL;
 	return true;
 }
@@ -682,12 +691,8 @@ reanchor(struct gpu_ctx *c)
 		back = timed ? a : NULL;
 		a = NULL;
 	}
-	if (back) {
-		pthread_mutex_lock(&gpu_sh.lock);
-		if (c->npool < c->cap)
-			c->pool[c->npool++] = back;
-		pthread_mutex_unlock(&gpu_sh.lock);
-	}
+	if (back)
+		pool_put(c, back);
 	note_pickups(c, &t);
 	release(c, &t, a);
 }

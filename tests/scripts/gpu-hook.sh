@@ -315,7 +315,7 @@ elif [ -z "$fell" ]; then
 	bad "anchors: round trips' median error $(tail -1 "$tmp/anchors.wait") ns, brackets' $(tail -1 "$tmp/anchors.event") ns"
 fi
 rm -f "$tmp/anchors.truth"
-FAKEGPU_NO_MEMOPS=1 FAKEGPU_TRUTH=$tmp/anchors.truth cuthook -o "$tmp/anchors.jsonl" -- "$fx/gpuprog" 20 \
+FAKEGPU_NO_MEMOPS=1 FAKEGPU_TRUTH=$tmp/anchors.truth cuthook -o "$tmp/anchors.jsonl" -- "$fx/gpuprog" 600 \
 	>/dev/null || bad "no memory operations: exit $?"
 anchors_check "$tmp/anchors.jsonl" "$tmp/anchors.truth" event >/dev/null || bad "no memory operations: $(anchors_check "$tmp/anchors.jsonl" "$tmp/anchors.truth" event | sed '$d')"
 
