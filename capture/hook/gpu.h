@@ -101,8 +101,8 @@ struct gpu_ctx {
 	 * and the 90th percentile of the latest samples. */
 	int64_t pickup, pickup_hi;
 	struct gpu_pickup {
-		double gpu;           /* an event's GPU time (gpu_clock)... */
-		int64_t handed, seen; /* ...its record's return, and when the host saw it done */
+		double gpu;     /* an event's GPU time (gpu_clock)... */
+		int64_t handed; /* ...and when its record returned */
 	} pickups[GPU_PICKUPS];
 	unsigned npickups, pickup_next;
 };

@@ -188,7 +188,6 @@ note_pickups(struct gpu_ctx *c, const struct tries *t)
 		struct gpu_pickup *p = &c->pickups[c->pickup_next];
 		p->gpu = c->clock->ref + g;
 		p->handed = t->handed[i];
-		p->seen = t->seen[i];
 		c->pickup_next = (c->pickup_next + 1) % GPU_PICKUPS;
 		if (c->npickups < GPU_PICKUPS)
 			c->npickups++;
@@ -198,8 +197,8 @@ note_pickups(struct gpu_ctx *c, const struct tries *t)
 	int64_t v[GPU_PICKUPS];
 	for (unsigned i = 0; i < c->npickups; i++) {
 		const struct gpu_pickup *p = &c->pickups[i];
-		/* Not clamped to [0, seen - handed]: a mapping off by some us moves the pieces it
-		 * maps and this alike, which keeps them in their order. */
+		/* Not clamped at 0: a mapping off by some us moves the pieces it maps and this
+		 * alike, which keeps them in their order. */
 		v[i] = gpu_clock_map(c->clock, p->gpu - c->clock->ref, NULL) - p->handed;
 	}
 	gpu_median(v, (int)c->npickups); /* sorts */
