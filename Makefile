@@ -98,7 +98,7 @@ check-sanitized:
 		tests/run-all --no-scripts $(B)/san || rc=1; \
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		tests/run-all $(B)/san demo-pipeline || rc=1; \
-	ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	CUT_SANITIZED=1 ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0 UBSAN_OPTIONS=print_stacktrace=1 \
 		LD_LIBRARY_PATH=$(abspath $(B))/san/fixtures tests/run-all $(B)/san $(SAN_SCRIPTS) || rc=1; \
 	exit $$rc
 

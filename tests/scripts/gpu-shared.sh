@@ -53,7 +53,7 @@ for d in "$tmp/merged" "$tmp/one"; do
 	cutstat -j "$d/t.jsonl" >"$d/told.json" || bad "cutstat -j: exit $?"
 	cutstat -j -O "$d/t.jsonl" >"$d/recorded.json" || bad "cutstat -j -O: exit $?"
 	python3 - "$d" <<'PY' >"$d/check" || fail=1
-import json, sys
+import json, os, sys
 d = sys.argv[1]
 what = d.rsplit("/", 1)[1]
 n = 0
@@ -106,7 +106,9 @@ for p, t in busy.items():
               f"{timed.get(p)} of {launched.get(p)} launches timed")
         continue
     print(f"{what}: checked pid {p}")
-    if off(got.get(p, 0), t) > 0.05:
+    # (A sanitized build, CUT_SANITIZED, runs this for its memory errors: the library slowed
+    # down that much times its work no better than a loaded machine does.)
+    if off(got.get(p, 0), t) > 0.05 and not os.environ.get("CUT_SANITIZED"):
         bad(f"pid {p}: busy {got.get(p)} ns told apart, the truth {t}")
 heavy = max(busy, key=busy.get)
 # The problem is there: as recorded, the heavy process's kernels held the others' turns (40
