@@ -255,6 +255,7 @@ gpu = sorted((e for e in ev if e["layer"] == "gpu"), key=lambda e: e["args"]["co
 truth = [l.split() for l in open(sys.argv[2])]
 offs = sorted(w["ts"] + w["dur"] - int(t[2]) for w, t in zip(gpu, truth) if "end" not in w["args"])
 off = offs[len(offs) // 2]
+err = ev[-1]["args"].get("gpu", {}).get("error_ns", 0)
 big = [(w, t) for w, t in zip(gpu, truth) if w["args"].get("bytes") == 8 << 20]
 if len(big) != 10: fails.append(f"copies: {len(big)} copies of 8 MiB, want 10")
 for w, t in big:
@@ -262,7 +263,9 @@ for w, t in big:
     if w["name"] == "memcpy HtoD":
         if abs(w["ts"] - off - int(t[1])) > 0.05 * d:
             fails.append(f"copies: {w['name']} (corr {a['corr']}) starts {w['ts'] - off - int(t[1]):+d} ns off the truth")
-        if "end" not in a and "clamped" not in a and abs(w["dur"] - d) > 0.05 * d:
+        # (within 5 %, or within twice the error the trailer states: a loaded machine's
+        # anchors, and an END recorded late behind a preempted thread, say they are wide)
+        if "end" not in a and "clamped" not in a and abs(w["dur"] - d) > max(0.05 * d, 2 * err):
             fails.append(f"copies: {w['name']} (corr {a['corr']}) lasts {w['dur']} ns, the truth {d}")
     if a.get("start") != "bound": fails.append(f"copies: {w['name']}'s start is no bound: {a}")
 for m in fails: print("FAIL", m)
