@@ -43,7 +43,6 @@ if g.get("gap_ns") != 1216: bad(f"calibrated gap {g.get('gap_ns')} ns, want 1216
 # Each start taken from the submitting call says so (here the graph launches and the
 # per-thread stream's kernels: idle streams nothing else held), and only those.
 from_call = [e for e in gpu if e["args"].get("start") == "call"]
-# (a start that is only a bound, a copy's handed over inside its call, says "bound")
 if len(from_call) != g.get("starts_from_call") or not from_call or any(e["args"]["start"] not in ("call", "bound") for e in gpu if "start" in e["args"]):
     bad(f"{len(from_call)} gpu events with start 'call', trailer {g.get('starts_from_call')}")
 if trailer["layers"].get("gpu") != want or trailer["events"] != len(ev) - sum(1 for e in ev if e["layer"] == "meta"):
@@ -135,8 +134,7 @@ if not g.get("starts", 0) <= maxshare * g.get("timed", 0): fails.append(f"{g.get
 gpu_truth.check(ev, sys.argv[2], fails.append, f"{mode}: ")
 said = lambda w: "clamped" in w["args"] or "bound" in (w["args"].get("start"), w["args"].get("end"))
 so = [w["ts"] - int(t[1]) for w, t in zip(gpu, truth) if not said(w)]
-# (On a loaded machine every piece may say it was moved or bounded: gpu_truth held those.)
-mid = sorted(so)[len(so) // 2] if so else 0
+mid = sorted(so)[len(so) // 2]
 ds = sorted(abs(x - mid) for x in so)
 p95 = lambda v: v[len(v) - 1 - max(1, len(v) // 20)] if len(v) > 1 else 0
 bound = max(140, g.get("error_ns", 0))
@@ -161,7 +159,7 @@ truth_check pool 11 0.8
 # had to be moved say so (args.clamped). (Without a jump, the same: a loaded machine's wide
 # anchors move the mapping too.)
 for step in 2000000 -2000000 0; do
-	FAKEGPU_STEP_NS=$step FAKEGPU_STEP_AFTER=700 cuthook -o "$tmp/step.jsonl" -- "$fx/gpuprog" 300 \
+	FAKEGPU_STEP_NS=$step FAKEGPU_STEP_AFTER=700 cuthook -o "$tmp/step.jsonl" -- "$fx/gpuprog" 600 \
 		>/dev/null || bad "clock step $step: exit $?"
 	python3 - "$tmp/step.jsonl" $step <<'PY' || fail=1
 import json, sys
@@ -179,10 +177,7 @@ for w in sorted(gpu, key=lambda e: e["args"]["corr"]):
     s = w["args"]["stream"]
     if s in last and w["ts"] < last[s]: fails.append(f"stream {s}: corr {w['args']['corr']} starts {last[s] - w['ts']} ns inside the piece before it")
     last[s] = w["ts"] + w.get("dur", 0)  # none: never timed (a starved completion thread)
-# (Whether any piece had to move depends on when the anchors after the jump came: round trips
-# may follow it before a piece lands wrong. What is held is the order, and that a moved piece
-# says so, which the pieces above could not keep without being moved.)
-if step and not any("clamped" in w["args"] for w in gpu): print(f"note: clock step {step}: the anchors followed it, no piece had to move")
+if step and not any("clamped" in w["args"] for w in gpu): fails.append("no piece says it was moved")
 for m in fails[:5]: print(f"FAIL clock step {step}:", m)
 sys.exit(1 if fails else 0)
 PY
@@ -255,7 +250,6 @@ gpu = sorted((e for e in ev if e["layer"] == "gpu"), key=lambda e: e["args"]["co
 truth = [l.split() for l in open(sys.argv[2])]
 offs = sorted(w["ts"] + w["dur"] - int(t[2]) for w, t in zip(gpu, truth) if "end" not in w["args"])
 off = offs[len(offs) // 2]
-err = ev[-1]["args"].get("gpu", {}).get("error_ns", 0)
 big = [(w, t) for w, t in zip(gpu, truth) if w["args"].get("bytes") == 8 << 20]
 if len(big) != 10: fails.append(f"copies: {len(big)} copies of 8 MiB, want 10")
 for w, t in big:
@@ -263,9 +257,7 @@ for w, t in big:
     if w["name"] == "memcpy HtoD":
         if abs(w["ts"] - off - int(t[1])) > 0.05 * d:
             fails.append(f"copies: {w['name']} (corr {a['corr']}) starts {w['ts'] - off - int(t[1]):+d} ns off the truth")
-        # (within 5 %, or within twice the error the trailer states: a loaded machine's
-        # anchors, and an END recorded late behind a preempted thread, say they are wide)
-        if "end" not in a and "clamped" not in a and abs(w["dur"] - d) > max(0.05 * d, 2 * err):
+        if "end" not in a and "clamped" not in a and abs(w["dur"] - d) > 0.05 * d:
             fails.append(f"copies: {w['name']} (corr {a['corr']}) lasts {w['dur']} ns, the truth {d}")
     if a.get("start") != "bound": fails.append(f"copies: {w['name']}'s start is no bound: {a}")
 for m in fails: print("FAIL", m)
@@ -319,10 +311,7 @@ done
 if [ -z "$fell" ] && [ "$(tail -1 "$tmp/anchors.event")" -gt 52000 ]; then
 	echo "note: anchors: round trips' median error $(tail -1 "$tmp/anchors.wait") ns, brackets' $(tail -1 "$tmp/anchors.event") ns: too loaded a machine to compare"
 elif [ -z "$fell" ]; then
-	# Which anchors came out narrower is a measurement that load can turn (the library spins
-	# for the round trip's write-back, and a busy machine takes the CPU from it); each run's
-	# times within its own stated error is what is held above. BENCHMARKS has the comparison.
-	echo "note: anchors: round trips' median error $(tail -1 "$tmp/anchors.wait") ns, brackets' $(tail -1 "$tmp/anchors.event") ns: not narrower on this run"
+	bad "anchors: round trips' median error $(tail -1 "$tmp/anchors.wait") ns, brackets' $(tail -1 "$tmp/anchors.event") ns"
 fi
 rm -f "$tmp/anchors.truth"
 FAKEGPU_NO_MEMOPS=1 FAKEGPU_TRUTH=$tmp/anchors.truth cuthook -o "$tmp/anchors.jsonl" -- "$fx/gpuprog" 600 \
@@ -330,36 +319,32 @@ FAKEGPU_NO_MEMOPS=1 FAKEGPU_TRUTH=$tmp/anchors.truth cuthook -o "$tmp/anchors.js
 anchors_check "$tmp/anchors.jsonl" "$tmp/anchors.truth" event >/dev/null || bad "no memory operations: $(anchors_check "$tmp/anchors.jsonl" "$tmp/anchors.truth" event | sed '$d')"
 
 # A clock 80 ppm off the host's (the stand-in's default is H100's measured -18.4) over some
-# seconds: the anchors follow it, once far enough apart to measure it (a few hundred ms). A
-# mapping that did not would be 80 us off a second after an anchor; this one's times after the
-# first second stay within 10 us of the truth for nine pieces in ten.
+# seconds: the anchors follow it, once far enough apart to measure it (a few hundred ms, longer
+# on a loaded machine). A mapping that did not would be 80 us off a second after an anchor;
+# this one's times in the second half of the run stay within 10 us of the truth for nine
+# pieces in ten.
 rm -f "$tmp/drift.truth"
-FAKEGPU_DRIFT_PPM=80 FAKEGPU_TRUTH=$tmp/drift.truth cuthook -o "$tmp/drift.jsonl" -- "$fx/gpuprog" 7000 \
+FAKEGPU_DRIFT_PPM=80 FAKEGPU_TRUTH=$tmp/drift.truth cuthook -o "$tmp/drift.jsonl" -- "$fx/gpuprog" 12000 \
 	>/dev/null || bad "drift: exit $?"
 python3 - "$tmp/drift.jsonl" "$tmp/drift.truth" <<'PY' || fail=1
-import json, os, sys
+import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1])]
 gpu = sorted((e for e in ev if e["layer"] == "gpu"), key=lambda e: e["args"]["corr"])
 truth = [l.split() for l in open(sys.argv[2])]
 g = ev[-1]["args"]["gpu"]
 span = (int(truth[-1][2]) - int(truth[0][1])) / 1e9
-late = int(truth[0][1]) + 1e9
+late = int(truth[0][1]) + span * 1e9 / 2
 ends = sorted(abs(w["ts"] + w["dur"] - int(t[2])) for w, t in zip(gpu, truth)
               if "end" not in w["args"] and int(t[2]) > late)
 p90 = ends[int(len(ends) * 0.9)] if ends else 0
 fails = []
 if len(gpu) != len(truth): fails.append(f"{len(gpu)} pieces, truth {len(truth)}")
-if span < 1.5: fails.append(f"the run lasted {span:.2f} s: too short to tell")
-if os.environ.get("CUT_SANITIZED"):
-    print("note: drift: a sanitized build (CUT_SANITIZED) is run for its memory errors, not held to times")
-elif g["error_ns_median"] > 40000:
+if span < 2.5: fails.append(f"the run lasted {span:.2f} s: too short to tell")
+if g["error_ns_median"] > 40000:
     # Anchors that wide (a loaded machine: the stand-in's device is a thread) cannot tell
     # 80 ppm in a second from none.
     print(f"note: drift: median error stated {g['error_ns_median']} ns: too loaded a machine to tell")
-elif p90 > max(10000, g["error_ns"]):
-    # (within 10 us, or within the largest error the trailer states: anchors taken on a busy
-    # machine are wider, and say so)
-    fails.append(f"90th percentile {p90} ns off the truth after the first second of {span:.1f} s, stated error {g['error_ns']}")
+elif p90 > 10000: fails.append(f"90th percentile {p90} ns off the truth in the second half of {span:.1f} s")
 for m in fails: print("FAIL drift:", m)
 sys.exit(1 if fails else 0)
 PY
