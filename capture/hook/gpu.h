@@ -157,8 +157,9 @@ int64_t gpu_clock_map(const struct gpu_clock *c, double gpu_ns, int64_t *bound);
  * the device could run it after its record, the work may have ended earlier, and the end is
  * only a bound (a start from the call after it makes the span the bounds of both). Then,
  * whatever the clock mapping did: no piece starts before its call began (t0) nor before the
- * piece before it on its stream ended (prev_end, as written), nor ends before it starts; what
- * had to be moved is said in how (GPU_SPAN_CLAMPED_*).
+ * piece before it on its stream ended (prev_end, as written), nor ends after the host saw its
+ * END done (seen) or before it starts; what had to be moved is said in how
+ * (GPU_SPAN_CLAMPED_*).
  */
 struct gpu_span_in {
 	int64_t end_ev;    /* its END's time */
@@ -172,6 +173,7 @@ struct gpu_span_in {
 	int64_t pickup_hi;
 	int64_t prev_end; /* the end written for the stream's piece before it, when have_prev */
 	bool have_prev;
+	int64_t seen; /* when the host saw its END done: no later can it have ended */
 };
 /* How close to its call's return a copy's start from its events may be and still be taken as
  * its start, not as a bound; how much later than the device could run it an END may run and
@@ -180,10 +182,11 @@ struct gpu_span_in {
 enum {
 	GPU_SPAN_FROM_CALL = 1,     /* the start is from the call: the stream was idle */
 	GPU_SPAN_CLAMPED_START = 2, /* moved later, to the call's start or the piece before */
-	GPU_SPAN_CLAMPED_END = 4,   /* moved later, to the start */
-	GPU_SPAN_START_BOUND = 8,   /* the work started no earlier, maybe later */
-	GPU_SPAN_END_UNKNOWN = 16,  /* never timed: no end (the process ended first) */
-	GPU_SPAN_END_BOUND = 32,    /* the work ended no later, maybe earlier */
+	GPU_SPAN_CLAMPED_END =
+	    4, /* moved: earlier, to when the host saw it done; or later, to the start */
+	GPU_SPAN_START_BOUND = 8,  /* the work started no earlier, maybe later */
+	GPU_SPAN_END_UNKNOWN = 16, /* never timed: no end (the process ended first) */
+	GPU_SPAN_END_BOUND = 32,   /* the work ended no later, maybe earlier */
 };
 struct gpu_span {
 	int64_t start, end;

@@ -180,6 +180,14 @@ gpu_work_span(const struct gpu_span_in *in, struct gpu_span *out)
 		s = in->prev_end;
 		out->how |= GPU_SPAN_CLAMPED_START;
 	}
+	if (e > in->seen) { /* (a start after it is moved back below) */
+		e = in->seen;
+		out->how |= GPU_SPAN_CLAMPED_END;
+	}
+	if (s > e && (out->how & GPU_SPAN_CLAMPED_END)) {
+		s = e; /* no earlier than the call, which the host saw begin before */
+		out->how |= GPU_SPAN_CLAMPED_START;
+	}
 	if (e < s) {
 		e = s;
 		out->how |= GPU_SPAN_CLAMPED_END;

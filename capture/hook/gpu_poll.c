@@ -816,6 +816,7 @@ static bool write_unknown(struct hook_thread *w, struct gpu_sub *s);
 static void
 complete(struct gpu_sub *s)
 {
+	int64_t seen = now_ns(); /* the END was seen done by now */
 	struct gpu_ctx *c = s->gc;
 	struct gpu_stream *st = s->st;
 	/* The device record goes before the context's first work (its submission): readers
@@ -862,6 +863,7 @@ complete(struct gpu_sub *s)
 	    .pickup_hi = c->pickup_hi,
 	    .prev_end = st->last_written,
 	    .have_prev = st->have_written,
+	    .seen = seen,
 	};
 	struct gpu_span sp;
 	gpu_work_span(&in, &sp);

@@ -139,6 +139,7 @@ struct piece {
 	bool sync;
 	int64_t prev_end;
 	bool have_prev;
+	int64_t seen; /* when the host saw the END done; 0: never mind */
 };
 
 static struct gpu_span
@@ -155,7 +156,8 @@ span(struct piece p)
 	                         .pickup = 500,
 	                         .pickup_hi = 700,
 	                         .prev_end = p.prev_end,
-	                         .have_prev = p.have_prev};
+	                         .have_prev = p.have_prev,
+	                         .seen = p.seen ? p.seen : INT64_MAX};
 	struct gpu_span sp;
 	gpu_work_span(&in, &sp);
 	return sp;
@@ -296,6 +298,29 @@ START_TEST(test_span_clamped)
 	ck_assert_int_eq(sp.start, 9000);
 	ck_assert_int_eq(sp.end, 9000);
 	ck_assert_int_eq(sp.how, GPU_SPAN_CLAMPED_START | GPU_SPAN_CLAMPED_END);
+	/* Mapped after the host saw its END done (a mapping off by more than the time the host
+	 * took to see it, as a wide anchor leaves it): ended no later than that, started no
+	 * later either. */
+	sp = span((struct piece){.end_ev = 50000,
+	                         .before_ev = 30000,
+	                         .have_before = true,
+	                         .t0 = 2000,
+	                         .t1 = 3000,
+	                         .t_er = 3500,
+	                         .seen = 20000});
+	ck_assert_int_eq(sp.end, 20000);
+	ck_assert_int_eq(sp.start, 20000);
+	ck_assert_int_eq(sp.how, GPU_SPAN_CLAMPED_START | GPU_SPAN_CLAMPED_END);
+	sp = span((struct piece){.end_ev = 22000,
+	                         .before_ev = 5000,
+	                         .have_before = true,
+	                         .t0 = 2000,
+	                         .t1 = 3000,
+	                         .t_er = 3500,
+	                         .seen = 20000});
+	ck_assert_int_eq(sp.start, 6200);
+	ck_assert_int_eq(sp.end, 20000);
+	ck_assert_int_eq(sp.how, GPU_SPAN_CLAMPED_END);
 	/* A START a gap before its END, long after the call: a piece of length 0, which is what
 	 * the events say, nothing moved. */
 	sp = span((struct piece){.end_ev = 10000,
