@@ -98,7 +98,7 @@ struct gpu_ctx {
 	int64_t next_anchor;        /* when to take the next anchor */
 	/* How long the device takes to run an operation handed to an idle stream, from the
 	 * return of the call that handed it over, as the anchors' events measure it: the median
-	 * and the 90th percentile of the latest samples. */
+	 * and the largest of the latest samples. */
 	int64_t pickup, pickup_hi;
 	struct gpu_pickup {
 		double gpu;     /* an event's GPU time (gpu_clock)... */

@@ -10,8 +10,9 @@
  * the device's measured pick-up time 0). Times on the GPU are counted from the first anchor's
  * event through a reference event renewed often (cuEventElapsedTime is a float of ms: kept
  * small, it holds a few ns). The GPU's clock runs some 20 ppm off the host's, and not quite
- * steadily: the rate is the median of the slopes between pairs of the latest anchors
- * (Theil-Sen: an anchor taken badly moves it little), and the host time at the latest anchor
+ * steadily: the rate is the median of the slopes between the pairs of the latest anchors that
+ * measure it best (far apart and narrow: Theil-Sen over them, which one anchor taken badly
+ * moves little), and the host time at the latest anchor
  * the middle of what every anchor, carried there at that rate with its doubt, allows; until
  * anchors far enough apart measure the rate better (or show the clock further off), it is taken
  * as 1 with GPU_RATE_ERR_DEFAULT of doubt. */
@@ -47,22 +48,30 @@ static void
 fit(struct gpu_clock *c)
 {
 	enum { N = GPU_ANCHOR_WINDOW };
-	double slope[N * (N - 1) / 2], doubt[N * (N - 1) / 2];
-	int ns = 0;
-	/* The pairs at least half as far apart as the first and the latest: those measure it
-	 * best. */
-	double span = c->a[c->na - 1].gpu - c->a[0].gpu;
+	double slope[N * (N - 1) / 2], doubt[N * (N - 1) / 2], best = 1e300;
+	int np = 0;
 	for (int i = 0; i < c->na; i++)
 		for (int j = i + 1; j < c->na; j++) {
 			const struct gpu_anchor *x = &c->a[i], *y = &c->a[j];
 			double dg = y->gpu - x->gpu;
-			if (fabs_(dg) < RATE_SPAN_MIN_NS || fabs_(dg) < span / 2)
+			if (fabs_(dg) < RATE_SPAN_MIN_NS)
 				continue;
 			double r = (double)(y->host - x->host) / dg;
 			if (fabs_(r - 1) > 1e-3) /* no clock is 1000 ppm off: a broken pair */
 				continue;
-			slope[ns] = r;
-			doubt[ns++] = (double)(x->err + y->err) / fabs_(dg);
+			slope[np] = r;
+			doubt[np] = (double)(x->err + y->err) / fabs_(dg);
+			if (doubt[np] < best)
+				best = doubt[np];
+			np++;
+		}
+	/* The pairs that measure it best (a doubt at most twice the least: anchors far apart
+	 * and narrow), the median of their slopes, which one pair taken badly moves little. */
+	int ns = 0;
+	for (int i = 0; i < np; i++)
+		if (doubt[i] <= 2 * best) {
+			slope[ns] = slope[i];
+			doubt[ns++] = doubt[i];
 		}
 	if (ns) {
 		qsort(slope, (size_t)ns, sizeof(*slope), cmp_double);

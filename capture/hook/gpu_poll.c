@@ -31,7 +31,6 @@
 #define WAIT_MAX_NS 1000000
 #define WAIT_FIRST_MAX_NS 50000000 /* the first: the round trips' whole worth */
 #define WAIT_YIELD_NS 5000
-#define WAIT_GOOD_NS 5000 /* a first anchor wider than this is taken again */
 #define CU_MEMHOSTALLOC_PORTABLE 1
 #define CU_MEMHOSTALLOC_DEVICEMAP 2
 #define CU_STREAM_WAIT_VALUE_GEQ 0
@@ -57,6 +56,7 @@ static struct {
 	int64_t busy_sleep; /* ns between rounds while work is outstanding */
 	int64_t errs[ERR_SAMPLES];
 	unsigned nerrs;
+	uint64_t nseen, rng; /* bounds seen; the sampling's state */
 } P;
 
 static int64_t
@@ -107,6 +107,7 @@ pool_put(struct gpu_ctx *c, gpu_event_t e)
 /* Events recorded on the context's idle private stream, each between two clock reads. */
 struct tries {
 	gpu_event_t ev[ANCHOR_TRIES]; /* made: those up to the first NULL */
+	int64_t before[ANCHOR_TRIES]; /* when its record was called */
 	int64_t handed[ANCHOR_TRIES]; /* when its record returned */
 	int64_t seen[ANCHOR_TRIES];   /* when the host saw it done */
 	int n;                        /* recorded and seen done */
@@ -129,6 +130,7 @@ bracket(struct gpu_ctx *c, struct tries *t)
 			t->ev[n] = NULL;
 			break;
 		}
+		t->before[n] = now_ns();
 		if (gpu_api.event_record(t->ev[n], c->priv) != 0)
 			break;
 		t->handed[n] = now_ns();
@@ -162,6 +164,52 @@ bracket(struct gpu_ctx *c, struct tries *t)
 		t->best = idx[ok_n / 2];
 }
 
+/* Of the tries, the one that ran in the narrowest interval of the host's time: after its
+ * record was called, before the host saw it done (a bracket of true times, as a round trip's
+ * is: gpu_map.c). Its index, its host time in *host and half width in *err; -1: none. */
+static int
+true_bracket(const struct tries *t, int64_t *host, int64_t *err)
+{
+	int best = -1;
+	for (int i = 0; i < t->n; i++)
+		if (best < 0 || t->seen[i] - t->before[i] < t->seen[best] - t->before[best])
+			best = i;
+	if (best >= 0) {
+		*host = t->before[best] + (t->seen[best] - t->before[best]) / 2;
+		*err = (t->seen[best] - t->before[best] + 1) / 2 + GPU_QUANTUM_NS;
+	}
+	return best;
+}
+
+/* The anchor of a round: the round trip a (its host time and half width in *host and *err;
+ * NULL: none came back) or, where narrower or none came back, the tries' true bracket; where
+ * there are no round trips, the tries' bracket of median pick-up delay. NULL: none. A round
+ * trip not taken goes back to the pool; *from_tries says the anchor is one of t's events. */
+static gpu_event_t
+pick_anchor(struct gpu_ctx *c, const struct tries *t, gpu_event_t a, int64_t *host, int64_t *err,
+            bool *from_tries)
+{
+	int64_t bh, be;
+	int i;
+	*from_tries = true;
+	if (!c->wait_anchors) {
+		if (t->best < 0)
+			return NULL;
+		*host = t->handed[t->best];
+		*err = t->seen[t->best] - t->handed[t->best];
+		return t->ev[t->best];
+	}
+	if ((i = true_bracket(t, &bh, &be)) >= 0 && (!a || be < *err)) {
+		if (a)
+			pool_put(c, a);
+		*host = bh;
+		*err = be;
+		return t->ev[i];
+	}
+	*from_tries = false;
+	return a;
+}
+
 /* The tries' events back to the pool, but keep. */
 static void
 release(struct gpu_ctx *c, const struct tries *t, gpu_event_t keep)
@@ -174,9 +222,9 @@ release(struct gpu_ctx *c, const struct tries *t, gpu_event_t keep)
 }
 
 /* The tries' pick-up delays, from their records' returns to their times as the clock maps
- * them: c's latest samples (their GPU times kept,
- * and mapped again by the clock as it stands, which later anchors make better), their median
- * and 90th percentile (gpu_ctx). c->anchor is the clock's reference. */
+ * them: c's latest samples (their GPU times kept, and mapped again by the clock as it stands,
+ * which later anchors make better), their median and largest (gpu_ctx). c->anchor is the
+ * clock's reference. */
 static void
 note_pickups(struct gpu_ctx *c, const struct tries *t)
 {
@@ -203,7 +251,9 @@ note_pickups(struct gpu_ctx *c, const struct tries *t)
 	}
 	gpu_median(v, (int)c->npickups); /* sorts */
 	c->pickup = v[c->npickups / 2];
-	c->pickup_hi = v[c->npickups * 9 / 10];
+	/* The largest: a sample is made smaller, never larger, by this thread's being
+	 * descheduled between the record's return and the clock read after it. */
+	c->pickup_hi = v[c->npickups - 1];
 }
 
 /*
@@ -530,24 +580,6 @@ wait_anchor(struct gpu_ctx *c, int64_t max_ns, gpu_event_t *ev, int64_t *host, i
 	return true;
 }
 
-/* Whether the event a round trip left behind (c->held) has run, waiting for it WAIT_MAX_NS at
- * most; it goes back to the pool. */
-static bool
-took_back_wait(struct gpu_ctx *c)
-{
-	int64_t until = now_ns() + WAIT_MAX_NS;
-	while (c->held && gpu_api.event_query(c->held) != 0) {
-		if (now_ns() > until)
-			return false;
-		sched_yield();
-	}
-	if (c->held) {
-		pool_put(c, c->held);
-		c->held = NULL;
-	}
-	return true;
-}
-
 /* A context's first use on this thread: its private stream, the gap, the first anchor, and
  * its device record, dated first. */
 static bool
@@ -568,40 +600,17 @@ setup_ctx(struct gpu_ctx *c, int64_t first)
 	gpu_event_t a;
 	int64_t host, err;
 	struct tries t;
-	/* A round trip that did not come back (the stream not reached in time) is tried again, a
-	 * few times: the clock's anchors are all of one kind. */
-	bool timed = false;
-	for (int i = 0; i < 3 && c->wait_anchors && !timed; i++)
-		timed = took_back_wait(c) && wait_anchor(c, WAIT_FIRST_MAX_NS, &a, &host, &err);
-	/* The first anchor alone maps the first 50 ms, and the pick-up time measured then: a few
-	 * more rounds while it is wide (a round trip the scheduler stretched). */
-	for (int i = 0; i < 4 && timed && err > WAIT_GOOD_NS; i++) {
-		gpu_event_t b;
-		int64_t bh, be;
-		if (!took_back_wait(c) || !wait_anchor(c, WAIT_FIRST_MAX_NS, &b, &bh, &be))
-			break;
-		gpu_event_t worse = be < err ? a : b;
-		if (be < err) {
-			a = b;
-			host = bh;
-			err = be;
-		}
-		pool_put(c, worse);
+	/* The first round trips may wait longer for the stream: the first anchor alone maps the
+	 * first 50 ms, and the pick-up time measured then. */
+	bool timed = c->wait_anchors && wait_anchor(c, WAIT_FIRST_MAX_NS, &a, &host, &err);
+	bracket(c, &t); /* the pick-up time's samples, and maybe the first anchor */
+	bool from_tries;
+	if (!(c->anchor = pick_anchor(c, &t, timed ? a : NULL, &host, &err, &from_tries))) {
+		release(c, &t, NULL);
+		goto broken;
 	}
-	if (timed) {
-		bracket(c, &t); /* the pick-up time's samples */
-		c->anchor = a;
-		gpu_clock_init(c->clock, host, err, gap);
-	} else { /* brackets, until a round trip comes back (reanchor) */
-		bracket(c, &t);
-		if (t.best < 0) {
-			release(c, &t, NULL);
-			goto broken;
-		}
-		c->anchor = t.ev[t.best];
-		gpu_clock_init(c->clock, t.handed[t.best], t.seen[t.best] - t.handed[t.best], gap);
-	}
-	c->bracket_anchors = !timed;
+	gpu_clock_init(c->clock, host, err, gap);
+	c->bracket_anchors = !c->wait_anchors;
 	note_pickups(c, &t);
 	release(c, &t, c->anchor);
 	c->first = now_ns();
@@ -666,28 +675,25 @@ reanchor(struct gpu_ctx *c)
 	gpu_event_t a = NULL;
 	int64_t host, err;
 	struct tries t;
-	bracket(c, &t); /* the pick-up time's samples, and the anchor without wait anchors */
+	bracket(c, &t); /* the pick-up time's samples, and maybe the anchor */
 	bool timed = c->wait_anchors && wait_anchor(c, WAIT_MAX_NS, &a, &host, &err);
-	if (!timed && (!c->wait_anchors || c->bracket_anchors) && t.best >= 0) {
-		a = t.ev[t.best];
-		host = t.handed[t.best];
-		err = t.seen[t.best] - t.handed[t.best];
-	}
+	bool from_tries;
+	a = pick_anchor(c, &t, timed ? a : NULL, &host, &err, &from_tries);
 	double g = a ? elapsed_ns(c->anchor, a, &ok) : 0;
 	gpu_event_t back = NULL; /* the reference before, or an anchor that could not be used */
 	if (a && ok) {
-		if (timed != c->bracket_anchors)
+		if (c->bracket_anchors == !c->wait_anchors)
 			gpu_clock_anchor(c->clock, host, err, g);
-		else { /* the other kind (the first round trip back, or the driver refused them): a
-			* clock of its own, whose GPU times start again */
+		else { /* the driver refused the round trips: the other kind of anchor, a clock of
+			* its own, whose GPU times start again */
 			gpu_clock_init(c->clock, host, err, c->clock->gap);
 			c->npickups = c->pickup_next = 0;
 		}
-		c->bracket_anchors = !timed;
+		c->bracket_anchors = !c->wait_anchors;
 		back = c->anchor;
 		c->anchor = a;
 	} else if (a) {
-		back = timed ? a : NULL;
+		back = from_tries ? NULL : a; /* (one of the tries goes back with them) */
 		a = NULL;
 	}
 	if (back)
@@ -703,8 +709,18 @@ note_err(int64_t b)
 {
 	if (b > gpu_sh.err_max)
 		gpu_sh.err_max = b;
-	if (P.nerrs < ERR_SAMPLES)
+	/* A uniform sample of the whole run's bounds (reservoir sampling): the first ERR_SAMPLES
+	 * alone were the run's first moments, before the rate was measured. */
+	uint64_t n = P.nseen++;
+	if (n < ERR_SAMPLES) {
 		P.errs[P.nerrs++] = b;
+		return;
+	}
+	P.rng ^= P.rng << 13; /* xorshift64 */
+	P.rng ^= P.rng >> 7;
+	P.rng ^= P.rng << 17;
+	if (P.rng % (n + 1) < ERR_SAMPLES)
+		P.errs[P.rng % ERR_SAMPLES] = b;
 }
 
 /* Writes s, its span sp (cut-events(5), GPU work: args.start, args.end, args.clamped), into
@@ -980,6 +996,7 @@ poll_main(void *arg)
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	const char *e = getenv("CUTHOOK_GPU_POLL_US");
 	P.busy_sleep = e && atol(e) > 0 ? atol(e) * 1000 : BUSY_SLEEP_NS;
+	P.rng = 0x9e3779b97f4a7c15ull;
 	P.t = hook_thread_new();
 	if (P.t) {
 		P.t->need_thread_record = false;

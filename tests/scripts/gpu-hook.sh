@@ -252,11 +252,16 @@ gpu = sorted((e for e in ev if e["layer"] == "gpu"), key=lambda e: e["args"]["co
 truth = [l.split() for l in open(sys.argv[2])]
 offs = sorted(w["ts"] + w["dur"] - int(t[2]) for w, t in zip(gpu, truth) if "end" not in w["args"])
 off = offs[len(offs) // 2]
+calls = {e["args"]["corr"]: e for e in ev if e["layer"] == "api" and "corr" in (e.get("args") or {})}
 big = [(w, t) for w, t in zip(gpu, truth) if w["args"].get("bytes") == 8 << 20]
 if len(big) != 10: fails.append(f"copies: {len(big)} copies of 8 MiB, want 10")
 for w, t in big:
     d, a = int(t[2]) - int(t[1]), w["args"]
-    if w["name"] == "memcpy HtoD":
+    c = calls[a["corr"]]
+    # (A call that returned after its work ended, as a loaded machine makes it, leaves its END
+    # nothing to measure: such a piece is held to its bounds, above.)
+    returned_first = c["ts"] + c["dur"] < int(t[2]) - 20000  # host times both
+    if w["name"] == "memcpy HtoD" and returned_first:
         if abs(w["ts"] - off - int(t[1])) > 0.05 * d:
             fails.append(f"copies: {w['name']} (corr {a['corr']}) starts {w['ts'] - off - int(t[1]):+d} ns off the truth")
         if "end" not in a and "clamped" not in a and abs(w["dur"] - d) > 0.05 * d:
