@@ -153,13 +153,17 @@ truth_check legacy 10 0.8
 # freed the memory, a wait of the whole context; each gives the stream it holds a START.
 truth_check pool 11 0.8
 
-# The clock mapping moves under the work (the stand-in's clock jumps 2 ms forward, then back, as
-# a mapping moves when an anchor is taken badly under load): still no piece starts before its
-# call, none inside the piece before it on its stream, none ends before it starts or after the
-# host saw it done (none after the trailer); pieces that
-# had to be moved say so (args.clamped). (Without a jump, the same: a loaded machine's wide
-# anchors move the mapping too.)
-for step in 2000000 -2000000 0; do
+# The clock mapping moves under the work (the stand-in's clock jumps 200 ms forward, then back,
+# as a mapping moves when an anchor is taken badly under load): still no piece starts before
+# its call, none inside the piece before it on its stream, none ends before it starts or after
+# the host saw it done (none after the trailer); pieces that had to be moved say so
+# (args.clamped). (Without a jump, the same: a loaded machine's wide anchors move the mapping
+# too.) The jump is far larger than any time a loaded machine keeps the completion thread from
+# running: with 2 ms, a thread descheduled across the jump and the next anchor mapped every
+# piece after the jump by the new anchor and every piece before it no later than the host saw
+# it done, which needed no move (a run under run-all --loaded in three). Whichever anchor
+# maps a piece, one on the other side of the jump puts it 200 ms from its call.
+for step in 200000000 -200000000 0; do
 	FAKEGPU_STEP_NS=$step FAKEGPU_STEP_AFTER=700 cuthook -o "$tmp/step.jsonl" -- "$fx/gpuprog" 600 \
 		>/dev/null || bad "clock step $step: exit $?"
 	python3 - "$tmp/step.jsonl" $step <<'PY' || fail=1
