@@ -14,8 +14,11 @@
 # for turns enough in a short run. A process is held to the truth only where its trace says
 # its GPU times are good to 20 us (the trailer's error_ns) and none went untimed: a loaded
 # machine widens the clock mapping's error, and an anchor taken while another process has the
-# device is late by that process's turn (cuthook's anchors are recorded events too); the
-# script skips (77) if no process could be held to it.
+# device is late by that process's turn (cuthook's anchors are recorded events too), and
+# where none of its pieces' ends is a bound more than 2 ms after its start (its thread was held
+# off the CPU between a launch and the END's record: what the trace says is then only that
+# the work ended by then, and its busy time is at most what it says); the script skips (77)
+# if no process could be held to it.
 . "$(dirname "$0")/lib/hook-setup.sh"
 PATH=$B/bin:$PATH
 command -v python3 >/dev/null || { echo "needs python3"; exit 77; }
@@ -90,7 +93,7 @@ got = {p["pid"]: p["busy_ns"] for p in told["processes"]}
 got_rec = {p["pid"]: p["busy_ns"] for p in rec["processes"]}
 off = lambda x, t: abs(x - t) / t
 # Each process's own word on its GPU times (its trailer), and its launches and work timed.
-err, launched, timed = {}, {}, {}
+err, launched, timed, loose = {}, {}, {}, {}
 for l in open(f"{d}/t.jsonl"):
     e = json.loads(l)
     p = e["pid"]
@@ -100,10 +103,13 @@ for l in open(f"{d}/t.jsonl"):
         launched[p] = launched.get(p, 0) + 1
     elif e["layer"] == "gpu":
         timed[p] = timed.get(p, 0) + 1
+        if e["args"].get("end") == "bound" and e.get("dur", 0) > 2000000:
+            loose[p] = loose.get(p, 0) + 1
 for p, t in busy.items():
-    if err.get(p, 0) > 20000 or timed.get(p) != launched.get(p):
+    if err.get(p, 0) > 20000 or timed.get(p) != launched.get(p) or loose.get(p):
         print(f"{what}: pid {p} not held to the truth: its GPU times good to {err.get(p)} ns, "
-              f"{timed.get(p)} of {launched.get(p)} launches timed")
+              f"{timed.get(p)} of {launched.get(p)} launches timed, "
+              f"{loose.get(p, 0)} ends bounds more than 2 ms on")
         continue
     print(f"{what}: checked pid {p}")
     # (A sanitized build, CUT_SANITIZED, runs this for its memory errors: the library slowed
