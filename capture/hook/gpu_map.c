@@ -179,14 +179,7 @@ gpu_work_span(const struct gpu_span_in *in, struct gpu_span *out)
 	/* (Within the slack: the END's record and the anchors' are timed by different reads.) */
 	if (in->end_ev <= in->t_er + in->pickup_hi + GPU_BOUND_SLACK_NS) {
 		out->how |= GPU_SPAN_END_BOUND;
-		/* The work lies between the earliest it can have started and e: where the start
-		 * from the call is after e; and where the call went on long after it can have
-		 * handed the work over (its thread descheduled inside it, on a loaded machine):
-		 * the work was done when its END was recorded, so it ran inside the call, not
-		 * after it (taken from the return, 128 us kernels came out 15 us long). */
-		bool late_return = (out->how & GPU_SPAN_FROM_CALL) &&
-		                   in->t1 - in->t0 > in->pickup_hi + GPU_BOUND_SLACK_NS;
-		if (s > e || late_return) {
+		if (s > e) { /* the work lies between the earliest it can have started and e */
 			s = lo > in->t0 ? lo : in->t0;
 			out->how = (out->how & ~GPU_SPAN_FROM_CALL) | GPU_SPAN_START_BOUND;
 		}
