@@ -86,12 +86,13 @@ check-loaded: need-deps
 # them, into which cuthook preloads libcuthook (never instrumented). The sanitizer runtime is
 # then not first in the programs' libraries (verify_asan_link_order=0), and dlopen, which
 # ASan intercepts, no longer finds the stand-in libcuda by libcudart's RUNPATH
-# (LD_LIBRARY_PATH); HACKING.md says more.
+# (LD_LIBRARY_PATH); HACKING.md says more. Never loaded (CUT_LOADED_SCRIPTS): a sanitized
+# build's times are not held.
 SAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=undefined
 SAN_SCRIPTS = gpu-hook hook-runtime hook-nvtx hook-leaks stat-gpu merge-gpu plot-gpu gpu-shared
 check-sanitized:
-	@rc=0; $(MAKE) --no-print-directory -k B=$(B)/san CFLAGS="$(SAN_FLAGS)" \
+	@rc=0; unset CUT_LOADED_SCRIPTS; $(MAKE) --no-print-directory -k B=$(B)/san CFLAGS="$(SAN_FLAGS)" \
 		LDFLAGS="-fsanitize=address,undefined" FIXTURE_CFLAGS="$(SAN_FLAGS)" test-programs || \
 		{ rc=1; [ -z "$$CUT_FAILED_LOG" ] || echo "the sanitized build" >>"$$CUT_FAILED_LOG"; }; \
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
