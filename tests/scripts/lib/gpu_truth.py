@@ -24,24 +24,29 @@ held to nothing more.
 """
 
 
+def paired(ev, truth_path):
+    """The trace's gpu events in submission order (corr), the truth's lines beside them, and
+    the mapping's offset from the truth: the median over the pieces whose end is measured."""
+    gpu = sorted((e for e in ev if e["layer"] == "gpu"), key=lambda e: e["args"]["corr"])
+    truth = [l.split() for l in open(truth_path)]
+    offs = sorted(w["ts"] + w["dur"] - int(t[2]) for w, t in zip(gpu, truth)
+                  if w["args"].get("end") is None)
+    return gpu, truth, offs[len(offs) // 2] if offs else 0
+
+
 def check(ev, truth_path, bad, what="", kinds=None):
     """Checks the gpu events of the trace ev (its records, header first, trailer last) against
     the truth; calls bad(message) for each failure. kinds: the truth's kinds whose durations
     are checked (default all). Returns the number of pieces on a busy stream and on an idle
     one."""
-    truth = [l.split() for l in open(truth_path)]
-    gpu = sorted((e for e in ev if e["layer"] == "gpu"), key=lambda e: e["args"]["corr"])
+    gpu, truth, off = paired(ev, truth_path)
     if len(truth) != len(gpu):
         bad(f"{what}truth has {len(truth)} pieces of work, the trace {len(gpu)}")
         return 0, 0  # no pairs to compare
     g = ev[-1]["args"].get("gpu", {})
     span = ev[-1]["ts"] - ev[0]["ts"]  # no anchor is older than the trace
     rate_err = 2 * g.get("error_ns", 0) / 1e9
-    # The mapping's offset from the truth, over the pieces whose end is measured: bounds and
-    # starts from calls are held to the truth through it.
-    offs = sorted(w["ts"] + w["dur"] - int(t[2]) for w, t in zip(gpu, truth)
-                  if w["args"].get("end") is None)
-    off = offs[len(offs) // 2] if offs else 0
+    # (off: bounds and starts from calls are held to the truth through it.)
     tol = max(140, 2 * g.get("error_ns_median", 0))
     prev = {}  # stream -> the mapping's offset at its last piece's end
     busy, idle, off_truth, wrong_bounds = 0, [], [], []
