@@ -34,10 +34,11 @@ def paired(ev, truth_path):
     return gpu, truth, offs[len(offs) // 2] if offs else 0
 
 
-def check(ev, truth_path, bad, what="", kinds=None):
+def check(ev, truth_path, bad, what="", kinds=None, idle_kinds=None):
     """Checks the gpu events of the trace ev (its records, header first, trailer last) against
     the truth; calls bad(message) for each failure. kinds: the truth's kinds whose durations
-    are checked (default all). Returns the number of pieces on a busy stream and on an idle
+    are checked (default all); idle_kinds: those whose starts on an idle stream are held to
+    the truth's (default all). Returns the number of pieces on a busy stream and on an idle
     one."""
     gpu, truth, off = paired(ev, truth_path)
     if len(truth) != len(gpu):
@@ -73,7 +74,8 @@ def check(ev, truth_path, bad, what="", kinds=None):
                 if abs(err) > tol_d and not (s in prev and abs(err - (offs_w - prev[s])) <= tol_d):
                     off_truth.append(f"{w['name']} (corr {a['corr']}) {err:+d} ns")
         else:
-            idle.append(abs(w["ts"] - off - ts))
+            if idle_kinds is None or kind in idle_kinds:
+                idle.append(abs(w["ts"] - off - ts))
         prev[s] = offs_w
     if len(off_truth) > max(1, busy // 20):
         bad(f"{what}{len(off_truth)} of {busy} durations off the truth beyond the mapping's error: {', '.join(off_truth[:5])}")
