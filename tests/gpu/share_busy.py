@@ -12,25 +12,14 @@ and, last, "target: ..." saying whether every process came within 5 % of CUPTI a
 overlap told apart within 1 % of the time the GPU was busy.
 """
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "lib"))
+from spans import overlap, union  # noqa: E402
 
 title, merged, told_path, rec_path = sys.argv[1:5]
 profiles = sys.argv[5:]
-
-
-def union(iv):
-    t, cs, ce = 0, None, None
-    for s, e in sorted(iv):
-        if cs is None or s > ce:
-            t += 0 if cs is None else ce - cs
-            cs, ce = s, e
-        else:
-            ce = max(ce, e)
-    return t + (0 if cs is None else ce - cs)
-
-
-def overlap(lists):
-    return sum(union(v) for v in lists) - union([x for v in lists for x in v])
 
 
 # CUPTI: each profile's process and its work (ns; all profiles share the host's clock).

@@ -20,19 +20,12 @@ for mode in default S; do
 	"$hook" $flag -o "$out/share.$mode.jsonl" -- sh -c \
 		"$py $T/torch_gpu_work.py $out/p1.$mode.json 40 & $py $T/torch_gpu_work.py $out/p2.$mode.json 40 & wait"
 	echo "== two processes, cuthook $flag: rc=$?"
-	"$py" - "$out/share.$mode.jsonl" "$out/p1.$mode.json" "$out/p2.$mode.json" <<'PY' >"$out/pairs.$mode"
-import json, sys
-def union(iv):
-    tot, cs, ce = 0, None, None
-    for s, e in sorted(iv):
-        if cs is None or s > ce:
-            tot += 0 if cs is None else ce - cs
-            cs, ce = s, e
-        else:
-            ce = max(ce, e)
-    return tot + (0 if cs is None else ce - cs)
+	SPANS=$T/../scripts/lib "$py" - "$out/share.$mode.jsonl" "$out/p1.$mode.json" "$out/p2.$mode.json" <<'PY' >"$out/pairs.$mode"
+import json, os, sys
+sys.path.insert(0, os.environ["SPANS"])
+from spans import overlap as overlap_of, union
 def overlap(byproc):
-    return sum(union(v) for v in byproc.values()) - union([x for v in byproc.values() for x in v])
+    return overlap_of(list(byproc.values()))
 trace = sys.argv[1]
 ev = [json.loads(l) for l in open(trace)]
 cut = {}

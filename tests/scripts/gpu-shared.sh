@@ -55,8 +55,10 @@ for d in "$tmp/merged" "$tmp/one"; do
 	[ "$(grep -c '^shareprog: ok$' "$d/out")" = 3 ] || bad "$d: $(cat "$d/out")"
 	cutstat -j "$d/t.jsonl" >"$d/told.json" || bad "cutstat -j: exit $?"
 	cutstat -j -O "$d/t.jsonl" >"$d/recorded.json" || bad "cutstat -j -O: exit $?"
-	python3 - "$d" <<'PY' >"$d/check" || fail=1
+	LIB=$(cd "$(dirname "$0")/lib" && pwd) python3 - "$d" <<'PY' >"$d/check" || fail=1
 import json, os, sys
+sys.path.insert(0, os.environ["LIB"])
+from spans import union
 d = sys.argv[1]
 what = d.rsplit("/", 1)[1]
 n = 0
@@ -64,15 +66,6 @@ def bad(m):
     global n
     n += 1
     print(f"FAIL {what}: {m}")
-def union(iv):
-    t, cs, ce = 0, None, None
-    for s, e in sorted(iv):
-        if cs is None or s > ce:
-            t += 0 if cs is None else ce - cs
-            cs, ce = s, e
-        else:
-            ce = max(ce, e)
-    return t + (0 if cs is None else ce - cs)
 truth = {}
 for l in open(f"{d}/truth"):
     kind, s, e, how, pid = l.split()
