@@ -456,6 +456,7 @@ static const struct cut_col busy_cols[] = {
     {"overlap_recorded_ns", NULL, NULL, CUT_COL_INT, 0, 0, 0},
     {"resolved", NULL, NULL, CUT_COL_INT, 0, 0, 0}, /* pieces moved (gpushare.h) */
     {"resolved_ns", NULL, NULL, CUT_COL_INT, 0, 0, 0},
+    {"switch_ns", NULL, NULL, CUT_COL_INT, 0, 0, 0}, /* measured (gpushare.h) */
     {"pid", NULL, NULL, CUT_COL_INT, 0, 0, 0}, /* of one process's */
     {"host", NULL, NULL, CUT_COL_STR, 0, 0, 0},
     {"rank", NULL, NULL, CUT_COL_INT, 0, 0, 0},
@@ -478,6 +479,7 @@ busy_table(const char *what, const struct cut_gpu_busy *b, size_t n, int64_t tra
 		                         CUT_IF(b[i].procs > 1, CUT_I(b[i].overlap_recorded)),
 		                         CUT_IF(b[i].procs > 1, CUT_I(b[i].resolved)),
 		                         CUT_IF(b[i].procs > 1, CUT_I(b[i].resolved_ns)),
+		                         CUT_IF(b[i].switch_ns > 0, CUT_I(b[i].switch_ns)),
 		                         CUT_IF(b[i].proc >= 0, CUT_I(b[i].pid)), CUT_S(b[i].host),
 		                         CUT_IF(b[i].rank >= 0, CUT_I(b[i].rank))));
 	}
@@ -760,6 +762,12 @@ overlap_note(const struct cut_gpu_stats *g, const struct cut_gpu_busy *d)
 		              "times every start, the mode for a shared GPU)",
 		              cut_esc(d->key), (long long)d->procs, a, (long long)d->resolved,
 		              cut_format_duration((double)d->resolved_ns, b, sizeof(b)));
+	if (!g->as_recorded && d->switch_ns > 0)
+		cut_table_say("note: on %s a switch from one process to another took %s (the median "
+		              "wait of work submitted before the other's ended), which neither's "
+		              "work holds where a bound spanned it",
+		              cut_esc(d->key),
+		              cut_format_duration((double)d->switch_ns, a, sizeof(a)));
 }
 
 static void

@@ -1,7 +1,8 @@
-/* gpushare.c: the rule of gpushare.h in three passes: the moves of pieces started at their
+/* gpushare.c: the rule of gpushare.h in four passes: the moves of pieces started at their
  * call (in order of end, keeping per device the latest end of any process met and the latest
  * of a process other than that one); a sweep per device that finds which process ran at each
- * moment (of the pieces covering it, a heap.h heap by end, the top's process); and each piece's
+ * moment (of the pieces covering it, a heap.h heap by end, the top's process); the switch
+ * times, measured and taken off where one process's moments meet another's; and each piece's
  * parts, its span's share of its process's moments. */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -34,10 +35,12 @@ cmp_order(const void *a, const void *b)
 	return (x->i > y->i) - (x->i < y->i);
 }
 
-/* A moment some process ran on a device. */
+/* A moment some process ran on a device, and the pieces that ran its first and last instant
+ * (of those covering them, the first to end). */
 struct won {
 	uint64_t device, proc;
 	int64_t s, e;
+	size_t first_i, last_i;
 };
 
 static int
@@ -90,6 +93,7 @@ move_calls(struct cut_gpu_piece *p, size_t n, struct order *o)
 struct covering {
 	struct cut_heap_key key;
 	uint64_t proc;
+	size_t i;
 };
 
 /* rank[i]: piece i's place in cmp_order with its end as the key (o: scratch, n pieces). */
@@ -106,20 +110,21 @@ end_ranks(const struct cut_gpu_piece *p, size_t n, struct order *o)
 }
 
 static void
-add_won(struct won **w, size_t *n, size_t *cap, uint64_t device, uint64_t proc, int64_t s,
-        int64_t e)
+add_won(struct won **w, size_t *n, size_t *cap, uint64_t device, const struct covering *c,
+        int64_t s, int64_t e)
 {
 	struct won *last = *n ? &(*w)[*n - 1] : NULL;
-	if (last && last->device == device && last->proc == proc && last->e == s) {
+	if (last && last->device == device && last->proc == c->proc && last->e == s) {
 		last->e = e;
+		last->last_i = c->i;
 		return;
 	}
 	CUT_GROW(*w, *n + 1, *cap);
-	(*w)[(*n)++] = (struct won){device, proc, s, e};
+	(*w)[(*n)++] = (struct won){device, c->proc, s, e, c->i, c->i};
 }
 
 /* 2: who ran when, device by device: of the pieces covering a moment, the process of the one
- * that ends first (o: the pieces by device and start, from 1). */
+ * that ends first (o: the pieces by device and start, from 1). In order of device and time. */
 static struct won *
 sweep(const struct cut_gpu_piece *p, size_t n, struct order *o, size_t *nw)
 {
@@ -141,7 +146,8 @@ sweep(const struct cut_gpu_piece *p, size_t n, struct order *o, size_t *nw)
 		while (j < n && o[j].device == dev) {
 			for (; j < n && o[j].device == dev && o[j].start <= x; j++)
 				if (o[j].end > o[j].start) {
-					c = (struct covering){{o[j].end, rank[o[j].i]}, o[j].proc};
+					c = (struct covering){
+					    {o[j].end, rank[o[j].i]}, o[j].proc, o[j].i};
 					heap_push(&h, &c);
 				}
 			while ((top = heap_top(&h)) && top->key.ts <= x)
@@ -154,7 +160,7 @@ sweep(const struct cut_gpu_piece *p, size_t n, struct order *o, size_t *nw)
 			int64_t y = top->key.ts;
 			if (j < n && o[j].device == dev && o[j].start < y)
 				y = o[j].start;
-			add_won(&w, nw, &cap, dev, top->proc, x, y);
+			add_won(&w, nw, &cap, dev, top, x, y);
 			x = y;
 		}
 		while ((top = heap_top(&h))) { /* what is left of this device */
@@ -162,15 +168,104 @@ sweep(const struct cut_gpu_piece *p, size_t n, struct order *o, size_t *nw)
 				heap_pop(&h, NULL);
 				continue;
 			}
-			add_won(&w, nw, &cap, dev, top->proc, x, top->key.ts);
+			add_won(&w, nw, &cap, dev, top, x, top->key.ts);
 			x = top->key.ts;
 		}
 	}
 	heap_free(&h);
 	free(rank);
-	if (*nw) /* (no work: w is NULL, which qsort may not be given) */
-		qsort(w, *nw, sizeof(*w), cmp_won);
 	return w;
+}
+
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Of the n values v[], the number less than x (v in order). */
+static size_t
+below(const int64_t *v, size_t n, int64_t x)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+		if (v[m] < x)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo;
+}
+
+/* 3, measured: each device's switch time, into p[].switch_ns (o: scratch). A gap counts from
+ * the last end before a piece's exact start, when that end is another process's, exact, and
+ * after the piece was submitted, and no piece started between the two: the piece waited
+ * through the gap for the device to switch (not for another's kernel, preempted later). */
+static void
+measure_switches(struct cut_gpu_piece *p, size_t n, struct order *o)
+{
+	for (size_t i = 0; i < n; i++) {
+		o[i] = (struct order){p[i].device, p[i].proc, p[i].end, p[i].end, p[i].resolved, i};
+		p[i].switch_ns = 0;
+	}
+	qsort(o, n, sizeof(*o), cmp_order);
+	int64_t *gap = cut_xcalloc(n ? n : 1, sizeof(*gap));
+	int64_t *ends = cut_xcalloc(n ? n : 1, sizeof(*ends));
+	int64_t *starts = cut_xcalloc(n ? n : 1, sizeof(*starts));
+	for (size_t d = 0, e; d < n; d = e) { /* o[d .. e): one device's, by end */
+		size_t ng = 0;
+		for (e = d; e < n && o[e].device == o[d].device; e++) {
+			ends[e - d] = o[e].end;
+			starts[e - d] = p[o[e].i].resolved;
+		}
+		qsort(starts, e - d, sizeof(*starts), cmp_i64);
+		for (size_t k = d; k < e; k++) {
+			const struct cut_gpu_piece *q = &p[o[k].i];
+			if (!q->start_exact || q->from_call || q->submit < 0)
+				continue;
+			size_t before = below(ends, e - d, q->resolved);
+			const struct cut_gpu_piece *b = before ? &p[o[d + before - 1].i] : NULL;
+			size_t started = below(starts, e - d, q->resolved);
+			if (b && b->proc != q->proc && b->end_exact && q->submit < b->end &&
+			    (!started || starts[started - 1] <= b->end))
+				gap[ng++] = q->resolved - b->end;
+		}
+		if (ng < SWITCH_SEEN_MIN)
+			continue;
+		qsort(gap, ng, sizeof(*gap), cmp_i64);
+		for (size_t k = d; k < e; k++)
+			p[o[k].i].switch_ns = gap[ng / 2];
+	}
+	free(gap);
+	free(ends);
+	free(starts);
+}
+
+/* Whether a piece's span is a bound somewhere (rule 3). */
+static bool
+bound(const struct cut_gpu_piece *q)
+{
+	return q->from_call || !q->start_exact || !q->end_exact;
+}
+
+/* 3: where one process's moment meets another's, the switch time comes off the side whose
+ * piece is a bound and runs across the meeting (or started from its call at it). */
+static void
+take_switches(const struct cut_gpu_piece *p, struct won *w, size_t nw)
+{
+	for (size_t k = 0; k + 1 < nw; k++) {
+		struct won *x = &w[k], *y = &w[k + 1];
+		int64_t t = x->e, sw = p[x->last_i].switch_ns;
+		if (x->device != y->device || x->proc == y->proc || t != y->s || sw <= 0)
+			continue;
+		const struct cut_gpu_piece *a = &p[x->last_i], *b = &p[y->first_i];
+		if (a->end > t && bound(a))
+			x->e = t - sw > x->s ? t - sw : x->s;
+		if (bound(b) && (b->resolved < t || b->from_call))
+			y->s = t + sw < y->e ? t + sw : y->e;
+	}
 }
 
 size_t
@@ -180,10 +275,14 @@ cut_gpu_resolve(struct cut_gpu_piece *p, size_t n, struct cut_gpu_span **parts, 
 	move_calls(p, n, o);
 	size_t nw, cap = 0, lost = 0;
 	struct won *w = sweep(p, n, o, &nw);
+	measure_switches(p, n, o);
+	take_switches(p, w, nw);
 	free(o);
+	if (nw) /* (no work: w is NULL, which qsort may not be given) */
+		qsort(w, nw, sizeof(*w), cmp_won);
 	*parts = NULL;
 	*nparts = 0;
-	/* 3: each piece's parts: its span's share of its process's moments. */
+	/* 4: each piece's parts: its span's share of its process's moments. */
 	for (size_t i = 0; i < n; i++) {
 		struct cut_gpu_piece *q = &p[i];
 		int64_t s = q->resolved;

@@ -23,6 +23,18 @@
  *    holds another process's piece keeps its time before and after it; in a chain of
  *    overlapping pieces each keeps the time after the end before it.
  *
+ * 3. Switching a device from one process to another takes time that is neither's work: the
+ *    device's switch time is the median gap, over at least SWITCH_SEEN_MIN transitions, from
+ *    a piece with an exact end to the exact start (its START event's) of another process's
+ *    piece submitted before that end, with no work ending or starting in between (that piece
+ *    waited for the switch, not for a kernel preempted later). Where one process's time meets another's, the side whose piece is a bound
+ *    (start from its call or a bound, or end a bound) and runs on across the meeting, or
+ *    started from its call at it, loses the switch time next to it: a bound piece that holds
+ *    another's turn held the two switches around it, not work (a light process whose START
+ *    ran before the turn and whose END was recorded after it). A piece whose start and end
+ *    are both exact and that holds another's turn was preempted: it keeps its time, as the
+ *    kernel's span, CUPTI's too, holds the turn.
+ *
  * Pieces of one process, of different devices, and pieces no other process's overlap are left
  * as they are. Afterwards no two processes' time overlaps on a device, and applying the rule
  * to what each kept changes nothing.
@@ -32,11 +44,19 @@ struct cut_gpu_piece {
 	uint64_t device;    /* the physical device: equal for pieces on one GPU */
 	uint64_t proc;      /* the process */
 	bool from_call;     /* its start is its call's return (args.start "call") */
+	bool start_exact;   /* its start is what the device timed (no args.start) */
+	bool end_exact;     /* its end likewise (no args.end) */
+	int64_t submit;     /* when its call began (args.submit), or -1 */
 	/* out: its first moment kept (its end where it kept none), the time it kept, and its
-	 * parts kept, in order: (*parts)[first .. first + nparts) of cut_gpu_resolve */
+	 * parts kept, in order: (*parts)[first .. first + nparts) of cut_gpu_resolve; its
+	 * device's switch time (rule 3), 0 where not measured */
 	int64_t resolved, kept;
 	size_t first, nparts;
+	int64_t switch_ns;
 };
+
+/* Transitions a device's switch time is measured over, at least. */
+#define SWITCH_SEEN_MIN 8
 
 struct cut_gpu_span {
 	int64_t s, e;

@@ -25,7 +25,9 @@ struct piece {
 	int64_t s, e, submit; /* submit: -1 when absent or after the start */
 	int64_t proc;
 	uint32_t name, dev, stream;
-	bool from_call; /* args.start "call" */
+	bool from_call;   /* args.start "call" */
+	bool start_exact; /* no args.start: the device timed it */
+	bool end_exact;   /* no args.end */
 };
 
 /* The work of one name, device, stream or process. */
@@ -214,7 +216,9 @@ gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev)
 	                                         .name = (uint32_t)name,
 	                                         .dev = (uint32_t)devkey,
 	                                         .stream = (uint32_t)streamkey,
-	                                         .from_call = from_call};
+	                                         .from_call = from_call,
+	                                         .start_exact = !cut_args_find(ev->args, "start"),
+	                                         .end_exact = !cut_args_find(ev->args, "end")};
 }
 
 static int
@@ -443,7 +447,10 @@ gpustats_finish(struct cut_gpu_stats *g)
 		                               .end = pc->e,
 		                               .device = dev,
 		                               .proc = (uint64_t)pc->proc,
-		                               .from_call = pc->from_call};
+		                               .from_call = pc->from_call,
+		                               .start_exact = pc->start_exact,
+		                               .end_exact = pc->end_exact,
+		                               .submit = pc->submit};
 		ds[k++] = (struct dspan){(int64_t)dev, pc->proc, pc->s, pc->e};
 	}
 	int64_t *ov_rec = cut_xcalloc(nphys ? nphys : 1, sizeof(*ov_rec));
@@ -459,8 +466,12 @@ gpustats_finish(struct cut_gpu_stats *g)
 	free(ds);
 	struct cut_gpu_span *parts = NULL;
 	size_t nparts = 0;
-	if (!g->as_recorded)
+	int64_t *switch_ns = cut_xcalloc(nphys ? nphys : 1, sizeof(*switch_ns));
+	if (!g->as_recorded) {
 		g->resolved = (int64_t)cut_gpu_resolve(gp, nshared, &parts, &nparts);
+		for (size_t k = 0; k < nshared; k++)
+			switch_ns[gp[k].device] = gp[k].switch_ns;
+	}
 	else {
 		parts = cut_xcalloc(nshared ? nshared : 1, sizeof(*parts));
 		for (size_t k = 0; k < nshared; k++) {
@@ -581,7 +592,9 @@ gpustats_finish(struct cut_gpu_stats *g)
 		g->devices[j].overlap_recorded = ov_rec[j];
 		g->devices[j].resolved = moved[j];
 		g->devices[j].resolved_ns = moved_ns[j];
+		g->devices[j].switch_ns = switch_ns[j];
 	}
+	free(switch_ns);
 	free(ov_rec);
 	free(ov);
 	free(procs);

@@ -42,8 +42,9 @@ struct cut_gpu_busy {
 	/* A device's only: the processes whose work ran on it, and how long their work overlapped
 	 * (each process's busy on it, summed, less the device's own), as told apart (gpushare.h:
 	 * none unless as_recorded) and as recorded; the pieces whose start the rule moved, and
-	 * by how long in all. */
-	int64_t procs, overlap, overlap_recorded, resolved, resolved_ns;
+	 * by how long in all; the time its switches from one process to another took (gpushare.h,
+	 * rule 3), 0 where not measured. */
+	int64_t procs, overlap, overlap_recorded, resolved, resolved_ns, switch_ns;
 };
 
 struct cut_gpu_stats {

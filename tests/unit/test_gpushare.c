@@ -1,9 +1,10 @@
 /* test_gpushare.c: GPU work of processes time-slicing one device (gpushare.h): nesting (a
  * container keeps its time around what it holds, or, started at its call, only what follows
- * it), chains, ties, pieces the rule leaves alone, any input order, and on random pieces the
- * promises: no two processes' time overlaps on a device afterwards, every piece keeps parts
- * of its own span, a device's busy time is what its pieces covered (none started at its
- * call), and the rule applied again to what was kept changes nothing. */
+ * it), chains, ties, pieces the rule leaves alone, any input order, the switch time measured
+ * and taken off bound pieces only, and on random pieces the promises: no two processes' time
+ * overlaps on a device afterwards, every piece keeps parts of its own span, a device's busy
+ * time is what its pieces covered (none started at its call, no switch measured), and the
+ * rule applied again to what was kept changes nothing. */
 #include <check.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -11,13 +12,16 @@
 #include "check_main.h"
 #include "gpushare.h"
 
-#define P(s, e, dev, proc)                                                                         \
+/* A piece timed at both ends; one whose start is its call's (a bound). */
+#define P(s_, e_, dev_, proc_)                                                                     \
 	{                                                                                          \
-		(s), (e), (dev), (proc), false, -1, -1, 0, 0                                       \
+		.start = (s_), .end = (e_), .device = (dev_), .proc = (proc_),                     \
+		.start_exact = true, .end_exact = true, .submit = -1                               \
 	}
-#define C(s, e, dev, proc)                                                                         \
+#define C(s_, e_, dev_, proc_)                                                                     \
 	{                                                                                          \
-		(s), (e), (dev), (proc), true, -1, -1, 0, 0                                        \
+		.start = (s_), .end = (e_), .device = (dev_), .proc = (proc_), .from_call = true,  \
+		.end_exact = true, .submit = -1                                                    \
 	}
 
 static struct cut_gpu_span *parts;
@@ -156,19 +160,88 @@ covered(struct cut_gpu_span *v, size_t n)
 	return t + ce - cs;
 }
 
+/* The switches of a device: transitions waited for 100 ns; n of them (8 measure it).
+ * preempted: process 1's next kernel starts in each gap (and is preempted, its span holding
+ * process 2's piece): the wait is then partly that kernel's, and measures nothing. */
+static size_t
+switches(struct cut_gpu_piece *p, int n, bool preempted)
+{
+	size_t k = 0;
+	for (int i = 0; i < n; i++) {
+		int64_t t = 1000 * i;
+		p[k++] = (struct cut_gpu_piece)P(t, t + 300, 0, 1);
+		if (preempted)
+			p[k++] = (struct cut_gpu_piece)P(t + 350, t + 900, 0, 1);
+		p[k] = (struct cut_gpu_piece)P(t + 400, t + 410, 0, 2);
+		p[k++].submit = t + 100; /* before the other's end: it waited */
+	}
+	return k;
+}
+
+START_TEST(test_switches)
+{
+	struct cut_gpu_piece p[40];
+	/* Process 2's piece whose end is a bound holds process 1's turn: the 100 ns switches on
+	 * either side of the turn are neither's work; what is left, its kernel after the turn. */
+	size_t n = switches(p, SWITCH_SEEN_MIN, false);
+	struct cut_gpu_piece *light = &p[n];
+	p[n] = (struct cut_gpu_piece)P(10000, 10530, 0, 2);
+	p[n++].end_exact = false;
+	struct cut_gpu_piece *turn = &p[n];
+	p[n++] = (struct cut_gpu_piece)P(10100, 10400, 0, 1);
+	/* Process 1's kernel timed at both ends holds process 2's: preempted, it keeps its time
+	 * around it, as the kernel's span holds the turn. */
+	struct cut_gpu_piece *deep = &p[n];
+	p[n++] = (struct cut_gpu_piece)P(20000, 21000, 0, 1);
+	struct cut_gpu_piece *inside = &p[n];
+	p[n++] = (struct cut_gpu_piece)P(20400, 20410, 0, 2);
+	/* Process 2's piece started at its call, moved to process 1's exact end: a switch later. */
+	p[n++] = (struct cut_gpu_piece)P(29000, 30200, 0, 1);
+	struct cut_gpu_piece *waited = &p[n];
+	p[n++] = (struct cut_gpu_piece)C(30000, 30500, 0, 2);
+	resolve(p, n);
+	ck_assert_int_eq(p[0].switch_ns, 100);
+	kept(light, (int64_t)10500, (int64_t)10530, END);
+	kept(turn, (int64_t)10100, (int64_t)10400, END);
+	kept(deep, (int64_t)20000, (int64_t)20400, (int64_t)20410, (int64_t)21000, END);
+	kept(inside, (int64_t)20400, (int64_t)20410, END);
+	kept(waited, (int64_t)30300, (int64_t)30500, END);
+	/* One transition fewer, or waits that another kernel started in, measure nothing: the
+	 * pieces keep what rule 2 gave them. */
+	for (int preempted = 0; preempted < 2; preempted++) {
+		n = switches(p, SWITCH_SEEN_MIN - !preempted, preempted);
+		light = &p[n];
+		p[n] = (struct cut_gpu_piece)P(10000, 10530, 0, 2);
+		p[n++].end_exact = false;
+		p[n++] = (struct cut_gpu_piece)P(10100, 10400, 0, 1);
+		resolve(p, n);
+		ck_assert_int_eq(p[0].switch_ns, 0);
+		kept(light, (int64_t)10000, (int64_t)10100, (int64_t)10400, (int64_t)10530, END);
+	}
+}
+END_TEST
+
 START_TEST(test_random)
 {
 	enum { N = 250 };
 	static struct cut_gpu_piece p[N], q[4 * N];
 	static struct cut_gpu_span a[4 * N], b[4 * N];
+	int switched = 0;
 	srand(7);
 	for (int round = 0; round < 60; round++) {
-		bool calls = round % 2;
+		/* odd rounds: pieces started at their calls; every third, bounds and submit
+		 * times, so that switches are measured and taken off */
+		bool calls = round % 2, bounds = round % 3 == 0;
 		for (int i = 0; i < N; i++) {
 			int64_t s = rand() % 100000, d = rand() % 3 ? rand() % 500 : rand() % 20000;
 			p[i] = (struct cut_gpu_piece)P(s, s + d, (uint64_t)(rand() % 2),
 			                               (uint64_t)(rand() % 4));
 			p[i].from_call = calls && rand() % 2;
+			p[i].start_exact = !p[i].from_call;
+			if (bounds) {
+				p[i].end_exact = rand() % 4;
+				p[i].submit = s - rand() % 2000;
+			}
 		}
 		resolve(p, N);
 		size_t nq = 0;
@@ -194,7 +267,8 @@ START_TEST(test_random)
 					ck_abort_msg("[%lld,%lld] and [%lld,%lld] overlap",
 					             (long long)q[i].start, (long long)q[i].end,
 					             (long long)q[j].start, (long long)q[j].end);
-		for (uint64_t dev = 0; !calls && dev < 2; dev++) {
+		switched += p[0].switch_ns > 0;
+		for (uint64_t dev = 0; !calls && !bounds && dev < 2; dev++) {
 			size_t na = 0, nb = 0;
 			for (int i = 0; i < N; i++)
 				if (p[i].device == dev && p[i].end > p[i].start)
@@ -206,6 +280,7 @@ START_TEST(test_random)
 		}
 		ck_assert_uint_eq(resolve(q, nq), 0);
 	}
+	ck_assert_int_gt(switched, 0); /* the rounds with bounds measured some */
 }
 END_TEST
 
@@ -219,6 +294,7 @@ gpushare_suite(void)
 	tcase_add_test(tc, test_chain_over_own);
 	tcase_add_test(tc, test_left_alone);
 	tcase_add_test(tc, test_ties);
+	tcase_add_test(tc, test_switches);
 	tcase_add_test(tc, test_random);
 	suite_add_tcase(s, tc);
 	return s;
