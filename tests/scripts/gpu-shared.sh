@@ -9,6 +9,7 @@
 # more than 1 % of the time the device was busy, both for three traces of cuthook -S (the mode
 # the README recommends) merged by cutmerge and for one trace of cuthook over all three; with
 # -O (their work taken as recorded) the overlap shows, and the heavy one looks busier by it.
+# From the -S traces cutstat measures the device's switch: within 20 us over the stand-in's.
 # The switch is 2 us here, not the H100's 145 us: a preempted kernel keeps the switches around
 # the turn it held (as CUPTI's span does), which the truth does not count; the slice is 0.5 ms,
 # for turns enough in a short run. A process is held to the truth only where its trace says
@@ -98,6 +99,7 @@ for l in open(f"{d}/t.jsonl"):
         timed[p] = timed.get(p, 0) + 1
         if e["args"].get("end") == "bound" and e.get("dur", 0) > 2000000:
             loose[p] = loose.get(p, 0) + 1
+held = []
 for p, t in busy.items():
     if err.get(p, 0) > 20000 or timed.get(p) != launched.get(p) or loose.get(p):
         print(f"{what}: pid {p} not held to the truth: its GPU times good to {err.get(p)} ns, "
@@ -105,10 +107,20 @@ for p, t in busy.items():
               f"{loose.get(p, 0)} ends bounds more than 2 ms on")
         continue
     print(f"{what}: checked pid {p}")
+    held.append(p)
     # (A sanitized build, CUT_SANITIZED, runs this for its memory errors: the library slowed
     # down that much times its work no better than a loaded machine does.)
     if off(got.get(p, 0), t) > 0.05 and not os.environ.get("CUT_SANITIZED"):
         bad(f"pid {p}: busy {got.get(p)} ns told apart, the truth {t}")
+# The device's switch, measured from the -S traces (cut-events(5), rule 3): the wait of a START
+# submitted before another process's end, FAKEGPU_SWITCH_NS and the START's own pick-up; where
+# every process's GPU times are good to 20 us (held to the truth above: a loaded machine's
+# mapping error is as large as what is measured).
+sw, want = dev[0].get("switch_ns"), int(os.environ["FAKEGPU_SWITCH_NS"])
+if what == "merged" and len(held) == len(busy) and not (sw and want <= sw <= want + 20000):
+    bad(f"switch_ns {sw}, the stand-in's switch {want} ns")
+elif what == "merged":
+    print(f"{what}: switch measured {sw} ns, the stand-in's {want} ns")
 heavy = max(busy, key=busy.get)
 # The problem is there: as recorded, the heavy process's kernels held the others' turns (40
 # of each's kernels of 128 us) and look longer by them (where its trace has all its work).
