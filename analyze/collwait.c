@@ -112,13 +112,6 @@ by_name_rank_start(const void *a, const void *b)
 }
 
 static int
-by_int64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static int
 by_pair(const void *a, const void *b)
 {
 	const struct cut_collwait_pair *x = a, *y = b;
@@ -153,7 +146,7 @@ collwait_finish(struct cut_collwait *w)
 	}
 	p->nk = nk;
 	if (nr)
-		qsort(ranks, nr, sizeof(*ranks), by_int64);
+		qsort(ranks, nr, sizeof(*ranks), cut_cmp_i64);
 	idmap_free(rk);
 	rk = idmap_new();
 	for (size_t i = 0; i < nr; i++)

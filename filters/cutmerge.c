@@ -1231,20 +1231,13 @@ by_name_part(const void *a, const void *b)
 	return (x->end > y->end) - (x->end < y->end);
 }
 
-static int
-by_int64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
 /* The median of the q-th ends of the participants (their runs start at first[], in g.coll). */
 static int64_t
 median_end(const size_t *first, size_t np, size_t q, int64_t *v)
 {
 	for (size_t k = 0; k < np; k++)
 		v[k] = g.coll[first[k] + q].end;
-	qsort(v, np, sizeof(*v), by_int64);
+	qsort(v, np, sizeof(*v), cut_cmp_i64);
 	return np % 2 ? v[np / 2] : v[np / 2 - 1] + (v[np / 2] - v[np / 2 - 1]) / 2;
 }
 

@@ -177,13 +177,6 @@ sweep(const struct cut_gpu_piece *p, size_t n, struct order *o, size_t *nw)
 	return w;
 }
 
-static int
-cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
 /* Of the n values v[], the number less than x (v in order). */
 static size_t
 below(const int64_t *v, size_t n, int64_t x)
@@ -220,7 +213,7 @@ measure_switches(struct cut_gpu_piece *p, size_t n, struct order *o)
 			ends[e - d] = o[e].end;
 			starts[e - d] = p[o[e].i].resolved;
 		}
-		qsort(starts, e - d, sizeof(*starts), cmp_i64);
+		qsort(starts, e - d, sizeof(*starts), cut_cmp_i64);
 		for (size_t k = d; k < e; k++) {
 			const struct cut_gpu_piece *q = &p[o[k].i];
 			if (!q->start_exact || q->from_call || q->submit < 0)
@@ -234,7 +227,7 @@ measure_switches(struct cut_gpu_piece *p, size_t n, struct order *o)
 		}
 		if (ng < SWITCH_SEEN_MIN)
 			continue;
-		qsort(gap, ng, sizeof(*gap), cmp_i64);
+		qsort(gap, ng, sizeof(*gap), cut_cmp_i64);
 		for (size_t k = d; k < e; k++)
 			p[o[k].i].switch_ns = gap[ng / 2];
 	}

@@ -228,13 +228,6 @@ cmp_span(const void *a, const void *b)
 	return (x->s > y->s) - (x->s < y->s);
 }
 
-static int
-cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
 /* Time covered by at least one span (sorts them). */
 static int64_t
 covered(struct span *v, size_t n, int64_t *first, int64_t *last, bool *sat)
@@ -576,7 +569,7 @@ gpustats_finish(struct cut_gpu_stats *g)
 			m2 += dx * ((double)x - mean);
 		}
 		cut_hist_of(&nm->hist, d, gr->n);
-		qsort(d, gr->n, sizeof(*d), cmp_i64);
+		qsort(d, gr->n, sizeof(*d), cut_cmp_i64);
 		nm->med = gr->n % 2 ? (double)d[gr->n / 2]
 		                    : ((double)d[gr->n / 2 - 1] + (double)d[gr->n / 2]) / 2;
 		nm->stddev = gr->n > 1 ? sqrt(m2 / (double)(gr->n - 1)) : 0;
@@ -609,7 +602,7 @@ gpustats_finish(struct cut_gpu_stats *g)
 	label(p, g->procs, g->nprocs);
 	g->lat_count = (int64_t)p->nlat;
 	if (p->nlat) {
-		qsort(p->lat, p->nlat, sizeof(*p->lat), cmp_i64);
+		qsort(p->lat, p->nlat, sizeof(*p->lat), cut_cmp_i64);
 		g->lat_min = p->lat[0];
 		g->lat_max = p->lat[p->nlat - 1];
 		g->lat_med = quantile(p->lat, p->nlat, 0.5);

@@ -160,13 +160,6 @@ inst_by_start(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static int
-cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* Makes v its union: sorted by start, disjoint. */
 static void
 unite(struct spans *v)
@@ -284,7 +277,7 @@ summarize(struct cut_step_proc *sp, struct cut_step *st, size_t n, int64_t *d)
 {
 	for (size_t j = 0; j < n; j++)
 		d[j] = st[j].dur;
-	qsort(d, n, sizeof(*d), cmp_i64);
+	qsort(d, n, sizeof(*d), cut_cmp_i64);
 	sp->steps = (int64_t)n;
 	sp->med = steps_quantile(d, n, 0.5);
 	sp->p10 = steps_quantile(d, n, 0.1);

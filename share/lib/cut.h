@@ -49,6 +49,14 @@ struct cut_opt_help {
  */
 void cut_std_args_help(int argc, char *argv[], void (*usage)(void),
                        const struct cut_opt_help *opts);
+/* qsort(3)'s comparison of two int64_t, in ascending order (medians, percentiles, unions). */
+static inline int
+cut_cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
 /*
  * An array p of *cap elements of size bytes, grown (doubling, from 16) to hold at least need;
  * the new elements are zeroed and *cap updated. Returns the array, maybe moved. Exits with
