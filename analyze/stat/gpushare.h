@@ -27,13 +27,13 @@
  *    device's switch time is the median gap, over at least SWITCH_SEEN_MIN transitions, from
  *    a piece with an exact end to the exact start (its START event's) of another process's
  *    piece submitted before that end, with no work ending or starting in between (that piece
- *    waited for the switch, not for a kernel preempted later). Where one process's time meets another's, the side whose piece is a bound
- *    (start from its call or a bound, or end a bound) and runs on across the meeting, or
- *    started from its call at it, loses the switch time next to it: a bound piece that holds
- *    another's turn held the two switches around it, not work (a light process whose START
- *    ran before the turn and whose END was recorded after it). A piece whose start and end
- *    are both exact and that holds another's turn was preempted: it keeps its time, as the
- *    kernel's span, CUPTI's too, holds the turn.
+ *    waited for the switch, not for a kernel preempted later). Where one process's time
+ *    meets another's, the side whose piece is a bound (start from its call or a bound, or end
+ *    a bound) and runs on across the meeting, or started from its call at it, loses the
+ *    switch time next to it: a bound piece that holds another's turn held the two switches
+ *    around it, not work (a light process whose START ran before the turn and whose END was
+ *    recorded after it). A piece whose start and end are both exact and that holds another's
+ *    turn was preempted: it keeps its time, as the kernel's span, CUPTI's too, holds the turn.
  *
  * Pieces of one process, of different devices, and pieces no other process's overlap are left
  * as they are. Afterwards no two processes' time overlaps on a device, and applying the rule

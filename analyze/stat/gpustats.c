@@ -464,8 +464,7 @@ gpustats_finish(struct cut_gpu_stats *g)
 		g->resolved = (int64_t)cut_gpu_resolve(gp, nshared, &parts, &nparts);
 		for (size_t k = 0; k < nshared; k++)
 			switch_ns[gp[k].device] = gp[k].switch_ns;
-	}
-	else {
+	} else {
 		parts = cut_xcalloc(nshared ? nshared : 1, sizeof(*parts));
 		for (size_t k = 0; k < nshared; k++) {
 			gp[k].resolved = gp[k].start;
