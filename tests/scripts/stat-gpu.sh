@@ -106,7 +106,8 @@ cutstat -w "$tmp/two.jsonl" | grep -q '^note: on GPU-.* the work of 2 processes 
 	bad "two at once: no note of the overlap"
 cutstat -w -O "$tmp/two.jsonl" | grep -q '^note: on GPU-.* the work of 2 processes overlapped .*, taken as recorded (-O' ||
 	bad "two at once, -O: no note of the overlap"
-grep -q '^note:' "$tmp/s.txt" && bad "a note of overlap where the processes ran one after the other"
+# (Other notes may be there: under load a copy's end can be a bound, which the GB/s note says.)
+grep -q '^note: on ' "$tmp/s.txt" && bad "a note of overlap where the processes ran one after the other"
 # Without the layer: said in one line, the verdict from the driver API.
 cuthook -l api -o "$tmp/n.jsonl" -- "$fx/gpuprog" 3 >/dev/null || bad "-l api: exit $?"
 cutstat "$tmp/n.jsonl" >"$tmp/n.txt" || bad "cutstat (no gpu): exit $?"
