@@ -365,12 +365,12 @@ end_trace(struct drain *d, int status, bool exited, bool merged)
 static int
 close_trace(const struct drain *d, const struct target *t, int status)
 {
-	bool cut = false;
-	int e = out_close(&cut);
+	bool whole = false;
+	int e = out_close(&whole);
 	if (e && !d->untraced)
 		warnx("writing the trace to %s: %s: the trace is incomplete%s", d->out_name,
-		      strerror(e), cut ? ", cut back to its last whole line" : "");
-	else if (e && cut)
+		      strerror(e), whole ? ", cut back to its last whole line" : "");
+	else if (e && whole)
 		warnx("%s: cut back to its last whole line (no trailer)", d->out_name);
 	if (e && t->child && t->done && status != CUT_EXIT_OK)
 		warnx("the command exited with status %d", status);

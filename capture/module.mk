@@ -69,6 +69,9 @@ $(B)/tests/test_hooklib: private UNIT_CFLAGS = -Icapture
 $(B)/tests/test_exe: $(B)/obj/capture/exe.o
 $(B)/tests/test_exe: private UNIT_OBJ = $(B)/obj/capture/exe.o -lelf
 $(B)/tests/test_exe: private UNIT_CFLAGS = -Icapture
+$(B)/tests/test_output: $(B)/obj/capture/output.o
+$(B)/tests/test_output: private UNIT_OBJ = $(B)/obj/capture/output.o
+$(B)/tests/test_output: private UNIT_CFLAGS = -Icapture
 CAPTURE_API_OBJ := $(B)/obj/capture/api/call.o $(B)/obj/capture/api/describe.o
 $(B)/tests/test_api_args: $(CAPTURE_API_OBJ)
 $(B)/tests/test_api_args: private UNIT_OBJ = $(CAPTURE_API_OBJ)

@@ -117,14 +117,16 @@ out_error(void)
 }
 
 int
-out_close(bool *cut)
+out_close(bool *whole)
 {
 	int e = out_flush();
-	*cut = false;
-	/* A file that took part of a line is cut back to its last whole line. */
-	if (e && W.base >= 0 && W.good < W.sent &&
-	    ftruncate(W.fd, (off_t)(W.base + (int64_t)W.good)) == 0)
-		*cut = true;
+	*whole = false;
+	/* A file that took part of a line is cut back to its last whole line. One whose last
+	 * write ended at a line's end (the size limit fell there, or the write that failed was
+	 * the first of a piece) already ends at it. An empty file took no line. */
+	if (e && W.base >= 0 && W.sent > 0)
+		*whole = W.good == W.sent ||
+		         ftruncate(W.fd, (off_t)(W.base + (int64_t)W.good)) == 0;
 	free(W.buf);
 	W.buf = NULL;
 	buf_free(&W.z);

@@ -20,8 +20,9 @@ int out_flush(void);
 /* The errno of the first failed write, 0 while none. */
 int out_error(void);
 /* Flushes and lets go of the output. After a failed write a regular file is cut back to its
- * last whole line (*cut set). Returns as out_flush. Safe to call when out_open was not. */
-int out_close(bool *cut);
+ * last whole line: *whole is set when it ends there (cut, or its last write ended a line).
+ * Returns as out_flush. Safe to call when out_open was not. */
+int out_close(bool *whole);
 /* Frees the buffer without writing it (a capture that stopped before out_close). */
 void out_free(void);
 
