@@ -97,25 +97,37 @@ FUZZ_TIME ?= 60
 FUZZ_SMOKE_TIME ?= 10
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZERS := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
-FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	$(CUT_CPPFLAGS) -Ishare/lib -I$(B)/gen $(JANSSON_CFLAGS)
-$(B)/fuzz/%: tests/fuzz/%.c $(LIBCUT_SRC) $(B)/gen/api_categories.h $(B)/gen/nvidia_tables.h \
+FUZZ_FLAGS = -g -O1 -fno-sanitize-recover=undefined $(CUT_CPPFLAGS) -Ishare/lib -I$(B)/gen \
+	$(JANSSON_CFLAGS)
+FUZZ_CFLAGS = $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined
+# libcut compiled once for every harness (instrumented for coverage, not linked with
+# libFuzzer's main).
+FUZZ_LIBOBJ := $(LIBCUT_SRC:share/lib/%.c=$(B)/fuzz/obj/%.o)
+$(B)/fuzz/obj/%.o: share/lib/%.c $(B)/gen/api_categories.h $(B)/gen/nvidia_tables.h \
 	$(wildcard share/lib/*.h)
 	@mkdir -p $(@D)
-	$(call quiet,FUZZ)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(LIBCUT_SRC) $(JANSSON_LIBS) $(COMPRESS_LIBS) $(DEMANGLE_LIBS) \
-		-lm
+	$(call quiet,FUZZCC)$(CLANG) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
+$(B)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIBOBJ)
+	@mkdir -p $(@D)
+	$(call quiet,FUZZ)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIBOBJ) $(JANSSON_LIBS) $(COMPRESS_LIBS) \
+		$(DEMANGLE_LIBS) -lm
 .PHONY: fuzz fuzz-smoke fuzzers
 fuzzers: $(FUZZERS)
 fuzz: $(FUZZERS)
 	@for f in $(FUZZERS); do n=$${f##*/fuzz_}; mkdir -p tests/fuzz/corpus/$$n; \
 		echo "== $$n for $(FUZZ_TIME) s"; \
 		$$f -max_total_time=$(FUZZ_TIME) -close_fd_mask=2 tests/fuzz/corpus/$$n || exit 1; done
-# Every harness runs, whether or not one before it failed.
+# Every harness runs, all at once (libFuzzer's time is wall time), whether or not another
+# failed.
 fuzz-smoke: $(FUZZERS)
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && rc=0 && \
 	for f in $(FUZZERS); do n=$${f##*/fuzz_}; mkdir -p $$tmp/$$n; \
 		cp tests/fuzz/corpus/$$n/* $$tmp/$$n/ 2>/dev/null; \
-		if $$f -max_total_time=$(FUZZ_SMOKE_TIME) -close_fd_mask=2 $$tmp/$$n >$$tmp/$$n.log 2>&1; \
+		{ $$f -max_total_time=$(FUZZ_SMOKE_TIME) -close_fd_mask=2 $$tmp/$$n >$$tmp/$$n.log 2>&1; \
+			echo $$? >$$tmp/$$n.rc; } & \
+	done; wait; \
+	for f in $(FUZZERS); do n=$${f##*/fuzz_}; \
+		if [ "$$(cat $$tmp/$$n.rc)" = 0 ]; \
 		then echo "fuzz-smoke: $$n: $$(grep -o 'Done [0-9]* runs' $$tmp/$$n.log)"; \
 		else tail -30 $$tmp/$$n.log; echo "fuzz-smoke: $$n failed"; rc=1; \
 			[ -z "$$CUT_FAILED_LOG" ] || echo "fuzz/$$n" >>"$$CUT_FAILED_LOG"; fi; \
