@@ -162,6 +162,10 @@ next_line(struct cut_reader *r, char **line, size_t *len)
 			r->start = r->scan = nl ? stop + 1 : stop;
 			r->line++;
 			r->partial = !nl;
+			/* A byte-order mark, which some Windows tools put at a file's start, is no
+			 * part of its first line. */
+			if (r->line == 1 && *len >= 3 && !memcmp(*line, "\xef\xbb\xbf", 3))
+				*line += 3, *len -= 3;
 			return true;
 		}
 		r->scan = r->end;

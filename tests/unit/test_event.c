@@ -531,6 +531,40 @@ START_TEST(test_reader_lines)
 }
 END_TEST
 
+START_TEST(test_reader_bom)
+{
+	/* A UTF-8 byte-order mark at the file's start is skipped, for events and for raw
+	 * lines; one anywhere else is a bad line. */
+	const char *a = "{\"ts\":1,\"pid\":1,\"tid\":1,\"layer\":\"api\",\"name\":\"a\"}";
+	struct cut_buf t = {0};
+	buf_adds(&t, "\xef\xbb\xbf");
+	buf_adds(&t, a);
+	buf_adds(&t, "\n\xef\xbb\xbf");
+	buf_adds(&t, a);
+	buf_adds(&t, "\n");
+	char *path = write_temp(t.s, t.len);
+	struct cut_reader *r = cut_reader_open(path, CUT_READ_SILENT);
+	ck_assert_ptr_nonnull(r);
+	struct cut_event ev;
+	ck_assert_int_eq(cut_reader_next(r, &ev), 1);
+	ck_assert_str_eq(ev.name, "a");
+	ck_assert_uint_eq(cut_reader_line_bytes(r), strlen(a));
+	ck_assert_int_eq(cut_reader_next(r, &ev), 0);
+	ck_assert_int_eq(cut_reader_close(r), 1);
+	r = cut_reader_open(path, CUT_READ_SILENT);
+	char *line;
+	size_t len;
+	ck_assert_int_eq(cut_reader_next_line(r, &line, &len), 1);
+	ck_assert_uint_eq(len, strlen(a));
+	ck_assert_int_eq(memcmp(line, a, len), 0);
+	ck_assert_int_eq(cut_reader_next_line(r, &line, &len), 1);
+	ck_assert_uint_eq(len, strlen(a) + 3);
+	cut_reader_close(r);
+	unlink(path);
+	buf_free(&t);
+}
+END_TEST
+
 START_TEST(test_reader_raw_lines)
 {
 	/* Lines as they are, numbered as events are, whatever they hold; an event's line's
@@ -590,6 +624,7 @@ main(void)
 	tcase_add_test(tc, test_writer_escapes);
 	tcase_add_test(tc, test_reader_lines);
 	tcase_add_test(tc, test_reader_raw_lines);
+	tcase_add_test(tc, test_reader_bom);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
