@@ -1,9 +1,10 @@
-/* gpushare.c: the rule of gpushare.h in four passes: the moves of pieces started at their
+/* gpushare.c: the rule of gpushare.h in five passes: the moves of pieces started at their
  * call (in order of end, keeping per device the latest end of any process met and the latest
- * of a process other than that one); a sweep per device that finds which process ran at each
- * moment (of the pieces covering it, a heap.h heap by end, the top's process); the switch
- * times, measured and taken off where one process's moments meet another's; and each piece's
- * parts, its span's share of its process's moments. */
+ * of a process other than that one); the switch times measured, and the starts of the pieces
+ * that ran first after a switch moved; a sweep per device that finds which process ran at
+ * each moment (of the pieces covering it, a heap.h heap by end, the top's process); the
+ * switch times taken off where one process's moments meet another's; and each piece's parts,
+ * its span's share of its process's moments. */
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -192,10 +193,22 @@ below(const int64_t *v, size_t n, int64_t x)
 	return lo;
 }
 
+/* Where a piece that ran first after a switch began: half its process's stream operation after
+ * its START (no later than its end). */
+static int64_t
+moved_start(const struct cut_gpu_piece *q)
+{
+	int64_t op = q->op_ns > 0 ? q->op_ns / 2 : 0;
+	return op < q->end - q->resolved ? q->resolved + op : q->end;
+}
+
 /* 3, measured: each device's switch time, into p[].switch_ns (o: scratch). A gap counts from
  * the last end before a piece's exact start, when that end is another process's, exact, and
  * after the piece was submitted, and no piece started between the two: the piece waited
- * through the gap for the device to switch (not for another's kernel, preempted later). */
+ * through the gap for the device to switch (not for another's kernel, preempted later). Every
+ * piece with an exact start whose latest end before it is another process's ran first after
+ * a switch: it starts half its process's stream operation later (set once every gap is
+ * found, so that no start moved changes which count), and a gap is measured to there. */
 static void
 measure_switches(struct cut_gpu_piece *p, size_t n, struct order *o)
 {
@@ -207,6 +220,7 @@ measure_switches(struct cut_gpu_piece *p, size_t n, struct order *o)
 	int64_t *gap = cut_xcalloc(n ? n : 1, sizeof(*gap));
 	int64_t *ends = cut_xcalloc(n ? n : 1, sizeof(*ends));
 	int64_t *starts = cut_xcalloc(n ? n : 1, sizeof(*starts));
+	size_t *first = cut_xcalloc(n ? n : 1, sizeof(*first)), nfirst = 0;
 	for (size_t d = 0, e; d < n; d = e) { /* o[d .. e): one device's, by end */
 		size_t ng = 0;
 		for (e = d; e < n && o[e].device == o[d].device; e++) {
@@ -221,9 +235,12 @@ measure_switches(struct cut_gpu_piece *p, size_t n, struct order *o)
 			size_t before = below(ends, e - d, q->resolved);
 			const struct cut_gpu_piece *b = before ? &p[o[d + before - 1].i] : NULL;
 			size_t started = below(starts, e - d, q->resolved);
-			if (b && b->proc != q->proc && b->end_exact && q->submit < b->end &&
+			if (!b || b->proc == q->proc)
+				continue;
+			first[nfirst++] = o[k].i;
+			if (b->end_exact && q->submit < b->end &&
 			    (!started || starts[started - 1] <= b->end))
-				gap[ng++] = q->resolved - b->end;
+				gap[ng++] = moved_start(q) - b->end;
 		}
 		if (ng < SWITCH_SEEN_MIN)
 			continue;
@@ -231,6 +248,9 @@ measure_switches(struct cut_gpu_piece *p, size_t n, struct order *o)
 		for (size_t k = d; k < e; k++)
 			p[o[k].i].switch_ns = gap[ng / 2];
 	}
+	for (size_t k = 0; k < nfirst; k++)
+		p[first[k]].resolved = moved_start(&p[first[k]]);
+	free(first);
 	free(gap);
 	free(ends);
 	free(starts);
@@ -266,9 +286,9 @@ cut_gpu_resolve(struct cut_gpu_piece *p, size_t n, struct cut_gpu_span **parts, 
 {
 	struct order *o = cut_xcalloc(n ? n : 1, sizeof(*o));
 	move_calls(p, n, o);
+	measure_switches(p, n, o);
 	size_t nw, cap = 0, lost = 0;
 	struct won *w = sweep(p, n, o, &nw);
-	measure_switches(p, n, o);
 	take_switches(p, w, nw);
 	free(o);
 	if (nw) /* (no work: w is NULL, which qsort may not be given) */

@@ -34,6 +34,13 @@
  *    around it, not work (a light process whose START ran before the turn and whose END was
  *    recorded after it). A piece whose start and end are both exact and that holds another's
  *    turn was preempted: it keeps its time, as the kernel's span, CUPTI's too, holds the turn.
+ *    A piece with an exact start whose latest end before it is another process's ran first
+ *    after a switch: its START ran as the device switched in, and its work began later than
+ *    a START otherwise says. Against CUPTI on an H100 such pieces came out 0.5 to 1.0 of
+ *    their process's stream operation (gap_ns, cut-events(5)) long, about 1 where the
+ *    other's kernel was preempted, 0.5 to 0.7 where the other had let go; the pieces after
+ *    them in the same turn were right. They start half an operation later, the least seen,
+ *    and the switch time is measured to there.
  *
  * Pieces of one process, of different devices, and pieces no other process's overlap are left
  * as they are. Afterwards no two processes' time overlaps on a device, and applying the rule
@@ -47,6 +54,7 @@ struct cut_gpu_piece {
 	bool start_exact;   /* its start is what the device timed (no args.start) */
 	bool end_exact;     /* its end likewise (no args.end) */
 	int64_t submit;     /* when its call began (args.submit), or -1 */
+	int64_t op_ns;      /* its process's stream operation (its trailer's gap_ns), or 0 */
 	/* out: its first moment kept (its end where it kept none), the time it kept, and its
 	 * parts kept, in order: (*parts)[first .. first + nparts) of cut_gpu_resolve; its
 	 * device's switch time (rule 3), 0 where not measured */

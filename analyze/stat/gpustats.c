@@ -58,6 +58,8 @@ struct priv {
 	size_t cap_uuid;
 	int64_t *lat;
 	size_t nlat, lat_cap;
+	int64_t *op_ns; /* per process: its trailer's gpu gap_ns, 0 where none */
+	size_t cap_op;
 	struct cut_buf key; /* a stream's key, built */
 };
 
@@ -149,6 +151,19 @@ cat_name(const char *c)
 	return "other";
 }
 
+/* A process's stream operation as its writer calibrated it (the trailer's gpu gap_ns): how much
+ * later than its START the work that ran first after a switch began (gpushare.h, rule 3). */
+static void
+trailer_gap(struct priv *p, int64_t proc, const char *args)
+{
+	const char *gpu = cut_args_find(args, "gpu");
+	int64_t gap;
+	if (!gpu || *gpu != '{' || cut_args_int(gpu, "gap_ns", &gap) != 0 || gap <= 0)
+		return;
+	CUT_GROW(p->op_ns, (size_t)proc + 1, p->cap_op); /* zeroed */
+	p->op_ns[proc] = gap;
+}
+
 void
 gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev)
 {
@@ -158,6 +173,10 @@ gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev)
 		int64_t dev;
 		char *u;
 		bool isnew;
+		if (strcmp(ev->name, "trailer") == 0) {
+			trailer_gap(p, proc, ev->args);
+			return;
+		}
 		if (strcmp(ev->name, "device") == 0 &&
 		    cut_args_int(ev->args, "device", &dev) == 0 &&
 		    (u = args_str(ev->args, "uuid")) != NULL) {
@@ -443,7 +462,10 @@ gpustats_finish(struct cut_gpu_stats *g)
 		                               .from_call = pc->from_call,
 		                               .start_exact = pc->start_exact,
 		                               .end_exact = pc->end_exact,
-		                               .submit = pc->submit};
+		                               .submit = pc->submit,
+		                               .op_ns = (size_t)pc->proc < p->cap_op
+		                                            ? p->op_ns[pc->proc]
+		                                            : 0};
 		ds[k++] = (struct dspan){(int64_t)dev, pc->proc, pc->s, pc->e};
 	}
 	int64_t *ov_rec = cut_xcalloc(nphys ? nphys : 1, sizeof(*ov_rec));
@@ -638,6 +660,7 @@ gpustats_free(struct cut_gpu_stats *g)
 	free(p->uuid);
 	free(p->key.s);
 	free(p->lat);
+	free(p->op_ns);
 	free(p);
 	free(g);
 }

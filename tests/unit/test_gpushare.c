@@ -1,7 +1,8 @@
 /* test_gpushare.c: GPU work of processes time-slicing one device (gpushare.h): nesting (a
  * container keeps its time around what it holds, or, started at its call, only what follows
  * it), chains, ties, pieces the rule leaves alone, any input order, the switch time measured
- * and taken off bound pieces only, and on random pieces the promises: no two processes' time
+ * and taken off bound pieces only, the pieces that ran first after a switch started later,
+ * and on random pieces the promises: no two processes' time
  * overlaps on a device afterwards, every piece keeps parts of its own span, a device's busy
  * time is what its pieces covered (none started at its call, no switch measured), and the
  * rule applied again to what was kept changes nothing. */
@@ -221,6 +222,48 @@ START_TEST(test_switches)
 }
 END_TEST
 
+START_TEST(test_switched_in)
+{
+	struct cut_gpu_piece p[60];
+	/* The pieces the switch is measured on ran first after it: they start half their
+	 * process's stream operation (op_ns) later than their START says, and the switch is
+	 * measured to there. The piece after one in its process's turn, and one started at its
+	 * call, keep their starts. */
+	size_t n = switches(p, SWITCH_SEEN_MIN, false);
+	for (size_t i = 0; i < n; i++)
+		p[i].op_ns = p[i].proc == 2 ? 8 : 0;
+	struct cut_gpu_piece *first = &p[n - 1];
+	struct cut_gpu_piece *next = &p[n];
+	p[n] = (struct cut_gpu_piece)P(7420, 7430, 0, 2);
+	p[n++].op_ns = 8;
+	struct cut_gpu_piece *called = &p[n];
+	p[n++] = (struct cut_gpu_piece)P(8000, 8300, 0, 1);
+	p[n] = (struct cut_gpu_piece)C(8400, 8410, 0, 2);
+	p[n++].op_ns = 8;
+	resolve(p, n);
+	ck_assert_int_eq(p[0].switch_ns, 104);
+	kept(first, (int64_t)7404, (int64_t)7410, END);
+	kept(next, (int64_t)7420, (int64_t)7430, END);
+	kept(called + 1, (int64_t)8400, (int64_t)8410, END);
+	/* An operation longer than twice the piece: it starts at its end, keeping nothing. */
+	n = switches(p, SWITCH_SEEN_MIN, false);
+	p[n - 1].op_ns = 40;
+	resolve(p, n);
+	ck_assert_int_eq(p[n - 1].resolved, p[n - 1].end);
+	ck_assert_int_eq(p[n - 1].kept, 0);
+	/* After another process's kernel that started in the wait (preempted later: it measures
+	 * no switch), the piece that ran first in its process's turn still starts later; the
+	 * kernel keeps that moment, as it keeps the rest around the piece. */
+	n = switches(p, SWITCH_SEEN_MIN, true);
+	for (size_t i = 0; i < n; i++)
+		p[i].op_ns = p[i].proc == 2 ? 8 : 0;
+	resolve(p, n);
+	ck_assert_int_eq(p[0].switch_ns, 0);
+	kept(&p[n - 1], (int64_t)7404, (int64_t)7410, END);
+	kept(&p[n - 2], (int64_t)7350, (int64_t)7404, (int64_t)7410, (int64_t)7900, END);
+}
+END_TEST
+
 START_TEST(test_random)
 {
 	enum { N = 250 };
@@ -241,6 +284,7 @@ START_TEST(test_random)
 			if (bounds) {
 				p[i].end_exact = rand() % 4;
 				p[i].submit = s - rand() % 2000;
+				p[i].op_ns = (int64_t)p[i].proc * 40; /* a process's own */
 			}
 		}
 		resolve(p, N);
@@ -295,6 +339,7 @@ gpushare_suite(void)
 	tcase_add_test(tc, test_left_alone);
 	tcase_add_test(tc, test_ties);
 	tcase_add_test(tc, test_switches);
+	tcase_add_test(tc, test_switched_in);
 	tcase_add_test(tc, test_random);
 	suite_add_tcase(s, tc);
 	return s;
