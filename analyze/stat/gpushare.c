@@ -55,15 +55,86 @@ cmp_won(const void *a, const void *b)
 	return (x->s > y->s) - (x->s < y->s);
 }
 
+/* Whether a piece's start is its call's, or is taken as one (a late piece, rule 3). */
+static bool
+called(const struct cut_gpu_piece *q)
+{
+	return q->from_call || q->late;
+}
+
+/* How far find_late looks for a piece inside another, or back for another process's end. */
+#define LATE_SCAN 4096
+
+static int
+cmp_start(const void *a, const void *b)
+{
+	const struct order *x = a, *y = b;
+	if (x->device != y->device)
+		return x->device < y->device ? -1 : 1;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* 3, the late pieces: timed at both ends, holding another process's piece, their process had
+ * held the device less than SLICE_HELD_MIN before it, since the latest end of another
+ * process's piece, less the two switches (measured, p[].switch_ns). Sets p[].late and returns
+ * whether any is (o, by: scratch). */
+static bool
+find_late(struct cut_gpu_piece *p, size_t n, struct order *o, struct order *by)
+{
+	bool any = false;
+	for (size_t i = 0; i < n; i++) {
+		o[i] = (struct order){p[i].device, p[i].proc, p[i].end, p[i].end, p[i].start, i};
+		by[i] = o[i];
+	}
+	qsort(o, n, sizeof(*o), cmp_order); /* by device and end */
+	qsort(by, n, sizeof(*by), cmp_start);
+	for (size_t d = 0, e; d < n; d = e) { /* by[d .. e): one device's, by start */
+		for (e = d; e < n && by[e].device == by[d].device; e++)
+			;
+		for (size_t k = d; k < e; k++) {
+			struct cut_gpu_piece *q = &p[by[k].i];
+			if (!q->start_exact || !q->end_exact || q->from_call || q->end <= q->start)
+				continue;
+			int64_t a = -1; /* the first other process's piece inside it starts */
+			for (size_t j = k + 1; j < e && j <= k + LATE_SCAN && by[j].start < q->end; j++)
+				if (by[j].proc != q->proc && by[j].start > q->start &&
+				    by[j].end <= q->end) {
+					a = by[j].start;
+					break;
+				}
+			if (a < 0)
+				continue;
+			/* the latest end at or before its start of another process's piece */
+			size_t lo = d, hi = e; /* o and by hold the same devices in the same order */
+			while (lo < hi) {
+				size_t m = lo + (hi - lo) / 2;
+				if (o[m].end <= q->start)
+					lo = m + 1;
+				else
+					hi = m;
+			}
+			size_t back = 0;
+			while (lo > d && o[lo - 1].proc == q->proc && back++ < LATE_SCAN)
+				lo--;
+			/* (Held through that much of its own work, or since before the trace began:
+			 * for how long is not known, and it is taken as preempted.) */
+			if (back > LATE_SCAN || lo == d)
+				continue;
+			q->late = a - o[lo - 1].end - 2 * q->switch_ns < SLICE_HELD_MIN;
+			any |= q->late;
+		}
+	}
+	return any;
+}
+
 /* 1: a piece started at its call starts no earlier than the latest end, before its own, of a
- * piece of another process on its device. Sets p[].resolved. */
+ * piece of another process on its device. Moves p[].resolved (its start, or where a pass
+ * before moved it). */
 static void
 move_calls(struct cut_gpu_piece *p, size_t n, struct order *o)
 {
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++)
 		o[i] = (struct order){p[i].device, p[i].proc, p[i].end, p[i].end, p[i].start, i};
-		p[i].resolved = p[i].start;
-	}
 	qsort(o, n, sizeof(*o), cmp_order);
 	int64_t first = 0, other = 0; /* the latest end met, and the latest of another process */
 	uint64_t first_proc = 0;
@@ -74,7 +145,7 @@ move_calls(struct cut_gpu_piece *p, size_t n, struct order *o)
 			have_first = have_other = false;
 		bool mine = have_first && first_proc == q->proc;
 		int64_t before = mine ? other : first;
-		if (q->from_call && (mine ? have_other : have_first) && before > q->resolved)
+		if (called(q) && (mine ? have_other : have_first) && before > q->resolved)
 			q->resolved = before < q->end ? before : q->end;
 		if (q->end <= q->resolved)
 			continue;          /* no length: no evidence */
@@ -230,7 +301,7 @@ measure_switches(struct cut_gpu_piece *p, size_t n, struct order *o)
 		qsort(starts, e - d, sizeof(*starts), cut_cmp_i64);
 		for (size_t k = d; k < e; k++) {
 			const struct cut_gpu_piece *q = &p[o[k].i];
-			if (!q->start_exact || q->from_call || q->submit < 0)
+			if (!q->start_exact || called(q) || q->submit < 0)
 				continue;
 			size_t before = below(ends, e - d, q->resolved);
 			const struct cut_gpu_piece *b = before ? &p[o[d + before - 1].i] : NULL;
@@ -260,7 +331,7 @@ measure_switches(struct cut_gpu_piece *p, size_t n, struct order *o)
 static bool
 bound(const struct cut_gpu_piece *q)
 {
-	return q->from_call || !q->start_exact || !q->end_exact;
+	return called(q) || !q->start_exact || !q->end_exact;
 }
 
 /* 3: where one process's moment meets another's, the switch time comes off the side whose
@@ -276,7 +347,7 @@ take_switches(const struct cut_gpu_piece *p, struct won *w, size_t nw)
 		const struct cut_gpu_piece *a = &p[x->last_i], *b = &p[y->first_i];
 		if (a->end > t && bound(a))
 			x->e = t - sw > x->s ? t - sw : x->s;
-		if (bound(b) && (b->resolved < t || b->from_call))
+		if (bound(b) && (b->resolved < t || called(b)))
 			y->s = t + sw < y->e ? t + sw : y->e;
 	}
 }
@@ -285,8 +356,16 @@ size_t
 cut_gpu_resolve(struct cut_gpu_piece *p, size_t n, struct cut_gpu_span **parts, size_t *nparts)
 {
 	struct order *o = cut_xcalloc(n ? n : 1, sizeof(*o));
+	struct order *by = cut_xcalloc(n ? n : 1, sizeof(*by));
+	for (size_t i = 0; i < n; i++) {
+		p[i].late = false;
+		p[i].resolved = p[i].start;
+	}
 	move_calls(p, n, o);
 	measure_switches(p, n, o);
+	if (find_late(p, n, o, by))
+		move_calls(p, n, o); /* the late ones, now taken as started at their calls */
+	free(by);
 	size_t nw, cap = 0, lost = 0;
 	struct won *w = sweep(p, n, o, &nw);
 	take_switches(p, w, nw);

@@ -33,7 +33,13 @@
  *    switch time next to it: a bound piece that holds another's turn held the two switches
  *    around it, not work (a light process whose START ran before the turn and whose END was
  *    recorded after it). A piece whose start and end are both exact and that holds another's
- *    turn was preempted: it keeps its time, as the kernel's span, CUPTI's too, holds the turn.
+ *    turn was preempted, if its process had held the device a time slice before that turn (at
+ *    least SLICE_HELD_MIN since the latest end of another process's piece, the two switches
+ *    left out; with none before it, for how long is not known, and it is taken as
+ *    preempted): it keeps its time,
+ *    as the kernel's span, CUPTI's too, holds the turn. One whose process had held it less had
+ *    let go with no kernel running (its START run, its kernel not yet taken up): its work ran
+ *    after the turn, and it is taken as one started at its call (rules 1 and 3).
  *    A piece with an exact start whose latest end before it is another process's ran first
  *    after a switch: its START ran as the device switched in, and its work began later than
  *    a START otherwise says. Against CUPTI on an H100 such pieces came out 0.5 to 1.0 of
@@ -61,7 +67,14 @@ struct cut_gpu_piece {
 	int64_t resolved, kept;
 	size_t first, nparts;
 	int64_t switch_ns;
+	bool late; /* out: timed at both ends, it holds another's turn it was not preempted for */
 };
+
+/* Less than a process holds a device, the switches in and out left out, before another's turn
+ * its kernel is preempted for: a tenth of an H100's time slice. There a process whose kernel
+ * was preempted had held it 2.1-2.3 ms (2.36-2.6 ms with the switches), and a light one that
+ * let go at once 20-30 us (0.3 ms with them). */
+#define SLICE_HELD_MIN 250000
 
 /* Transitions a device's switch time is measured over, at least. */
 #define SWITCH_SEEN_MIN 8

@@ -1,10 +1,11 @@
 /* test_gpushare.c: GPU work of processes time-slicing one device (gpushare.h): nesting (a
  * container keeps its time around what it holds, or, started at its call, only what follows
  * it), chains, ties, pieces the rule leaves alone, any input order, the switch time measured
- * and taken off bound pieces only, the pieces that ran first after a switch started later,
- * and on random pieces the promises: no two processes' time
+ * and taken off bound pieces only, the pieces that ran first after a switch started later, a
+ * piece timed at both ends that holds another's turn preempted only after a time slice, and
+ * on random pieces the promises: no two processes' time
  * overlaps on a device afterwards, every piece keeps parts of its own span, a device's busy
- * time is what its pieces covered (none started at its call, no switch measured), and the
+ * time is what its pieces covered (none started at its call or late, no switch measured), and the
  * rule applied again to what was kept changes nothing. */
 #include <check.h>
 #include <stdarg.h>
@@ -162,18 +163,21 @@ covered(struct cut_gpu_span *v, size_t n)
 }
 
 /* The switches of a device: transitions waited for 100 ns; n of them (8 measure it).
- * preempted: process 1's next kernel starts in each gap (and is preempted, its span holding
- * process 2's piece): the wait is then partly that kernel's, and measures nothing. */
+ * preempted: process 1's next kernel starts in each gap and runs on a time slice, to be
+ * preempted for process 2's piece, which its span holds: the wait is then partly that
+ * kernel's, and measures nothing. Process 2's piece starts at t + PIECE(preempted). */
+#define PERIOD(preempted) ((preempted) ? 3 * SLICE_HELD_MIN : 1000)
+#define PIECE(preempted) ((preempted) ? SLICE_HELD_MIN + 400 : 400)
 static size_t
 switches(struct cut_gpu_piece *p, int n, bool preempted)
 {
 	size_t k = 0;
 	for (int i = 0; i < n; i++) {
-		int64_t t = 1000 * i;
+		int64_t t = PERIOD(preempted) * i, at = t + PIECE(preempted);
 		p[k++] = (struct cut_gpu_piece)P(t, t + 300, 0, 1);
 		if (preempted)
-			p[k++] = (struct cut_gpu_piece)P(t + 350, t + 900, 0, 1);
-		p[k] = (struct cut_gpu_piece)P(t + 400, t + 410, 0, 2);
+			p[k++] = (struct cut_gpu_piece)P(t + 350, at + 500, 0, 1);
+		p[k] = (struct cut_gpu_piece)P(at, at + 10, 0, 2);
 		p[k++].submit = t + 100; /* before the other's end: it waited */
 	}
 	return k;
@@ -190,34 +194,38 @@ START_TEST(test_switches)
 	p[n++].end_exact = false;
 	struct cut_gpu_piece *turn = &p[n];
 	p[n++] = (struct cut_gpu_piece)P(10100, 10400, 0, 1);
-	/* Process 1's kernel timed at both ends holds process 2's: preempted, it keeps its time
-	 * around it, as the kernel's span holds the turn. */
+	/* Process 1's kernel timed at both ends holds process 2's, process 1 having held the
+	 * device a time slice before: preempted, it keeps its time around it, as the kernel's
+	 * span holds the turn. */
+	const int64_t d = 10530 + SLICE_HELD_MIN;
 	struct cut_gpu_piece *deep = &p[n];
-	p[n++] = (struct cut_gpu_piece)P(20000, 21000, 0, 1);
+	p[n++] = (struct cut_gpu_piece)P(d, d + 1000, 0, 1);
 	struct cut_gpu_piece *inside = &p[n];
-	p[n++] = (struct cut_gpu_piece)P(20400, 20410, 0, 2);
+	p[n++] = (struct cut_gpu_piece)P(d + 400, d + 410, 0, 2);
 	/* Process 2's piece started at its call, moved to process 1's exact end: a switch later. */
-	p[n++] = (struct cut_gpu_piece)P(29000, 30200, 0, 1);
+	p[n++] = (struct cut_gpu_piece)P(d + 9000, d + 10200, 0, 1);
 	struct cut_gpu_piece *waited = &p[n];
-	p[n++] = (struct cut_gpu_piece)C(30000, 30500, 0, 2);
+	p[n++] = (struct cut_gpu_piece)C(d + 10000, d + 10500, 0, 2);
 	resolve(p, n);
 	ck_assert_int_eq(p[0].switch_ns, 100);
 	kept(light, (int64_t)10500, (int64_t)10530, END);
 	kept(turn, (int64_t)10100, (int64_t)10400, END);
-	kept(deep, (int64_t)20000, (int64_t)20400, (int64_t)20410, (int64_t)21000, END);
-	kept(inside, (int64_t)20400, (int64_t)20410, END);
-	kept(waited, (int64_t)30300, (int64_t)30500, END);
+	ck_assert(!deep->late);
+	kept(deep, d, d + 400, d + 410, d + 1000, END);
+	kept(inside, d + 400, d + 410, END);
+	kept(waited, d + 10300, d + 10500, END);
 	/* One transition fewer, or waits that another kernel started in, measure nothing: the
 	 * pieces keep what rule 2 gave them. */
 	for (int preempted = 0; preempted < 2; preempted++) {
 		n = switches(p, SWITCH_SEEN_MIN - !preempted, preempted);
+		const int64_t b = p[n - 1].end + 10000;
 		light = &p[n];
-		p[n] = (struct cut_gpu_piece)P(10000, 10530, 0, 2);
+		p[n] = (struct cut_gpu_piece)P(b, b + 530, 0, 2);
 		p[n++].end_exact = false;
-		p[n++] = (struct cut_gpu_piece)P(10100, 10400, 0, 1);
+		p[n++] = (struct cut_gpu_piece)P(b + 100, b + 400, 0, 1);
 		resolve(p, n);
 		ck_assert_int_eq(p[0].switch_ns, 0);
-		kept(light, (int64_t)10000, (int64_t)10100, (int64_t)10400, (int64_t)10530, END);
+		kept(light, b, b + 100, b + 400, b + 530, END);
 	}
 }
 END_TEST
@@ -259,8 +267,42 @@ START_TEST(test_switched_in)
 		p[i].op_ns = p[i].proc == 2 ? 8 : 0;
 	resolve(p, n);
 	ck_assert_int_eq(p[0].switch_ns, 0);
-	kept(&p[n - 1], (int64_t)7404, (int64_t)7410, END);
-	kept(&p[n - 2], (int64_t)7350, (int64_t)7404, (int64_t)7410, (int64_t)7900, END);
+	const int64_t t = PERIOD(true) * (SWITCH_SEEN_MIN - 1), at = t + PIECE(true);
+	kept(&p[n - 1], at + 4, at + 10, END);
+	kept(&p[n - 2], t + 350, at + 4, at + 10, at + 500, END);
+}
+END_TEST
+
+START_TEST(test_late)
+{
+	struct cut_gpu_piece p[40];
+	/* A light process's piece timed at both ends holds another's turn, its process having
+	 * held the device a moment before it (since process 1's end, 50 ns before): no kernel of
+	 * it ran when the device turned away, and its work ran after the turn. Taken as one
+	 * started at its call, it keeps what follows the turn and the switch (100 ns). */
+	size_t n = switches(p, SWITCH_SEEN_MIN, false);
+	const int64_t x = 100000;
+	p[n++] = (struct cut_gpu_piece)P(x - 300, x - 50, 0, 1);
+	struct cut_gpu_piece *light = &p[n];
+	p[n++] = (struct cut_gpu_piece)P(x, x + 530, 0, 2);
+	struct cut_gpu_piece *turn = &p[n];
+	p[n++] = (struct cut_gpu_piece)P(x + 100, x + 400, 0, 1);
+	resolve(p, n);
+	ck_assert(light->late);
+	ck_assert(!turn->late);
+	kept(light, x + 500, x + 530, END);
+	kept(turn, x + 100, x + 400, END);
+	/* The same piece where its process had held the device a time slice: preempted, it
+	 * keeps its time around the turn. */
+	n = switches(p, SWITCH_SEEN_MIN, false);
+	const int64_t y = SLICE_HELD_MIN + 100000;
+	p[n++] = (struct cut_gpu_piece)P(y - SLICE_HELD_MIN, y - 50, 0, 2);
+	light = &p[n];
+	p[n++] = (struct cut_gpu_piece)P(y, y + 530, 0, 2);
+	p[n++] = (struct cut_gpu_piece)P(y + 100, y + 400, 0, 1);
+	resolve(p, n);
+	ck_assert(!light->late);
+	kept(light, y, y + 100, y + 400, y + 530, END);
 }
 END_TEST
 
@@ -269,14 +311,17 @@ START_TEST(test_random)
 	enum { N = 250 };
 	static struct cut_gpu_piece p[N], q[4 * N];
 	static struct cut_gpu_span a[4 * N], b[4 * N];
-	int switched = 0;
+	int switched = 0, lates = 0, held = 0;
 	srand(7);
 	for (int round = 0; round < 60; round++) {
 		/* odd rounds: pieces started at their calls; every third, bounds and submit
 		 * times, so that switches are measured and taken off */
 		bool calls = round % 2, bounds = round % 3 == 0;
+		/* every fourth round over seconds: holds of more than a time slice, preempted */
+		int64_t scale = round % 4 == 2 ? SLICE_HELD_MIN : 1;
 		for (int i = 0; i < N; i++) {
-			int64_t s = rand() % 100000, d = rand() % 3 ? rand() % 500 : rand() % 20000;
+			int64_t s = rand() % 100000 * scale,
+			        d = (rand() % 3 ? rand() % 500 : rand() % 20000) * scale;
 			p[i] = (struct cut_gpu_piece)P(s, s + d, (uint64_t)(rand() % 2),
 			                               (uint64_t)(rand() % 4));
 			p[i].from_call = calls && rand() % 2;
@@ -312,7 +357,12 @@ START_TEST(test_random)
 					             (long long)q[i].start, (long long)q[i].end,
 					             (long long)q[j].start, (long long)q[j].end);
 		switched += p[0].switch_ns > 0;
-		for (uint64_t dev = 0; !calls && !bounds && dev < 2; dev++) {
+		bool late = false;
+		for (int i = 0; i < N; i++)
+			late |= p[i].late;
+		lates += late;
+		held += !calls && !bounds && !late;
+		for (uint64_t dev = 0; !calls && !bounds && !late && dev < 2; dev++) {
 			size_t na = 0, nb = 0;
 			for (int i = 0; i < N; i++)
 				if (p[i].device == dev && p[i].end > p[i].start)
@@ -325,6 +375,8 @@ START_TEST(test_random)
 		ck_assert_uint_eq(resolve(q, nq), 0);
 	}
 	ck_assert_int_gt(switched, 0); /* the rounds with bounds measured some */
+	ck_assert_int_gt(lates, 0);    /* short holds made late pieces */
+	ck_assert_int_gt(held, 2);     /* and the busy time was checked without them */
 }
 END_TEST
 
@@ -340,6 +392,7 @@ gpushare_suite(void)
 	tcase_add_test(tc, test_ties);
 	tcase_add_test(tc, test_switches);
 	tcase_add_test(tc, test_switched_in);
+	tcase_add_test(tc, test_late);
 	tcase_add_test(tc, test_random);
 	suite_add_tcase(s, tc);
 	return s;
