@@ -50,7 +50,7 @@
  *
  * Pieces of one process, of different devices, and pieces no other process's overlap are left
  * as they are. Afterwards no two processes' time overlaps on a device, and applying the rule
- * to what each kept changes nothing.
+ * to what each kept (as pieces timed at both ends) changes nothing.
  */
 struct cut_gpu_piece {
 	int64_t start, end; /* as recorded; end >= start */
