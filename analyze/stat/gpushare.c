@@ -1,10 +1,11 @@
-/* gpushare.c: the rule of gpushare.h in five passes: the moves of pieces started at their
- * call (in order of end, keeping per device the latest end of any process met and the latest
- * of a process other than that one); the switch times measured, and the starts of the pieces
- * that ran first after a switch moved; a sweep per device that finds which process ran at
- * each moment (of the pieces covering it, a heap.h heap by end, the top's process); the
- * switch times taken off where one process's moments meet another's; and each piece's parts,
- * its span's share of its process's moments. */
+/* gpushare.c: the rule of gpushare.h in passes: the moves of pieces started at their call (in
+ * order of end, keeping per device the latest end of any process met and the latest of a
+ * process other than that one); the switch times measured, and the starts of the pieces that
+ * ran first after a switch moved; the late pieces found, and moved as the first pass moves
+ * those started at their call; a sweep per device that finds which process ran at each moment
+ * (of the pieces covering it, a heap.h heap by end, the top's process); the switch times taken
+ * off where one process's moments meet another's; and each piece's parts, its span's share of
+ * its process's moments. */
 #include <stdbool.h>
 #include <stdlib.h>
 
