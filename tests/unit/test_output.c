@@ -64,24 +64,44 @@ assert_whole_lines(off_t size)
 	unlink(path);
 }
 
-static void
-add_lines(int n)
+/* What closing the output said and left. */
+struct closed {
+	int e;      /* the errno out_close returned */
+	bool whole; /* it said the file ends at its last whole line */
+	off_t size;
+};
+
+/* Writes n lines under a file size limit, in one piece, or in two where more >= 0 (the n
+ * lines flushed, then more), and closes the output. */
+static struct closed
+write_limited(rlim_t limit, int n, int more)
 {
+	struct closed c;
+	open_limited(limit);
 	for (int i = 0; i < n; i++)
 		out_add(LINE, LINE_LEN);
+	if (more >= 0) {
+		ck_assert_int_eq(out_flush(), 0);
+		for (int i = 0; i < more; i++)
+			out_add(LINE, LINE_LEN);
+	}
+	c.size = close_limited(&c.e, &c.whole);
+	return c;
+}
+
+/* The output ended with errno e, said whole or not, with lines whole lines in the file. */
+static void
+closed_as(struct closed c, int e, bool whole, int lines)
+{
+	ck_assert_int_eq(c.e, e);
+	ck_assert_int_eq(c.whole, whole);
+	ck_assert_int_eq(c.size, lines * (off_t)LINE_LEN);
+	assert_whole_lines(c.size);
 }
 
 START_TEST(test_limit_inside_a_line)
 {
-	open_limited(10 * LINE_LEN + 7);
-	add_lines(20);
-	int e;
-	bool whole;
-	off_t size = close_limited(&e, &whole);
-	ck_assert_int_eq(e, EFBIG);
-	ck_assert(whole);
-	ck_assert_int_eq(size, 10 * LINE_LEN);
-	assert_whole_lines(size);
+	closed_as(write_limited(10 * LINE_LEN + 7, 20, -1), EFBIG, true, 10);
 }
 END_TEST
 
@@ -90,32 +110,14 @@ END_TEST
  * not said to end at its last whole line.) */
 START_TEST(test_limit_at_a_line_end)
 {
-	open_limited(10 * LINE_LEN);
-	add_lines(20);
-	int e;
-	bool whole;
-	off_t size = close_limited(&e, &whole);
-	ck_assert_int_eq(e, EFBIG);
-	ck_assert(whole);
-	ck_assert_int_eq(size, 10 * LINE_LEN);
-	assert_whole_lines(size);
+	closed_as(write_limited(10 * LINE_LEN, 20, -1), EFBIG, true, 10);
 }
 END_TEST
 
 /* A piece written whole up to the limit, then a piece none of which the file takes. */
 START_TEST(test_limit_at_a_piece_end)
 {
-	open_limited(10 * LINE_LEN);
-	add_lines(10);
-	ck_assert_int_eq(out_flush(), 0);
-	add_lines(3);
-	int e;
-	bool whole;
-	off_t size = close_limited(&e, &whole);
-	ck_assert_int_eq(e, EFBIG);
-	ck_assert(whole);
-	ck_assert_int_eq(size, 10 * LINE_LEN);
-	assert_whole_lines(size);
+	closed_as(write_limited(10 * LINE_LEN, 10, 3), EFBIG, true, 10);
 }
 END_TEST
 
@@ -123,45 +125,19 @@ END_TEST
  * first write took nothing is not. */
 START_TEST(test_limit_inside_the_first_line)
 {
-	open_limited(5);
-	add_lines(2);
-	int e;
-	bool whole;
-	off_t size = close_limited(&e, &whole);
-	ck_assert_int_eq(e, EFBIG);
-	ck_assert(whole);
-	ck_assert_int_eq(size, 0);
-	unlink(path);
+	closed_as(write_limited(5, 2, -1), EFBIG, true, 0);
 }
 END_TEST
 
 START_TEST(test_limit_zero)
 {
-	open_limited(0);
-	add_lines(2);
-	int e;
-	bool whole;
-	off_t size = close_limited(&e, &whole);
-	ck_assert_int_eq(e, EFBIG);
-	ck_assert(!whole);
-	ck_assert_int_eq(size, 0);
-	unlink(path);
+	closed_as(write_limited(0, 2, -1), EFBIG, false, 0);
 }
 END_TEST
 
 START_TEST(test_no_failure)
 {
-	open_limited(100 * LINE_LEN);
-	add_lines(20);
-	ck_assert_int_eq(out_flush(), 0);
-	add_lines(20);
-	int e;
-	bool whole;
-	off_t size = close_limited(&e, &whole);
-	ck_assert_int_eq(e, 0);
-	ck_assert(!whole);
-	ck_assert_int_eq(size, 40 * LINE_LEN);
-	assert_whole_lines(size);
+	closed_as(write_limited(100 * LINE_LEN, 20, 20), 0, false, 40);
 }
 END_TEST
 
