@@ -283,10 +283,7 @@ sys.path.insert(0, os.environ["LIB"])
 import gpu_truth
 ev = [json.loads(l) for l in open(sys.argv[1])]
 fails = []
-# (Its four pieces on an idle stream, two kernels and two graphs, make no median a loaded
-# machine keeps: one stretched return of two moved it 2.1 us in a loaded .ci/run. The first
-# run holds twenty such starts and more.)
-gpu_truth.check(ev, sys.argv[2], fails.append, "copies: ", idle_kinds=())
+gpu_truth.check(ev, sys.argv[2], fails.append, "copies: ")
 gpu, truth, off = gpu_truth.paired(ev, sys.argv[2])
 calls = {e["args"]["corr"]: e for e in ev if e["layer"] == "api" and "corr" in (e.get("args") or {})}
 big = [(w, t) for w, t in zip(gpu, truth) if w["args"].get("bytes") == 8 << 20]
