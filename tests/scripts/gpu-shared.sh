@@ -115,9 +115,12 @@ for p, t in busy.items():
 # The device's switch, measured from the -S traces (cut-events(5), rule 3): the wait of a START
 # submitted before another process's end, FAKEGPU_SWITCH_NS and the START's own pick-up; where
 # every process's GPU times are good to 20 us (held to the truth above: a loaded machine's
-# mapping error is as large as what is measured).
+# mapping error is as large as what is measured), and not in a sanitized build, whose slowed
+# library leaves fewer than 8 clean waits to measure in 3 runs of 6 (as it did before rule 3's
+# latest changes too).
 sw, want = dev[0].get("switch_ns"), int(os.environ["FAKEGPU_SWITCH_NS"])
-if what == "merged" and len(held) == len(busy) and not (sw and want <= sw <= want + 20000):
+clean_times = not os.environ.get("CUT_SANITIZED")
+if what == "merged" and clean_times and len(held) == len(busy) and not (sw and want <= sw <= want + 20000):
     bad(f"switch_ns {sw}, the stand-in's switch {want} ns")
 elif what == "merged":
     print(f"{what}: switch measured {sw} ns, the stand-in's {want} ns")
