@@ -75,14 +75,50 @@ cmp_start(const void *a, const void *b)
 	return (x->start > y->start) - (x->start < y->start);
 }
 
+/* A kernel preempted for another process's turn (rule 3): its device and span, its process,
+ * and the moment it was preempted, as its device's time slice places it. */
+struct preempted {
+	uint64_t device, proc;
+	int64_t start, end, at;
+	int64_t since, hold; /* its process's turn began after since; held it hold to the turn */
+};
+
+static int
+cmp_preempted(const void *a, const void *b)
+{
+	const struct preempted *x = a, *y = b;
+	if (x->device != y->device)
+		return x->device < y->device ? -1 : 1;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* Where the preempted kernels of o[d .. e) (pre[d0 ..]) were preempted: a time slice after
+ * their process's turn began, the slice the median of their holds (SWITCH_SEEN_MIN of them
+ * at least: else none is placed, at -1). */
+static void
+place_preemptions(struct preempted *pre, size_t d0, size_t npre, int64_t switch_ns)
+{
+	size_t m = npre - d0;
+	int64_t *h = cut_xcalloc(m ? m : 1, sizeof(*h));
+	for (size_t k = 0; k < m; k++)
+		h[k] = pre[d0 + k].hold;
+	qsort(h, m, sizeof(*h), cut_cmp_i64);
+	for (size_t k = d0; k < npre; k++)
+		pre[k].at = m >= SWITCH_SEEN_MIN ? pre[k].since + h[m / 2] - switch_ns : -1;
+	free(h);
+}
+
 /* 3, the late pieces: timed at both ends, holding another process's piece, their process had
  * held the device less than SLICE_HELD_MIN before it, since the latest end of another
  * process's piece, less the two switches (measured, p[].switch_ns). Sets p[].late and returns
- * whether any is (o, by: scratch). */
+ * whether any is; the others that hold a piece go into pre[] (*npre), placed (o, by:
+ * scratch). */
 static bool
-find_late(struct cut_gpu_piece *p, size_t n, struct order *o, struct order *by)
+find_late(struct cut_gpu_piece *p, size_t n, struct order *o, struct order *by,
+          struct preempted *pre, size_t *npre)
 {
 	bool any = false;
+	*npre = 0;
 	for (size_t i = 0; i < n; i++) {
 		o[i] = (struct order){p[i].device, p[i].proc, p[i].end, p[i].end, p[i].start, i};
 		by[i] = o[i];
@@ -90,10 +126,13 @@ find_late(struct cut_gpu_piece *p, size_t n, struct order *o, struct order *by)
 	qsort(o, n, sizeof(*o), cmp_order); /* by device and end */
 	qsort(by, n, sizeof(*by), cmp_start);
 	for (size_t d = 0, e; d < n; d = e) { /* by[d .. e): one device's, by start */
+		size_t d0 = *npre;
+		int64_t switch_ns = 0;
 		for (e = d; e < n && by[e].device == by[d].device; e++)
 			;
 		for (size_t k = d; k < e; k++) {
 			struct cut_gpu_piece *q = &p[by[k].i];
+			switch_ns = q->switch_ns;
 			if (!q->start_exact || !q->end_exact || q->from_call || q->end <= q->start)
 				continue;
 			int64_t a = -1; /* the first other process's piece inside it starts */
@@ -123,9 +162,40 @@ find_late(struct cut_gpu_piece *p, size_t n, struct order *o, struct order *by)
 				continue;
 			q->late = a - o[lo - 1].end - 2 * q->switch_ns < SLICE_HELD_MIN;
 			any |= q->late;
+			if (!q->late)
+				pre[(*npre)++] = (struct preempted){q->device, q->proc, q->start, q->end,
+				                                    -1, o[lo - 1].end, a - o[lo - 1].end};
 		}
+		place_preemptions(pre, d0, *npre, switch_ns);
 	}
 	return any;
+}
+
+/* 3: a piece started at its call (or late) whose end lies inside another process's preempted
+ * kernel ran in the turn the kernel was preempted for: it starts no earlier than the moment
+ * it was (pre: by device and start). */
+static void
+after_preemptions(struct cut_gpu_piece *p, size_t n, struct preempted *pre, size_t npre)
+{
+	qsort(pre, npre, sizeof(*pre), cmp_preempted);
+	for (size_t i = 0; i < n; i++) {
+		struct cut_gpu_piece *q = &p[i];
+		if (!called(q) || q->end <= q->resolved)
+			continue;
+		size_t lo = 0, hi = npre; /* the first preempted kernel after q's end */
+		while (lo < hi) {
+			size_t m = lo + (hi - lo) / 2;
+			if (pre[m].device < q->device ||
+			    (pre[m].device == q->device && pre[m].start < q->end))
+				lo = m + 1;
+			else
+				hi = m;
+		}
+		const struct preempted *k = lo ? &pre[lo - 1] : NULL;
+		if (k && k->device == q->device && k->proc != q->proc && k->end > q->end &&
+		    k->at >= 0 && k->at < q->end && k->at > q->resolved)
+			q->resolved = k->at;
+	}
 }
 
 /* 1: a piece started at its call starts no earlier than the latest end, before its own, of a
@@ -358,14 +428,18 @@ cut_gpu_resolve(struct cut_gpu_piece *p, size_t n, struct cut_gpu_span **parts, 
 {
 	struct order *o = cut_xcalloc(n ? n : 1, sizeof(*o));
 	struct order *by = cut_xcalloc(n ? n : 1, sizeof(*by));
+	struct preempted *pre = cut_xcalloc(n ? n : 1, sizeof(*pre));
+	size_t npre;
 	for (size_t i = 0; i < n; i++) {
 		p[i].late = false;
 		p[i].resolved = p[i].start;
 	}
 	move_calls(p, n, o);
 	measure_switches(p, n, o);
-	if (find_late(p, n, o, by))
+	if (find_late(p, n, o, by, pre, &npre))
 		move_calls(p, n, o); /* the late ones, now taken as started at their calls */
+	after_preemptions(p, n, pre, npre);
+	free(pre);
 	free(by);
 	size_t nw, cap = 0, lost = 0;
 	struct won *w = sweep(p, n, o, &nw);

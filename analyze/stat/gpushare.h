@@ -39,7 +39,11 @@
  *    preempted): it keeps its time,
  *    as the kernel's span, CUPTI's too, holds the turn. One whose process had held it less had
  *    let go with no kernel running (its START run, its kernel not yet taken up): its work ran
- *    after the turn, and it is taken as one started at its call (rules 1 and 3).
+ *    after the turn, and it is taken as one started at its call (rules 1 and 3). The holds of
+ *    the preempted kernels measure the device's slice (their median, over SWITCH_SEEN_MIN of
+ *    them at least): a kernel was preempted that long, less a switch, after the latest end
+ *    before it of another process's piece, and a piece started at its call (or taken so) that
+ *    ends inside it ran in that turn and starts no earlier than that moment.
  *    A piece with an exact start whose latest end before it is another process's ran first
  *    after a switch: its START ran as the device switched in, and its work began later than
  *    a START otherwise says. Against CUPTI on an H100 such pieces came out 0.5 to 1.0 of

@@ -306,6 +306,46 @@ START_TEST(test_late)
 }
 END_TEST
 
+START_TEST(test_preemptions)
+{
+	/* Process 1's kernels are preempted a slice (2.4 ms) after its turn began, for process
+	 * 2's: its piece, then process 1's kernel, holding process 2's next piece. A piece of
+	 * process 2 started at its call before such a kernel, and ending inside it, ran in the
+	 * turn the kernel was preempted for: it starts at the moment it was, not at its call. */
+	enum { ROUNDS = SWITCH_SEEN_MIN + 1 };
+	const int64_t period = 5000000, slice = 2400000;
+	struct cut_gpu_piece p[3 * ROUNDS + 1];
+	size_t n = 0;
+	for (int i = 0; i < ROUNDS; i++) {
+		int64_t t = period * i;
+		p[n++] = (struct cut_gpu_piece)P(t, t + 1000, 0, 2);
+		p[n++] = (struct cut_gpu_piece)P(t + 2000, t + 4000000, 0, 1);
+		p[n++] = (struct cut_gpu_piece)P(t + 1000 + slice, t + 1010 + slice, 0, 2);
+	}
+	const int64_t t = period * (ROUNDS - 1), at = t + 1000 + slice;
+	struct cut_gpu_piece *called = &p[n];
+	p[n] = (struct cut_gpu_piece)C(t + 1500, at + 5, 0, 2);
+	p[n++].end_exact = false;
+	resolve(p, n);
+	ck_assert(!p[n - 3].late);
+	kept(called, at, at + 5, END);
+	/* Fewer preempted kernels than measure a slice: the piece keeps what rules 1 and 2 give
+	 * it, its call's start on. */
+	n = 0;
+	for (int i = ROUNDS - SWITCH_SEEN_MIN + 1; i < ROUNDS; i++) {
+		int64_t u = period * i;
+		p[n++] = (struct cut_gpu_piece)P(u, u + 1000, 0, 2);
+		p[n++] = (struct cut_gpu_piece)P(u + 2000, u + 4000000, 0, 1);
+		p[n++] = (struct cut_gpu_piece)P(u + 1000 + slice, u + 1010 + slice, 0, 2);
+	}
+	called = &p[n];
+	p[n] = (struct cut_gpu_piece)C(t + 1500, at + 5, 0, 2);
+	p[n++].end_exact = false;
+	resolve(p, n);
+	kept(called, t + 1500, at + 5, END);
+}
+END_TEST
+
 START_TEST(test_random)
 {
 	enum { N = 250 };
@@ -393,6 +433,7 @@ gpushare_suite(void)
 	tcase_add_test(tc, test_switches);
 	tcase_add_test(tc, test_switched_in);
 	tcase_add_test(tc, test_late);
+	tcase_add_test(tc, test_preemptions);
 	tcase_add_test(tc, test_random);
 	suite_add_tcase(s, tc);
 	return s;
