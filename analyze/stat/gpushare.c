@@ -2,10 +2,11 @@
  * order of end, keeping per device the latest end of any process met and the latest of a
  * process other than that one); the switch times measured, and the starts of the pieces that
  * ran first after a switch moved; the late pieces found, and moved as the first pass moves
- * those started at their call; a sweep per device that finds which process ran at each moment
- * (of the pieces covering it, a heap.h heap by end, the top's process); the switch times taken
- * off where one process's moments meet another's; and each piece's parts, its span's share of
- * its process's moments. */
+ * those started at their call; the device's slice measured on the preempted kernels, which
+ * places the pieces started at their call that end inside one; a sweep per device that finds
+ * which process ran at each moment (of the pieces covering it, a heap.h heap by end, the
+ * top's process); the switch times taken off where one process's moments meet another's; and
+ * each piece's parts, its span's share of its process's moments. */
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -63,8 +64,11 @@ called(const struct cut_gpu_piece *q)
 	return q->from_call || q->late;
 }
 
-/* How far find_late looks for a piece inside another, or back for another process's end. */
-#define LATE_SCAN 4096
+/* How far find_late looks for a piece inside another, or back for another process's end
+ * (pieces in order of start or end): beyond, it takes the piece as preempted, as it was
+ * before rule 3 looked, and a trace of many overlapping streams costs no more than this a
+ * piece. */
+#define LATE_SCAN 256
 
 static int
 cmp_start(const void *a, const void *b)
