@@ -125,8 +125,8 @@ out_close(bool *whole)
 	 * write ended at a line's end (the size limit fell there, or the write that failed was
 	 * the first of a piece) already ends at it. An empty file took no line. */
 	if (e && W.base >= 0 && W.sent > 0)
-		*whole = W.good == W.sent ||
-		         ftruncate(W.fd, (off_t)(W.base + (int64_t)W.good)) == 0;
+		*whole =
+		    W.good == W.sent || ftruncate(W.fd, (off_t)(W.base + (int64_t)W.good)) == 0;
 	free(W.buf);
 	W.buf = NULL;
 	buf_free(&W.z);

@@ -140,7 +140,8 @@ find_late(struct cut_gpu_piece *p, size_t n, struct order *o, struct order *by,
 			if (!q->start_exact || !q->end_exact || q->from_call || q->end <= q->start)
 				continue;
 			int64_t a = -1; /* the first other process's piece inside it starts */
-			for (size_t j = k + 1; j < e && j <= k + LATE_SCAN && by[j].start < q->end; j++)
+			for (size_t j = k + 1; j < e && j <= k + LATE_SCAN && by[j].start < q->end;
+			     j++)
 				if (by[j].proc != q->proc && by[j].start > q->start &&
 				    by[j].end <= q->end) {
 					a = by[j].start;
@@ -149,7 +150,8 @@ find_late(struct cut_gpu_piece *p, size_t n, struct order *o, struct order *by,
 			if (a < 0)
 				continue;
 			/* the latest end at or before its start of another process's piece */
-			size_t lo = d, hi = e; /* o and by hold the same devices in the same order */
+			/* (o and by hold the same devices in the same order) */
+			size_t lo = d, hi = e;
 			while (lo < hi) {
 				size_t m = lo + (hi - lo) / 2;
 				if (o[m].end <= q->start)
@@ -167,8 +169,13 @@ find_late(struct cut_gpu_piece *p, size_t n, struct order *o, struct order *by,
 			q->late = a - o[lo - 1].end - 2 * q->switch_ns < SLICE_HELD_MIN;
 			any |= q->late;
 			if (!q->late)
-				pre[(*npre)++] = (struct preempted){q->device, q->proc, q->start, q->end,
-				                                    -1, o[lo - 1].end, a - o[lo - 1].end};
+				pre[(*npre)++] = (struct preempted){.device = q->device,
+				                                    .proc = q->proc,
+				                                    .start = q->start,
+				                                    .end = q->end,
+				                                    .at = -1,
+				                                    .since = o[lo - 1].end,
+				                                    .hold = a - o[lo - 1].end};
 		}
 		place_preemptions(pre, d0, *npre, switch_ns);
 	}

@@ -455,6 +455,7 @@ gpustats_finish(struct cut_gpu_stats *g)
 		size_t dev = phys_of[pc->dev];
 		if (procs[dev] < 2)
 			continue;
+		int64_t op = (size_t)pc->proc < p->cap_op ? p->op_ns[pc->proc] : 0;
 		gp[k] = (struct cut_gpu_piece){.start = pc->s,
 		                               .end = pc->e,
 		                               .device = dev,
@@ -463,9 +464,7 @@ gpustats_finish(struct cut_gpu_stats *g)
 		                               .start_exact = pc->start_exact,
 		                               .end_exact = pc->end_exact,
 		                               .submit = pc->submit,
-		                               .op_ns = (size_t)pc->proc < p->cap_op
-		                                            ? p->op_ns[pc->proc]
-		                                            : 0};
+		                               .op_ns = op};
 		ds[k++] = (struct dspan){(int64_t)dev, pc->proc, pc->s, pc->e};
 	}
 	int64_t *ov_rec = cut_xcalloc(nphys ? nphys : 1, sizeof(*ov_rec));
