@@ -110,6 +110,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct cut_parser *pf = cut_parser_new(), *pj = cut_parser_new(), *pa = cut_parser_new();
 	const char *s = (const char *)data, *e = s + size;
 	long events = 0;
+	if (size >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0)
+		s += 3; /* a byte-order mark at the start is no part of the first line (reader.c) */
 	while (s < e) {
 		const char *nl = memchr(s, '\n', (size_t)(e - s));
 		size_t len = nl ? (size_t)(nl - s) : (size_t)(e - s);
