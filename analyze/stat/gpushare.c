@@ -70,15 +70,6 @@ called(const struct cut_gpu_piece *q)
  * piece. */
 #define LATE_SCAN 256
 
-static int
-cmp_start(const void *a, const void *b)
-{
-	const struct order *x = a, *y = b;
-	if (x->device != y->device)
-		return x->device < y->device ? -1 : 1;
-	return (x->start > y->start) - (x->start < y->start);
-}
-
 /* A kernel preempted for another process's turn (rule 3): its device and span, its process,
  * and the moment it was preempted, as its device's time slice places it. */
 struct preempted {
@@ -126,9 +117,10 @@ find_late(struct cut_gpu_piece *p, size_t n, struct order *o, struct order *by,
 	for (size_t i = 0; i < n; i++) {
 		o[i] = (struct order){p[i].device, p[i].proc, p[i].end, p[i].end, p[i].start, i};
 		by[i] = o[i];
+		by[i].key = p[i].start;
 	}
-	qsort(o, n, sizeof(*o), cmp_order); /* by device and end */
-	qsort(by, n, sizeof(*by), cmp_start);
+	qsort(o, n, sizeof(*o), cmp_order);   /* by device and end */
+	qsort(by, n, sizeof(*by), cmp_order); /* by device and start */
 	for (size_t d = 0, e; d < n; d = e) { /* by[d .. e): one device's, by start */
 		size_t d0 = *npre;
 		int64_t switch_ns = 0;
