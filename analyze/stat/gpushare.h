@@ -27,23 +27,7 @@
  *    device's switch time is the median gap, over at least SWITCH_SEEN_MIN transitions, from
  *    a piece with an exact end to the exact start (its START event's) of another process's
  *    piece submitted before that end, with no work ending or starting in between (that piece
- *    waited for the switch, not for a kernel preempted later). Where one process's time
- *    meets another's, the side whose piece is a bound (start from its call or a bound, or end
- *    a bound) and runs on across the meeting, or started from its call at it, loses the
- *    switch time next to it: a bound piece that holds another's turn held the two switches
- *    around it, not work (a light process whose START ran before the turn and whose END was
- *    recorded after it). A piece whose start and end are both exact and that holds another's
- *    turn was preempted, if its process had held the device a time slice before that turn (at
- *    least SLICE_HELD_MIN since the latest end of another process's piece, the two switches
- *    left out; with none before it, for how long is not known, and it is taken as
- *    preempted): it keeps its time,
- *    as the kernel's span, CUPTI's too, holds the turn. One whose process had held it less had
- *    let go with no kernel running (its START run, its kernel not yet taken up): its work ran
- *    after the turn, and it is taken as one started at its call (rules 1 and 3). The holds of
- *    the preempted kernels measure the device's slice (their median, over SWITCH_SEEN_MIN of
- *    them at least): a kernel was preempted that long, less a switch, after the latest end
- *    before it of another process's piece, and a piece started at its call (or taken so) that
- *    ends inside it ran in that turn and starts no earlier than that moment.
+ *    waited for the switch, not for a kernel preempted later).
  *    A piece with an exact start whose latest end before it is another process's ran first
  *    after a switch: its START ran as the device switched in, and its work began later than
  *    a START otherwise says. Against CUPTI on an H100 such pieces came out 0.5 to 1.0 of
@@ -51,6 +35,22 @@
  *    other's kernel was preempted, 0.5 to 0.7 where the other had let go; the pieces after
  *    them in the same turn were right. They start half an operation later, the least seen,
  *    and the switch time is measured to there.
+ *    A piece whose start and end are both exact and that holds another's turn was preempted
+ *    if its process had held the device a time slice before that turn (at least
+ *    SLICE_HELD_MIN since the latest end of another process's piece, the two switches left
+ *    out; with none before it, for how long is not known, and it is taken as preempted): it
+ *    keeps its time, as the kernel's span, CUPTI's too, holds the turn. One whose process had
+ *    held it less had let go with no kernel running (its START run, its kernel not yet taken
+ *    up): its work ran after the turn, and it is taken as one started at its call (rule 1 and
+ *    below). The holds of the preempted kernels measure the device's slice (their median,
+ *    over SWITCH_SEEN_MIN of them at least): a kernel was preempted that long, less a switch,
+ *    after the latest end before it of another process's piece, and a piece started at its
+ *    call (or taken so) that ends inside it ran in that turn and starts no earlier than then.
+ *    Where one process's time meets another's, the side whose piece is a bound (start from
+ *    its call or a bound, or end a bound) and runs on across the meeting, or started from its
+ *    call at it, loses the switch time next to it: a bound piece that holds another's turn
+ *    held the two switches around it, not work (a light process whose START ran before the
+ *    turn and whose END was recorded after it).
  *
  * Pieces of one process, of different devices, and pieces no other process's overlap are left
  * as they are. Afterwards no two processes' time overlaps on a device, and applying the rule
