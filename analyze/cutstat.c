@@ -261,9 +261,11 @@ static const struct cut_col fn_cols[] = {
     {NULL, "time_pct", "Time(%)", CUT_COL_PCT, 8, 0, 0},
 };
 
-/* csv_name names the first CSV column: "name", "runtime_name". */
+/* csv_name names the first CSV column: "name", "runtime_name". ioctls: the trace holds ioctls,
+ * so the calls' counts of them (cutmerge's nioctl), zeros included, say something: a trace
+ * recorded without the ioctl layer gets no columns of zeros. */
 static json_t *
-fn_table(const struct cut_stats *st, enum cut_fmt fmt, const char *csv_name)
+fn_table(const struct cut_stats *st, enum cut_fmt fmt, const char *csv_name, bool ioctls)
 {
 	struct cut_col cols[CUT_NCOLS(fn_cols)];
 	memcpy(cols, fn_cols, sizeof(cols));
@@ -274,7 +276,7 @@ fn_table(const struct cut_stats *st, enum cut_fmt fmt, const char *csv_name)
 	                            "name category calls total_ns avg_ns med_ns min_ns max_ns "
 	                            "stddev_ns time_pct ioctls ioctl_ns"};
 	struct cut_table *t = cut_table_new(&def, fmt);
-	if (!st->have_nioctl) {
+	if (!st->have_nioctl || !ioctls) {
 		cut_table_hide(t, "ioctls");
 		cut_table_hide(t, "ioctl_ns");
 	}
@@ -796,7 +798,7 @@ print_text(const struct cut_stats *st, const struct cut_stats *rt, const struct 
 		cut_table_say("\nTime by category (driver API)");
 		cat_table(st, traced, CUT_FMT_TEXT);
 		cut_table_say("\nDriver API functions");
-		fn_table(st, CUT_FMT_TEXT, NULL);
+		fn_table(st, CUT_FMT_TEXT, NULL, st->layer_events[CUT_IOCTL] > 0);
 		if (st->nslow) {
 			cut_table_say("\nSlowest calls");
 			slow_table(st, CUT_FMT_TEXT);
@@ -804,7 +806,7 @@ print_text(const struct cut_stats *st, const struct cut_stats *rt, const struct 
 	}
 	if (rt->nfns) {
 		cut_table_say("\nRuntime API functions (layer runtime)");
-		fn_table(rt, CUT_FMT_TEXT, NULL);
+		fn_table(rt, CUT_FMT_TEXT, NULL, st->layer_events[CUT_IOCTL] > 0);
 	}
 	if (nv->nranges) {
 		cut_table_say(
@@ -885,14 +887,14 @@ static void
 print_csv(const struct cut_stats *st, const struct cut_stats *rt, const struct cut_gpu_stats *g,
           const struct cut_nvtx_stats *nv, const struct cut_rank_stats *rk)
 {
-	fn_table(st, CUT_FMT_CSV, "name");
+	fn_table(st, CUT_FMT_CSV, "name", st->layer_events[CUT_IOCTL] > 0);
 	if (g->count) {
 		putchar('\n');
 		gpu_table(g, CUT_FMT_CSV);
 	}
 	if (rt->nfns) {
 		putchar('\n');
-		fn_table(rt, CUT_FMT_CSV, "runtime_name");
+		fn_table(rt, CUT_FMT_CSV, "runtime_name", st->layer_events[CUT_IOCTL] > 0);
 	}
 	if (nv->nranges) {
 		putchar('\n');
@@ -984,9 +986,9 @@ print_json(const struct cut_stats *st, const struct cut_stats *rt, const struct 
 	if (g->count)
 		json_object_set_new(root, "gpu", gpu_json(g, traced));
 	json_object_set_new(root, "categories", cat_table(st, traced, CUT_FMT_JSON));
-	json_object_set_new(root, "functions", fn_table(st, CUT_FMT_JSON, NULL));
+	json_object_set_new(root, "functions", fn_table(st, CUT_FMT_JSON, NULL, st->layer_events[CUT_IOCTL] > 0));
 	if (rt->nfns)
-		json_object_set_new(root, "runtime", fn_table(rt, CUT_FMT_JSON, NULL));
+		json_object_set_new(root, "runtime", fn_table(rt, CUT_FMT_JSON, NULL, st->layer_events[CUT_IOCTL] > 0));
 	if (nv->nranges)
 		json_object_set_new(root, "nvtx", nvtx_table(nv, CUT_FMT_JSON));
 	if (acc.steps)
