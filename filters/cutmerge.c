@@ -1490,16 +1490,6 @@ hold(const struct cut_event *ev, bool counted)
 	return s;
 }
 
-/* An ioctl proper, not an open, close or mmap of a device file (those carry no "cmd"). */
-static bool
-is_ioctl_call(const struct cut_event *ev)
-{
-	if (ev->args)
-		return cut_args_find(ev->args, "cmd") != NULL;
-	return strcmp(ev->name, "open") && strcmp(ev->name, "openat") &&
-	       strcmp(ev->name, "close") && strcmp(ev->name, "mmap") && strcmp(ev->name, "munmap");
-}
-
 static int
 preference(int in)
 {
@@ -1758,7 +1748,7 @@ merge_one(struct cut_event *ev, int in)
 		ev->pname = cut_span_name(p);
 		ev->has |= CUT_HAS_PARENT;
 	}
-	if (!late && ev->layer == CUT_IOCTL && is_ioctl_call(ev))
+	if (!late && ev->layer == CUT_IOCTL && cut_is_ioctl_call(ev))
 		count_ioctl(&key, ev, p);
 	if (span) {
 		ev->id = k.id ? k.id : ++g.next_id;

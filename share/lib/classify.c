@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "classify.h"
+#include "event.h"
 
 struct api_entry {
 	const char *name;
@@ -197,4 +199,13 @@ bool
 cut_is_collective(const char *name)
 {
 	return cut_collective(name) != NULL;
+}
+
+bool
+cut_is_ioctl_call(const struct cut_event *ev)
+{
+	if (ev->args)
+		return cut_args_find(ev->args, "cmd") != NULL;
+	return strcmp(ev->name, "open") && strcmp(ev->name, "openat") &&
+	       strcmp(ev->name, "close") && strcmp(ev->name, "mmap") && strcmp(ev->name, "munmap");
 }

@@ -94,4 +94,10 @@ const char *cut_collective(const char *name);
 /* Whether cut_collective(name) is not NULL. */
 bool cut_is_collective(const char *name);
 
+struct cut_event;
+/* Whether an event of the ioctl layer is an ioctl proper, which a call's nioctl counts
+ * (cut-events(5)): one with a "cmd" argument, or with no arguments at all unless named open,
+ * openat, close, mmap or munmap (a device file's, which carry no "cmd"). */
+bool cut_is_ioctl_call(const struct cut_event *ev);
+
 #endif
