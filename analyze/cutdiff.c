@@ -165,6 +165,8 @@ add_to(struct part *p, const struct cut_event *ev)
 	stats_add(p->api, ev);
 	if (ev->layer == CUT_RUNTIME)
 		stats_add(p->rt, ev);
+	else
+		stats_ioctl(p->rt, ev); /* (of the ioctl layer's events) */
 	if (ev->layer == CUT_GPU || ev->layer == CUT_META)
 		gpustats_add(p->gpu, ev);
 	nvtxstats_add(p->nvtx, ev);

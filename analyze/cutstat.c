@@ -33,6 +33,7 @@ struct acc {
 	struct cut_rank_stats *ranks;
 	int64_t rank;            /* -1: none seen; -2: several */
 	struct cut_steps *steps; /* -s; NULL without */
+	uint64_t input;          /* the reader of the latest event (cut_reader_serial) */
 };
 static struct acc acc = {.rank = -1};
 
@@ -459,7 +460,7 @@ static const struct cut_col busy_cols[] = {
     {"resolved", NULL, NULL, CUT_COL_INT, 0, 0, 0}, /* pieces moved (gpushare.h) */
     {"resolved_ns", NULL, NULL, CUT_COL_INT, 0, 0, 0},
     {"switch_ns", NULL, NULL, CUT_COL_INT, 0, 0, 0}, /* measured (gpushare.h) */
-    {"pid", NULL, NULL, CUT_COL_INT, 0, 0, 0}, /* of one process's */
+    {"pid", NULL, NULL, CUT_COL_INT, 0, 0, 0},       /* of one process's */
     {"host", NULL, NULL, CUT_COL_STR, 0, 0, 0},
     {"rank", NULL, NULL, CUT_COL_INT, 0, 0, 0},
 };
@@ -736,6 +737,10 @@ wait_table(const struct cut_rank_stats *k, enum cut_fmt fmt)
 #define SATURATED                                                                                  \
 	"some sums reached the largest 64-bit integer and stopped there: they are lower bounds "   \
 	"(the averages are exact)"
+/* The calls' ioctls were not counted: cutmerge had not, and the trace came out of order. */
+#define UNSORTED_IOCTLS                                                                            \
+	"the trace is out of order, so the ioctls inside each call are not counted: "              \
+	"cutmerge sorts it (cutmerge t.jsonl | cutstat)"
 static bool
 saturated(const struct cut_stats *st, const struct cut_stats *rt, const struct cut_gpu_stats *g,
           const struct cut_nvtx_stats *nv, const struct cut_rank_stats *rk)
@@ -765,11 +770,11 @@ overlap_note(const struct cut_gpu_stats *g, const struct cut_gpu_busy *d)
 		              cut_esc(d->key), (long long)d->procs, a, (long long)d->resolved,
 		              cut_format_duration((double)d->resolved_ns, b, sizeof(b)));
 	if (!g->as_recorded && d->switch_ns > 0)
-		cut_table_say("note: on %s a switch from one process to another took %s (the median "
-		              "wait of work submitted before the other's ended), which neither's "
-		              "work holds where a bound spanned it",
-		              cut_esc(d->key),
-		              cut_format_duration((double)d->switch_ns, a, sizeof(a)));
+		cut_table_say(
+		    "note: on %s a switch from one process to another took %s (the median "
+		    "wait of work submitted before the other's ended), which neither's "
+		    "work holds where a bound spanned it",
+		    cut_esc(d->key), cut_format_duration((double)d->switch_ns, a, sizeof(a)));
 }
 
 static void
@@ -791,6 +796,8 @@ print_text(const struct cut_stats *st, const struct cut_stats *rt, const struct 
 		              (long long)st->untimed);
 	if (saturated(st, rt, g, nv, rk))
 		cut_table_say("note: %s", SATURATED);
+	if (st->ioctls_unsorted || rt->ioctls_unsorted)
+		cut_table_say("note: %s", UNSORTED_IOCTLS);
 
 	if (st->nfns == 0)
 		cut_table_say("\nno timed driver API calls");
@@ -916,6 +923,8 @@ print_csv(const struct cut_stats *st, const struct cut_stats *rt, const struct c
 	}
 	if (saturated(st, rt, g, nv, rk))
 		warnx("%s", SATURATED);
+	if (st->ioctls_unsorted || rt->ioctls_unsorted)
+		warnx("%s", UNSORTED_IOCTLS);
 }
 
 static void
@@ -983,12 +992,17 @@ print_json(const struct cut_stats *st, const struct cut_stats *rt, const struct 
 	set_int(root, "untimed", st->untimed);
 	if (saturated(st, rt, g, nv, rk))
 		json_object_set_new(root, "saturated", json_true());
+	if (st->ioctls_unsorted || rt->ioctls_unsorted)
+		json_object_set_new(root, "ioctls_unsorted", json_true());
 	if (g->count)
 		json_object_set_new(root, "gpu", gpu_json(g, traced));
 	json_object_set_new(root, "categories", cat_table(st, traced, CUT_FMT_JSON));
-	json_object_set_new(root, "functions", fn_table(st, CUT_FMT_JSON, NULL, st->layer_events[CUT_IOCTL] > 0));
+	json_object_set_new(root, "functions",
+	                    fn_table(st, CUT_FMT_JSON, NULL, st->layer_events[CUT_IOCTL] > 0));
 	if (rt->nfns)
-		json_object_set_new(root, "runtime", fn_table(rt, CUT_FMT_JSON, NULL, st->layer_events[CUT_IOCTL] > 0));
+		json_object_set_new(
+		    root, "runtime",
+		    fn_table(rt, CUT_FMT_JSON, NULL, st->layer_events[CUT_IOCTL] > 0));
 	if (nv->nranges)
 		json_object_set_new(root, "nvtx", nvtx_table(nv, CUT_FMT_JSON));
 	if (acc.steps)
@@ -1015,12 +1029,18 @@ static void
 add_event(struct cut_reader *r, struct cut_event *ev, void *arg)
 {
 	struct acc *a = arg;
-	(void)r;
+	if (cut_reader_serial(r) != a->input) {
+		a->input = cut_reader_serial(r);
+		stats_next_input(a->st);
+		stats_next_input(a->rt);
+	}
 	if (ev->has & CUT_HAS_RANK)
 		a->rank = a->rank == -1 || a->rank == ev->rank ? ev->rank : -2;
 	stats_add(a->st, ev);
 	if (ev->layer == CUT_RUNTIME)
 		stats_add(a->rt, ev);
+	else
+		stats_ioctl(a->rt, ev); /* (of the ioctl layer's events) */
 	gpustats_add(a->gpu, ev);
 	nvtxstats_add(a->nvtx, ev);
 	rankstats_add(a->ranks, ev);
@@ -1092,7 +1112,8 @@ main(int argc, char *argv[])
 	                nvtxstats_new(!nvtx_full),
 	                rankstats_new(),
 	                -1,
-	                steps ? steps_new(steps) : NULL};
+	                steps ? steps_new(steps) : NULL,
+	                0};
 	a.gpu->as_recorded = as_recorded;
 	status = cut_read_all(argc, argv, add_event, &a);
 	acc = a;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "calls.h"
 #include "cut.h"
 #include "idmap.h"
 #include "meta.h"
@@ -42,6 +43,8 @@ stats_new_layer(size_t ntop, enum cut_layer layer)
 	st->layer = layer;
 	st->index = strtab_new();
 	st->procs = cut_procs_new();
+	st->open = cut_calls_new(1u << layer);
+	st->last_ts = INT64_MIN;
 	return st;
 }
 
@@ -118,10 +121,61 @@ stats_xfer_dir(const struct cut_event *ev)
 	                          : CUT_X_ANY;
 }
 
+/* Whether the trace is still in order at ev: what counting ioctls in their calls needs. */
+static bool
+in_order(struct cut_stats *st, const struct cut_event *ev)
+{
+	if (ev->layer == CUT_META) /* (a merged trace's meta records keep their own times) */
+		return !st->unsorted;
+	if (ev->ts < st->last_ts)
+		st->unsorted = true;
+	else
+		st->last_ts = ev->ts;
+	return !st->unsorted;
+}
+
+/* A call of st's layer opens on its thread, to hold the ioctls made inside it: user[0] is its
+ * function's index plus one, user[1] 1 where cutmerge has counted them already. */
+static void
+open_call(struct cut_stats *st, const struct cut_event *ev, const struct cut_fn_stat *f)
+{
+	if (!in_order(st, ev))
+		return;
+	struct cut_span *s = cut_calls_open(st->open, ev);
+	if (s) {
+		s->user[0] = (uint64_t)(f - st->fns) + 1;
+		s->user[1] = (ev->has & CUT_HAS_NIOCTL) != 0;
+		st->counted_here |= !(ev->has & CUT_HAS_NIOCTL);
+	}
+}
+
+void
+stats_next_input(struct cut_stats *st)
+{
+	st->last_ts = INT64_MIN;
+}
+
+void
+stats_ioctl(struct cut_stats *st, const struct cut_event *ev)
+{
+	if (ev->layer != CUT_IOCTL)
+		return;
+	st->ioctls_seen++;
+	if (!in_order(st, ev) || !cut_is_ioctl_call(ev))
+		return;
+	struct cut_span *s = cut_calls_within(st->open, ev, st->layer);
+	if (!s || s->user[1] || !s->user[0])
+		return;
+	struct cut_fn_stat *f = &st->fns[s->user[0] - 1];
+	sat_add(st, &f->own_ioctls, 1);
+	sat_add(st, &f->own_ioctl_ns, ev->has & CUT_HAS_DUR ? ev->dur : 0);
+}
+
 static void
 add_api(struct cut_stats *st, const struct cut_event *ev)
 {
 	struct cut_fn_stat *f = fn_of(st, ev->name);
+	open_call(st, ev, f);
 	fn_add(st, f, ev->dur);
 	sat_add(st, &st->api_total, ev->dur);
 	st->cat_calls[f->cat]++;
@@ -167,6 +221,7 @@ stats_add(struct cut_stats *st, const struct cut_event *ev)
 	if (cut_event_end(ev) > st->last)
 		st->last = cut_event_end(ev);
 	st->layer_events[ev->layer]++;
+	stats_ioctl(st, ev);
 	if (!(ev->has & CUT_HAS_DUR)) {
 		if (ev->layer == st->layer)
 			st->untimed++;
@@ -256,8 +311,18 @@ cmp_slow(const void *a, const void *b)
 void
 stats_finish(struct cut_stats *st)
 {
+	/* The ioctls counted here join cutmerge's where the whole trace came in order. */
+	bool own = st->counted_here && !st->unsorted;
+	st->have_nioctl |= own;
+	st->ioctls_unsorted = st->counted_here && st->unsorted && st->ioctls_seen;
+	cut_calls_free(st->open);
+	st->open = NULL;
 	for (size_t i = 0; i < st->nfns; i++) {
 		struct cut_fn_stat *f = &st->fns[i];
+		if (own) {
+			sat_add(st, &f->ioctls, f->own_ioctls);
+			sat_add(st, &f->ioctl_ns, f->own_ioctl_ns);
+		}
 		cut_hist_of(&f->hist, f->durs, (size_t)f->calls);
 		f->med = median(f->durs, (size_t)f->calls);
 		f->stddev = f->calls > 1 ? sqrt(f->m2 / (double)(f->calls - 1)) : 0;
@@ -297,6 +362,7 @@ stats_free(struct cut_stats *st)
 	free(st->fns);
 	free(st->slow);
 	strtab_free(st->index);
+	cut_calls_free(st->open);
 	for (int l = 0; l < CUT_NLAYERS; l++)
 		idmap_free(st->seen[l]);
 	cut_procs_free(st->procs);

@@ -26,13 +26,14 @@ struct cut_fn_stat {
 	char *name;
 	enum cut_category cat;
 	int64_t calls, total, min, max;
-	int64_t ioctls, ioctl_ns; /* from cutmerge's nioctl/ioctl_ns */
+	int64_t ioctls, ioctl_ns; /* cutmerge's nioctl/ioctl_ns, or counted here (stats_ioctl) */
 	double med, stddev;       /* valid after stats_finish; stddev is the sample one */
 	double avg;               /* valid after stats_finish: exact where total saturated */
 	struct cut_hist hist;     /* after stats_finish (summary.h), for summaries that merge */
 	/* private */
 	double mean, m2;
-	__int128 sum; /* total, unsaturated */
+	__int128 sum;                     /* total, unsaturated */
+	int64_t own_ioctls, own_ioctl_ns; /* counted here: kept apart until stats_finish */
 	int64_t *durs;
 	size_t cap;
 };
@@ -57,7 +58,10 @@ struct cut_stats {
 	int64_t untimed;      /* API events without a duration (not in the tables) */
 	int64_t lost;         /* events the capture reported lost (meta "lost" records) */
 	enum cut_layer layer; /* whose calls fill fns: CUT_API unless from stats_new_layer */
-	bool have_nioctl;
+	bool have_nioctl;     /* the calls' ioctls are counted: by cutmerge, or here */
+	/* The trace came out of order, so the ioctls of calls cutmerge had not counted could not
+	 * be counted here (cutmerge sorts it): set by stats_finish. */
+	bool ioctls_unsorted;
 	bool saturated;             /* a sum reached INT64_MAX and stayed there: a lower bound */
 	double cat_avg[CUT_NCATS];  /* after stats_finish: a category's average call, exact */
 	struct cut_slow_call *slow; /* after stats_finish: nslow entries, longest first */
@@ -69,6 +73,10 @@ struct cut_stats {
 	struct cut_idmap *seen[CUT_NLAYERS]; /* (process, tid) per layer */
 	struct cut_procs *procs;
 	__int128 cat_sum[CUT_NCATS];
+	struct cut_calls *open; /* the calls open on each thread, for stats_ioctl */
+	int64_t last_ts;        /* of the latest event: whether the trace is in order */
+	int64_t ioctls_seen;    /* ioctl events given to stats_ioctl */
+	bool unsorted, counted_here;
 };
 
 /* Direction names, indexed by enum cut_xfer_dir ("HtoD", ..., "any", "memset"). */
@@ -80,8 +88,22 @@ struct cut_stats *stats_new(size_t ntop);
  * untimed then count that layer's calls instead of the driver API's. */
 struct cut_stats *stats_new_layer(size_t ntop, enum cut_layer layer);
 /* Adds one event (meta records count lost events, and say which process a record is of:
- * procs.h; other layers their time). */
+ * procs.h; other layers their time). An ioctl counts in the calls around it as stats_ioctl
+ * says. */
 void stats_add(struct cut_stats *st, const struct cut_event *ev);
+/*
+ * Counts ioctl ev (layer ioctl; others are ignored) in the innermost call of st's layer around
+ * it on its thread, as cutmerge does (cut-events(5): nioctl), for the calls that came without
+ * cutmerge's count (a trace straight from cutcapture): the ioctls of each function and the
+ * time in them then read the same with or without cutmerge. stats_add does it for st's own
+ * ioctl events; a stats of the runtime layer, fed only runtime calls, gets its ioctls here.
+ * Needs each input in ts order (cutcapture's is): out of order, nothing is counted
+ * here (ioctls_unsorted).
+ */
+void stats_ioctl(struct cut_stats *st, const struct cut_event *ev);
+/* The events that follow are of another input (the next file): each input is in order of its
+ * own, as traces of several processes given one after another are. */
+void stats_next_input(struct cut_stats *st);
 /* Computes medians and standard deviations and sorts functions and slow calls. */
 void stats_finish(struct cut_stats *st);
 void stats_free(struct cut_stats *st);

@@ -18,6 +18,8 @@
 --   cut_api_flag(name, flag)  whether api-categories.tsv flags it so ('memset', 'submits'...)
 --   cut_int(json)     an integer argument as cutstat reads one (number, or "0x.." / decimal string)
 --   cut_is_collective(name)  whether a kernel is a collective's (NCCL, RCCL), by cut's one rule
+--   cut_is_ioctl_call(name, args)  whether an ioctl-layer record is an ioctl a call counts
+--   cut_call_ioctls(layer)  that layer's timed calls with the ioctls inside each (nioctl)
 --
 -- Why explicit columns: read_ndjson infers a schema from the first 20,480 records
 -- (sample_size); a key first seen later is missing from it and `SELECT *` then fails with
@@ -155,3 +157,40 @@ CREATE OR REPLACE TEMP MACRO cut_is_collective(n) AS COALESCE(regexp_matches(
                               length(n)))
          ELSE n END,
     '^[nr]ccl[A-Za-z]*Kernel([^A-Za-z]|$)'), false);
+
+-- Whether a record of the ioctl layer is an ioctl proper, which a call's nioctl counts
+-- (cut_is_ioctl_call() of share/lib/classify.c): one with a "cmd" argument, or without
+-- arguments unless named open, openat, close, mmap or munmap.
+CREATE OR REPLACE TEMP MACRO cut_is_ioctl_call(n, a) AS CASE
+    WHEN a IS NOT NULL THEN COALESCE(json_exists(a, '$.cmd'), false)
+    ELSE n NOT IN ('open', 'openat', 'close', 'mmap', 'munmap') END;
+
+-- The timed calls of layer l ('api', 'runtime') with the ioctls made inside each, as cutstat
+-- counts them: cutmerge's nioctl and ioctl_ns where it wrote them; else, in a trace that has
+-- ioctls (one straight from cutcapture), each ioctl counts in the call of the layer on its
+-- thread that started last at or before it, if that call is still running (the innermost
+-- around it: calls of one layer nest, never overlap); NULL for a trace without records of the
+-- ioctl layer.
+-- Columns: name, cat, dur, nioctl, ioctl_ns.
+CREATE OR REPLACE TEMP MACRO cut_call_ioctls(l) AS TABLE
+WITH calls AS (
+    SELECT row_number() OVER () AS k, name, cat, dur, ts, end_ts, nioctl, ioctl_ns,
+           COALESCE(host, '') AS h, COALESCE(rank, -1) AS r, pid, tid
+    FROM events WHERE layer = l AND dur IS NOT NULL),
+layer AS (FROM events WHERE layer = 'ioctl'),
+ioctls AS (
+    SELECT ts, COALESCE(dur, 0) AS dur, COALESCE(host, '') AS h, COALESCE(rank, -1) AS r,
+           pid, tid
+    FROM layer WHERE cut_is_ioctl_call(name, args)),
+inside AS (
+    SELECT c.k, count(*) AS n, CAST(sum(i.dur) AS BIGINT) AS ns
+    FROM ioctls i ASOF JOIN calls c
+        ON c.h = i.h AND c.r = i.r AND c.pid = i.pid AND c.tid = i.tid AND c.ts <= i.ts
+    WHERE i.ts < c.end_ts AND c.nioctl IS NULL
+    GROUP BY c.k)
+SELECT c.name, c.cat, c.dur,
+       CASE WHEN c.nioctl IS NOT NULL THEN c.nioctl
+            WHEN EXISTS (FROM layer) THEN COALESCE(n.n, 0) END AS nioctl,
+       CASE WHEN c.nioctl IS NOT NULL THEN c.ioctl_ns
+            WHEN EXISTS (FROM layer) THEN COALESCE(n.ns, 0) END AS ioctl_ns
+FROM calls c LEFT JOIN inside n ON n.k = c.k;

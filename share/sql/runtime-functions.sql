@@ -1,10 +1,9 @@
 -- runtime-functions.sql: the table of api-functions.sql for the CUDA runtime layer (cuda*
 -- calls of libcudart): per function calls, total, average, median, minimum, maximum, sample
 -- standard deviation (ns), share of all runtime time (%), category (the records' cat, else
--- the driver table's, else other) and the ioctls inside (after cutmerge(1)).
+-- the driver table's, else other) and the ioctls inside (as api-functions.sql counts them).
 WITH rt AS (
-    SELECT name, cat, dur, nioctl, ioctl_ns FROM events
-    WHERE layer = 'runtime' AND dur IS NOT NULL),
+    SELECT name, cat, dur, nioctl, ioctl_ns FROM cut_call_ioctls('runtime')),
 fns AS (
     SELECT name, min(cat) AS cat, count(*) AS calls, CAST(sum(dur) AS BIGINT) AS total_ns,
            median(dur) AS med_ns, min(dur) AS min_ns, max(dur) AS max_ns,

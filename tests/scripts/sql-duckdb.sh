@@ -71,6 +71,14 @@ for f in ddp-2gpu-hook ddp-2gpu-capture-gpu; do
 		no "$f: collectives missed by the recipes, cutgaps or cutstat"
 done
 
+# A trace straight from cutcapture, with the runtime layer and ioctls, not through cutmerge:
+# both function tables, the ioctls inside each call counted as cutstat counts them.
+z=$top/samples/capture-torch-mlp-gpu.jsonl.zst
+"$B/bin/cutstat" -j "$z" >"$tmp/rt.stat" || no "cutstat capture-torch-mlp-gpu"
+grep -q '"ioctl_ns"' "$tmp/rt.stat" || no "capture-torch-mlp-gpu: cutstat counted no ioctls"
+recipes "$tmp/rt.rows" "$z" && python3 "$compare" cutstat "$tmp/rt.stat" "$tmp/rt.rows" ||
+	no "capture-torch-mlp-gpu: recipes differ from cutstat"
+
 python3 "$top/tests/scripts/lib/gen-ranks.py" "$tmp/job" || no "gen-ranks.py"
 for layout in 'hive/*/*/*.jsonl*' 'envelope/*.jsonl' 'meta/*.jsonl'; do
 	recipes "$tmp/job.rows" "$tmp/job/$layout" &&

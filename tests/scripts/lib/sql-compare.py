@@ -70,6 +70,8 @@ def vs_cutstat(st, got):
         g = next((g for g in fns if g["name"] == f["name"]), None)
         if g and not same(g["time_pct"], 100 * f["total_ns"] / api_ns):
             bad.append("api-functions %s: time_pct %r" % (f["name"], g["time_pct"]))
+    if "runtime" in st:  # the runtime layer's table, its ioctls included
+        table("runtime-functions", st["runtime"], got.get("runtime-functions", []), "name")
     table("api-categories", st["categories"], got.get("api-categories", []), "category")
     table("api-transfers", st["transfers"], got.get("api-transfers", []), "dir")
     layers = got.get("layers", [])
