@@ -168,9 +168,12 @@ CREATE OR REPLACE TEMP MACRO cut_is_ioctl_call(n, a) AS CASE
 -- The timed calls of layer l ('api', 'runtime') with the ioctls made inside each, as cutstat
 -- counts them: cutmerge's nioctl and ioctl_ns where it wrote them; else, in a trace that has
 -- ioctls (one straight from cutcapture), each ioctl counts in the call of the layer on its
--- thread that started last at or before it, if that call is still running (the innermost
--- around it: calls of one layer nest, never overlap); NULL for a trace without records of the
--- ioctl layer.
+-- thread that started last at or before it, if that call is still running: the innermost
+-- around it, as cutstat counts, but for an ioctl made in an outer call after a call nested in
+-- it (of the same layer) had ended, which cutstat counts in the outer call and this in none
+-- (the wrappers leave out the calls a library makes to itself, so such nesting is rare; an
+-- ASOF join keeps this linear in the trace). NULL for a trace without records of the ioctl
+-- layer.
 -- Columns: name, cat, dur, nioctl, ioctl_ns.
 CREATE OR REPLACE TEMP MACRO cut_call_ioctls(l) AS TABLE
 WITH calls AS (
