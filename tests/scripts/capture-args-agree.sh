@@ -1,7 +1,8 @@
 #!/bin/sh
 # Both capture paths decode a driver API call the same way (capture/api/args.def): cuargs calls
 # every function of api.def against a stand-in libcuda that exports them all, once through
-# cutcapture (eBPF) and once through cuthook (LD_PRELOAD); every call's name, result and args
+# cutcapture's uprobes (--uprobes: by default its api layer is libcuthook's too) and once through
+# cuthook (LD_PRELOAD); every call's name, result and args
 # object, byte for byte, and every symbol record, must be the same in the two traces. Also
 # checks that the trace covers every function either old table decoded (121) and every line
 # of args.def. Needs root with BPF; exits 77 when that is missing.
@@ -10,7 +11,7 @@ need_bpf
 all=$B/fixtures/all
 [ -x "$all/cuargs" ] && [ -f "$all/libcuda.so.1" ] || fail "build $all first (make test-programs)"
 
-"$cap" -q -l api --libcuda "$all/libcuda.so.1" -o "$t/cap.jsonl" -- "$all/cuargs" \
+"$cap" -q -l api --uprobes --libcuda "$all/libcuda.so.1" -o "$t/cap.jsonl" -- "$all/cuargs" \
 	>"$t/cap.out" 2>"$t/cap.err" || fail "cutcapture: exit $?: $(cat "$t/cap.err")"
 # The api layer alone: the gpu layer's own events would take the stand-in's next handles.
 "$B/bin/cuthook" -l api -o "$t/hook.jsonl" -- "$all/cuargs" >"$t/hook.out" 2>"$t/hook.err" ||
