@@ -64,6 +64,12 @@ struct cut_api_desc {
 	signed char stream, event;         /* argument of the default stream and event; -1: none */
 	bool stream_out, event_out;        /* that argument points to it (set by the call) */
 	bool decodes;                      /* the args object can have anything in it */
+	/* The args object is a function of the result, the argument words in the bit set words
+	 * and the names of handles among them alone: nothing is read through a pointer, so a
+	 * call with the same of each writes the same args (libcuthook keeps the latest: writer.c).
+	 */
+	bool pure;
+	uint32_t words;
 	struct cut_api_reads rd;
 	char key[CUT_API_NFIELDS][CUT_API_KEYLEN]; /* each member's "key": */
 	unsigned char keylen[CUT_API_NFIELDS];

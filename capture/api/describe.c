@@ -262,6 +262,55 @@ describe_row(struct cut_api_desc *d)
 	return 0;
 }
 
+/* The words bit set reads a member of format f at idx; false for a member that reads through a
+ * pointer or of a struct (out values, strings, READS, SYM). */
+static bool
+member_words(const struct cut_api_field *f, uint32_t *words)
+{
+	unsigned lo = f->idx, n;
+	switch (f->fmt) {
+	case 'D': return true; /* a constant */
+	case 'd':
+	case 'x':
+	case 'b':
+	case 'k':
+	case 'f':
+	case 'K': n = 1; break;
+	case 'B':
+	case '3': n = 2; break;
+	case 'g': n = 3; break;
+	case 'A': n = 4; break;
+	case 'T': n = 5; break;
+	case 'm': n = f->n; break;
+	default: return false;
+	}
+	for (unsigned i = lo; i < lo + n && i < CUT_API_NARGS; i++)
+		*words |= 1u << i;
+	return true;
+}
+
+/* Whether the args object of d's calls depends on the words it reads (d->words, set here), the
+ * result and handles' names alone (cut_api_desc.pure). */
+static bool
+is_pure(struct cut_api_desc *d)
+{
+	const struct cut_api_reads *rd = &d->rd;
+	if (rd->out[0] || rd->str ||
+	    (rd->extra != CUT_EXTRA_NONE && rd->extra != CUT_EXTRA_STACK) ||
+	    (d->stream >= 0 && d->stream_out) || (d->event >= 0 && d->event_out))
+		return false;
+	uint32_t w = 0;
+	for (int i = 0; d->row && i < CUT_API_NFIELDS && d->row->f[i].key; i++)
+		if (!member_words(&d->row->f[i], &w))
+			return false;
+	if (d->stream >= 0)
+		w |= 1u << d->stream;
+	if (d->event >= 0)
+		w |= 1u << d->event;
+	d->words = w;
+	return true;
+}
+
 /* The stream or event default: the first parameter api.def's roles mark with upper (the
  * handle) or lower (a pointer to it). */
 static void
@@ -331,6 +380,7 @@ cut_api_describe(struct cut_api_desc *d, const char *name)
 		role_default(d, roles, 'E', "event", &d->event, &d->event_out);
 	}
 	d->decodes = d->row || d->stream >= 0 || d->event >= 0;
+	d->pure = d->decodes && is_pure(d);
 	return 0;
 }
 

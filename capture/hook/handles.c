@@ -31,6 +31,8 @@ slot_of(uint64_t h)
 
 static const struct cut_name no_name = {"", "\"\"", 2};
 
+uint32_t hook_names_gen;
+
 /* The slot of handle h, NULL when never seen. */
 static struct name_slot *
 find(uint64_t h)
@@ -106,6 +108,8 @@ hook_name_set(uint64_t h, const char *raw, size_t len)
 			}
 		}
 	}
+	/* After the name is in place: a reader that sees the new count sees the new name. */
+	__atomic_fetch_add(&hook_names_gen, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&names_lock);
 	return ret;
 }

@@ -212,6 +212,9 @@ void hook_names_begin(struct hook_names *hn);
 /* Names handle h (len bytes of raw, copied; "" marks a handle known to have none). Returns the
  * kept name, or NULL when out of room. */
 const struct cut_name *hook_name_set(uint64_t h, const char *raw, size_t len);
+/* Counts the names set (hook_name_set): an args object kept from a call before the count moved
+ * may name a handle otherwise than a call now would. */
+extern uint32_t hook_names_gen;
 /* The key a kernel's host stub h is named under (user addresses stay below bit 63, so a stub
  * never takes a driver handle's name). */
 static inline uint64_t

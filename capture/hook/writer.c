@@ -638,8 +638,8 @@ hook_decode_init(void)
  * handle, and *asked when the driver was asked the name of a handle the call used (both: handle
  * 0 when none). */
 static void
-decode(const struct cut_api_desc *d, const char *name, int32_t r, const uint64_t *a,
-       struct cut_buf *b, struct hook_symbol *sym, struct hook_symbol *asked)
+decode_words(const struct cut_api_desc *d, const char *name, int32_t r, const uint64_t *a,
+             struct cut_buf *b, struct hook_symbol *sym, struct hook_symbol *asked)
 {
 	struct cut_call c;
 	struct cut_api_sym s;
@@ -656,6 +656,73 @@ decode(const struct cut_api_desc *d, const char *name, int32_t r, const uint64_t
 	}
 }
 
+/* Whether memo m holds the args of a call of d that returned r with words a, the names as they
+ * are (gen). */
+static inline bool
+memo_holds(const struct hook_memo *m, const struct cut_api_desc *d, int32_t r, uint32_t gen,
+           const uint64_t *a)
+{
+	if (m->d != d || m->r != r || m->gen != gen)
+		return false;
+	for (uint32_t w = d->words; w; w &= w - 1) {
+		int i = __builtin_ctz(w);
+		if (m->a[i] != a[i])
+			return false;
+	}
+	return true;
+}
+
+/*
+ * decode_words, for thread t: the args object of a call of a pure function (cut_api_desc.pure)
+ * is copied from t's memo of a recent call with the same result and words, the names unchanged
+ * since, instead of decoded again (a launch's took some 1,000 instructions: its kernel's name
+ * looked up, its grid and block written out; a loop launches the same few kernels alike). A call
+ * that has a symbol record due (a handle named or asked about) is never kept, so that a copy
+ * never owes one.
+ */
+static void
+decode(struct hook_thread *t, const struct cut_api_desc *d, const char *name, int32_t r,
+       const uint64_t *a, struct cut_buf *b, struct hook_symbol *sym, struct hook_symbol *asked)
+{
+	if (!d->pure) {
+		decode_words(d, name, r, a, b, sym, asked);
+		return;
+	}
+	uint32_t gen = __atomic_load_n(&hook_names_gen, __ATOMIC_ACQUIRE);
+	for (int i = 0; i < HOOK_MEMOS; i++) {
+		const struct hook_memo *m = &t->memo[i];
+		char *p;
+		if (memo_holds(m, d, r, gen, a) &&
+		    (!m->args.len || (p = buf_try_room(b, m->args.len)))) {
+			if (m->args.len)
+				buf_commit(b,
+				           (char *)memcpy(p, m->args.s, m->args.len) + m->args.len);
+			sym->handle = asked->handle = 0;
+			return;
+		}
+	}
+	decode_words(d, name, r, a, b, sym, asked);
+	if (sym->handle || asked->handle)
+		return;
+	struct hook_memo *m = &t->memo[t->memo_next];
+	t->memo_next = (t->memo_next + 1) % HOOK_MEMOS;
+	m->d = NULL;
+	buf_reset(&m->args);
+	if (b->len) {
+		char *p = buf_try_room(&m->args, b->len);
+		if (!p)
+			return; /* out of memory: not kept */
+		buf_commit(&m->args, (char *)memcpy(p, b->s, b->len) + b->len);
+	}
+	m->r = r;
+	m->gen = gen;
+	for (uint32_t w = d->words; w; w &= w - 1) {
+		int i = __builtin_ctz(w);
+		m->a[i] = a[i];
+	}
+	m->d = d;
+}
+
 /* hook_record when cutcapture's uprobes record the api layer (CUTHOOK_SKIP): the call is only
  * decoded, for the names it gives handles and the bytes and direction of work it submitted;
  * its line is theirs. A name only this library could learn (asked of the driver) is still
@@ -668,7 +735,7 @@ skip_record(struct hook_thread *t, enum hook_id id, int64_t t0, uint64_t end, CU
 	struct hook_symbol sym = {0}, asked = {0};
 	buf_reset(&t->args);
 	if (decodes[id])
-		decode(&descs[id], hook_names[id], r, a, &t->args, &sym, &asked);
+		decode(t, &descs[id], hook_names[id], r, a, &t->args, &sym, &asked);
 	if (g) {
 		hook_gpu_queue(g, t->args.len ? t->args.s : NULL, t1);
 		hook_corr = 0;
@@ -700,7 +767,7 @@ hook_record(struct hook_thread *t, enum hook_id id, enum hook_via via, int64_t t
 	struct hook_symbol sym = {0}, asked = {0};
 	buf_reset(&t->args);
 	if (decodes[id])
-		decode(&descs[id], hook_names[id], r, a, &t->args, &sym, &asked);
+		decode(t, &descs[id], hook_names[id], r, a, &t->args, &sym, &asked);
 	if (g) {
 		hook_gpu_queue(g, t->args.len ? t->args.s : NULL, t1);
 		cut_api_add_corr(&t->args, hook_corr);
@@ -729,7 +796,7 @@ hook_record_call(struct hook_thread *t, const struct hook_frag *f, const struct 
 	struct hook_symbol sym = {0}, asked = {0};
 	buf_reset(&t->args);
 	if (d->decodes)
-		decode(d, f->name, (int32_t)r, a, &t->args, &sym, &asked);
+		decode(t, d, f->name, (int32_t)r, a, &t->args, &sym, &asked);
 	if (!own_begin(t)) {
 		t->lost++;
 		t->tsc.from_clock = from_clock;

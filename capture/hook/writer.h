@@ -41,6 +41,17 @@ struct hook_flight {
 	enum cut_layer layer;
 };
 
+/* The args object of a recent call of a pure function (cut_api_desc.pure) and what it depended
+ * on: a call with the same copies it instead of decoding again (writer.c, decode). */
+#define HOOK_MEMOS 4
+struct hook_memo {
+	const struct cut_api_desc *d; /* NULL: empty */
+	int32_t r;
+	uint32_t gen; /* hook_names_gen when it was decoded */
+	uint64_t a[CUT_API_NARGS];
+	struct cut_buf args;
+};
+
 struct hook_thread {
 	int busy;    /* set while the owner appends to or writes out its buffer: own_begin() */
 	bool in_use; /* false: free for the next new thread */
@@ -62,6 +73,8 @@ struct hook_thread {
 	unsigned depth;
 	struct hook_flight flight[HOOK_FLIGHT];
 	uint64_t calls[HOOK_NAPI][HOOK_NVIA];
+	struct hook_memo memo[HOOK_MEMOS];
+	unsigned memo_next; /* the entry the next call not found replaces */
 	struct hook_thread *next;
 };
 

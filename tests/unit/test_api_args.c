@@ -109,6 +109,85 @@ START_TEST(test_rows_describe)
 }
 END_TEST
 
+/* The args of d's call with words a, read as libcuthook reads them (cut_api_read) and
+ * decoded; the caller frees. */
+static char *
+args_of(const struct cut_api_desc *d, const uint64_t *a, int32_t ret)
+{
+	struct cut_call c;
+	struct cut_api_sym s;
+	struct cut_buf b = {0};
+	cut_api_read(d, &c, a, d->nparams, ret);
+	cut_api_args(d, &c, 1, &names, &b, &s);
+	ck_assert(!s.handle);
+	buf_addc(&b, 0);
+	return b.s;
+}
+
+static uint64_t
+next_word(uint64_t *x)
+{
+	*x ^= *x << 13; /* xorshift64 */
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+START_TEST(test_pure)
+{
+	/* A pure description's args are a function of its words (libcuthook copies them from a
+	 * call alike): random words, never followed as pointers (cut_api_read would fault), and
+	 * any word outside d.words changed leaves the args as they were. */
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	int pure = 0;
+	for (size_t i = 0; i < cut_api_rows(); i++) {
+		struct cut_api_desc d = desc(cut_api_row_name(i));
+		if (!d.pure)
+			continue;
+		pure++;
+		ck_assert_msg(d.words && !(d.words >> d.nparams), "%s: words %#x of %u",
+		              cut_api_row_name(i), d.words, d.nparams);
+		for (int round = 0; round < 20; round++) {
+			uint64_t a[CUT_API_NARGS];
+			for (int k = 0; k < CUT_API_NARGS; k++)
+				a[k] = next_word(&x) >> (next_word(&x) & 63);
+			a[0] = round & 1 ? 0xf0000 : a[0]; /* a named handle, at times */
+			int32_t ret = round & 2 ? 1 : 0;
+			char *want = args_of(&d, a, ret);
+			for (int k = 0; k < d.nparams; k++) {
+				if (d.words >> k & 1)
+					continue;
+				uint64_t keep = a[k];
+				a[k] = next_word(&x);
+				char *got = args_of(&d, a, ret);
+				ck_assert_msg(strcmp(got, want) == 0,
+				              "%s: word %d changed the args: %s, was %s",
+				              cut_api_row_name(i), k, got, want);
+				free(got);
+				a[k] = keep;
+			}
+			free(want);
+		}
+	}
+	ck_assert_int_ge(pure, 40);
+	/* What a launch reads: its function, grid, block, shared memory and stream, not its
+	 * parameters; the runtime's, grid and block as two words of dim3 each. */
+	struct cut_api_desc d = desc("cuLaunchKernel");
+	ck_assert(d.pure);
+	ck_assert_uint_eq(d.words, 0x1ff);
+	d = desc("cudaLaunchKernel");
+	ck_assert(d.pure);
+	ck_assert_uint_eq(d.words & 0x1f, 0x1f);
+	ck_assert(!(d.words & 1u << 5)); /* args */
+	/* Out values, strings and structs are read through pointers: never pure. */
+	static const char *const impure[] = {"cuCtxGetCurrent",     "cuLaunchKernelEx",
+	                                     "cuModuleGetFunction", "cuMemcpy2D_v2",
+	                                     "cudaGetDeviceCount",  "cuMemAlloc_v2"};
+	for (size_t i = 0; i < N(impure); i++)
+		ck_assert_msg(!desc(impure[i]).pure, "%s", impure[i]);
+}
+END_TEST
+
 START_TEST(test_copies)
 {
 	uint64_t a[] = {0x7000000000, 0x5a0000001000, 4096};
@@ -500,6 +579,7 @@ main(void)
 	Suite *s = suite_create("api_args");
 	TCase *tc = tcase_create("api_args");
 	tcase_add_test(tc, test_rows_describe);
+	tcase_add_test(tc, test_pure);
 	tcase_add_test(tc, test_copies);
 	tcase_add_test(tc, test_copy_structs);
 	tcase_add_test(tc, test_memsets);
