@@ -103,6 +103,7 @@ EOF
 n=0
 for z in "$top"/samples/*.jsonl.zst; do
 	s=$(basename "$z" .jsonl.zst)
+	case $s in ddp-2gpu-load-*) continue ;; esac # (ddp-2gpu-*'s job, longer: for merge-align.sh)
 	zstd -q -dc "$z" >"$t/s.jsonl" || { bad "$s: zstd"; continue; }
 	grep -q '"layer":"gpu"' "$t/s.jsonl" || continue
 	n=$((n + 1))
