@@ -64,10 +64,10 @@ struct cut_api_desc {
 	signed char stream, event;         /* argument of the default stream and event; -1: none */
 	bool stream_out, event_out;        /* that argument points to it (set by the call) */
 	bool decodes;                      /* the args object can have anything in it */
-	/* The args object is a function of the result, the argument words in the bit set words
-	 * and the names of handles among them alone: nothing is read through a pointer, so a
-	 * call with the same of each writes the same args (libcuthook keeps the latest: writer.c).
-	 */
+	/* The args object is a function of the call as read (cut_call: its result, the words in
+	 * the bit set words, its out values, whether its extra words could be read) and the names
+	 * of handles among them alone: no string, no handle named. Two calls alike so write the
+	 * same args (libcuthook copies them from a recent call: writer.c). */
 	bool pure;
 	uint32_t words;
 	struct cut_api_reads rd;

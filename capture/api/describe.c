@@ -262,47 +262,57 @@ describe_row(struct cut_api_desc *d)
 	return 0;
 }
 
-/* The words bit set reads a member of format f at idx; false for a member that reads through a
- * pointer or of a struct (out values, strings, READS, SYM). */
+/* Adds the words of the call (cut_call.a) a member of format f at idx writes to *words; false
+ * for a member that is not a function of them, the out values and handle names (a string, a
+ * handle named). The slots of 'G' and 'U' are among a struct's words, which is_pure adds whole. */
 static bool
 member_words(const struct cut_api_field *f, uint32_t *words)
 {
-	unsigned lo = f->idx, n;
+	unsigned n;
 	switch (f->fmt) {
-	case 'D': return true; /* a constant */
+	case 'D':
+	case 'G':
+	case 'U':
+	case '<': return true;
 	case 'd':
 	case 'x':
 	case 'b':
 	case 'k':
 	case 'f':
-	case 'K': n = 1; break;
+	case 'K':
+	case 'o':
+	case 'O': n = 1; break; /* (an out value's pointer: whether it is NULL) */
 	case 'B':
 	case '3': n = 2; break;
-	case 'g': n = 3; break;
+	case 'g':
+	case 'P': n = 3; break;
 	case 'A': n = 4; break;
 	case 'T': n = 5; break;
 	case 'm': n = f->n; break;
 	default: return false;
 	}
-	for (unsigned i = lo; i < lo + n && i < CUT_API_NARGS; i++)
+	for (unsigned i = f->idx; i < f->idx + n && i < CUT_API_NARGS; i++)
 		*words |= 1u << i;
 	return true;
 }
 
-/* Whether the args object of d's calls depends on the words it reads (d->words, set here), the
- * result and handles' names alone (cut_api_desc.pure). */
+/* Whether the args object of d's calls is a function of the call as read, and handle names
+ * (cut_api_desc.pure); sets d->words. */
 static bool
 is_pure(struct cut_api_desc *d)
 {
 	const struct cut_api_reads *rd = &d->rd;
-	if (rd->out[0] || rd->str ||
-	    (rd->extra != CUT_EXTRA_NONE && rd->extra != CUT_EXTRA_STACK) ||
-	    (d->stream >= 0 && d->stream_out) || (d->event >= 0 && d->event_out))
+	if (rd->str)
 		return false;
 	uint32_t w = 0;
 	for (int i = 0; d->row && i < CUT_API_NFIELDS && d->row->f[i].key; i++)
 		if (!member_words(&d->row->f[i], &w))
 			return false;
+	if (rd->extra == CUT_EXTRA_ARG0 || rd->extra == CUT_EXTRA_GATHER) {
+		w |= 1u; /* the struct's address, and the words read of it */
+		for (int i = 0; i < rd->nextra; i++)
+			w |= 1u << (CUT_API_NREG + i);
+	}
 	if (d->stream >= 0)
 		w |= 1u << d->stream;
 	if (d->event >= 0)

@@ -633,20 +633,15 @@ hook_decode_init(void)
 	}
 }
 
-/* Appends the args object of a call described by d (recorded as name) that returned r with
- * argument words a to b (nothing when there is nothing to say); fills *sym when the call named a
- * handle, and *asked when the driver was asked the name of a handle the call used (both: handle
- * 0 when none). */
+/* The args object of call c of d (recorded as name) to b; *sym and *asked as for decode. */
 static void
-decode_words(const struct cut_api_desc *d, const char *name, int32_t r, const uint64_t *a,
-             struct cut_buf *b, struct hook_symbol *sym, struct hook_symbol *asked)
+decode_call(const struct cut_api_desc *d, const char *name, const struct cut_call *c,
+            struct cut_buf *b, struct hook_symbol *sym, struct hook_symbol *asked)
 {
-	struct cut_call c;
 	struct cut_api_sym s;
 	struct hook_names hn;
-	cut_api_read(d, &c, a, d->nparams, r);
 	hook_names_begin(&hn);
-	cut_api_args(d, &c, 0, &hn.names, b, &s);
+	cut_api_args(d, c, 0, &hn.names, b, &s);
 	*asked = hn.asked;
 	sym->handle = 0;
 	if (s.handle) {
@@ -656,54 +651,29 @@ decode_words(const struct cut_api_desc *d, const char *name, int32_t r, const ui
 	}
 }
 
-/* Whether memo m holds the args of a call of d that returned r with words a, the names as they
- * are (gen). */
+/* Whether memo m holds the args of call c of d, the names as they are (gen). */
 static inline bool
-memo_holds(const struct hook_memo *m, const struct cut_api_desc *d, int32_t r, uint32_t gen,
-           const uint64_t *a)
+memo_holds(const struct hook_memo *m, const struct cut_api_desc *d, const struct cut_call *c,
+           uint32_t gen)
 {
-	if (m->d != d || m->r != r || m->gen != gen)
+	if (m->d != d || m->r != c->ret || m->gen != gen || m->extra_ok != c->extra_ok)
 		return false;
 	for (uint32_t w = d->words; w; w &= w - 1) {
 		int i = __builtin_ctz(w);
-		if (m->a[i] != a[i])
+		if (m->a[i] != c->a[i])
 			return false;
 	}
+	for (int k = 0; k < CUT_API_NOUT && d->rd.out[k]; k++)
+		if (m->out[k] != c->out[k])
+			return false;
 	return true;
 }
 
-/*
- * decode_words, for thread t: the args object of a call of a pure function (cut_api_desc.pure)
- * is copied from t's memo of a recent call with the same result and words, the names unchanged
- * since, instead of decoded again (a launch's took some 1,000 instructions: its kernel's name
- * looked up, its grid and block written out; a loop launches the same few kernels alike). A call
- * that has a symbol record due (a handle named or asked about) is never kept, so that a copy
- * never owes one.
- */
+/* Keeps the args b of call c of d in t's memo, in place of its oldest entry. */
 static void
-decode(struct hook_thread *t, const struct cut_api_desc *d, const char *name, int32_t r,
-       const uint64_t *a, struct cut_buf *b, struct hook_symbol *sym, struct hook_symbol *asked)
+memo_keep(struct hook_thread *t, const struct cut_api_desc *d, const struct cut_call *c,
+          uint32_t gen, const struct cut_buf *b)
 {
-	if (!d->pure) {
-		decode_words(d, name, r, a, b, sym, asked);
-		return;
-	}
-	uint32_t gen = __atomic_load_n(&hook_names_gen, __ATOMIC_ACQUIRE);
-	for (int i = 0; i < HOOK_MEMOS; i++) {
-		const struct hook_memo *m = &t->memo[i];
-		char *p;
-		if (memo_holds(m, d, r, gen, a) &&
-		    (!m->args.len || (p = buf_try_room(b, m->args.len)))) {
-			if (m->args.len)
-				buf_commit(b,
-				           (char *)memcpy(p, m->args.s, m->args.len) + m->args.len);
-			sym->handle = asked->handle = 0;
-			return;
-		}
-	}
-	decode_words(d, name, r, a, b, sym, asked);
-	if (sym->handle || asked->handle)
-		return;
 	struct hook_memo *m = &t->memo[t->memo_next];
 	t->memo_next = (t->memo_next + 1) % HOOK_MEMOS;
 	m->d = NULL;
@@ -714,13 +684,54 @@ decode(struct hook_thread *t, const struct cut_api_desc *d, const char *name, in
 			return; /* out of memory: not kept */
 		buf_commit(&m->args, (char *)memcpy(p, b->s, b->len) + b->len);
 	}
-	m->r = r;
+	m->r = c->ret;
 	m->gen = gen;
+	m->extra_ok = c->extra_ok;
 	for (uint32_t w = d->words; w; w &= w - 1) {
 		int i = __builtin_ctz(w);
-		m->a[i] = a[i];
+		m->a[i] = c->a[i];
 	}
+	for (int k = 0; k < CUT_API_NOUT && d->rd.out[k]; k++)
+		m->out[k] = c->out[k];
 	m->d = d;
+}
+
+/*
+ * Appends the args object of a call described by d (recorded as name) that returned r with
+ * argument words a to b (nothing when there is nothing to say); fills *sym when the call named a
+ * handle, and *asked when the driver was asked the name of a handle the call used (both: handle
+ * 0 when none). The args of a call of a pure function (cut_api_desc.pure) are copied from t's
+ * memo of a recent call alike (the same result, words and out values), the names unchanged
+ * since, instead of written out again: a launch's took some 850 instructions (its kernel's name
+ * looked up, its grid and block written digit by digit), and a loop makes the same few calls
+ * alike. A call that has a symbol record due is never kept, so that a copy never owes one.
+ */
+static void
+decode(struct hook_thread *t, const struct cut_api_desc *d, const char *name, int32_t r,
+       const uint64_t *a, struct cut_buf *b, struct hook_symbol *sym, struct hook_symbol *asked)
+{
+	struct cut_call c;
+	cut_api_read(d, &c, a, d->nparams, r);
+	if (!d->pure) {
+		decode_call(d, name, &c, b, sym, asked);
+		return;
+	}
+	uint32_t gen = __atomic_load_n(&hook_names_gen, __ATOMIC_ACQUIRE);
+	for (int i = 0; i < HOOK_MEMOS; i++) {
+		const struct hook_memo *m = &t->memo[i];
+		char *p;
+		if (memo_holds(m, d, &c, gen) &&
+		    (!m->args.len || (p = buf_try_room(b, m->args.len)))) {
+			if (m->args.len)
+				buf_commit(b,
+				           (char *)memcpy(p, m->args.s, m->args.len) + m->args.len);
+			sym->handle = asked->handle = 0;
+			return;
+		}
+	}
+	decode_call(d, name, &c, b, sym, asked);
+	if (!sym->handle && !asked->handle)
+		memo_keep(t, d, &c, gen, b);
 }
 
 /* hook_record when cutcapture's uprobes record the api layer (CUTHOOK_SKIP): the call is only

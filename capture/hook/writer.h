@@ -48,7 +48,9 @@ struct hook_memo {
 	const struct cut_api_desc *d; /* NULL: empty */
 	int32_t r;
 	uint32_t gen; /* hook_names_gen when it was decoded */
-	uint64_t a[CUT_API_NARGS];
+	bool extra_ok;
+	uint64_t a[CUT_API_NARGS]; /* the call's words (those of d->words) */
+	uint64_t out[CUT_API_NOUT];
 	struct cut_buf args;
 };
 

@@ -6,7 +6,8 @@
 # each of grid, block, shared memory and stream changed in turn, a failing one, then the stub
 # registered again under another name (a library loaded again at the same address): every
 # line says the name, grid, block, shmem, stream and result of its own call. And the symbol
-# record of the stub under each name is written once, not lost to a copy.
+# record of the stub under each name is written once, not lost to a copy. Calls alike whose
+# out values differ (three allocations into one variable) each say their own.
 . "$(dirname "$0")/lib/hook-setup.sh"
 top=${CUT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 [ -f "$fx/libcudart.so.13" ] || { echo "build $B/fixtures/libcudart.so.13 first"; exit 1; }
@@ -40,12 +41,18 @@ main(void)
 	e |= launch(8, 32, 0, NULL);
 	e |= launch(8, 32, 0, NULL);
 	printf("%d %d\n", e, f != 0);
+	CUdeviceptr d;
+	for (int i = 0; i < 3; i++) {
+		cuMemAlloc_v2(&d, 4096);
+		fprintf(stderr, "0x%llx\n", (unsigned long long)d);
+	}
 	return 0;
 }
 C
 $CC -O2 -I"$top/tests/fixtures" -o "$tmp/memo" "$tmp/memo.c" -L"$fx" -lcuda -l:libcudart.so.13 \
 	-Wl,-rpath,"$fx" || { echo "FAIL cannot build the test program"; exit 1; }
-out=$("$B/bin/cuthook" -l api,runtime -o "$tmp/t.jsonl" -- "$tmp/memo") || bad "cuthook: exit $?"
+out=$("$B/bin/cuthook" -l api,runtime -o "$tmp/t.jsonl" -- "$tmp/memo" 2>"$tmp/dptr") ||
+	bad "cuthook: exit $?"
 [ "$out" = "0 1" ] || bad "the program said: $out"
 canonical "$tmp/t.jsonl"
 
@@ -68,6 +75,9 @@ cmp -s "$tmp/want" "$tmp/got" || bad "launches recorded otherwise: $(diff "$tmp/
 # the driver's launches under them: the function the stand-in runtime loaded, named alike
 [ "$(grep -c '"layer":"api","name":"cuLaunchKernel".*"kernel":"k_one"' "$tmp/t.jsonl")" -ge 7 ] ||
 	bad "the driver's launches not named"
+grep '"layer":"api","name":"cuMemAlloc_v2"' "$tmp/t.jsonl" | sed 's/.*"dptr":"\(0x[0-9a-f]*\)".*/\1/' >"$tmp/got-dptr"
+[ "$(sort -u "$tmp/dptr" | wc -l)" = 3 ] && cmp -s "$tmp/dptr" "$tmp/got-dptr" ||
+	bad "allocations recorded otherwise: $(cat "$tmp/got-dptr"), made $(cat "$tmp/dptr")"
 for k in k_one k_two; do
 	n=$(grep '"layer":"meta","name":"symbol"' "$tmp/t.jsonl" |
 		grep -c "\"name\":\"$k\",\"kind\":\"function\",\"via\":\"__cudaRegisterFunction\"")
