@@ -669,13 +669,30 @@ memo_holds(const struct hook_memo *m, const struct cut_api_desc *d, const struct
 	return true;
 }
 
-/* Keeps the args b of call c of d in t's memo, in place of its oldest entry. */
+/* The set of t's memo a call c of d belongs in: a hash of its function, result and first two
+ * words (a launch's function and grid: what tells a step's launches apart), cheap where the
+ * whole key is compared anyway. */
+static inline unsigned
+memo_set(const struct cut_api_desc *d, const struct cut_call *c)
+{
+	uint64_t h = ((uint64_t)(uintptr_t)d ^ (uint32_t)c->ret) * 0x9e3779b97f4a7c15ull;
+	uint32_t w = d->words;
+	for (int n = 0; w && n < 2; w &= w - 1, n++)
+		h = (h ^ c->a[__builtin_ctz(w)]) * 0x9e3779b97f4a7c15ull;
+	return (unsigned)(h >> 58) % HOOK_MEMO_SETS;
+}
+
+/* Keeps the args b of call c of d in set s of t's memo, in place of the way least recently
+ * used. */
 static void
-memo_keep(struct hook_thread *t, const struct cut_api_desc *d, const struct cut_call *c,
+memo_keep(struct hook_thread *t, unsigned s, const struct cut_api_desc *d, const struct cut_call *c,
           uint32_t gen, const struct cut_buf *b)
 {
-	struct hook_memo *m = &t->memo[t->memo_next];
-	t->memo_next = (t->memo_next + 1) % HOOK_MEMOS;
+	if (!t->memo && !(t->memo = calloc(HOOK_MEMO_SETS * HOOK_MEMO_WAYS, sizeof(*t->memo))))
+		return; /* out of memory: none kept */
+	unsigned v = t->memo_victim[s];
+	struct hook_memo *m = &t->memo[s * HOOK_MEMO_WAYS + v];
+	t->memo_victim[s] = (unsigned char)((v + 1) % HOOK_MEMO_WAYS);
 	m->d = NULL;
 	buf_reset(&m->args);
 	if (b->len) {
@@ -703,8 +720,9 @@ memo_keep(struct hook_thread *t, const struct cut_api_desc *d, const struct cut_
  * 0 when none). The args of a call of a pure function (cut_api_desc.pure) are copied from t's
  * memo of a recent call alike (the same result, words and out values), the names unchanged
  * since, instead of written out again: a launch's took some 850 instructions (its kernel's name
- * looked up, its grid and block written digit by digit), and a loop makes the same few calls
- * alike. A call that has a symbol record due is never kept, so that a copy never owes one.
+ * looked up, its grid and block written digit by digit), and a training step launches the same
+ * kernels alike every step. A call that has a symbol record due is never kept, so that a copy never
+ * owes one.
  */
 static void
 decode(struct hook_thread *t, const struct cut_api_desc *d, const char *name, int32_t r,
@@ -717,21 +735,23 @@ decode(struct hook_thread *t, const struct cut_api_desc *d, const char *name, in
 		return;
 	}
 	uint32_t gen = __atomic_load_n(&hook_names_gen, __ATOMIC_ACQUIRE);
-	for (int i = 0; i < HOOK_MEMOS; i++) {
-		const struct hook_memo *m = &t->memo[i];
+	unsigned set = memo_set(d, &c);
+	for (int i = 0; t->memo && i < HOOK_MEMO_WAYS; i++) {
+		const struct hook_memo *m = &t->memo[set * HOOK_MEMO_WAYS + i];
 		char *p;
 		if (memo_holds(m, d, &c, gen) &&
 		    (!m->args.len || (p = buf_try_room(b, m->args.len)))) {
 			if (m->args.len)
 				buf_commit(b,
 				           (char *)memcpy(p, m->args.s, m->args.len) + m->args.len);
+			t->memo_victim[set] = (unsigned char)((i + 1) % HOOK_MEMO_WAYS);
 			sym->handle = asked->handle = 0;
 			return;
 		}
 	}
 	decode_call(d, name, &c, b, sym, asked);
 	if (!sym->handle && !asked->handle)
-		memo_keep(t, d, &c, gen, b);
+		memo_keep(t, set, d, &c, gen, b);
 }
 
 /* hook_record when cutcapture's uprobes record the api layer (CUTHOOK_SKIP): the call is only

@@ -42,8 +42,11 @@ struct hook_flight {
 };
 
 /* The args object of a recent call of a pure function (cut_api_desc.pure) and what it depended
- * on: a call with the same copies it instead of decoding again (writer.c, decode). */
-#define HOOK_MEMOS 4
+ * on: a call alike copies it instead of decoding again (writer.c, decode). A thread keeps
+ * HOOK_MEMO_SETS sets of HOOK_MEMO_WAYS, a call's set by a hash of what it depends on: a
+ * training step launches some hundred kernels alike each step, with other calls between. */
+#define HOOK_MEMO_SETS 64
+#define HOOK_MEMO_WAYS 2
 struct hook_memo {
 	const struct cut_api_desc *d; /* NULL: empty */
 	int32_t r;
@@ -75,8 +78,10 @@ struct hook_thread {
 	unsigned depth;
 	struct hook_flight flight[HOOK_FLIGHT];
 	uint64_t calls[HOOK_NAPI][HOOK_NVIA];
-	struct hook_memo memo[HOOK_MEMOS];
-	unsigned memo_next; /* the entry the next call not found replaces */
+	/* HOOK_MEMO_SETS * HOOK_MEMO_WAYS, allocated at the first call that keeps one (NULL: none
+	 * yet, or no memory), and each set's way a call not found replaces */
+	struct hook_memo *memo;
+	unsigned char memo_victim[HOOK_MEMO_SETS];
 	struct hook_thread *next;
 };
 
