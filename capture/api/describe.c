@@ -148,9 +148,11 @@ add_str(struct cut_api_reads *rd, unsigned idx, unsigned mode)
 	return 0;
 }
 
-/* The last argument word a member of format f at idx reads; -1 for none. */
-static int
-last_arg(const struct cut_api_field *f)
+/* How many argument words, from f->idx on, a member of format f reads (the words of a
+ * string or of an out value included): 0 for none, or for a handle's name (SYM) and a struct's
+ * 32-bit slots ('G', 'U'), which are read otherwise. */
+static unsigned
+words_of(const struct cut_api_field *f)
 {
 	switch (f->fmt) {
 	case 'd':
@@ -162,17 +164,28 @@ last_arg(const struct cut_api_field *f)
 	case 's':
 	case 'S':
 	case 'o':
-	case 'O': return f->idx;
+	case 'O': return 1;
 	case 'B':
-	case '3': return f->idx + 1;
+	case '3': return 2;
 	case 'g':
-	case 'P': return f->idx + 2;
-	case '@': {
+	case 'P': return 3;
+	case 'A': return 4;
+	case 'T': return 5;
+	case 'm': return f->n;
+	}
+	return 0;
+}
+
+/* The last argument word a member of format f at idx reads; -1 for none. */
+static int
+last_arg(const struct cut_api_field *f)
+{
+	if (f->fmt == '@') {
 		int h = f->idx & ~SYM_OUT, name = f->n == SYM_STR ? -1 : f->n;
 		return h > name ? h : name;
 	}
-	}
-	return -1;
+	unsigned n = words_of(f);
+	return n ? (int)(f->idx + n - 1) : -1;
 }
 
 static bool
@@ -262,36 +275,16 @@ describe_row(struct cut_api_desc *d)
 	return 0;
 }
 
-/* Adds the words of the call (cut_call.a) a member of format f at idx writes to *words; false
- * for a member that is not a function of them, the out values and handle names (a string, a
- * handle named). The slots of 'G' and 'U' are among a struct's words, which is_pure adds whole. */
+/* Adds the words of the call (cut_call.a) a member of format f writes to *words (an out
+ * value's pointer among them: whether it is NULL); false for a member that is not a function
+ * of them, the out values and handle names (a string, a handle named). The slots of 'G' and
+ * 'U' are among a struct's words, which is_pure adds whole. */
 static bool
 member_words(const struct cut_api_field *f, uint32_t *words)
 {
-	unsigned n;
-	switch (f->fmt) {
-	case 'D':
-	case 'G':
-	case 'U':
-	case '<': return true;
-	case 'd':
-	case 'x':
-	case 'b':
-	case 'k':
-	case 'f':
-	case 'K':
-	case 'o':
-	case 'O': n = 1; break; /* (an out value's pointer: whether it is NULL) */
-	case 'B':
-	case '3': n = 2; break;
-	case 'g':
-	case 'P': n = 3; break;
-	case 'A': n = 4; break;
-	case 'T': n = 5; break;
-	case 'm': n = f->n; break;
-	default: return false;
-	}
-	for (unsigned i = f->idx; i < f->idx + n && i < CUT_API_NARGS; i++)
+	if (f->fmt == 's' || f->fmt == 'S' || f->fmt == '@')
+		return false;
+	for (unsigned i = f->idx; i < f->idx + words_of(f) && i < CUT_API_NARGS; i++)
 		*words |= 1u << i;
 	return true;
 }
