@@ -121,12 +121,11 @@ stats_xfer_dir(const struct cut_event *ev)
 	                          : CUT_X_ANY;
 }
 
-/* Whether the trace is still in order at ev: what counting ioctls in their calls needs. */
+/* Whether the input is still in order at ev (a call of st's layer or an ioctl): what counting
+ * ioctls in their calls needs. */
 static bool
 in_order(struct cut_stats *st, const struct cut_event *ev)
 {
-	if (ev->layer == CUT_META) /* (a merged trace's meta records keep their own times) */
-		return !st->unsorted;
 	if (ev->ts < st->last_ts)
 		st->unsorted = true;
 	else
