@@ -98,7 +98,8 @@ struct gpu_ctx {
 	int64_t next_anchor;        /* when to take the next anchor */
 	/* How long the device takes to run an operation handed to an idle stream, from the
 	 * return of the call that handed it over, as the anchors' events measure it: the median
-	 * and the largest of the latest samples. */
+	 * and the largest of the latest samples, but those that waited out another context's turn
+	 * (gpu_pickups). */
 	int64_t pickup, pickup_hi;
 	struct gpu_pickup {
 		double gpu;     /* an event's GPU time (gpu_clock)... */
@@ -195,6 +196,12 @@ struct gpu_span {
 void gpu_work_span(const struct gpu_span_in *in, struct gpu_span *out);
 /* Median of n values (sorted in place). */
 int64_t gpu_median(int64_t *v, int n);
+/* A pick-up sample further than this above the median waited out another context's turn on
+ * the device (gpu_pickups): a switch alone takes 126-145 us on an H100 without MPS. */
+#define GPU_PICKUP_TURN_NS 100000
+/* The device's pick-up time from n > 0 samples (sorted in place): the median in *median, and
+ * in *hi the largest sample no more than GPU_PICKUP_TURN_NS above it. */
+void gpu_pickups(int64_t *v, int n, int64_t *median, int64_t *hi);
 
 /* gpu.c: the submission side */
 extern unsigned char hook_gpu_kind[HOOK_NAPI];

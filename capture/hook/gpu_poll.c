@@ -251,11 +251,7 @@ note_pickups(struct gpu_ctx *c, const struct tries *t)
 		 * alike, which keeps them in their order. */
 		v[i] = gpu_clock_map(c->clock, p->gpu - c->clock->ref, NULL) - p->handed;
 	}
-	gpu_median(v, (int)c->npickups); /* sorts */
-	c->pickup = v[c->npickups / 2];
-	/* The largest: a sample is made smaller, never larger, by this thread's being
-	 * descheduled between the record's return and the clock read after it. */
-	c->pickup_hi = v[c->npickups - 1];
+	gpu_pickups(v, (int)c->npickups, &c->pickup, &c->pickup_hi);
 }
 
 /*

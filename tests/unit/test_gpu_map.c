@@ -353,6 +353,31 @@ START_TEST(test_median)
 }
 END_TEST
 
+/* The bound on the pick-up time is the largest sample but those that waited out another
+ * process's turn on the device; a few samples spread wide are all kept. */
+START_TEST(test_pickups)
+{
+	int64_t med, hi;
+	int64_t v[] = {5000, 4000, 1200000, 6000, 4500, 30000, 5200};
+	gpu_pickups(v, 7, &med, &hi);
+	ck_assert_int_eq(med, 5200);
+	ck_assert_int_eq(hi, 30000); /* within a turn of the median: a slow pick-up, kept */
+	int64_t w[] = {300000, 5000, 280000, 4000, 4500};
+	gpu_pickups(w, 5, &med, &hi);
+	ck_assert_int_eq(med, 5000);
+	ck_assert_int_eq(hi, 5000);
+	/* Half or more waited: the median is theirs, and nothing above it is left out. */
+	int64_t x[] = {300000, 5000, 280000, 290000};
+	gpu_pickups(x, 4, &med, &hi);
+	ck_assert_int_eq(med, 290000);
+	ck_assert_int_eq(hi, 300000);
+	int64_t y[] = {7000};
+	gpu_pickups(y, 1, &med, &hi);
+	ck_assert_int_eq(med, 7000);
+	ck_assert_int_eq(hi, 7000);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -368,6 +393,7 @@ main(void)
 	tcase_add_test(tc, test_span_end_bound);
 	tcase_add_test(tc, test_span_clamped);
 	tcase_add_test(tc, test_median);
+	tcase_add_test(tc, test_pickups);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
