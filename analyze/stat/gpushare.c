@@ -1,9 +1,12 @@
 /* gpushare.c: the rule of gpushare.h in passes: the moves of pieces started at their call (in
  * order of end, keeping per device the latest end of any process met and the latest of a
  * process other than that one); the switch times measured, and the starts of the pieces that
- * ran first after a switch moved; the late pieces found, and moved as the first pass moves
- * those started at their call; the device's slice measured on the preempted kernels, which
- * places the pieces started at their call that end inside one; a sweep per device that finds
+ * ran first after a switch moved; the late pieces found (by their process's hold, then by their
+ * twins: the longest each kernel launched alike took, timed at both ends); the first pass
+ * again, the late ones now among those started at their call and a switch after another's end;
+ * the device's slice measured on the preempted kernels, which places the pieces started at
+ * their call that end inside one, and the twins, which bound those that end inside another
+ * process's piece timed at both ends; a sweep per device that finds
  * which process ran at each moment (of the pieces covering it, a heap.h heap by end, the
  * top's process); the switch times taken off where one process's moments meet another's; and
  * each piece's parts, its span's share of its process's moments. */
@@ -76,6 +79,8 @@ struct preempted {
 	uint64_t device, proc;
 	int64_t start, end, at;
 	int64_t since, hold; /* its process's turn began after since; held it hold to the turn */
+	int64_t switch_ns;   /* its device's */
+	size_t i;            /* the piece */
 };
 
 static int
@@ -105,14 +110,13 @@ place_preemptions(struct preempted *pre, size_t d0, size_t npre, int64_t switch_
 
 /* 3, the late pieces: timed at both ends, holding another process's piece, their process had
  * held the device less than SLICE_HELD_MIN before it, since the latest end of another
- * process's piece, less the two switches (measured, p[].switch_ns). Sets p[].late and returns
- * whether any is; the others that hold a piece go into pre[] (*npre), placed (o, by:
- * scratch). */
-static bool
+ * process's piece, less the two switches (measured, p[].switch_ns). Sets p[].late; the others
+ * that hold a piece go into pre[] (*npre), placed (o, by: scratch); holds[i] says piece i,
+ * timed at both ends, holds another process's piece. */
+static void
 find_late(struct cut_gpu_piece *p, size_t n, struct order *o, struct order *by,
-          struct preempted *pre, size_t *npre)
+          struct preempted *pre, size_t *npre, bool *holds)
 {
-	bool any = false;
 	*npre = 0;
 	for (size_t i = 0; i < n; i++) {
 		o[i] = (struct order){p[i].device, p[i].proc, p[i].end, p[i].end, p[i].start, i};
@@ -141,6 +145,7 @@ find_late(struct cut_gpu_piece *p, size_t n, struct order *o, struct order *by,
 				}
 			if (a < 0)
 				continue;
+			holds[by[k].i] = true;
 			/* the latest end at or before its start of another process's piece */
 			/* (o and by hold the same devices in the same order) */
 			size_t lo = d, hi = e;
@@ -159,7 +164,6 @@ find_late(struct cut_gpu_piece *p, size_t n, struct order *o, struct order *by,
 			if (back > LATE_SCAN || lo == d)
 				continue;
 			q->late = a - o[lo - 1].end - 2 * q->switch_ns < SLICE_HELD_MIN;
-			any |= q->late;
 			if (!q->late)
 				pre[(*npre)++] = (struct preempted){.device = q->device,
 				                                    .proc = q->proc,
@@ -167,11 +171,51 @@ find_late(struct cut_gpu_piece *p, size_t n, struct order *o, struct order *by,
 				                                    .end = q->end,
 				                                    .at = -1,
 				                                    .since = o[lo - 1].end,
-				                                    .hold = a - o[lo - 1].end};
+				                                    .hold = a - o[lo - 1].end,
+				                                    .switch_ns = q->switch_ns,
+				                                    .i = by[k].i};
 		}
 		place_preemptions(pre, d0, *npre, switch_ns);
 	}
-	return any;
+}
+
+static int
+cmp_shape(const void *a, const void *b)
+{
+	const struct cut_gpu_piece *const *x = a, *const *y = b;
+	if ((*x)->proc != (*y)->proc)
+		return (*x)->proc < (*y)->proc ? -1 : 1;
+	return ((*x)->shape > (*y)->shape) - ((*x)->shape < (*y)->shape);
+}
+
+/* 3: the longest each piece's kernel took, launched alike in its process, where the device
+ * timed it at both ends and it held no other process's piece (holds); -1 where fewer than
+ * SWITCH_SEEN_MIN such pieces measured it. A new array of n. */
+static int64_t *
+twin_lengths(struct cut_gpu_piece *p, size_t n, const bool *holds)
+{
+	int64_t *twin = cut_xcalloc(n ? n : 1, sizeof(*twin));
+	struct cut_gpu_piece **by = cut_xcalloc(n ? n : 1, sizeof(*by));
+	for (size_t i = 0; i < n; i++)
+		by[i] = &p[i];
+	qsort(by, n, sizeof(*by), cmp_shape);
+	for (size_t d = 0, e; d < n; d = e) {
+		int64_t longest = 0;
+		size_t seen = 0;
+		for (e = d; e < n && by[e]->proc == by[d]->proc && by[e]->shape == by[d]->shape;
+		     e++) {
+			const struct cut_gpu_piece *q = by[e];
+			if (q->start_exact && q->end_exact && !q->from_call && !holds[q - p]) {
+				seen++;
+				if (q->end - q->start > longest)
+					longest = q->end - q->start;
+			}
+		}
+		for (size_t k = d; k < e; k++)
+			twin[by[k] - p] = by[d]->shape && seen >= SWITCH_SEEN_MIN ? longest : -1;
+	}
+	free(by);
+	return twin;
 }
 
 /* 3: a piece started at its call (or late) whose end lies inside another process's preempted
@@ -201,11 +245,74 @@ after_preemptions(struct cut_gpu_piece *p, size_t n, struct preempted *pre, size
 	}
 }
 
-/* 1: a piece started at its call starts no earlier than the latest end, before its own, of a
- * piece of another process on its device. Moves p[].resolved (its start, or where a pass
- * before moved it). */
+/* 3: a piece taken as preempted (pre[], *npre) whose kernel, launched alike, never took half
+ * as long as it ran before the turn it holds (from its start to the other's piece, less a
+ * switch) did not run then: it is late (its START run, its kernel taken up after the turn).
+ * The rest are placed again, without it. */
 static void
-move_calls(struct cut_gpu_piece *p, size_t n, struct order *o)
+late_by_twins(struct cut_gpu_piece *p, struct preempted *pre, size_t *npre, const int64_t *twin)
+{
+	size_t m = 0;
+	bool any = false;
+	for (size_t k = 0; k < *npre; k++) {
+		struct preempted *x = &pre[k];
+		int64_t ran = x->since + x->hold - x->start - x->switch_ns;
+		if (twin[x->i] >= 0 && ran > 2 * twin[x->i]) {
+			p[x->i].late = any = true;
+			continue;
+		}
+		pre[m++] = *x;
+	}
+	*npre = m;
+	if (any)
+		for (size_t d = 0, e; d < m; d = e) {
+			for (e = d; e < m && pre[e].device == pre[d].device; e++)
+				;
+			place_preemptions(pre, d, e, pre[d].switch_ns);
+		}
+}
+
+/* 3: a piece started at its call (or late) whose end lies inside a piece of another process
+ * timed at both ends ran in a turn that kernel was preempted for: it starts no earlier than
+ * its end less the longest its kernel took (twin[], where known; o: scratch). */
+static void
+twins_inside(struct cut_gpu_piece *p, size_t n, const int64_t *twin, struct order *o)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (p[i].start_exact && p[i].end_exact && !p[i].from_call && p[i].end > p[i].start)
+			o[m++] = (struct order){p[i].device, p[i].proc, p[i].start,
+			                        p[i].end,    p[i].start, i};
+	qsort(o, m, sizeof(*o), cmp_order); /* by device and start */
+	for (size_t i = 0; i < n; i++) {
+		struct cut_gpu_piece *q = &p[i];
+		if (!called(q) || twin[i] < 0 || q->end - twin[i] <= q->resolved)
+			continue;
+		size_t lo = 0, hi = m; /* the first after q's end */
+		while (lo < hi) {
+			size_t k = lo + (hi - lo) / 2;
+			if (o[k].device < q->device ||
+			    (o[k].device == q->device && o[k].start < q->end))
+				lo = k + 1;
+			else
+				hi = k;
+		}
+		for (size_t k = lo, back = 0;
+		     k > 0 && o[k - 1].device == q->device && back < LATE_SCAN; k--, back++)
+			if (o[k - 1].proc != q->proc && o[k - 1].end > q->end) {
+				q->resolved = q->end - twin[i];
+				break;
+			}
+	}
+}
+
+/* 1: a piece started at its call starts no earlier than the latest end, before its own, of a
+ * piece of another process on its device; with switched, where that end is the latest before
+ * its own of any piece, no earlier than a switch after it (3: the device then switched to its
+ * process, p[].switch_ns where measured). Moves p[].resolved (its start, or where a pass before
+ * moved it). */
+static void
+move_calls(struct cut_gpu_piece *p, size_t n, struct order *o, bool switched)
 {
 	for (size_t i = 0; i < n; i++)
 		o[i] = (struct order){p[i].device, p[i].proc, p[i].end, p[i].end, p[i].start, i};
@@ -219,6 +326,8 @@ move_calls(struct cut_gpu_piece *p, size_t n, struct order *o)
 			have_first = have_other = false;
 		bool mine = have_first && first_proc == q->proc;
 		int64_t before = mine ? other : first;
+		if (switched && !mine)
+			before += q->switch_ns;
 		if (called(q) && (mine ? have_other : have_first) && before > q->resolved)
 			q->resolved = before < q->end ? before : q->end;
 		if (q->end <= q->resolved)
@@ -338,12 +447,12 @@ below(const int64_t *v, size_t n, int64_t x)
 	return lo;
 }
 
-/* Where a piece that ran first after a switch began: half its process's stream operation after
- * its START (no later than its end). */
+/* Where a piece that ran first after a switch began: three quarters of its process's stream
+ * operation after its START (no later than its end). */
 static int64_t
 moved_start(const struct cut_gpu_piece *q)
 {
-	int64_t op = q->op_ns > 0 ? q->op_ns / 2 : 0;
+	int64_t op = q->op_ns > 0 ? q->op_ns * 3 / 4 : 0;
 	return op < q->end - q->resolved ? q->resolved + op : q->end;
 }
 
@@ -352,8 +461,8 @@ moved_start(const struct cut_gpu_piece *q)
  * after the piece was submitted, and no piece started between the two: the piece waited
  * through the gap for the device to switch (not for another's kernel, preempted later). Every
  * piece with an exact start whose latest end before it is another process's ran first after
- * a switch: it starts half its process's stream operation later (set once every gap is
- * found, so that no start moved changes which count), and a gap is measured to there. */
+ * a switch: it starts three quarters of its process's stream operation later (set once every
+ * gap is found, so that no start moved changes which count), and a gap is measured to there. */
 static void
 measure_switches(struct cut_gpu_piece *p, size_t n, struct order *o)
 {
@@ -432,16 +541,23 @@ cut_gpu_resolve(struct cut_gpu_piece *p, size_t n, struct cut_gpu_span **parts, 
 	struct order *o = cut_xcalloc(n ? n : 1, sizeof(*o));
 	struct order *by = cut_xcalloc(n ? n : 1, sizeof(*by));
 	struct preempted *pre = cut_xcalloc(n ? n : 1, sizeof(*pre));
+	bool *holds = cut_xcalloc(n ? n : 1, sizeof(*holds));
 	size_t npre;
 	for (size_t i = 0; i < n; i++) {
 		p[i].late = false;
 		p[i].resolved = p[i].start;
 	}
-	move_calls(p, n, o);
+	move_calls(p, n, o, false);
 	measure_switches(p, n, o);
-	if (find_late(p, n, o, by, pre, &npre))
-		move_calls(p, n, o); /* the late ones, now taken as started at their calls */
+	find_late(p, n, o, by, pre, &npre, holds);
+	int64_t *twin = twin_lengths(p, n, holds);
+	late_by_twins(p, pre, &npre, twin);
+	/* Again, the late ones now taken as started at their calls, and the switches measured. */
+	move_calls(p, n, o, true);
 	after_preemptions(p, n, pre, npre);
+	twins_inside(p, n, twin, o);
+	free(twin);
+	free(holds);
 	free(pre);
 	free(by);
 	size_t nw, cap = 0, lost = 0;

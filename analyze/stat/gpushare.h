@@ -30,11 +30,12 @@
  *    waited for the switch, not for a kernel preempted later).
  *    A piece with an exact start whose latest end before it is another process's ran first
  *    after a switch: its START ran as the device switched in, and its work began later than
- *    a START otherwise says. Against CUPTI on an H100 such pieces came out 0.5 to 1.0 of
- *    their process's stream operation (gap_ns, cut-events(5)) long, about 1 where the
- *    other's kernel was preempted, 0.5 to 0.7 where the other had let go; the pieces after
- *    them in the same turn were right. They start half an operation later, the least seen,
- *    and the switch time is measured to there.
+ *    a START otherwise says. Against CUPTI on an H100 such pieces came out 0.2 to 1.0 of
+ *    their process's stream operation (gap_ns, cut-events(5)) long, 0.8 on average where the
+ *    other's kernel was preempted, 0.65 where the other had let go (4,600 pieces); the pieces
+ *    after them in the same turn were right. They start three quarters of an operation later
+ *    (the mean of both: a process's busy time is a sum), and the switch time is measured to
+ *    there.
  *    A piece whose start and end are both exact and that holds another's turn was preempted
  *    if its process had held the device a time slice before that turn (at least
  *    SLICE_HELD_MIN since the latest end of another process's piece, the two switches left
@@ -42,10 +43,24 @@
  *    keeps its time, as the kernel's span, CUPTI's too, holds the turn. One whose process had
  *    held it less had let go with no kernel running (its START run, its kernel not yet taken
  *    up): its work ran after the turn, and it is taken as one started at its call (rule 1 and
- *    below). The holds of the preempted kernels measure the device's slice (their median,
- *    over SWITCH_SEEN_MIN of them at least): a kernel was preempted that long, less a switch,
- *    after the latest end before it of another process's piece, and a piece started at its
- *    call (or taken so) that ends inside it ran in that turn and starts no earlier than then.
+ *    below). So is one whose kernel, launched alike (the same shape) in its process and timed
+ *    by the device at both ends holding no other process's piece at least SWITCH_SEEN_MIN
+ *    times (its twins), never took half as long as it would have run before the turn (from
+ *    its start to the other's piece, less a switch): it would have ended before the device
+ *    turned away. The holds of the preempted kernels measure the device's slice (their
+ *    median, over SWITCH_SEEN_MIN of them at least): a kernel was preempted that long, less a
+ *    switch, after the latest end before it of another process's piece, and a piece started at
+ *    its call (or taken so) that ends inside it ran in that turn and starts no earlier than
+ *    then. And a piece started at its call (or taken so) that ends inside another process's
+ *    piece timed at both ends ran in a turn that kernel was preempted for, its kernel as its
+ *    twins did: it starts no earlier than its end less the longest its twins took. (Where the
+ *    other process had the device alone before, its slice runs out anywhere in the wait and
+ *    the holds do not place it: on an H100, beside a process whose kernels never let go, the
+ *    first launch of a light process's step kept 46-518 us of a 2 us kernel.)
+ *    A piece started at its call (or taken so) whose latest end before its own, of any piece on
+ *    its device, is another process's starts no earlier than a switch after that end: the
+ *    device was that process's until then (a light process's first launch of a step, beside a
+ *    heavy one that had just let go, kept the 130 us switch before its 2 us kernel).
  *    Where one process's time meets another's, the side whose piece is a bound (start from
  *    its call or a bound, or end a bound) and runs on across the meeting, or started from its
  *    call at it, loses the switch time next to it: a bound piece that holds another's turn
@@ -65,6 +80,8 @@ struct cut_gpu_piece {
 	bool end_exact;     /* its end likewise (no args.end) */
 	int64_t submit;     /* when its call began (args.submit), or -1 */
 	int64_t op_ns;      /* its process's stream operation (its trailer's gap_ns), or 0 */
+	uint32_t shape; /* its kernel as launched (name, grid, block): pieces of one shape in one
+	                   process launched the same kernel alike; 0 where not known */
 	/* out: its first moment kept (its end where it kept none), the time it kept, and its
 	 * parts kept, in order: (*parts)[first .. first + nparts) of cut_gpu_resolve; its
 	 * device's switch time (rule 3), 0 where not measured */

@@ -25,6 +25,7 @@ struct piece {
 	int64_t s, e, submit; /* submit: -1 when absent or after the start */
 	int64_t proc;
 	uint32_t name, dev, stream;
+	uint32_t shape;   /* 1 + its kernel and launch (shape_of), 0: not a kernel's */
 	bool from_call;   /* args.start "call" */
 	bool start_exact; /* no args.start: the device timed it */
 	bool end_exact;   /* no args.end */
@@ -53,6 +54,7 @@ struct priv {
 	size_t npieces, cap_pieces;
 	struct cut_procs *pr;
 	struct cut_strtab *shown; /* the keys as reports show them */
+	struct cut_strtab *shapes; /* kernels and their launches (shape_of) */
 	struct cut_idmap *devids; /* (process, ordinal) of device records to uuid[] */
 	char **uuid;
 	size_t cap_uuid;
@@ -73,6 +75,8 @@ sat_add(bool *sat, int64_t *a, int64_t b)
 	}
 }
 
+static uint32_t shape_of(struct priv *p, const struct cut_event *ev);
+
 struct cut_gpu_stats *
 gpustats_new(void)
 {
@@ -85,6 +89,7 @@ gpustats_new(void)
 	p->devids = idmap_new();
 	p->pr = cut_procs_new();
 	p->shown = strtab_new();
+	p->shapes = strtab_new();
 	g->priv = p;
 	return g;
 }
@@ -235,9 +240,24 @@ gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev)
 	                                         .name = (uint32_t)name,
 	                                         .dev = (uint32_t)devkey,
 	                                         .stream = (uint32_t)streamkey,
+	                                         .shape = shape_of(p, ev),
 	                                         .from_call = from_call,
 	                                         .start_exact = !cut_args_find(ev->args, "start"),
 	                                         .end_exact = !cut_args_find(ev->args, "end")};
+}
+
+/* A kernel as launched: its name, grid and block (1 + its index among them; 0: no grid, not a
+ * kernel's), which the rule of a shared device compares its pieces by (gpushare.h). */
+static uint32_t
+shape_of(struct priv *p, const struct cut_event *ev)
+{
+	const char *g = cut_args_find(ev->args, "grid"), *b = cut_args_find(ev->args, "block");
+	const char *ge = g ? strchr(g, ']') : NULL, *be = b ? strchr(b, ']') : NULL;
+	if (!ge || !be)
+		return 0;
+	p->key.len = 0;
+	buf_addf(&p->key, "%s\n%.*s\n%.*s", ev->name, (int)(ge - g), g, (int)(be - b), b);
+	return (uint32_t)strtab_intern(p->shapes, p->key.s) + 1;
 }
 
 static int
@@ -464,7 +484,8 @@ gpustats_finish(struct cut_gpu_stats *g)
 		                               .start_exact = pc->start_exact,
 		                               .end_exact = pc->end_exact,
 		                               .submit = pc->submit,
-		                               .op_ns = op};
+		                               .op_ns = op,
+		                               .shape = pc->shape};
 		ds[k++] = (struct dspan){(int64_t)dev, pc->proc, pc->s, pc->e};
 	}
 	int64_t *ov_rec = cut_xcalloc(nphys ? nphys : 1, sizeof(*ov_rec));
@@ -654,6 +675,7 @@ gpustats_free(struct cut_gpu_stats *g)
 	idmap_free(p->devids);
 	cut_procs_free(p->pr);
 	strtab_free(p->shown);
+	strtab_free(p->shapes);
 	for (size_t i = 0; i < p->cap_uuid; i++)
 		free(p->uuid[i]);
 	free(p->uuid);

@@ -2,7 +2,9 @@
  * container keeps its time around what it holds, or, started at its call, only what follows
  * it), chains, ties, pieces the rule leaves alone, any input order, the switch time measured
  * and taken off bound pieces only, the pieces that ran first after a switch started later, a
- * piece timed at both ends that holds another's turn preempted only after a time slice, and
+ * piece timed at both ends that holds another's turn preempted only after a time slice, the
+ * twins (a kernel launched alike, timed at both ends) bounding a piece started at its call and
+ * telling a late piece from a preempted one, and
  * on random pieces the promises: no two processes' time
  * overlaps on a device afterwards, every piece keeps parts of its own span, a device's busy
  * time is what its pieces covered (none started at its call or late, no switch measured), and the
@@ -233,10 +235,11 @@ END_TEST
 START_TEST(test_switched_in)
 {
 	struct cut_gpu_piece p[60];
-	/* The pieces the switch is measured on ran first after it: they start half their
-	 * process's stream operation (op_ns) later than their START says, and the switch is
-	 * measured to there. The piece after one in its process's turn, and one started at its
-	 * call, keep their starts. */
+	/* The pieces the switch is measured on ran first after it: they start three quarters of
+	 * their process's stream operation (op_ns) later than their START says, and the switch is
+	 * measured to there. The piece after one in its process's turn keeps its start; one
+	 * started at its call 100 ns after process 1's end starts a switch after that end: the
+	 * device was process 1's until then. */
 	size_t n = switches(p, SWITCH_SEEN_MIN, false);
 	for (size_t i = 0; i < n; i++)
 		p[i].op_ns = p[i].proc == 2 ? 8 : 0;
@@ -249,11 +252,11 @@ START_TEST(test_switched_in)
 	p[n] = (struct cut_gpu_piece)C(8400, 8410, 0, 2);
 	p[n++].op_ns = 8;
 	resolve(p, n);
-	ck_assert_int_eq(p[0].switch_ns, 104);
-	kept(first, (int64_t)7404, (int64_t)7410, END);
+	ck_assert_int_eq(p[0].switch_ns, 106);
+	kept(first, (int64_t)7406, (int64_t)7410, END);
 	kept(next, (int64_t)7420, (int64_t)7430, END);
-	kept(called + 1, (int64_t)8400, (int64_t)8410, END);
-	/* An operation longer than twice the piece: it starts at its end, keeping nothing. */
+	kept(called + 1, (int64_t)8300 + 106, (int64_t)8410, END);
+	/* An operation of more than 4/3 of the piece: it starts at its end, keeping nothing. */
 	n = switches(p, SWITCH_SEEN_MIN, false);
 	p[n - 1].op_ns = 40;
 	resolve(p, n);
@@ -268,8 +271,8 @@ START_TEST(test_switched_in)
 	resolve(p, n);
 	ck_assert_int_eq(p[0].switch_ns, 0);
 	const int64_t t = PERIOD(true) * (SWITCH_SEEN_MIN - 1), at = t + PIECE(true);
-	kept(&p[n - 1], at + 4, at + 10, END);
-	kept(&p[n - 2], t + 350, at + 4, at + 10, at + 500, END);
+	kept(&p[n - 1], at + 6, at + 10, END);
+	kept(&p[n - 2], t + 350, at + 6, at + 10, at + 500, END);
 }
 END_TEST
 
@@ -303,6 +306,66 @@ START_TEST(test_late)
 	resolve(p, n);
 	ck_assert(!light->late);
 	kept(light, y, y + 100, y + 400, y + 530, END);
+}
+END_TEST
+
+/* Eight pieces of process 2 launching shape 7 alike, 10 ns each, from t on, 100 ns apart. */
+static size_t
+twins(struct cut_gpu_piece *p, int64_t t, int n)
+{
+	for (int i = 0; i < n; i++) {
+		p[i] = (struct cut_gpu_piece)P(t + 100 * i, t + 100 * i + 10, 0, 2);
+		p[i].shape = 7;
+	}
+	return (size_t)n;
+}
+
+START_TEST(test_twins)
+{
+	struct cut_gpu_piece p[40];
+	/* A piece of process 2 started at its call (5 us before process 1's kernel began) ends
+	 * inside that kernel, which was preempted for it: its kernel ran as its twins did, the
+	 * longest of which took 10 ns, not through process 1's kernel, nor before it. */
+	const int64_t x = 100000;
+	size_t n = twins(p, 0, SWITCH_SEEN_MIN);
+	struct cut_gpu_piece *deep = &p[n];
+	p[n++] = (struct cut_gpu_piece)P(x, x + 1000, 0, 1);
+	struct cut_gpu_piece *called = &p[n];
+	p[n] = (struct cut_gpu_piece)C(x - 5000, x + 600, 0, 2);
+	p[n++].shape = 7;
+	resolve(p, n);
+	kept(called, x + 590, x + 600, END);
+	kept(deep, x, x + 590, x + 600, x + 1000, END);
+	/* One twin fewer, or another shape: nothing says how long its kernel was. */
+	for (int fewer = 0; fewer < 2; fewer++) {
+		n = twins(p, 0, SWITCH_SEEN_MIN - fewer);
+		deep = &p[n];
+		p[n++] = (struct cut_gpu_piece)P(x, x + 1000, 0, 1);
+		called = &p[n];
+		p[n] = (struct cut_gpu_piece)C(x - 5000, x + 600, 0, 2);
+		p[n++].shape = fewer ? 7 : 8;
+		resolve(p, n);
+		kept(called, x - 5000, x + 600, END);
+		kept(deep, x + 600, x + 1000, END);
+	}
+	/* A piece timed at both ends holds process 1's turn, its process having held the device a
+	 * time slice (as test_late's preempted one), but had its kernel run from its start it
+	 * would have ended 290 ns before the turn (its twins took 10): it did not run then, and
+	 * is taken as started at its call. With no twins it would keep its time around the turn
+	 * (test_late). */
+	n = switches(p, SWITCH_SEEN_MIN, false);
+	const int64_t y = SLICE_HELD_MIN + 100000;
+	p[n++] = (struct cut_gpu_piece)P(y - SLICE_HELD_MIN, y - 50, 0, 2);
+	struct cut_gpu_piece *light = &p[n];
+	p[n] = (struct cut_gpu_piece)P(y, y + 800, 0, 2);
+	p[n++].shape = 7;
+	struct cut_gpu_piece *turn = &p[n];
+	p[n++] = (struct cut_gpu_piece)P(y + 400, y + 500, 0, 1);
+	n += twins(&p[n], y + 10000, SWITCH_SEEN_MIN);
+	resolve(p, n);
+	ck_assert(light->late);
+	kept(light, y + 600, y + 800, END); /* after the turn and the switch (100 ns) */
+	kept(turn, y + 400, y + 500, END);
 }
 END_TEST
 
@@ -434,6 +497,7 @@ gpushare_suite(void)
 	tcase_add_test(tc, test_switched_in);
 	tcase_add_test(tc, test_late);
 	tcase_add_test(tc, test_preemptions);
+	tcase_add_test(tc, test_twins);
 	tcase_add_test(tc, test_random);
 	suite_add_tcase(s, tc);
 	return s;
