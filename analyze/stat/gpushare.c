@@ -272,9 +272,10 @@ late_by_twins(struct cut_gpu_piece *p, struct preempted *pre, size_t *npre, cons
 		}
 }
 
-/* 3: a piece started at its call (or late) whose end lies inside a piece of another process
- * timed at both ends ran in a turn that kernel was preempted for: it starts no earlier than
- * its end less the longest its kernel took (twin[], where known; o: scratch). */
+/* 3: a piece whose start was not timed (its call's, a bound, or late) and whose end lies inside
+ * a piece of another process timed at both ends ran in a turn that kernel was preempted for: it
+ * starts no earlier than its end less the longest its kernel took (twin[], where known; o:
+ * scratch). */
 static void
 twins_inside(struct cut_gpu_piece *p, size_t n, const int64_t *twin, struct order *o)
 {
@@ -286,7 +287,7 @@ twins_inside(struct cut_gpu_piece *p, size_t n, const int64_t *twin, struct orde
 	qsort(o, m, sizeof(*o), cmp_order); /* by device and start */
 	for (size_t i = 0; i < n; i++) {
 		struct cut_gpu_piece *q = &p[i];
-		if (!called(q) || twin[i] < 0 || q->end - twin[i] <= q->resolved)
+		if ((!called(q) && q->start_exact) || twin[i] < 0 || q->end - twin[i] <= q->resolved)
 			continue;
 		size_t lo = 0, hi = m; /* the first after q's end */
 		while (lo < hi) {

@@ -51,9 +51,10 @@
  *    median, over SWITCH_SEEN_MIN of them at least): a kernel was preempted that long, less a
  *    switch, after the latest end before it of another process's piece, and a piece started at
  *    its call (or taken so) that ends inside it ran in that turn and starts no earlier than
- *    then. And a piece started at its call (or taken so) that ends inside another process's
- *    piece timed at both ends ran in a turn that kernel was preempted for, its kernel as its
- *    twins did: it starts no earlier than its end less the longest its twins took. (Where the
+ *    then. And a piece whose start was not timed (started at its call, taken so, or a bound)
+ *    that ends inside another process's piece timed at both ends ran in a turn that kernel was
+ *    preempted for, its kernel as its twins did: it starts no earlier than its end less the
+ *    longest its twins took. (Where the
  *    other process had the device alone before, its slice runs out anywhere in the wait and
  *    the holds do not place it: on an H100, beside a process whose kernels never let go, the
  *    first launch of a light process's step kept 46-518 us of a 2 us kernel.)

@@ -336,6 +336,16 @@ START_TEST(test_twins)
 	resolve(p, n);
 	kept(called, x + 590, x + 600, END);
 	kept(deep, x, x + 590, x + 600, x + 1000, END);
+	/* So does one whose start and end are both bounds (its call spanned the wait). */
+	n = twins(p, 0, SWITCH_SEEN_MIN);
+	deep = &p[n];
+	p[n++] = (struct cut_gpu_piece)P(x, x + 1000, 0, 1);
+	struct cut_gpu_piece *bounded = &p[n];
+	p[n] = (struct cut_gpu_piece)P(x - 5000, x + 600, 0, 2);
+	p[n].start_exact = p[n].end_exact = false;
+	p[n++].shape = 7;
+	resolve(p, n);
+	kept(bounded, x + 590, x + 600, END);
 	/* One twin fewer, or another shape: nothing says how long its kernel was. */
 	for (int fewer = 0; fewer < 2; fewer++) {
 		n = twins(p, 0, SWITCH_SEEN_MIN - fewer);
