@@ -102,15 +102,6 @@ for l in open(f"{d}/t.jsonl"):
             bounds[p] = bounds.get(p, 0) + 1
         if e["args"].get("end") == "bound" and e.get("dur", 0) > 2000000:
             loose[p] = loose.get(p, 0) + 1
-# An end is a bound where its event ran as soon as the device could run it: that soon is the
-# longest pick-up the library measured, but not one that waited out another process's turn
-# (taken in, it made most of a light process's ends bounds: 38-40 of 41 here, 362 of 363 on an
-# H100). An END runs a kernel and two operations after its record here, longer than a pick-up,
-# unless the library takes 3 us to record it after the launch returns (a sanitized build does:
-# its ends are bounds).
-for p, b in bounds.items():
-    if 2 * b > timed[p] and not os.environ.get("CUT_SANITIZED"):
-        bad(f"pid {p}: {b} of its {timed[p]} pieces' ends are bounds")
 held = []
 for p, t in busy.items():
     if err.get(p, 0) > 20000 or timed.get(p) != launched.get(p) or loose.get(p):
@@ -124,6 +115,15 @@ for p, t in busy.items():
     # down that much times its work no better than a loaded machine does.)
     if off(got.get(p, 0), t) > 0.05 and not os.environ.get("CUT_SANITIZED"):
         bad(f"pid {p}: busy {got.get(p)} ns told apart, the truth {t}")
+# An end is a bound where its event ran as soon as the device could run it: that soon is the
+# longest pick-up the library measured, but not one that waited out another process's turn
+# (taken in, it made most of a light process's ends bounds: 38-40 of 41 here, 362 of 363 on an
+# H100). An END runs a kernel and two operations after its record here, longer than a pick-up,
+# unless the library takes 3 us to record it after the launch returns: a sanitized build does,
+# and a loaded machine's (a process whose times are good to 20 us was not held up so).
+for p in held:
+    if 2 * bounds.get(p, 0) > timed[p] and not os.environ.get("CUT_SANITIZED"):
+        bad(f"pid {p}: {bounds[p]} of its {timed[p]} pieces' ends are bounds")
 # The device's switch, measured from the -S traces (cut-events(5), rule 3): the wait of a START
 # submitted before another process's end, FAKEGPU_SWITCH_NS and the START's own pick-up; where
 # every process's GPU times are good to 20 us (held to the truth above: a loaded machine's
