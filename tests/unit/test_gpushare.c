@@ -428,7 +428,8 @@ START_TEST(test_random)
 	srand(7);
 	for (int round = 0; round < 60; round++) {
 		/* odd rounds: pieces started at their calls; every third, bounds and submit
-		 * times, so that switches are measured and taken off */
+		 * times, so that switches are measured and taken off; in both, pieces of three
+		 * kernels launched alike (twins) and of unknown ones */
 		bool calls = round % 2, bounds = round % 3 == 0;
 		/* every fourth round over seconds: holds of more than a time slice, preempted */
 		int64_t scale = round % 4 == 2 ? SLICE_HELD_MIN : 1;
@@ -439,6 +440,8 @@ START_TEST(test_random)
 			                               (uint64_t)(rand() % 4));
 			p[i].from_call = calls && rand() % 2;
 			p[i].start_exact = !p[i].from_call;
+			if (calls || bounds) /* three kernels, and unknown ones: twins */
+				p[i].shape = (uint32_t)(rand() % 4);
 			if (bounds) {
 				p[i].end_exact = rand() % 4;
 				p[i].submit = s - rand() % 2000;
