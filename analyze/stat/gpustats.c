@@ -75,7 +75,7 @@ sat_add(bool *sat, int64_t *a, int64_t b)
 	}
 }
 
-static uint32_t shape_of(struct priv *p, const struct cut_event *ev);
+static uint32_t shape_of(struct priv *p, const struct cut_event *ev, size_t name);
 
 struct cut_gpu_stats *
 gpustats_new(void)
@@ -240,23 +240,30 @@ gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev)
 	                                         .name = (uint32_t)name,
 	                                         .dev = (uint32_t)devkey,
 	                                         .stream = (uint32_t)streamkey,
-	                                         .shape = shape_of(p, ev),
+	                                         .shape = shape_of(p, ev, name),
 	                                         .from_call = from_call,
 	                                         .start_exact = !cut_args_find(ev->args, "start"),
 	                                         .end_exact = !cut_args_find(ev->args, "end")};
 }
 
-/* A kernel as launched: its name, grid and block (1 + its index among them; 0: no grid, not a
- * kernel's), which the rule of a shared device compares its pieces by (gpushare.h). */
+/* A kernel as launched: its name (its index in p->names), grid and block (1 + its index among
+ * them; 0: no grid, not a kernel's), which the rule of a shared device compares its pieces by
+ * (gpushare.h). */
 static uint32_t
-shape_of(struct priv *p, const struct cut_event *ev)
+shape_of(struct priv *p, const struct cut_event *ev, size_t name)
 {
+	if (!ev->cat || strcmp(ev->cat, "kernel") != 0) /* (only kernels have a grid) */
+		return 0;
 	const char *g = cut_args_find(ev->args, "grid"), *b = cut_args_find(ev->args, "block");
 	const char *ge = g ? strchr(g, ']') : NULL, *be = b ? strchr(b, ']') : NULL;
 	if (!ge || !be)
 		return 0;
-	p->key.len = 0;
-	buf_addf(&p->key, "%s\n%.*s\n%.*s", ev->name, (int)(ge - g), g, (int)(be - b), b);
+	p->key.len = 0; /* (not buf_addf: this is every kernel's) */
+	buf_addi64(&p->key, (int64_t)name);
+	buf_addc(&p->key, '\n');
+	buf_add(&p->key, g, (size_t)(ge - g));
+	buf_addc(&p->key, '\n');
+	buf_add(&p->key, b, (size_t)(be - b));
 	return (uint32_t)strtab_intern(p->shapes, p->key.s) + 1;
 }
 
