@@ -871,10 +871,9 @@ complete(struct gpu_sub *s)
 	    .t1 = s->t1,
 	    .t_er = s->t_er,
 	    .sync = s->sync && !handed_at_return,
-	    .pickup = handed_at_return
-	                  ? 0
-	                  : c->pickup, /* its call rang the doorbell before it returned */
+	    .pickup = c->pickup,
 	    .pickup_hi = c->pickup_hi,
+	    .at_return = handed_at_return,
 	    .prev_end = st->last_written,
 	    .have_prev = st->have_written,
 	    .seen = seen,

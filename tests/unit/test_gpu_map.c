@@ -140,6 +140,7 @@ struct piece {
 	int64_t prev_end;
 	bool have_prev;
 	int64_t seen; /* when the host saw the END done; 0: never mind */
+	bool at_return;
 };
 
 static struct gpu_span
@@ -153,8 +154,9 @@ span(struct piece p)
 	                         .t1 = p.t1,
 	                         .t_er = p.t_er,
 	                         .sync = p.sync,
-	                         .pickup = 500,
-	                         .pickup_hi = 700,
+	                         .pickup = 1700, /* work: 500, an operation sooner */
+	                         .pickup_hi = 1900,
+	                         .at_return = p.at_return,
 	                         .prev_end = p.prev_end,
 	                         .have_prev = p.have_prev,
 	                         .seen = p.seen ? p.seen : INT64_MAX};
@@ -199,6 +201,32 @@ START_TEST(test_span)
 	/* Nothing before it on the stream. */
 	sp = span((struct piece){.end_ev = 11200, .t0 = 2000, .t1 = 3000, .t_er = 3500});
 	ck_assert_int_eq(sp.start, 3500);
+	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_CALL);
+}
+END_TEST
+
+/* Work handed to an idle stream starts an operation before an event handed over alike has its
+ * time (its pick-up time, 1700 here), not at that time: events' times are taken at the end of
+ * their operation. Work on device memory alone, handed over at the call's return, starts then. */
+START_TEST(test_span_idle_pickup)
+{
+	struct gpu_span sp = span((struct piece){.end_ev = 20000, .t0 = 2000, .t1 = 3000, .t_er = 3100});
+	ck_assert_int_eq(sp.start, 3000 + 1700 - 1200);
+	ck_assert_int_eq(sp.end, 18800);
+	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_CALL);
+	/* The work before it ended 100 ns after the call returned: the stream was not idle when
+	 * the work came, but picked it up sooner than the work before ended: from that end. */
+	sp = span((struct piece){.end_ev = 20000,
+	                         .before_ev = 3100 + 1200,
+	                         .have_before = true,
+	                         .t0 = 2000,
+	                         .t1 = 3000,
+	                         .t_er = 3100});
+	ck_assert_int_eq(sp.start, 3100 + 2 * 1200);
+	ck_assert_int_eq(sp.how, 0);
+	/* A memset on an idle stream, handed over as its call returned. */
+	sp = span((struct piece){.end_ev = 20000, .t0 = 2000, .t1 = 3000, .t_er = 3100, .at_return = true});
+	ck_assert_int_eq(sp.start, 3000);
 	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_CALL);
 }
 END_TEST
@@ -394,6 +422,7 @@ main(void)
 	tcase_add_test(tc, test_span_clamped);
 	tcase_add_test(tc, test_median);
 	tcase_add_test(tc, test_pickups);
+	tcase_add_test(tc, test_span_idle_pickup);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
