@@ -22,9 +22,9 @@ wrong rule misses by the whole of it and more.
 
 A start or an end that is only a bound ("bound") must hold: the work started no earlier, ended no
 later, than it says, but for the mapping's error. A start from its call is held as above even
-where the end is a bound (short work on an idle stream ends about when its END would run anyway). A piece moved to keep the order of its stream
-or call ("clamped": the mapping moved under it, as a loaded machine's wide anchors make it) is
-held to nothing more.
+where the end is a bound (short work on an idle stream ends about when its END would run
+anyway). A piece moved to keep the order of its stream or call ("clamped": the mapping moved
+under it, as a loaded machine's wide anchors make it) is held to nothing more.
 """
 import os
 
