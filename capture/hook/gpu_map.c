@@ -167,8 +167,9 @@ gpu_work_span(const struct gpu_span_in *in, struct gpu_span *out)
 	 * whose times are taken at the end of their operation). On an H100 such kernels started
 	 * 0.5-1.2 us after their call returned (CUPTI, the median of 134-142 in each of 4 runs)
 	 * where the events' pick-up was 1.9-2.0 us and an operation 1.25: from the pick-up time
-	 * alone they came out 0.8-1.5 us late. */
-	int64_t pickup = in->at_return ? 0 : in->pickup - in->gap;
+	 * alone they came out 0.8-1.5 us late. (Never less than 0: events picked up sooner than
+	 * an operation say nothing of how long before its return the call handed work over.) */
+	int64_t pickup = in->at_return || in->pickup < in->gap ? 0 : in->pickup - in->gap;
 	int64_t ready = (in->sync ? in->t0 : in->t1) + pickup;
 	int64_t s = lo, e = in->end_ev - in->gap;
 	/* Work handed over while its stream still had something to do (what was before it, its

@@ -224,6 +224,18 @@ START_TEST(test_span_idle_pickup)
 	                         .t_er = 3100});
 	ck_assert_int_eq(sp.start, 3100 + 2 * 1200);
 	ck_assert_int_eq(sp.how, 0);
+	/* Events picked up sooner than an operation: the work no sooner than the return. */
+	struct gpu_span_in in = {.end_ev = 20000,
+	                         .gap = 1200,
+	                         .t0 = 2000,
+	                         .t1 = 3000,
+	                         .t_er = 3100,
+	                         .pickup = 800,
+	                         .pickup_hi = 900,
+	                         .seen = INT64_MAX};
+	gpu_work_span(&in, &sp);
+	ck_assert_int_eq(sp.start, 3000);
+	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_CALL);
 	/* A memset on an idle stream, handed over as its call returned. */
 	sp = span((struct piece){.end_ev = 20000, .t0 = 2000, .t1 = 3000, .t_er = 3100, .at_return = true});
 	ck_assert_int_eq(sp.start, 3000);
