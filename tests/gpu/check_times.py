@@ -12,7 +12,9 @@ pair (cut's CLOCK_MONOTONIC, the profiler's own). Rows: every kernel; those whos
 the events ("event"); from the call ("call": the stream was idle, the start is the call's return
 plus the measured pick-up time); those with a bound (args.start or args.end "bound": left out of
 the targets). Targets (issue 26, item 3): outside bounds, p90 |dstart| and |ddur| at most 1 us,
-the largest at most 5 us; the trailer's error_ns at most 2 us.
+the largest at most 5 us; the trailer's error_ns at most 2 us. Then where the differences lie:
+signed starts and ends per kind of start and kernel, the clocks aligned on the ends cut
+measured (BENCHMARKS, "Work picked up by an idle stream", read the same way).
 """
 import json
 import sys
@@ -29,7 +31,7 @@ launcher = {e["args"]["correlation"]: e["name"] for e in pev
 P = sorted((float(e["ts"]) * 1000, float(e["dur"]) * 1000) for e in pev
            if e.get("ph") == "X" and e.get("cat") == "kernel"
            and "GraphLaunch" not in launcher.get(e.get("args", {}).get("correlation"), ""))
-C = sorted((e["ts"], e["dur"], e.get("args") or {}) for e in cut
+C = sorted((e["ts"], e["dur"], e.get("args") or {}, e.get("name")) for e in cut
            if e.get("layer") == "gpu" and e.get("cat") == "kernel" and "dur" in e)
 n = min(len(P), len(C))
 if not n:
@@ -68,6 +70,29 @@ for k in ("all", "event", "call", "bound", "targets"):
     s, d = [x[0] for x in v], [x[1] for x in v]
     print(f"{k:<10} {len(v):>6} {q(s, .5):>12.0f} {q(s, .9):>8.0f} {max(s):>8.0f} "
           f"{q(d, .5):>11.0f} {q(d, .9):>8.0f} {max(d):>8.0f}")
+# Where the differences lie, signed (cut - CUPTI), the clocks aligned on the ends cut measured
+# (an END's time is what the events measure best): a start taken from the event before comes
+# out early where the device took longer than an operation to start the kernel, one from the
+# call late or early as the pick-up time spread. Per kind of start, with the kernels' names,
+# the first word of each.
+ends = [c[0] + c[1] - p[0] - p[1] for p, c in pairs
+        if "bound" not in (c[2].get("start"), c[2].get("end"))]
+if ends:
+    eoff = q(ends, .5)
+    signed = defaultdict(list)
+    for p, c in pairs:
+        a = c[2]
+        if "bound" in (a.get("start"), a.get("end")):
+            continue
+        kind = "call" if a.get("start") == "call" else "event"
+        name = (c[3] or "?").split("<")[0].split("(")[0][:24]
+        signed[(kind, name)].append((c[0] - eoff - p[0], c[0] + c[1] - eoff - p[0] - p[1]))
+    print(f"signed, aligned on the ends: {'start from':<10} {'kernel':<24} {'n':>5} "
+          f"{'start p10':>9} {'p50':>6} {'p90':>6} {'end p10':>8} {'p50':>6} {'p90':>6}")
+    for (kind, name), v in sorted(signed.items()):
+        s, e = [x[0] for x in v], [x[1] for x in v]
+        print(f"{'':<28} {kind:<10} {name:<24} {len(v):>5} {q(s, .1):>9.0f} {q(s, .5):>6.0f} "
+              f"{q(s, .9):>6.0f} {q(e, .1):>8.0f} {q(e, .5):>6.0f} {q(e, .9):>6.0f}")
 t = rows.get("targets", [])
 missed = []
 if t:
