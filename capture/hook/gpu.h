@@ -172,7 +172,7 @@ struct gpu_span_in {
 	bool sync;      /* a copy or memset: handed over inside its call */
 	int64_t pickup; /* the events' pick-up time (gpu_ctx) */
 	int64_t pickup_hi;
-	bool at_return; /* work on device memory alone, handed over as its call returned */
+	bool at_return;   /* work on device memory alone, handed over as its call returned */
 	int64_t prev_end; /* the end written for the stream's piece before it, when have_prev */
 	bool have_prev;
 	int64_t seen; /* when the host saw its END done: no later can it have ended */

@@ -210,12 +210,13 @@ END_TEST
  * their operation. Work on device memory alone, handed over at the call's return, starts then. */
 START_TEST(test_span_idle_pickup)
 {
-	struct gpu_span sp = span((struct piece){.end_ev = 20000, .t0 = 2000, .t1 = 3000, .t_er = 3100});
+	struct gpu_span sp =
+	    span((struct piece){.end_ev = 20000, .t0 = 2000, .t1 = 3000, .t_er = 3100});
 	ck_assert_int_eq(sp.start, 3000 + 1700 - 1200);
 	ck_assert_int_eq(sp.end, 18800);
 	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_CALL);
-	/* The work before it ended 100 ns after the call returned: the stream was not idle when
-	 * the work came, but picked it up sooner than the work before ended: from that end. */
+	/* The work before it ended 100 ns after the call returned (its END at 4300): the work
+	 * was queued behind it, and starts an operation after that END, not at 3500. */
 	sp = span((struct piece){.end_ev = 20000,
 	                         .before_ev = 3100 + 1200,
 	                         .have_before = true,
@@ -237,7 +238,8 @@ START_TEST(test_span_idle_pickup)
 	ck_assert_int_eq(sp.start, 3000);
 	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_CALL);
 	/* A memset on an idle stream, handed over as its call returned. */
-	sp = span((struct piece){.end_ev = 20000, .t0 = 2000, .t1 = 3000, .t_er = 3100, .at_return = true});
+	sp = span((struct piece){
+	    .end_ev = 20000, .t0 = 2000, .t1 = 3000, .t_er = 3100, .at_return = true});
 	ck_assert_int_eq(sp.start, 3000);
 	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_CALL);
 }
