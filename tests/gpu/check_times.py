@@ -17,6 +17,8 @@ signed starts and ends per kind of start and kernel, the clocks aligned on the e
 measured (BENCHMARKS, "Work picked up by an idle stream", read the same way).
 """
 import json
+import shutil
+import subprocess
 import sys
 from collections import defaultdict
 
@@ -70,28 +72,43 @@ for k in ("all", "event", "call", "bound", "targets"):
     s, d = [x[0] for x in v], [x[1] for x in v]
     print(f"{k:<10} {len(v):>6} {q(s, .5):>12.0f} {q(s, .9):>8.0f} {max(s):>8.0f} "
           f"{q(d, .5):>11.0f} {q(d, .9):>8.0f} {max(d):>8.0f}")
+
+
+def readable(names):
+    """Kernel names as people read them: demangled (c++filt, where there is one), without
+    their template arguments and parameters, at most 48 characters."""
+    names = sorted(set(names))
+    out = names
+    if shutil.which("c++filt"):
+        r = subprocess.run(["c++filt"], input="\n".join(names) + "\n", capture_output=True,
+                           text=True)
+        if r.returncode == 0 and len(r.stdout.splitlines()) == len(names):
+            out = r.stdout.splitlines()
+    short = {}
+    for raw, d in zip(names, out):
+        d = d.split("<")[0].split("(")[0]
+        short[raw] = (d[5:] if d.startswith("void ") else d)[:48]
+    return short
+
+
 # Where the differences lie, signed (cut - CUPTI), the clocks aligned on the ends cut measured
 # (an END's time is what the events measure best): a start taken from the event before comes
 # out early where the device took longer than an operation to start the kernel, one from the
-# call late or early as the pick-up time spread. Per kind of start, with the kernels' names,
-# the first word of each.
-ends = [c[0] + c[1] - p[0] - p[1] for p, c in pairs
-        if "bound" not in (c[2].get("start"), c[2].get("end"))]
-if ends:
-    eoff = q(ends, .5)
+# call late or early as the pick-up time spread. Per kind of start and kernel.
+measured = [(p, c) for p, c in pairs if "bound" not in (c[2].get("start"), c[2].get("end"))]
+if measured:
+    eoff = q([c[0] + c[1] - p[0] - p[1] for p, c in measured], .5)
+    name = readable(c[3] or "?" for _, c in measured)
     signed = defaultdict(list)
-    for p, c in pairs:
-        a = c[2]
-        if "bound" in (a.get("start"), a.get("end")):
-            continue
-        kind = "call" if a.get("start") == "call" else "event"
-        name = (c[3] or "?").split("<")[0].split("(")[0][:24]
-        signed[(kind, name)].append((c[0] - eoff - p[0], c[0] + c[1] - eoff - p[0] - p[1]))
-    print(f"signed, aligned on the ends: {'start from':<10} {'kernel':<24} {'n':>5} "
+    for p, c in measured:
+        kind = "call" if c[2].get("start") == "call" else "event"
+        signed[(kind, name[c[3] or "?"])].append((c[0] - eoff - p[0],
+                                                  c[0] + c[1] - eoff - p[0] - p[1]))
+    print(f"signed, aligned on the ends (ns): {'from':<5} {'kernel':<48} {'n':>4} "
           f"{'start p10':>9} {'p50':>6} {'p90':>6} {'end p10':>8} {'p50':>6} {'p90':>6}")
-    for (kind, name), v in sorted(signed.items()):
+    for (kind, k), v in sorted(signed.items()):
         s, e = [x[0] for x in v], [x[1] for x in v]
-        print(f"{'':<28} {kind:<10} {name:<24} {len(v):>5} {q(s, .1):>9.0f} {q(s, .5):>6.0f} "
+        print(f"{'':<33} {kind:<5} {k:<48} {len(v):>4} {q(s, .1):>9.0f} {q(s, .5):>6.0f} "
               f"{q(s, .9):>6.0f} {q(e, .1):>8.0f} {q(e, .5):>6.0f} {q(e, .9):>6.0f}")
 t = rows.get("targets", [])
 missed = []
