@@ -29,25 +29,26 @@ enum cut_category {
  * decide what a call means by these, never by its name.
  */
 enum cut_api_flag {
-	CUT_API_SUBMITS = 1 << 0,        /* puts work the device runs on a stream */
-	CUT_API_KERNEL = 1 << 1,         /* launches one kernel: grid, block, stream */
-	CUT_API_LAUNCH_CONFIG = 1 << 2,  /* ... given in a CUlaunchConfig */
-	CUT_API_COPY = 1 << 3,           /* one copy */
-	CUT_API_MEMSET = 1 << 4,         /* one memset */
-	CUT_API_GRAPH = 1 << 5,          /* launches a graph */
-	CUT_API_ENQUEUE = 1 << 6,        /* other work on a stream, or a wait it may make */
-	CUT_API_CREATES_STREAM = 1 << 7, /* creates a stream */
-	CUT_API_CONTEXT_WAIT = 1 << 8,   /* every stream of a context waits */
-	CUT_API_GREEN = 1 << 9,          /* its context is a green context */
-	CUT_API_SYNCS_CONTEXT = 1 << 10, /* the host learns a context's work is done */
-	CUT_API_SYNCS_STREAM = 1 << 11,  /* ... a stream's */
-	CUT_API_SYNCS_EVENT = 1 << 12,   /* ... an event's */
-	CUT_API_RECORDS_EVENT = 1 << 13, /* records an event on a stream */
-	CUT_API_ALLOCATES = 1 << 14,     /* device memory: the dptr argument */
-	CUT_API_FREES = 1 << 15,         /* device memory: the dptr argument */
-	CUT_API_HTOD = 1 << 16,          /* a copy from host to device, by its name */
-	CUT_API_DTOH = 1 << 17,          /* ... device to host */
-	CUT_API_DTOD = 1 << 18,          /* ... device to device */
+	CUT_API_SUBMITS = 1 << 0,          /* puts work the device runs on a stream */
+	CUT_API_KERNEL = 1 << 1,           /* launches one kernel: grid, block, stream */
+	CUT_API_LAUNCH_CONFIG = 1 << 2,    /* ... given in a CUlaunchConfig */
+	CUT_API_COPY = 1 << 3,             /* one copy */
+	CUT_API_MEMSET = 1 << 4,           /* one memset */
+	CUT_API_GRAPH = 1 << 5,            /* launches a graph */
+	CUT_API_ENQUEUE = 1 << 6,          /* other work on a stream, or a wait it may make */
+	CUT_API_CREATES_STREAM = 1 << 7,   /* creates a stream */
+	CUT_API_CONTEXT_WAIT = 1 << 8,     /* every stream of a context waits */
+	CUT_API_GREEN = 1 << 9,            /* its context is a green context */
+	CUT_API_SYNCS_CONTEXT = 1 << 10,   /* the host learns a context's work is done */
+	CUT_API_SYNCS_STREAM = 1 << 11,    /* ... a stream's */
+	CUT_API_SYNCS_EVENT = 1 << 12,     /* ... an event's */
+	CUT_API_RECORDS_EVENT = 1 << 13,   /* records an event on a stream */
+	CUT_API_ALLOCATES = 1 << 14,       /* device memory: the dptr argument */
+	CUT_API_FREES = 1 << 15,           /* device memory: the dptr argument */
+	CUT_API_HTOD = 1 << 16,            /* a copy from host to device, by its name */
+	CUT_API_DTOH = 1 << 17,            /* ... device to host */
+	CUT_API_DTOD = 1 << 18,            /* ... device to device */
+	CUT_API_CREATES_CONTEXT = 1 << 19, /* makes a context (a primary one: may) */
 };
 
 /* Category name of a driver API function ("launch", ...). A name missing from the table is
