@@ -211,6 +211,10 @@ gpu_work_span(const struct gpu_span_in *in, struct gpu_span *out)
 		s = e; /* no earlier than the call, which the host saw begin before */
 		out->how |= GPU_SPAN_CLAMPED_START;
 	}
+	if (s > in->seen) { /* (the piece before it ended by its own seen, before this one's) */
+		s = in->seen;
+		out->how |= GPU_SPAN_CLAMPED_START;
+	}
 	if (e < s) {
 		e = s;
 		out->how |= GPU_SPAN_CLAMPED_END;

@@ -373,6 +373,19 @@ START_TEST(test_span_clamped)
 	ck_assert_int_eq(sp.start, 6200);
 	ck_assert_int_eq(sp.end, 20000);
 	ck_assert_int_eq(sp.how, GPU_SPAN_CLAMPED_END);
+	/* Its end where the host saw it done, but the event before it mapped beyond that (by an
+	 * anchor since moved 200 ms): no start after the host saw it done, which would have held
+	 * every piece after it on the stream there, and past their own. */
+	sp = span((struct piece){.end_ev = 6000,
+	                         .before_ev = 200005000,
+	                         .have_before = true,
+	                         .t0 = 2000,
+	                         .t1 = 3000,
+	                         .t_er = 3500,
+	                         .seen = 109000000});
+	ck_assert_int_eq(sp.start, 109000000);
+	ck_assert_int_eq(sp.end, 109000000);
+	ck_assert((sp.how & GPU_SPAN_CLAMPED_START) && (sp.how & GPU_SPAN_CLAMPED_END));
 	/* A START a gap before its END, long after the call: a piece of length 0, which is what
 	 * the events say, nothing moved. */
 	sp = span((struct piece){.end_ev = 10000,
