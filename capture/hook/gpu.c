@@ -120,6 +120,9 @@ gpu_api_resolve(void)
 	a.host_device_ptr = real(HOOK_ID_cuMemHostGetDevicePointer_v2);
 	a.wait_value32 = real(HOOK_ID_cuStreamWaitValue32_v2);
 	a.write_value32 = real(HOOK_ID_cuStreamWriteValue32_v2);
+	a.module_load_data = real(HOOK_ID_cuModuleLoadData);
+	a.module_get_function = real(HOOK_ID_cuModuleGetFunction);
+	a.launch_kernel = real(HOOK_ID_cuLaunchKernel);
 	if (!a.ctx_get_current || !a.ctx_set_current || !a.ctx_get_device || !a.event_create ||
 	    !a.event_record || !a.event_query || !a.event_sync || !a.event_elapsed ||
 	    !a.stream_create || !a.stream_is_capturing)
@@ -578,6 +581,43 @@ stream_created(enum hook_id id, const uint64_t *a)
 	if (st) /* a handle used again is a new stream */
 		st->created_nonblocking = flags & CU_STREAM_NON_BLOCKING;
 	pthread_mutex_unlock(&gpu_sh.lock);
+}
+
+/* A context made, or the primary context retained: the clock kernel is loaded into it while it
+ * has no work (gpu_kernel.c), unless the layer saw work of it already or tried before.
+ * CUTHOOK_GPU_ANCHORS=wait or event: never. */
+static void
+ctx_created(const uint64_t *a)
+{
+	const char *how = getenv("CUTHOOK_GPU_ANCHORS");
+	if (!G.on || !hook_self || !api_ready() || !a[0] ||
+	    (how && (!strcmp(how, "wait") || !strcmp(how, "event"))))
+		return;
+	void *ctx;
+	memcpy(&ctx, (const void *)(uintptr_t)a[0], sizeof(ctx));
+	if (!ctx)
+		return;
+	pthread_mutex_lock(&gpu_sh.lock);
+	struct gpu_ctx *c = gpu_ctx_of(ctx);
+	bool load = c && !c->kernel_tried && !c->busy && !c->ready;
+	if (load)
+		c->kernel_tried = true;
+	pthread_mutex_unlock(&gpu_sh.lock);
+	if (!load)
+		return;
+	void *fn = gpu_kernel_load(ctx);
+	pthread_mutex_lock(&gpu_sh.lock);
+	c->kernel = fn;
+	pthread_mutex_unlock(&gpu_sh.lock);
+}
+
+void
+hook_gpu_ctx_created(enum hook_id id, const uint64_t *a)
+{
+	(void)id;
+	hook_mark.own = 1;
+	ctx_created(a);
+	hook_mark.own = 0;
 }
 
 void

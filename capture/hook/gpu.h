@@ -42,7 +42,9 @@ struct gpu_stream {
 	unsigned wait_gen;        /* its context's wait_gen when it last recorded a START */
 	/* The completion thread's own: */
 	struct gpu_sub *head, *tail; /* timed submissions not yet seen to end, in order */
-	int64_t last_end;            /* host time of the END of the last timed work on it */
+	int64_t last_end;            /* host time of the END of the last timed work on it... */
+	double last_end_gpu;         /* ...its GPU time (gpu_clock: ns since the first anchor)... */
+	unsigned last_end_gen;       /* ...on the clock of this generation (gpu_ctx) */
 	bool have_last;
 	int64_t last_written; /* the end written for the last piece of work on it */
 	bool have_written;
@@ -84,10 +86,19 @@ struct gpu_ctx {
 	void *priv;  /* a non-blocking stream of its own, for anchors */
 	gpu_event_t anchor;
 	struct gpu_clock *clock;
+	unsigned
+	    clock_gen; /* clock (re)started so many times: GPU times from another are not its */
+	/* The clock kernel, loaded as the context was made (gpu_kernel.c), or NULL; and whether
+	 * that was tried. The completion thread's: whether it dates anchors. */
+	void *kernel;
+	bool kernel_tried;
+	bool kernel_anchors;
 	/* Anchors timed through host memory (gpu_map.c): a word the host writes and the stream
 	 * waits for, a word the stream writes back; false: events' brackets instead. */
 	bool wait_anchors;
 	bool bracket_anchors; /* the clock's anchors are events' brackets */
+	char *words;          /* a page of host memory the device reads and writes... */
+	uint64_t words_dev;   /* ...where it sees it */
 	volatile uint32_t *flag, *ack;
 	uint64_t flag_dev, ack_dev; /* where the device sees them */
 	uint32_t seq;               /* the value written last */
@@ -95,7 +106,8 @@ struct gpu_ctx {
 	gpu_event_t ref;            /* a new reference event recorded, not yet taken */
 	int64_t first;              /* host time of the first anchor */
 	int64_t next_ref;           /* when to record a new reference event */
-	int64_t next_anchor;        /* when to take the next anchor */
+	int64_t next_anchor;        /* when to take the next anchor... */
+	int64_t next_pickup;        /* ...and the next pick-up samples (gpu_poll.c's schedules) */
 	/* How long the device takes to run an operation handed to an idle stream, from the
 	 * return of the call that handed it over, as the anchors' events measure it: the median
 	 * and the largest of the latest samples, but those that waited out another context's turn
@@ -137,6 +149,25 @@ struct gpu_clock {
 #define GPU_QUANTUM_NS 32
 
 /* gpu_map.c */
+/* The clock kernel's tries (gpu_kernel.c): in each, the host wrote the flags between its clock
+ * reads w0 and w1 and saw the kernel's ack at r; on the GPU's clock (%globaltimer, the clock
+ * events read), the latest read of a flag issued before the flags were written was issued at
+ * miss (0: none), and the first read that saw them came back at hit (0: the try timed out). */
+struct gpu_ktry {
+	int64_t w0, w1, r;
+	uint64_t miss, hit;
+};
+/* How much later than the kernel's end, as it reads the clock, the event recorded after it may
+ * be stamped beyond the stamps after the program's work: the spread of that delay between
+ * kernels (within +-225 ns on an H100, gpu_kernel.c). */
+#define GPU_LINK_NS 224
+/* The host time of GPU time end (the kernel's end) from n tries: the offset of the two clocks
+ * each try allows (the GPU's at least miss - w1 and hit - r, at most hit - w0), all of them
+ * together, else (they disagree: a clock stepped) the narrowest alone; the event after the
+ * kernel, a stream operation (gap) after its end as every END is after its work (gpu_work_span),
+ * at *host +- *err. False when no try bounds it. */
+bool gpu_kernel_anchor(const struct gpu_ktry *t, int n, uint64_t end, int64_t gap, int64_t *host,
+                       int64_t *err);
 /* The first anchor, at host time host +- err: its event is the reference. */
 void gpu_clock_init(struct gpu_clock *c, int64_t host, int64_t err, int64_t gap);
 /* A new anchor at host time host +- err, gpu_ns after the reference event on the GPU's clock:
@@ -222,6 +253,9 @@ struct gpu_sub *hook_gpu_after(struct gpu_sub *s, CUresult r, int64_t t0);
 void hook_gpu_queue(struct gpu_sub *s, const char *args, int64_t t1);
 /* After a GK_ENQUEUE call: the stream's next timed work records a START. */
 void hook_gpu_enqueued(enum hook_id id, const uint64_t *a);
+/* After a GK_CONTEXT call that succeeded: loads the clock kernel into a context the layer has
+ * seen no work of (gpu_kernel.c says why then). */
+void hook_gpu_ctx_created(enum hook_id id, const uint64_t *a);
 /* After a GK_STREAM call that succeeded: notes whether the new stream is non-blocking (no
  * driver query at launch: cuStreamGetFlags there invalidates a graph capture). */
 void hook_gpu_stream_created(enum hook_id id, const uint64_t *a);
@@ -279,6 +313,11 @@ struct gpu_api {
 	CUresult (*host_device_ptr)(uint64_t *, void *, unsigned);
 	CUresult (*wait_value32)(void *, uint64_t, uint32_t, unsigned);
 	CUresult (*write_value32)(void *, uint64_t, uint32_t, unsigned);
+	/* Optional: anchors dated by the clock kernel (gpu_kernel.c) */
+	CUresult (*module_load_data)(void **, const void *);
+	CUresult (*module_get_function)(void **, void *, const char *);
+	CUresult (*launch_kernel)(void *, unsigned, unsigned, unsigned, unsigned, unsigned,
+	                          unsigned, unsigned, void *, void **, void **);
 };
 extern struct gpu_api gpu_api;
 /* Resolves gpu_api; false when the driver lacks an entry point the layer needs. */
@@ -287,6 +326,10 @@ bool gpu_api_resolve(void);
 /* gpu.c: pools */
 struct gpu_ctx *gpu_ctx_of(void *ctx); /* under lock */
 void gpu_sub_free(struct gpu_sub *s);  /* under lock: events back to the pool */
+
+/* gpu_kernel.c: loads the clock kernel into ctx from a thread of the library's own, which it
+ * waits for; returns the kernel, or NULL. */
+void *gpu_kernel_load(void *ctx);
 
 /* gpu_poll.c: the completion thread */
 void gpu_poller_start(void);

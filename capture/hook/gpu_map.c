@@ -1,13 +1,15 @@
 /* gpu_map.c: GPU event times onto CLOCK_MONOTONIC, and the span of a piece of work from its
  * events. Pure functions: tests/unit/test_gpu_map.c feeds them made-up clocks.
  *
- * An anchor is an event whose host time is known within +-err: where the driver has stream
- * memory operations, an event between a wait for a word of host memory and a write of another
- * (the host wrote the first at t_w and saw the second at t_r: the event ran in between, at
- * (t_w + t_r) / 2 +- (t_r - t_w) / 2); else an event on an idle private stream whose host time
- * is taken as the moment its record returned, as a launch's is the moment its call returned
- * (the GPU's delay in picking work up is then the same on both sides and cancels, which makes
- * the device's measured pick-up time 0). Times on the GPU are counted from the first anchor's
+ * An anchor is an event whose host time is known within +-err: where the clock kernel runs
+ * (gpu_kernel.c), the event after it, a stream operation after the kernel's end, which the
+ * kernel dates on the GPU's own clock against the host's (gpu_kernel_anchor); else, where the
+ * driver has stream memory operations, an event between a wait for a word of host memory and a
+ * write of another (the host wrote the first at t_w and saw the second at t_r: the event ran in
+ * between, at (t_w + t_r) / 2 +- (t_r - t_w) / 2); else an event on an idle private stream whose
+ * host time is taken as the moment its record returned, as a launch's is the moment its call
+ * returned (the GPU's delay in picking work up is then the same on both sides and cancels, which
+ * makes the device's measured pick-up time 0). Times on the GPU are counted from the first anchor's
  * event through a reference event renewed often (cuEventElapsedTime is a float of ms: kept
  * small, it holds a few ns). The GPU's clock runs some 20 ppm off the host's, and not quite
  * steadily: the rate is the median of the slopes between the pairs of the latest anchors that
@@ -110,6 +112,43 @@ fit(struct gpu_clock *c)
 		c->host_at = l->host;
 		c->err_at = l->err;
 	}
+}
+
+bool
+gpu_kernel_anchor(const struct gpu_ktry *t, int n, uint64_t end, int64_t gap, int64_t *host,
+                  int64_t *err)
+{
+	int64_t lo = INT64_MIN, hi = INT64_MAX, best_lo = 0, best_hi = 0;
+	bool any = false;
+	for (int i = 0; i < n; i++) {
+		if (!t[i].hit)
+			continue;
+		/* Offsets GPU - host, relative to end, so that nothing overflows. */
+		int64_t hit = (int64_t)(t[i].hit - end);
+		int64_t l = hit - t[i].r, h = hit - t[i].w0;
+		if (t[i].miss) {
+			int64_t m = (int64_t)(t[i].miss - end) - t[i].w1;
+			if (m > l)
+				l = m;
+		}
+		if (l > h)
+			continue; /* a clock read out of order */
+		if (!any || h - l < best_hi - best_lo)
+			best_lo = l, best_hi = h;
+		any = true;
+		if (l > lo)
+			lo = l;
+		if (h < hi)
+			hi = h;
+	}
+	if (!any)
+		return false;
+	if (lo > hi)
+		lo = best_lo, hi = best_hi;
+	/* The end's host time is end - offset: -(lo + hi) / 2 from end's GPU time. */
+	*host = gap - (lo + (hi - lo) / 2);
+	*err = (hi - lo + 1) / 2 + GPU_QUANTUM_NS + GPU_LINK_NS;
+	return true;
 }
 
 void

@@ -18,10 +18,22 @@
 #define CUDA_ERROR_NOT_READY 600
 #define CU_STREAM_CAPTURE_MODE_RELAXED 2
 #define REF_EVERY_NS 50000000 /* a new reference event this often while work completes */
-/* Anchors: 50 ms after the first, then twice as far from it each time, a second apart at
- * most (the clocks' drift is followed; each costs the completion thread some 200 us). */
-#define ANCHOR_MIN_NS 50000000
-#define ANCHOR_MAX_NS 1000000000
+/* Rounds of anchoring, each a cheap anchor by the clock kernel where it runs (gpu_kernel.c),
+ * and, less often, the pick-up samples (11 events waited for) with a round trip or events'
+ * brackets. The kernel's anchors: every 10 ms for the first 50 (until two are far enough apart
+ * to measure the clocks' rate, gpu_map.c, each maps with 50 ppm of doubt: 0.5 us at most), then
+ * a quarter of the run's length later each time, 250 ms apart at most: a time is mapped at most
+ * a quarter as far from the latest anchor as the anchors that measure the rate lie apart, which
+ * keeps the rate's doubt times that distance near half an anchor's error. (Twice as far each
+ * time, the doubt times the distance came to an anchor's error again: the stated errors'
+ * largest twice their median.) The rest, and every anchor without the kernel: 50 ms after the
+ * first, then twice as far from it each time, a second apart at most (each costs the completion
+ * thread some 200 us, a round trip's 32 tries up to a ms). */
+#define ANCHOR_FIRST_NS 10000000
+#define ANCHOR_FIRST_UNTIL_NS 50000000
+#define ANCHOR_MAX_NS 250000000
+#define PICKUP_MIN_NS 50000000
+#define PICKUP_MAX_NS 1000000000
 #define ANCHOR_TRIES 11 /* events' brackets: the median of so many is kept */
 /* Round trips through host memory: the narrowest is kept (32, not 8: on an H100 the stated
  * mapping error came out 10 % narrower, 4.0-4.2 us against 4.5-4.8, for 0.1 % of a core). */
@@ -33,6 +45,21 @@
 #define WAIT_MAX_NS 1000000
 #define WAIT_FIRST_MAX_NS 50000000 /* the first: the round trips' whole worth */
 #define WAIT_YIELD_NS 5000
+/* The clock kernel's anchors (gpu_kernel.c): so many warps, each starting its polls so many ns
+ * after the one before (together they read the flags every 128 ns where one read takes about a
+ * microsecond to come back), so many tries, the kernel's limit. On an H100: 8 warps 128 ns apart
+ * 1.39 us wide (median), 4 warps 256 ns apart 1.52, 16 64 ns apart 1.42, one warp 2.50. */
+#define KERNEL_WARPS 8
+#define KERNEL_STAGGER_NS 128
+#define KERNEL_TRIES 8
+#define KERNEL_LIMIT_NS 2000000
+/* The page of host memory anchors use: the round trips' word and ack, the kernel's flags (a
+ * line each), its ack and ready words, its times. */
+#define WORDS_BYTES 4096
+#define WORDS_ACK 64
+#define WORDS_KFLAGS 1024
+#define WORDS_KACK 2048
+#define WORDS_KOUT 2112
 #define CU_MEMHOSTALLOC_PORTABLE 1
 #define CU_MEMHOSTALLOC_DEVICEMAP 2
 #define CU_STREAM_WAIT_VALUE_GEQ 0
@@ -183,10 +210,18 @@ true_bracket(const struct tries *t, int64_t *host, int64_t *err)
 	return best;
 }
 
-/* The anchor of a round: the round trip a (its host time and half width in *host and *err;
- * NULL: none came back) or, where narrower or none came back, the tries' true bracket; where
- * there are no round trips, the tries' bracket of median pick-up delay. NULL: none. A round
- * trip not taken goes back to the pool; *from_tries says the anchor is one of t's events. */
+/* Whether the anchors' host times are true brackets (the clock kernel's, round trips'), not
+ * events' brackets of median pick-up delay. */
+static bool
+true_anchors(const struct gpu_ctx *c)
+{
+	return c->kernel_anchors || c->wait_anchors;
+}
+
+/* The anchor of a round: a (the clock kernel's or a round trip's, its host time and half width
+ * in *host and *err; NULL: none came back) or, where narrower or none came back, the tries'
+ * true bracket; where there are neither, the tries' bracket of median pick-up delay. NULL: none.
+ * An anchor not taken goes back to the pool; *from_tries says the anchor is one of t's events. */
 static gpu_event_t
 pick_anchor(struct gpu_ctx *c, const struct tries *t, gpu_event_t a, int64_t *host, int64_t *err,
             bool *from_tries)
@@ -194,7 +229,7 @@ pick_anchor(struct gpu_ctx *c, const struct tries *t, gpu_event_t a, int64_t *ho
 	int64_t bh, be;
 	int i;
 	*from_tries = true;
-	if (!c->wait_anchors) {
+	if (!true_anchors(c)) {
 		if (t->best < 0)
 			return NULL;
 		*host = t->handed[t->best];
@@ -373,9 +408,12 @@ device_record(struct gpu_ctx *c, int64_t ts)
 			buf_addkv_str(&a, "file", f);
 		}
 	}
-	/* How its clock is anchored (gpu_map.c): round trips through host memory (after the
-	 * first that comes back), or events' brackets. */
-	buf_addkv_str(&a, "anchors", c->wait_anchors ? "wait" : "event");
+	/* How its clock is anchored (gpu_map.c): by the clock kernel, round trips through host
+	 * memory (after the first that comes back), or events' brackets. */
+	buf_addkv_str(&a, "anchors",
+	              c->kernel_anchors ? "kernel"
+	              : c->wait_anchors ? "wait"
+	                                : "event");
 	buf_addc(&a, '}');
 	if (own_begin(P.t)) {
 		hook_meta(&P.t->out, ts, P.t->tid, "device", a.s);
@@ -474,26 +512,164 @@ watchdog_disarm(void)
 	return !fired;
 }
 
-/* Host memory the private stream waits on and writes to, for anchors timed through it
- * (wait_anchor); false when the driver cannot, or CUTHOOK_GPU_ANCHORS=event. */
+/* The page of host memory the device reads and writes for anchors (it stays: freeing host
+ * memory syncs); false when the driver cannot map it. */
+static bool
+setup_words(struct gpu_ctx *c)
+{
+	void *p = NULL;
+	uint64_t d = 0;
+	if (!gpu_api.mem_host_alloc || !gpu_api.host_device_ptr ||
+	    gpu_api.mem_host_alloc(&p, WORDS_BYTES,
+	                           CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP) != 0 ||
+	    gpu_api.host_device_ptr(&d, p, 0) != 0)
+		return false;
+	memset(p, 0, WORDS_BYTES);
+	c->words = p;
+	c->words_dev = d;
+	c->flag = p;
+	c->ack = (volatile uint32_t *)((char *)p + WORDS_ACK); /* a cache line of its own */
+	c->flag_dev = d;
+	c->ack_dev = d + WORDS_ACK;
+	return true;
+}
+
+/* Anchors timed through the private stream's wait and write (wait_anchor); false when the
+ * driver cannot, or CUTHOOK_GPU_ANCHORS=event. */
 static bool
 setup_wait(struct gpu_ctx *c)
 {
 	const char *how = getenv("CUTHOOK_GPU_ANCHORS");
-	void *p = NULL;
-	uint64_t d = 0;
-	if ((how && !strcmp(how, "event")) || !gpu_api.mem_host_alloc || !gpu_api.host_device_ptr ||
-	    !gpu_api.wait_value32 || !gpu_api.write_value32 ||
-	    gpu_api.mem_host_alloc(&p, 128, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP) !=
-	        0 ||
-	    gpu_api.host_device_ptr(&d, p, 0) != 0)
-		return false; /* (the 128 bytes, if any, stay: freeing host memory syncs) */
-	if (!watchdog_start())
+	return !(how && !strcmp(how, "event")) && c->words && gpu_api.wait_value32 &&
+	       gpu_api.write_value32 && watchdog_start();
+}
+
+/* Anchors dated by the clock kernel: loaded as the context was made (gpu.c). */
+static bool
+setup_kernel(struct gpu_ctx *c)
+{
+	pthread_mutex_lock(&gpu_sh.lock);
+	bool k = c->kernel != NULL;
+	pthread_mutex_unlock(&gpu_sh.lock);
+	return k && c->words && gpu_api.launch_kernel;
+}
+
+/* An event from c's pool, else a new one; NULL: none. */
+static gpu_event_t
+pool_get(struct gpu_ctx *c)
+{
+	gpu_event_t e = NULL;
+	pthread_mutex_lock(&gpu_sh.lock);
+	if (c->npool)
+		e = c->pool[--c->npool];
+	pthread_mutex_unlock(&gpu_sh.lock);
+	if (!e && gpu_api.event_create(&e, 0) != 0)
+		e = NULL;
+	return e;
+}
+
+/* Spins until the event has run or until is passed (then yielding); whether it ran. */
+static bool
+spin_for_event(gpu_event_t e, int64_t until)
+{
+	int64_t from = now_ns(), t;
+	CUresult r;
+	while ((r = gpu_api.event_query(e)) == CUDA_ERROR_NOT_READY) {
+		if ((t = now_ns()) > until)
+			return false;
+		if (t - from > WAIT_YIELD_NS)
+			sched_yield();
+	}
+	return r == 0;
+}
+
+/* The clock kernel's flags, each set to v: its polls see them. */
+static void
+kernel_flags(struct gpu_ctx *c, uint32_t v)
+{
+	for (int w = 0; w < KERNEL_WARPS; w++)
+		__atomic_store_n((volatile uint32_t *)(c->words + WORDS_KFLAGS + 64 * w), v,
+		                 __ATOMIC_SEQ_CST);
+}
+
+/* Spins until *word reaches v or until is passed (then yielding, as wait_anchor does);
+ * whether it did. */
+static bool
+spin_for(volatile uint32_t *word, uint32_t v, int64_t from, int64_t until)
+{
+	int64_t t;
+	while ((int32_t)(__atomic_load_n(word, __ATOMIC_ACQUIRE) - v) < 0) {
+		if ((t = now_ns()) > until)
+			return (int32_t)(__atomic_load_n(word, __ATOMIC_ACQUIRE) - v) >= 0;
+		if (t - from > WAIT_YIELD_NS)
+			sched_yield();
+	}
+	return true;
+}
+
+/*
+ * An anchor dated by the clock kernel (gpu_kernel.c, gpu_map.c's gpu_kernel_anchor): the kernel
+ * on the private stream, an event after it; once it runs (ready), KERNEL_TRIES times the host
+ * writes its flags and spins until it acks them. The event in *ev, at host time *host +- *err.
+ * False when it did not come back: a kernel not running within max_ns (the device busy with
+ * work that holds it) is let go, all its tries at once, and its event kept in c->held until it
+ * has run; a driver that refuses the launch turns these anchors off.
+ */
+static bool
+kernel_anchor(struct gpu_ctx *c, int64_t max_ns, int64_t gap, gpu_event_t *ev, int64_t *host,
+              int64_t *err)
+{
+	gpu_event_t e = pool_get(c);
+	if (!e)
 		return false;
-	c->flag = p;
-	c->ack = (volatile uint32_t *)((char *)p + 64); /* a cache line of its own */
-	c->flag_dev = d;
-	c->ack_dev = d + 64;
+	volatile uint32_t *ack = (volatile uint32_t *)(c->words + WORDS_KACK), *ready = ack + 1;
+	volatile uint64_t *out = (volatile uint64_t *)(c->words + WORDS_KOUT);
+	uint64_t flags_d = c->words_dev + WORDS_KFLAGS, ack_d = c->words_dev + WORDS_KACK,
+	         out_d = c->words_dev + WORDS_KOUT, limit = KERNEL_LIMIT_NS;
+	uint32_t seq = c->seq + 1, n = KERNEL_TRIES, stagger = KERNEL_STAGGER_NS;
+	c->seq += KERNEL_TRIES + 1;
+	out[2 * KERNEL_TRIES + 1] = 0;
+	void *args[] = {&flags_d, &ack_d, &out_d, &seq, &n, &limit, &stagger};
+	if (gpu_api.launch_kernel(c->kernel, 1, 1, 1, 32 * KERNEL_WARPS, 1, 1, 0, c->priv, args,
+	                          NULL) != 0) {
+		c->kernel_anchors = false;
+		pool_put(c, e);
+		return false;
+	}
+	int64_t from = now_ns();
+	if (gpu_api.event_record(e, c->priv) != 0) {
+		kernel_flags(c, seq + KERNEL_TRIES);
+		pool_put(c, e);
+		return false;
+	}
+	struct gpu_ktry t[KERNEL_TRIES];
+	int i = 0;
+	if (spin_for(ready, seq, from, from + max_ns))
+		for (int64_t start = now_ns(); i < KERNEL_TRIES; i++) {
+			uint32_t v = seq + 1 + (uint32_t)i;
+			t[i].w0 = now_ns();
+			kernel_flags(c, v);
+			t[i].w1 = now_ns();
+			if (!spin_for(ack, v, t[i].w1, start + KERNEL_LIMIT_NS))
+				break;
+			t[i].r = now_ns();
+		}
+	/* The kernel ends as it acks the last: its end's time is there once its event ran. */
+	if (i < KERNEL_TRIES || !spin_for_event(e, now_ns() + max_ns) ||
+	    !out[2 * KERNEL_TRIES + 1]) {
+		kernel_flags(c, seq + KERNEL_TRIES);
+		c->held = e;
+		return false;
+	}
+	for (i = 0; i < KERNEL_TRIES; i++) {
+		t[i].miss = out[1 + 2 * i];
+		t[i].hit = out[2 + 2 * i];
+	}
+	if (!gpu_kernel_anchor(t, KERNEL_TRIES, out[2 * KERNEL_TRIES + 1], gap, host, err)) {
+		pool_put(c, e);
+		return false;
+	}
+	*ev = e;
 	return true;
 }
 
@@ -578,6 +754,17 @@ wait_anchor(struct gpu_ctx *c, int64_t max_ns, gpu_event_t *ev, int64_t *host, i
 	return true;
 }
 
+/* A round's true anchor: the clock kernel's, else (it is off, or did not come back but left
+ * nothing held) a round trip's; false: none. */
+static bool
+timed_anchor(struct gpu_ctx *c, int64_t max_ns, int64_t gap, gpu_event_t *ev, int64_t *host,
+             int64_t *err)
+{
+	if (c->kernel_anchors && kernel_anchor(c, max_ns, gap, ev, host, err))
+		return true;
+	return c->wait_anchors && !c->held && wait_anchor(c, max_ns, ev, host, err);
+}
+
 /* A context's first use on this thread: its private stream, the gap, the first anchor, and
  * its device record, dated first. */
 static bool
@@ -594,13 +781,15 @@ setup_ctx(struct gpu_ctx *c, int64_t first)
 	int64_t gap = calibrate_gap(c);
 	if (!(c->clock = malloc(sizeof(*c->clock))))
 		goto broken;
+	setup_words(c);
 	c->wait_anchors = setup_wait(c);
+	c->kernel_anchors = setup_kernel(c);
 	gpu_event_t a;
 	int64_t host, err;
 	struct tries t;
-	/* The first round trips may wait longer for the stream: the first anchor alone maps the
-	 * first 50 ms, and the pick-up time measured then. */
-	bool timed = c->wait_anchors && wait_anchor(c, WAIT_FIRST_MAX_NS, &a, &host, &err);
+	/* The first anchor may wait longer for the stream: it alone maps the first moments, and
+	 * the pick-up time measured then. */
+	bool timed = timed_anchor(c, WAIT_FIRST_MAX_NS, gap, &a, &host, &err);
 	bracket(c, &t); /* the pick-up time's samples, and maybe the first anchor */
 	bool from_tries;
 	if (!(c->anchor = pick_anchor(c, &t, timed ? a : NULL, &host, &err, &from_tries))) {
@@ -608,12 +797,14 @@ setup_ctx(struct gpu_ctx *c, int64_t first)
 		goto broken;
 	}
 	gpu_clock_init(c->clock, host, err, gap);
-	c->bracket_anchors = !c->wait_anchors;
+	c->clock_gen++;
+	c->bracket_anchors = !true_anchors(c);
 	note_pickups(c, &t);
 	release(c, &t, c->anchor);
 	c->first = now_ns();
 	c->next_ref = c->first + REF_EVERY_NS;
-	c->next_anchor = c->first + ANCHOR_MIN_NS;
+	c->next_pickup = c->first + PICKUP_MIN_NS;
+	c->next_anchor = c->kernel_anchors ? c->first + ANCHOR_FIRST_NS : c->next_pickup;
 	if (!gpu_sh.gap)
 		gpu_sh.gap = gap;
 	if (c->device >= 0)
@@ -664,30 +855,43 @@ reanchor(struct gpu_ctx *c)
 			took_back(c, &c->ref); /* never recorded: done */
 		c->next_ref = now + REF_EVERY_NS;
 	}
-	if (now < c->next_anchor || !took_back(c, &c->held))
+	if ((now < c->next_anchor && now < c->next_pickup) || !took_back(c, &c->held))
 		return;
 	int64_t since = now - c->first;
-	c->next_anchor = now + (since < ANCHOR_MIN_NS   ? ANCHOR_MIN_NS
-	                        : since > ANCHOR_MAX_NS ? ANCHOR_MAX_NS
-	                                                : since);
+	bool pickups = now >= c->next_pickup;
+	if (pickups) {
+		int64_t next = since < PICKUP_MIN_NS ? PICKUP_MIN_NS : since;
+		c->next_pickup = now + (next > PICKUP_MAX_NS ? PICKUP_MAX_NS : next);
+	}
+	if (c->kernel_anchors) {
+		int64_t next = since < ANCHOR_FIRST_UNTIL_NS ? ANCHOR_FIRST_NS : since / 4;
+		c->next_anchor = now + (next > ANCHOR_MAX_NS ? ANCHOR_MAX_NS : next);
+	} else
+		c->next_anchor = c->next_pickup;
 	gpu_event_t a = NULL;
 	int64_t host, err;
 	struct tries t;
-	bracket(c, &t); /* the pick-up time's samples, and maybe the anchor */
-	bool timed = c->wait_anchors && wait_anchor(c, WAIT_MAX_NS, &a, &host, &err);
+	if (pickups)
+		bracket(c, &t); /* the pick-up time's samples, and maybe the anchor */
+	else {
+		memset(&t, 0, sizeof(t));
+		t.best = -1;
+	}
+	bool timed = timed_anchor(c, WAIT_MAX_NS, c->clock->gap, &a, &host, &err);
 	bool from_tries;
 	a = pick_anchor(c, &t, timed ? a : NULL, &host, &err, &from_tries);
 	double g = a ? elapsed_ns(c->anchor, a, &ok) : 0;
 	gpu_event_t back = NULL; /* the reference before, or an anchor that could not be used */
 	if (a && ok) {
-		if (c->bracket_anchors == !c->wait_anchors)
+		if (c->bracket_anchors == !true_anchors(c))
 			gpu_clock_anchor(c->clock, host, err, g);
 		else { /* the driver refused the round trips: the other kind of anchor, a clock of
 			* its own, whose GPU times start again */
 			gpu_clock_init(c->clock, host, err, c->clock->gap);
+			c->clock_gen++;
 			c->npickups = c->pickup_next = 0;
 		}
-		c->bracket_anchors = !c->wait_anchors;
+		c->bracket_anchors = !true_anchors(c);
 		back = c->anchor;
 		c->anchor = a;
 	} else if (a) {
@@ -836,11 +1040,16 @@ complete(struct gpu_sub *s)
 	/* The device record goes before the context's first work (its submission): readers
 	 * then know the device by the time they meet its work. */
 	bool ok = setup_ctx(c, s->t0 - 1) && make_current(c->ctx);
-	int64_t end = 0, start = 0, b1 = 0, b2 = 0;
+	int64_t end = 0, start = 0, before = st->last_end, b1 = 0, b2 = 0;
+	double ge = 0;
 	if (ok) {
 		reanchor(c);
-		double ge = elapsed_ns(c->anchor, s->end, &ok);
+		ge = elapsed_ns(c->anchor, s->end, &ok);
 		end = gpu_clock_map(c->clock, ge, &b1);
+		/* The END before it mapped again as this one is: an anchor between the two moves
+		 * the mapping, and the start from it would move by as much against this end. */
+		if (st->have_last && st->last_end_gen == c->clock_gen)
+			before = gpu_clock_map(c->clock, st->last_end_gpu - c->clock->ref, NULL);
 		if (ok && s->start) {
 			double gs = elapsed_ns(c->anchor, s->start, &ok);
 			start = gpu_clock_map(c->clock, gs, &b2);
@@ -864,7 +1073,7 @@ complete(struct gpu_sub *s)
 	 * CUPTI's). */
 	struct gpu_span_in in = {
 	    .end_ev = end,
-	    .before_ev = s->start ? start : st->last_end,
+	    .before_ev = s->start ? start : before,
 	    .have_before = s->start || st->have_last,
 	    .gap = c->clock->gap,
 	    .t0 = s->t0,
@@ -881,6 +1090,8 @@ complete(struct gpu_sub *s)
 	struct gpu_span sp;
 	gpu_work_span(&in, &sp);
 	st->last_end = end;
+	st->last_end_gpu = c->clock->ref + ge;
+	st->last_end_gen = c->clock_gen;
 	st->have_last = true;
 	st->last_written = sp.end;
 	st->have_written = true;

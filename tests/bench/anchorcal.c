@@ -6,6 +6,13 @@
  *   query  the stream waits for the word, records the event; the host spins on cuEventQuery
  *   both   as ack, the host spinning on cuEventQuery (t_r) and then on the word (t_ack)
  *   call   no wait: t_w is read just before cuEventRecord on the idle stream, then as query
+ *   kern   libcuthook's clock kernel, one try a launch: its warps (ANCHOR_WARPS, default 8)
+ *          poll words of their own, each ANCHOR_STAGGER ns (128) after the one before; the
+ *          host writes them and spins until the kernel acks; the latest read that missed the
+ *          write and the first that saw it (on the GPU's clock, %globaltimer) against the
+ *          host's reads around the write and at the ack bound the clocks' offset, and so the
+ *          kernel's end as it reads it; the event after it is taken as stamped at that end
+ *          (anchorcal.py says how much later the other ways put it).
  * One line a try: group, way, try, its width t_r - t_w, then t_w - g and t_r - g, where g is the
  * event's time on the group's own GPU clock (from its first event) and host times count from
  * that event's t_w, and t_ack - t_r (both only), all ns. The offset host - gpu lies in
@@ -22,9 +29,119 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#define CK(x) do { CUresult r_ = (x); if (r_) { fprintf(stderr, "%s: %d\n", #x, r_); exit(1); } } while (0)
-enum { TRIES = 32, WAYS = 4, READY_NS = 20000 };
-static const char *names[WAYS] = {"ack", "query", "both", "call"};
+#define CK(x)                                                                                      \
+	do {                                                                                       \
+		CUresult r_ = (x);                                                                 \
+		if (r_) {                                                                          \
+			fprintf(stderr, "%s: %d\n", #x, r_);                                       \
+			exit(1);                                                                   \
+		}                                                                                  \
+	} while (0)
+enum { TRIES = 32, WAYS = 5, KERN = 4, READY_NS = 20000 };
+static const char *names[WAYS] = {"ack", "query", "both", "call", "kern"};
+
+/* libcuthook's clock kernel (capture/hook/gpu_kernel.c; keep them the same). */
+static const char ptx[] =
+    ".version 6.0\n"
+    ".target sm_50\n"
+    ".address_size 64\n"
+    ".visible .entry cuthook_clock(.param .u64 p_flag, .param .u64 p_words, .param .u64 p_out,\n"
+    "    .param .u32 p_seq, .param .u32 p_n, .param .u64 p_limit, .param .u32 p_stagger)\n"
+    "{\n"
+    "    .reg .pred %p<8>;\n"
+    "    .reg .b32 %r<16>;\n"
+    "    .reg .b64 %rd<24>;\n"
+    "    .shared .align 8 .u64 s_lo;\n"
+    "    .shared .align 8 .u64 s_hi;\n"
+    "    ld.param.u64 %rd1, [p_flag];\n"
+    "    ld.param.u64 %rd2, [p_words];\n"
+    "    ld.param.u64 %rd3, [p_out];\n"
+    "    ld.param.u32 %r1, [p_seq];\n"
+    "    ld.param.u32 %r2, [p_n];\n"
+    "    ld.param.u64 %rd4, [p_limit];\n"
+    "    ld.param.u32 %r10, [p_stagger];\n"
+    "    mov.u64 %rd22, %globaltimer;\n"
+    "    mov.u32 %r11, %tid.x;\n"
+    "    shr.u32 %r12, %r11, 5;\n"
+    "    mul.wide.u32 %rd20, %r12, %r10;\n"
+    "    mul.wide.u32 %rd21, %r12, 64;\n"
+    "    add.u64 %rd1, %rd1, %rd21;\n"
+    "    setp.eq.u32 %p5, %r11, 0;\n"
+    "    @!%p5 bra START;\n"
+    "    mov.u64 %rd6, 0;\n"
+    "    st.shared.u64 [s_lo], %rd6;\n"
+    "    mov.u64 %rd6, -1;\n"
+    "    st.shared.u64 [s_hi], %rd6;\n"
+    "    mov.u64 %rd6, %globaltimer;\n"
+    "    st.volatile.global.u64 [%rd3], %rd6;\n"
+    "    membar.sys;\n"
+    "    st.volatile.global.u32 [%rd2+4], %r1;\n"
+    "START:\n"
+    "    bar.sync 0;\n"
+    "    mov.u32 %r3, 0;\n"
+    "LOOP:\n"
+    "    setp.ge.u32 %p1, %r3, %r2;\n"
+    "    @%p1 bra DONE;\n"
+    "    add.u32 %r4, %r1, %r3;\n"
+    "    add.u32 %r4, %r4, 1;\n"
+    "    mov.u64 %rd5, %globaltimer;\n"
+    "STAG:\n"
+    "    mov.u64 %rd6, %globaltimer;\n"
+    "    sub.u64 %rd7, %rd6, %rd5;\n"
+    "    setp.lt.u64 %p2, %rd7, %rd20;\n"
+    "    @%p2 bra STAG;\n"
+    "    mov.u64 %rd10, 0;\n"
+    "POLL:\n"
+    "    mov.u64 %rd11, %globaltimer;\n"
+    "    ld.volatile.global.u32 %r5, [%rd1];\n"
+    "    sub.u32 %r6, %r5, %r4;\n"
+    "    setp.ge.s32 %p3, %r6, 0;\n"
+    "    @%p3 bra HIT;\n"
+    "    mov.u64 %rd12, %globaltimer;\n"
+    "    mov.u64 %rd10, %rd11;\n"
+    "    sub.u64 %rd7, %rd12, %rd22;\n"
+    "    setp.lt.u64 %p4, %rd7, %rd4;\n"
+    "    @%p4 bra POLL;\n"
+    "    mov.u64 %rd12, 0;\n"
+    "    bra MERGE;\n"
+    "HIT:\n"
+    "    mov.u64 %rd12, %globaltimer;\n"
+    "MERGE:\n"
+    "    atom.shared.max.u64 %rd13, [s_lo], %rd10;\n"
+    "    atom.shared.min.u64 %rd13, [s_hi], %rd12;\n"
+    "    bar.sync 0;\n"
+    "    @!%p5 bra NEXT;\n"
+    "    ld.shared.u64 %rd14, [s_lo];\n"
+    "    ld.shared.u64 %rd15, [s_hi];\n"
+    "    shl.b32 %r7, %r3, 1;\n"
+    "    add.u32 %r7, %r7, 1;\n"
+    "    mul.wide.u32 %rd8, %r7, 8;\n"
+    "    add.u64 %rd9, %rd3, %rd8;\n"
+    "    st.volatile.global.u64 [%rd9], %rd14;\n"
+    "    st.volatile.global.u64 [%rd9+8], %rd15;\n"
+    "    membar.sys;\n"
+    "    st.volatile.global.u32 [%rd2], %r4;\n"
+    "    mov.u64 %rd6, 0;\n"
+    "    st.shared.u64 [s_lo], %rd6;\n"
+    "    mov.u64 %rd6, -1;\n"
+    "    st.shared.u64 [s_hi], %rd6;\n"
+    "NEXT:\n"
+    "    bar.sync 0;\n"
+    "    add.u32 %r3, %r3, 1;\n"
+    "    bra LOOP;\n"
+    "DONE:\n"
+    "    @!%p5 bra EXIT;\n"
+    "    shl.b32 %r7, %r2, 1;\n"
+    "    add.u32 %r7, %r7, 1;\n"
+    "    mul.wide.u32 %rd8, %r7, 8;\n"
+    "    add.u64 %rd9, %rd3, %rd8;\n"
+    "    mov.u64 %rd6, %globaltimer;\n"
+    "    st.volatile.global.u64 [%rd9], %rd6;\n"
+    "EXIT:\n"
+    "    ret;\n"
+    "}\n";
+static CUfunction kern;
+static unsigned warps = 8, stagger = 128; /* ANCHOR_WARPS, ANCHOR_STAGGER */
 
 static int64_t
 now_ns(void)
@@ -34,7 +151,8 @@ now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-struct try {
+struct
+try {
 	int64_t t_w, t_r, t_ack;
 	CUevent e;
 };
@@ -43,6 +161,42 @@ static void
 one(int way, CUstream s, volatile uint32_t *flag, CUdeviceptr flag_d, volatile uint32_t *ack,
     CUdeviceptr ack_d, uint32_t v, struct try *t)
 {
+	if (way == KERN) {
+		/* its words: each warp's flag a line apart from flag + 1024, the ack and ready
+		 * words at ack + 64, the times after them */
+		volatile uint32_t *kflag = (volatile uint32_t *)((char *)flag + 1024);
+		volatile uint32_t *kack = ack + 16, *ready = kack + 1;
+		volatile uint64_t *out = (volatile uint64_t *)((char *)kack + 64);
+		CUdeviceptr kflag_d = flag_d + 1024, kack_d = ack_d + 64, out_d = kack_d + 64;
+		uint32_t n = 1, seq = v - 1;
+		uint64_t limit = 10000000;
+		void *args[] = {&kflag_d, &kack_d, &out_d, &seq, &n, &limit, &stagger};
+		CK(cuLaunchKernel(kern, 1, 1, 1, 32 * warps, 1, 1, 0, s, args, NULL));
+		CK(cuEventRecord(t->e, s));
+		while ((int32_t)(__atomic_load_n(ready, __ATOMIC_ACQUIRE) - seq) < 0)
+			;
+		int64_t w0 = now_ns();
+		for (unsigned i = 0; i < warps; i++)
+			__atomic_store_n(kflag + 16 * i, v, __ATOMIC_SEQ_CST);
+		int64_t w1 = now_ns();
+		while ((int32_t)(__atomic_load_n(kack, __ATOMIC_ACQUIRE) - v) < 0)
+			;
+		int64_t r = now_ns();
+		CK(cuEventSynchronize(t->e));
+		/* off = gpu - host: below the back of a read that saw the word less when it was
+		 * written, above the issue of the last that did not (less when it was written)
+		 * and the back of the first that did less when the host saw the ack */
+		int64_t miss = (int64_t)out[1], hit = (int64_t)out[2], end = (int64_t)out[3];
+		int64_t lo = hit - r, hi = hit - w0;
+		if (miss && miss - w1 > lo)
+			lo = miss - w1;
+		t->t_w = end - hi; /* the event, stamped as the kernel ends */
+		t->t_r = end - lo;
+		t->t_ack = 0;
+		if (!hit)
+			t->t_r = t->t_w + 1000000000; /* timed out: no bound */
+		return;
+	}
 	if (way != 3) {
 		CK(cuStreamWaitValue32(s, flag_d, v, CU_STREAM_WAIT_VALUE_GEQ));
 		CK(cuEventRecord(t->e, s));
@@ -80,6 +234,10 @@ int
 main(int argc, char **argv)
 {
 	int groups = argc > 1 ? atoi(argv[1]) : 200;
+	if (getenv("ANCHOR_WARPS"))
+		warps = (unsigned)atoi(getenv("ANCHOR_WARPS"));
+	if (getenv("ANCHOR_STAGGER"))
+		stagger = (unsigned)atoi(getenv("ANCHOR_STAGGER"));
 	CUdevice d;
 	CUcontext c;
 	CUstream s;
@@ -90,9 +248,12 @@ main(int argc, char **argv)
 	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
 	void *p;
 	CUdeviceptr pd;
-	CK(cuMemHostAlloc(&p, 128, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP));
+	CK(cuMemHostAlloc(&p, 4096, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP));
 	CK(cuMemHostGetDevicePointer(&pd, p, 0));
-	memset(p, 0, 128);
+	memset(p, 0, 4096);
+	CUmodule m;
+	CK(cuModuleLoadData(&m, ptx));
+	CK(cuModuleGetFunction(&kern, m, "cuthook_clock"));
 	volatile uint32_t *flag = p, *ack = (volatile uint32_t *)((char *)p + 64);
 	static struct try t[WAYS][TRIES];
 	for (int w = 0; w < WAYS; w++)
@@ -110,10 +271,12 @@ main(int argc, char **argv)
 				CK(cuEventElapsedTime(&ms, t[0][0].e, t[w][i].e));
 				double gns = (double)ms * 1e6;
 				int64_t base = t[0][0].t_w;
-				printf("%d %s %d %lld %.0f %.0f %lld\n", g, names[w], i,
-				       (long long)(t[w][i].t_r - t[w][i].t_w),
-				       (double)(t[w][i].t_w - base) - gns, (double)(t[w][i].t_r - base) - gns,
-				       (long long)(t[w][i].t_ack ? t[w][i].t_ack - t[w][i].t_r : 0));
+				printf(
+				    "%d %s %d %lld %.0f %.0f %lld\n", g, names[w], i,
+				    (long long)(t[w][i].t_r - t[w][i].t_w),
+				    (double)(t[w][i].t_w - base) - gns,
+				    (double)(t[w][i].t_r - base) - gns,
+				    (long long)(t[w][i].t_ack ? t[w][i].t_ack - t[w][i].t_r : 0));
 			}
 	}
 	return 0;

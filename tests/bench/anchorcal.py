@@ -22,7 +22,7 @@ for line in sys.stdin:
     g, way, _, width, lo, hi, ack = f
     tries[(int(g), way)].append((int(width), float(lo), float(hi), int(ack)))
 
-ways = sorted({w for _, w in tries}, key=["ack", "query", "both", "call"].index)
+ways = sorted({w for _, w in tries}, key=["ack", "query", "both", "call", "kern"].index)
 groups = sorted({g for g, _ in tries})
 every = {}  # group -> (lo, hi) over every way's tries
 for g in groups:
@@ -51,5 +51,19 @@ for w in ways:
         len(groups), statistics.median(off) if off else float("nan"),
         "%d" % statistics.median(acks) if acks else "-"))
 empty = sum(1 for g in groups if every[g][0] > every[g][1])
+if "kern" in ways and len(ways) > 1:
+    # kern dates the kernel's end, the others the event itself: how much later than the end
+    # the event is stamped, by what every group allows (each group: the other ways' tries
+    # together against kern's narrowest).
+    lo, hi, per = -1e300, 1e300, []
+    for g in groups:
+        ts = [t for w in ways if w != "kern" for t in tries[(g, w)]]
+        L, H = max(t[1] for t in ts), min(t[2] for t in ts)
+        k = min(tries[(g, "kern")])
+        lo, hi = max(lo, L - k[2]), min(hi, H - k[1])
+        per.append((H - k[1]) - (L - k[2]))
+    print("\nthe event after the kernel is stamped between %.0f and %.0f ns after the kernel's "
+          "end as it reads it (every group; one group alone allows %.0f ns, median)"
+          % (lo, hi, statistics.median(per)))
 print("\nall ways together: median %.0f ns wide; empty (the ways contradict) in %d of %d groups"
       % (statistics.median(every[g][1] - every[g][0] for g in groups), empty, len(groups)))

@@ -30,8 +30,10 @@ pev = prof["traceEvents"] if isinstance(prof, dict) else prof
 
 launcher = {e["args"]["correlation"]: e["name"] for e in pev
             if e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {})}
+# (libcuthook's clock kernel, cuthook_clock, is the profiler's to see but no work of the program.)
 P = sorted((float(e["ts"]) * 1000, float(e["dur"]) * 1000) for e in pev
            if e.get("ph") == "X" and e.get("cat") == "kernel"
+           and not e.get("name", "").startswith("cuthook_clock")
            and "GraphLaunch" not in launcher.get(e.get("args", {}).get("correlation"), ""))
 C = sorted((e["ts"], e["dur"], e.get("args") or {}, e.get("name")) for e in cut
            if e.get("layer") == "gpu" and e.get("cat") == "kernel" and "dur" in e)

@@ -29,7 +29,8 @@ for path in profiles:
     pid = next(e["pid"] for e in ev if e.get("cat") == "cuda_runtime")
     cupti[pid] = [(float(e["ts"]) * 1e3, (float(e["ts"]) + float(e["dur"])) * 1e3)
                   for e in ev if e.get("ph") == "X"
-                  and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+                  and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")
+                  and not e.get("name", "").startswith("cuthook_clock")]  # libcuthook's own
     kinds[pid] = path.rsplit(".", 2)[-2] if path.count(".") >= 2 else "?"
 # cut: the trailers' word on each process's GPU times, and its work as recorded.
 stated, cut = {}, {}
