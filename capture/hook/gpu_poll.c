@@ -688,12 +688,8 @@ wait_anchor(struct gpu_ctx *c, int64_t max_ns, gpu_event_t *ev, int64_t *host, i
 	gpu_event_t best = NULL;
 	int64_t width = INT64_MAX;
 	for (int i = 0; i < WAIT_TRIES; i++) {
-		gpu_event_t e = NULL;
-		pthread_mutex_lock(&gpu_sh.lock);
-		if (c->npool)
-			e = c->pool[--c->npool];
-		pthread_mutex_unlock(&gpu_sh.lock);
-		if (!e && gpu_api.event_create(&e, 0) != 0)
+		gpu_event_t e = pool_get(c);
+		if (!e)
 			break;
 		uint32_t v = ++c->seq;
 		watchdog_arm(c->flag, v);

@@ -29,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "../../capture/hook/clock_ptx.h" /* the library's kernel */
 #define CK(x)                                                                                      \
 	do {                                                                                       \
 		CUresult r_ = (x);                                                                 \
@@ -40,106 +42,6 @@
 enum { TRIES = 32, WAYS = 5, KERN = 4, READY_NS = 20000 };
 static const char *names[WAYS] = {"ack", "query", "both", "call", "kern"};
 
-/* libcuthook's clock kernel (capture/hook/gpu_kernel.c; keep them the same). */
-static const char ptx[] =
-    ".version 6.0\n"
-    ".target sm_50\n"
-    ".address_size 64\n"
-    ".visible .entry cuthook_clock(.param .u64 p_flag, .param .u64 p_words, .param .u64 p_out,\n"
-    "    .param .u32 p_seq, .param .u32 p_n, .param .u64 p_limit, .param .u32 p_stagger)\n"
-    "{\n"
-    "    .reg .pred %p<8>;\n"
-    "    .reg .b32 %r<16>;\n"
-    "    .reg .b64 %rd<24>;\n"
-    "    .shared .align 8 .u64 s_lo;\n"
-    "    .shared .align 8 .u64 s_hi;\n"
-    "    ld.param.u64 %rd1, [p_flag];\n"
-    "    ld.param.u64 %rd2, [p_words];\n"
-    "    ld.param.u64 %rd3, [p_out];\n"
-    "    ld.param.u32 %r1, [p_seq];\n"
-    "    ld.param.u32 %r2, [p_n];\n"
-    "    ld.param.u64 %rd4, [p_limit];\n"
-    "    ld.param.u32 %r10, [p_stagger];\n"
-    "    mov.u64 %rd22, %globaltimer;\n"
-    "    mov.u32 %r11, %tid.x;\n"
-    "    shr.u32 %r12, %r11, 5;\n"
-    "    mul.wide.u32 %rd20, %r12, %r10;\n"
-    "    mul.wide.u32 %rd21, %r12, 64;\n"
-    "    add.u64 %rd1, %rd1, %rd21;\n"
-    "    setp.eq.u32 %p5, %r11, 0;\n"
-    "    @!%p5 bra START;\n"
-    "    mov.u64 %rd6, 0;\n"
-    "    st.shared.u64 [s_lo], %rd6;\n"
-    "    mov.u64 %rd6, -1;\n"
-    "    st.shared.u64 [s_hi], %rd6;\n"
-    "    mov.u64 %rd6, %globaltimer;\n"
-    "    st.volatile.global.u64 [%rd3], %rd6;\n"
-    "    membar.sys;\n"
-    "    st.volatile.global.u32 [%rd2+4], %r1;\n"
-    "START:\n"
-    "    bar.sync 0;\n"
-    "    mov.u32 %r3, 0;\n"
-    "LOOP:\n"
-    "    setp.ge.u32 %p1, %r3, %r2;\n"
-    "    @%p1 bra DONE;\n"
-    "    add.u32 %r4, %r1, %r3;\n"
-    "    add.u32 %r4, %r4, 1;\n"
-    "    mov.u64 %rd5, %globaltimer;\n"
-    "STAG:\n"
-    "    mov.u64 %rd6, %globaltimer;\n"
-    "    sub.u64 %rd7, %rd6, %rd5;\n"
-    "    setp.lt.u64 %p2, %rd7, %rd20;\n"
-    "    @%p2 bra STAG;\n"
-    "    mov.u64 %rd10, 0;\n"
-    "POLL:\n"
-    "    mov.u64 %rd11, %globaltimer;\n"
-    "    ld.volatile.global.u32 %r5, [%rd1];\n"
-    "    sub.u32 %r6, %r5, %r4;\n"
-    "    setp.ge.s32 %p3, %r6, 0;\n"
-    "    @%p3 bra HIT;\n"
-    "    mov.u64 %rd12, %globaltimer;\n"
-    "    mov.u64 %rd10, %rd11;\n"
-    "    sub.u64 %rd7, %rd12, %rd22;\n"
-    "    setp.lt.u64 %p4, %rd7, %rd4;\n"
-    "    @%p4 bra POLL;\n"
-    "    mov.u64 %rd12, 0;\n"
-    "    bra MERGE;\n"
-    "HIT:\n"
-    "    mov.u64 %rd12, %globaltimer;\n"
-    "MERGE:\n"
-    "    atom.shared.max.u64 %rd13, [s_lo], %rd10;\n"
-    "    atom.shared.min.u64 %rd13, [s_hi], %rd12;\n"
-    "    bar.sync 0;\n"
-    "    @!%p5 bra NEXT;\n"
-    "    ld.shared.u64 %rd14, [s_lo];\n"
-    "    ld.shared.u64 %rd15, [s_hi];\n"
-    "    shl.b32 %r7, %r3, 1;\n"
-    "    add.u32 %r7, %r7, 1;\n"
-    "    mul.wide.u32 %rd8, %r7, 8;\n"
-    "    add.u64 %rd9, %rd3, %rd8;\n"
-    "    st.volatile.global.u64 [%rd9], %rd14;\n"
-    "    st.volatile.global.u64 [%rd9+8], %rd15;\n"
-    "    membar.sys;\n"
-    "    st.volatile.global.u32 [%rd2], %r4;\n"
-    "    mov.u64 %rd6, 0;\n"
-    "    st.shared.u64 [s_lo], %rd6;\n"
-    "    mov.u64 %rd6, -1;\n"
-    "    st.shared.u64 [s_hi], %rd6;\n"
-    "NEXT:\n"
-    "    bar.sync 0;\n"
-    "    add.u32 %r3, %r3, 1;\n"
-    "    bra LOOP;\n"
-    "DONE:\n"
-    "    @!%p5 bra EXIT;\n"
-    "    shl.b32 %r7, %r2, 1;\n"
-    "    add.u32 %r7, %r7, 1;\n"
-    "    mul.wide.u32 %rd8, %r7, 8;\n"
-    "    add.u64 %rd9, %rd3, %rd8;\n"
-    "    mov.u64 %rd6, %globaltimer;\n"
-    "    st.volatile.global.u64 [%rd9], %rd6;\n"
-    "EXIT:\n"
-    "    ret;\n"
-    "}\n";
 static CUfunction kern;
 static unsigned warps = 8, stagger = 128; /* ANCHOR_WARPS, ANCHOR_STAGGER */
 
@@ -252,7 +154,7 @@ main(int argc, char **argv)
 	CK(cuMemHostGetDevicePointer(&pd, p, 0));
 	memset(p, 0, 4096);
 	CUmodule m;
-	CK(cuModuleLoadData(&m, ptx));
+	CK(cuModuleLoadData(&m, cut_clock_ptx));
 	CK(cuModuleGetFunction(&kern, m, "cuthook_clock"));
 	volatile uint32_t *flag = p, *ack = (volatile uint32_t *)((char *)p + 64);
 	static struct try t[WAYS][TRIES];

@@ -7,7 +7,7 @@
  *          event), each of 8 tries: the narrowest try and all 8 together (ns wide), and how
  *          much the event's stamp after the kernel's end moves between consecutive anchors
  *          (the event's elapsed time less the kernel ends' difference)
- * The kernel below is the library's (keep them the same) with a spinning one beside it.
+ * The clock kernel is the library's own (capture/hook/clock_ptx.h), a spinning one beside it.
  *
  * build (a GPU machine): gcc -O2 -I/usr/local/cuda/include -o clockcal clockcal.c -lcuda -lpthread
  * usage: clockcal [anchors] */
@@ -20,6 +20,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "../../capture/hook/clock_ptx.h" /* the library's kernel */
+
 #define CK(x)                                                                                      \
 	do {                                                                                       \
 		CUresult r_ = (x);                                                                 \
@@ -29,118 +31,23 @@
 		}                                                                                  \
 	} while (0)
 
-static const char ptx[] =
-    ".version 6.0\n"
-    ".target sm_50\n"
-    ".address_size 64\n"
-    ".visible .entry cuthook_clock(.param .u64 p_flag, .param .u64 p_words, .param .u64 p_out,\n"
-    "    .param .u32 p_seq, .param .u32 p_n, .param .u64 p_limit, .param .u32 p_stagger)\n"
-    "{\n"
-    "    .reg .pred %p<8>;\n"
-    "    .reg .b32 %r<16>;\n"
-    "    .reg .b64 %rd<24>;\n"
-    "    .shared .align 8 .u64 s_lo;\n"
-    "    .shared .align 8 .u64 s_hi;\n"
-    "    ld.param.u64 %rd1, [p_flag];\n"
-    "    ld.param.u64 %rd2, [p_words];\n"
-    "    ld.param.u64 %rd3, [p_out];\n"
-    "    ld.param.u32 %r1, [p_seq];\n"
-    "    ld.param.u32 %r2, [p_n];\n"
-    "    ld.param.u64 %rd4, [p_limit];\n"
-    "    ld.param.u32 %r10, [p_stagger];\n"
-    "    mov.u64 %rd22, %globaltimer;\n"
-    "    mov.u32 %r11, %tid.x;\n"
-    "    shr.u32 %r12, %r11, 5;\n"
-    "    mul.wide.u32 %rd20, %r12, %r10;\n"
-    "    mul.wide.u32 %rd21, %r12, 64;\n"
-    "    add.u64 %rd1, %rd1, %rd21;\n"
-    "    setp.eq.u32 %p5, %r11, 0;\n"
-    "    @!%p5 bra START;\n"
-    "    mov.u64 %rd6, 0;\n"
-    "    st.shared.u64 [s_lo], %rd6;\n"
-    "    mov.u64 %rd6, -1;\n"
-    "    st.shared.u64 [s_hi], %rd6;\n"
-    "    mov.u64 %rd6, %globaltimer;\n"
-    "    st.volatile.global.u64 [%rd3], %rd6;\n"
-    "    membar.sys;\n"
-    "    st.volatile.global.u32 [%rd2+4], %r1;\n"
-    "START:\n"
-    "    bar.sync 0;\n"
-    "    mov.u32 %r3, 0;\n"
-    "LOOP:\n"
-    "    setp.ge.u32 %p1, %r3, %r2;\n"
-    "    @%p1 bra DONE;\n"
-    "    add.u32 %r4, %r1, %r3;\n"
-    "    add.u32 %r4, %r4, 1;\n"
-    "    mov.u64 %rd5, %globaltimer;\n"
-    "STAG:\n"
-    "    mov.u64 %rd6, %globaltimer;\n"
-    "    sub.u64 %rd7, %rd6, %rd5;\n"
-    "    setp.lt.u64 %p2, %rd7, %rd20;\n"
-    "    @%p2 bra STAG;\n"
-    "    mov.u64 %rd10, 0;\n"
-    "POLL:\n"
-    "    mov.u64 %rd11, %globaltimer;\n"
-    "    ld.volatile.global.u32 %r5, [%rd1];\n"
-    "    sub.u32 %r6, %r5, %r4;\n"
-    "    setp.ge.s32 %p3, %r6, 0;\n"
-    "    @%p3 bra HIT;\n"
-    "    mov.u64 %rd12, %globaltimer;\n"
-    "    mov.u64 %rd10, %rd11;\n"
-    "    sub.u64 %rd7, %rd12, %rd22;\n"
-    "    setp.lt.u64 %p4, %rd7, %rd4;\n"
-    "    @%p4 bra POLL;\n"
-    "    mov.u64 %rd12, 0;\n"
-    "    bra MERGE;\n"
-    "HIT:\n"
-    "    mov.u64 %rd12, %globaltimer;\n"
-    "MERGE:\n"
-    "    atom.shared.max.u64 %rd13, [s_lo], %rd10;\n"
-    "    atom.shared.min.u64 %rd13, [s_hi], %rd12;\n"
-    "    bar.sync 0;\n"
-    "    @!%p5 bra NEXT;\n"
-    "    ld.shared.u64 %rd14, [s_lo];\n"
-    "    ld.shared.u64 %rd15, [s_hi];\n"
-    "    shl.b32 %r7, %r3, 1;\n"
-    "    add.u32 %r7, %r7, 1;\n"
-    "    mul.wide.u32 %rd8, %r7, 8;\n"
-    "    add.u64 %rd9, %rd3, %rd8;\n"
-    "    st.volatile.global.u64 [%rd9], %rd14;\n"
-    "    st.volatile.global.u64 [%rd9+8], %rd15;\n"
-    "    membar.sys;\n"
-    "    st.volatile.global.u32 [%rd2], %r4;\n"
-    "    mov.u64 %rd6, 0;\n"
-    "    st.shared.u64 [s_lo], %rd6;\n"
-    "    mov.u64 %rd6, -1;\n"
-    "    st.shared.u64 [s_hi], %rd6;\n"
-    "NEXT:\n"
-    "    bar.sync 0;\n"
-    "    add.u32 %r3, %r3, 1;\n"
-    "    bra LOOP;\n"
-    "DONE:\n"
-    "    @!%p5 bra EXIT;\n"
-    "    shl.b32 %r7, %r2, 1;\n"
-    "    add.u32 %r7, %r7, 1;\n"
-    "    mul.wide.u32 %rd8, %r7, 8;\n"
-    "    add.u64 %rd9, %rd3, %rd8;\n"
-    "    mov.u64 %rd6, %globaltimer;\n"
-    "    st.volatile.global.u64 [%rd9], %rd6;\n"
-    "EXIT:\n"
-    "    ret;\n"
-    "}\n"
-    ".visible .entry cuthook_spin(.param .u64 p_ns)\n"
-    "{\n"
-    "    .reg .pred %p<2>;\n"
-    "    .reg .b64 %rd<6>;\n"
-    "    ld.param.u64 %rd1, [p_ns];\n"
-    "    mov.u64 %rd2, %globaltimer;\n"
-    "SPIN:\n"
-    "    mov.u64 %rd3, %globaltimer;\n"
-    "    sub.u64 %rd4, %rd3, %rd2;\n"
-    "    setp.lt.u64 %p1, %rd4, %rd1;\n"
-    "    @%p1 bra SPIN;\n"
-    "    ret;\n"
-    "}\n";
+/* A kernel that spins for p_ns of its clock. */
+static const char spin_ptx[] = ".version 6.0\n"
+                               ".target sm_50\n"
+                               ".address_size 64\n"
+                               ".visible .entry cuthook_spin(.param .u64 p_ns)\n"
+                               "{\n"
+                               "    .reg .pred %p<2>;\n"
+                               "    .reg .b64 %rd<6>;\n"
+                               "    ld.param.u64 %rd1, [p_ns];\n"
+                               "    mov.u64 %rd2, %globaltimer;\n"
+                               "SPIN:\n"
+                               "    mov.u64 %rd3, %globaltimer;\n"
+                               "    sub.u64 %rd4, %rd3, %rd2;\n"
+                               "    setp.lt.u64 %p1, %rd4, %rd1;\n"
+                               "    @%p1 bra SPIN;\n"
+                               "    ret;\n"
+                               "}\n";
 
 enum { TRIES = 8, KFLAGS = 0, KACK = 2048, KOUT = 2176, KOUT2 = 3072 };
 static CUcontext ctx;
@@ -203,15 +110,16 @@ other_thread(void *arg)
 static void
 load(void)
 {
-	CUmodule m;
+	CUmodule m, ms;
 	CUlibrary lib;
 	CUkernel k;
 	pthread_t t;
 	int64_t t0 = now_ns();
-	CK(cuModuleLoadData(&m, ptx));
+	CK(cuModuleLoadData(&m, cut_clock_ptx));
 	int64_t t1 = now_ns();
 	CK(cuModuleGetFunction(&clockk, m, "cuthook_clock"));
-	CK(cuModuleGetFunction(&spin, m, "cuthook_spin"));
+	CK(cuModuleLoadData(&ms, spin_ptx));
+	CK(cuModuleGetFunction(&spin, ms, "cuthook_spin"));
 	printf(
 	    "load: the module %.3f ms idle (the first time on a machine, the driver compiles it)\n",
 	    (double)(t1 - t0) / 1e6);
@@ -221,7 +129,7 @@ load(void)
 	while (now_ns() < t0 + 5000000) /* the other thread launching */
 		;
 	t0 = now_ns();
-	CK(cuModuleLoadData(&m, ptx));
+	CK(cuModuleLoadData(&m, cut_clock_ptx));
 	t1 = now_ns();
 	other_stop = 1;
 	pthread_join(t, NULL);
@@ -231,7 +139,7 @@ load(void)
 	CK(cuCtxSynchronize());
 	run_spin(s2, 100000000);
 	t0 = now_ns();
-	CK(cuLibraryLoadData(&lib, ptx, NULL, NULL, 0, NULL, NULL, 0));
+	CK(cuLibraryLoadData(&lib, spin_ptx, NULL, NULL, 0, NULL, NULL, 0));
 	CK(cuLibraryGetKernel(&k, lib, "cuthook_spin"));
 	t1 = now_ns();
 	uint64_t ns = 0;
