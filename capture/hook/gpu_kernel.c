@@ -21,7 +21,7 @@
  * the program's threads wait for its work, and for good if that work waited for one of them.
  * So it is loaded as the context is made, with no work yet, from a thread of the library's own
  * (its calls are no events, and cutcapture's probes leave it out). PTX, compiled by the driver
- * for whatever device (once: the driver caches it, ~/.nv/ComputeCache): 30-125 ms the first
+ * for whatever device (once: the driver caches it, ~/.nv/ComputeCache): 30-130 ms the first
  * time on an H100, 0.15-2 ms after. */
 #include <pthread.h>
 #include <signal.h>
