@@ -86,8 +86,7 @@ struct gpu_ctx {
 	void *priv;  /* a non-blocking stream of its own, for anchors */
 	gpu_event_t anchor;
 	struct gpu_clock *clock;
-	unsigned
-	    clock_gen; /* clock (re)started so many times: GPU times from another are not its */
+	unsigned clock_gen; /* clock started so many times: another's GPU times are not its */
 	/* The clock kernel, loaded as the context was made (gpu_kernel.c), or NULL; and whether
 	 * that was tried. The completion thread's: whether it dates anchors. */
 	void *kernel;
@@ -159,7 +158,7 @@ struct gpu_ktry {
 };
 /* How much later than the kernel's end, as it reads the clock, the event recorded after it may
  * be stamped beyond the stamps after the program's work: the spread of that delay between
- * kernels (within +-225 ns on an H100, gpu_kernel.c). */
+ * kernels (within +-225 ns on an H100: tests/bench/clockcal.c, BENCHMARKS). */
 #define GPU_LINK_NS 224
 /* The host time of GPU time end (the kernel's end) from n tries: the offset of the two clocks
  * each try allows (the GPU's at least miss - w1 and hit - r, at most hit - w0), all of them

@@ -60,6 +60,9 @@
 #define WORDS_KFLAGS 1024
 #define WORDS_KACK 2048
 #define WORDS_KOUT 2112
+_Static_assert(WORDS_KFLAGS + 64 * KERNEL_WARPS <= WORDS_KACK &&
+                   WORDS_KOUT + 8 * (2 * KERNEL_TRIES + 2) <= WORDS_BYTES,
+               "the clock kernel's flags and times fit their places in the page");
 #define CU_MEMHOSTALLOC_PORTABLE 1
 #define CU_MEMHOSTALLOC_DEVICEMAP 2
 #define CU_STREAM_WAIT_VALUE_GEQ 0
@@ -592,8 +595,8 @@ kernel_flags(struct gpu_ctx *c, uint32_t v)
 		                 __ATOMIC_SEQ_CST);
 }
 
-/* Spins until *word reaches v or until is passed (then yielding, as wait_anchor does);
- * whether it did. */
+/* Spins until *word reaches v or until is passed, whether it did; yielding, letting others
+ * run, once WAIT_YIELD_NS past from (a wait that long is too slow to be of use anyway). */
 static bool
 spin_for(volatile uint32_t *word, uint32_t v, int64_t from, int64_t until)
 {
@@ -721,17 +724,11 @@ wait_anchor(struct gpu_ctx *c, int64_t max_ns, gpu_event_t *ev, int64_t *host, i
 		t_w = now_ns();
 		__atomic_store_n(c->flag, v, __ATOMIC_SEQ_CST);
 		bool mine = watchdog_disarm(); /* else the word came at no time known */
-		/* Spun for, then (too slow to be of use) yielded for, letting others run. */
-		int64_t t_r;
-		while ((t_r = now_ns()) - t_w < max_ns &&
-		       (int32_t)(__atomic_load_n(c->ack, __ATOMIC_ACQUIRE) - v) < 0)
-			if (t_r - t_w > WAIT_YIELD_NS)
-				sched_yield();
-		if ((int32_t)(__atomic_load_n(c->ack, __ATOMIC_ACQUIRE) - v) < 0) {
+		if (!spin_for(c->ack, v, t_w, t_w + max_ns)) {
 			c->held = e; /* not back: the event goes back once it has run */
 			break;
 		}
-		t_r = now_ns(); /* after the word was seen: the clock read above may precede it */
+		int64_t t_r = now_ns(); /* after the word was seen */
 		/* The narrowest yet is kept, and the one before goes back. */
 		if (mine && t_r - t_w < width) {
 			width = t_r - t_w;
