@@ -84,7 +84,7 @@ if len(calls) != want: bad(f"{len(calls)} calls carry corr, want {want}")
 # stream by its duration, on an idle one by its call's return (lib/gpu_truth.py says how
 # closely, and why load moves neither).
 nbusy, nidle = gpu_truth.check(ev, truth_path, bad)
-if nbusy < want // 2 or nidle < rounds: bad(f"{nbusy} pieces of work on a busy stream, {nidle} on an idle one")
+if nbusy < gpu_truth.MIN_BUSY or nidle < rounds: bad(f"{nbusy} pieces of work on a busy stream, {nidle} on an idle one")
 truth = [l.split() for l in open(truth_path)]
 gpu.sort(key=lambda e: e["args"]["corr"])
 # (Pieces moved or bounded, as they say, are held to that by gpu_truth.)
@@ -328,8 +328,10 @@ grep -q "^note: GB/s leaves out $nbound pieces whose start or end is only a boun
 # a driver that refuses the stream memory operations, FAKEGPU_NO_MEMOPS) carry the device's
 # pick-up time in the mapping and state a wider error, from a record's return to the host
 # seeing it done. The device record says which; with the kernel or round trips the times are
-# the truth's, and the trailer's median error falls from brackets to round trips to the kernel
-# (a loaded machine widens all: the best of five rounds of runs).
+# the truth's within the error the trailer states, with brackets the pick-up time off it. (How
+# wide each way's anchors are is the device's: measured on the GPU, tests/bench/anchorcal.c and
+# BENCHMARKS. The stand-in answers all three from host threads, alike: quiet, its kernel and round
+# trips state 2.8-4.1 us median errors each, in either order, brackets 6.6; loaded, any order.)
 anchors_check() { # TRACE TRUTH KIND
 	python3 - "$@" <<'PY'
 import json, sys
@@ -353,25 +355,13 @@ print(g["error_ns_median"])
 sys.exit(1 if fails else 0)
 PY
 }
-fell=
-for try in 1 2 3 4 5; do
-	for kind in kernel wait event; do
-		rm -f "$tmp/anchors.truth"
-		CUTHOOK_GPU_ANCHORS=$kind FAKEGPU_TRUTH=$tmp/anchors.truth cuthook -o "$tmp/anchors.jsonl" -- \
-			"$fx/gpuprog" 600 >/dev/null || bad "anchors $kind: exit $?"
-		anchors_check "$tmp/anchors.jsonl" "$tmp/anchors.truth" $kind >"$tmp/anchors.$kind" ||
-			{ fail=1; sed '$d' "$tmp/anchors.$kind"; }
-	done
-	[ "$(tail -1 "$tmp/anchors.kernel")" -lt "$(tail -1 "$tmp/anchors.wait")" ] &&
-		[ "$(tail -1 "$tmp/anchors.wait")" -lt "$(tail -1 "$tmp/anchors.event")" ] && fell=yes && break
+for kind in kernel wait event; do
+	rm -f "$tmp/anchors.truth"
+	CUTHOOK_GPU_ANCHORS=$kind FAKEGPU_TRUTH=$tmp/anchors.truth cuthook -o "$tmp/anchors.jsonl" -- \
+		"$fx/gpuprog" 600 >/dev/null || bad "anchors $kind: exit $?"
+	anchors_check "$tmp/anchors.jsonl" "$tmp/anchors.truth" $kind >"$tmp/anchors.$kind" ||
+		{ fail=1; sed '$d' "$tmp/anchors.$kind"; }
 done
-errs="the kernel's $(tail -1 "$tmp/anchors.kernel") ns, round trips' $(tail -1 "$tmp/anchors.wait") ns, brackets' $(tail -1 "$tmp/anchors.event") ns"
-# (Brackets are 5.2 us wide at best here: ten times that, the machine is too loaded to tell.)
-if [ -z "$fell" ] && [ "$(tail -1 "$tmp/anchors.event")" -gt 52000 ]; then
-	echo "note: anchors: median errors $errs: too loaded a machine to compare"
-elif [ -z "$fell" ]; then
-	bad "anchors: median errors $errs"
-fi
 # Where the driver cannot run the kernel (its launch fails), or the library saw no context made
 # (GPUPROG_NO_CONTEXT: none is loaded): round trips; without stream memory operations either:
 # brackets. The kernel needs none.

@@ -20,6 +20,10 @@ median start came out 2.2 us late). What a start is off by beyond its call's dur
 median of ten or more, is held to half the stand-in's pick-up time (FAKEGPU_LAUNCH_NS), which a
 wrong rule misses by the whole of it and more.
 
+Work the truth says started when the work before it ended, whose call returned well before that
+(beyond the mapping's error and a microsecond), was queued behind it: it must not start from its
+call.
+
 A start or an end that is only a bound ("bound") must hold: the work started no earlier, ended no
 later, than it says, but for the mapping's error. A start from its call is held as above even
 where the end is a bound (short work on an idle stream ends about when its END would run
@@ -33,6 +37,11 @@ import os
 # mode has two or three) is one stretched return on a loaded machine (2.1 and 2.8 us off in
 # loaded clean .ci/runs). gpu-hook.sh's first run holds twenty and more.
 MIN_IDLE = 10
+
+# Durations of work on a busy stream a check must have held, at least, to say anything of them:
+# gpuprog's 20 rounds give 79 (quiet, and beside 8 busy loops a core); a loaded CI machine that
+# held calls past the work before them (their starts then rightly from the call) left 57.
+MIN_BUSY = 20
 
 
 def paired(ev, truth_path):
@@ -79,7 +88,15 @@ def check(ev, truth_path, bad, what="", kinds=None, idle_kinds=None):
     call_dur = {e["args"]["corr"]: e.get("dur", 0) for e in ev
                 if e["layer"] in ("api", "runtime") and isinstance(e.get("args"), dict)
                 and "corr" in e["args"]}
-    busy, idle, off_truth, wrong_bounds = 0, [], [], []
+    # When each driver call returned (host ns, as the truth's times are).
+    call_ret = {e["args"]["corr"]: e["ts"] + e.get("dur", 0) for e in ev
+                if e["layer"] == "api" and isinstance(e.get("args"), dict) and "corr" in e["args"]}
+    # How long before a busy piece's start its call must have returned for the layer to have
+    # seen its stream still busy: the mapping's error, with room (a call a loaded machine
+    # preempted before it returned can return after the work before ended, and the layer then
+    # rightly takes the start from it).
+    queued_margin = 2 * g.get("error_ns", 0) + 1000
+    busy, idle, off_truth, wrong_bounds, not_queued = 0, [], [], [], []
     for w, t in zip(gpu, truth):
         kind, ts, te, how = t[0], int(t[1]), int(t[2]), t[3]
         if kind != w["cat"]:
@@ -93,6 +110,13 @@ def check(ev, truth_path, bad, what="", kinds=None, idle_kinds=None):
             wrong_bounds.append(f"{w['name']} (corr {a['corr']}) starts {w['ts'] - off - ts:+d} ns after the truth")
         if a.get("end") == "bound" and w["ts"] + w["dur"] - off < te - tol:
             wrong_bounds.append(f"{w['name']} (corr {a['corr']}) ends {w['ts'] + w['dur'] - off - te:+d} ns before the truth")
+        # Work handed over while the work before it still ran starts when that ends: a start
+        # from its call there is the wrong rule (a GPU shared with other processes makes such
+        # starts the others' whole turn early).
+        ret = call_ret.get(a["corr"])
+        if (how == "busy" and a.get("start") == "call" and "clamped" not in a and ret is not None
+                and ret < ts - queued_margin and (kinds is None or kind in kinds)):
+            not_queued.append(f"{w['name']} (corr {a['corr']}) returned {ts - ret} ns before it started")
         if a.get("start") == "bound" or "clamped" in a:
             pass  # a bound, held above; or moved, as it says (the mapping moved)
         elif how == "busy" and a.get("start") != "call":
@@ -110,6 +134,8 @@ def check(ev, truth_path, bad, what="", kinds=None, idle_kinds=None):
         prev[s] = offs_w
     if len(off_truth) > max(1, busy // 20):
         bad(f"{what}{len(off_truth)} of {busy} durations off the truth beyond the mapping's error: {', '.join(off_truth[:5])}")
+    if not_queued:
+        bad(f"{what}{len(not_queued)} pieces queued behind busy work start from their call: {', '.join(not_queued[:5])}")
     if len(wrong_bounds) > max(1, len(gpu) // 20):
         bad(f"{what}{len(wrong_bounds)} bounds the truth breaks: {', '.join(wrong_bounds[:5])}")
     idle.sort()
