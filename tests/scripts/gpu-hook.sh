@@ -222,6 +222,27 @@ for m in fails: print("FAIL", m)
 sys.exit(1 if fails else 0)
 PY
 
+# Work on an idle stream starts the device's pick-up time after its call returned, measured on
+# the library's stream: with a pick-up of 20 us, a rule that left it out is 20 us off, where
+# the mapping's own error moves starts by a few (the stand-in's first clock-kernel anchor is
+# wide in two runs of three on a 2-core machine: its poller thread shares the cores; every piece
+# then maps 2.4-2.6 us early, within what the trailer states, which at a 4 us pick-up hid most
+# of such a rule's error).
+rm -f "$tmp/slow.truth"
+FAKEGPU_LAUNCH_NS=20000 FAKEGPU_TRUTH=$tmp/slow.truth cuthook -o "$tmp/slow.jsonl" -- \
+	"$fx/gpuprog" 20 >/dev/null || bad "slow pick-up: exit $?"
+FAKEGPU_LAUNCH_NS=20000 python3 - "$tmp/slow.jsonl" "$tmp/slow.truth" <<'PY' || fail=1
+import json, os, sys
+sys.path.insert(0, os.environ["LIB"])
+import gpu_truth
+ev = [json.loads(l) for l in open(sys.argv[1])]
+fails = []
+busy, idle = gpu_truth.check(ev, sys.argv[2], fails.append, "slow pick-up: ")
+if idle < gpu_truth.MIN_IDLE: fails.append(f"slow pick-up: {idle} pieces on an idle stream")
+for m in fails: print("FAIL", m)
+sys.exit(1 if fails else 0)
+PY
+
 # Work still running at the end (the stand-in's blocks take 1 ms: 2.5 s of kernels queued when
 # the program exits): the second it gets passes, and what did not end is written with what is
 # known (its call; no end: args.end "unknown", its start no earlier than its call's) and counted
