@@ -2,22 +2,26 @@
 # On a GPU machine, as root: programs of other frameworks and shapes than the PyTorch scripts the
 # capture was built against -- JAX (XLA), CuPy (NVRTC, raw kernels), Triton's own launcher,
 # torch.compile's CUDA graphs, per-thread default streams from four threads, a program that
-# dies of SIGSEGV with work queued, and one whose memory pool makes a stream wait unnamed
-# (check_pool.py) -- each run plain, under cuthook and under cutcapture. Each
+# dies of SIGSEGV with work queued, one whose memory pool makes a stream wait unnamed
+# (check_pool.py), and one that puts work on the GPU in every other way the CUDA API has
+# (cooperative and cluster launches, arguments in one buffer, host functions, waits on other
+# streams' events and the legacy stream's implicit ones, programmatic dependent launch, managed
+# and cuMemMap'd memory, 2D copies, a captured graph; check_odd.py holds each kernel to its own
+# clock) -- each run plain, under cuthook and under cutcapture. Each
 # must exit as it does plain and say so; each trace must pass check_trace.py (parses, counts
 # agree, nothing lost, every piece of GPU work linked to its call and not before it; cutcapture's
 # sorted); torch.compile's GPU work is compared with torch.profiler's in the same process.
 # A run that takes longer than LIMIT seconds (default 300) is killed and fails.
 # usage: tests/gpu/frameworks.sh BUILDDIR OUTDIR [python [program...]]
 #   BUILDDIR holds bin/cuthook (or cuthook-static), bin/cutcapture-static, bin/cutstat,
-#   lib/libcuthook.so; programs: jax cupy triton compile ptsz crash pool (default: all)
+#   lib/libcuthook.so; programs: jax cupy triton compile ptsz crash pool odd (default: all)
 set -u
 B=$(cd "$1" && pwd)
 out=$2
 py=${3:-python3}
 shift 2
 [ $# -gt 0 ] && shift
-progs=${*:-jax cupy triton compile ptsz crash pool}
+progs=${*:-jax cupy triton compile ptsz crash pool odd}
 limit=${LIMIT:-300}
 T=$(cd "$(dirname "$0")" && pwd)
 hook=$B/bin/cuthook
@@ -31,6 +35,10 @@ case " $progs " in *" ptsz "*)
 esac
 case " $progs " in *" crash "*) nvcc -O2 -o "$out/crash_midway" "$T/progs/crash_midway.cu" || fail=1 ;; esac
 case " $progs " in *" pool "*) nvcc -O2 -o "$out/pool_wait" "$T/progs/pool_wait.cu" || fail=1 ;; esac
+# (sm_90: its cluster launch; the GPU machines are H100s and H200s)
+case " $progs " in *" odd "*)
+	nvcc -O2 -arch=sm_90 -o "$out/odd_apis" "$T/progs/odd_apis.cu" -lcuda || fail=1 ;;
+esac
 
 # run NAME EXPECTED-STATUS COMMAND...: plain, under cuthook, under cutcapture; the statuses and
 # the last line of output must agree with the plain run's, and the traces must pass (a program
@@ -69,9 +77,15 @@ run compile 0 $py "$T/progs/compile_graphs.py"
 run ptsz 0 "$out/ptsz_threads"
 run crash 139 "$out/crash_midway"
 run pool 0 "$out/pool_wait"
+run odd 0 "$out/odd_apis"
 case " $progs " in *" pool "*)
 	$py "$T/check_pool.py" "$out/pool.hook.jsonl" "$out/pool.hook.out" || fail=1
 	$py "$T/check_pool.py" "$out/pool.cap.jsonl" "$out/pool.cap.out" || fail=1
+	;;
+esac
+case " $progs " in *" odd "*)
+	$py "$T/check_odd.py" "$out/odd.hook.jsonl" "$out/odd.hook.out" || fail=1
+	$py "$T/check_odd.py" "$out/odd.cap.jsonl" "$out/odd.cap.out" || fail=1
 	;;
 esac
 case " $progs " in *" crash "*)
