@@ -119,6 +119,7 @@ enum gpu_kind {
 	GK_ENQUEUE,   /* enqueue: other work on a stream (an event, a wait, a host function) */
 	GK_STREAM,    /* creates-stream: the layer notes whether it is non-blocking */
 	GK_CONTEXT,   /* creates-context: the layer loads its clock kernel into a new context */
+	GK_INSTANTIATE, /* instantiates-graph: the layer notes how the graph will be handed over */
 };
 /* What the driver function of that name is to the gpu layer, from its flags in
  * share/data/api-categories.tsv (classify.h). */
@@ -127,7 +128,8 @@ enum gpu_kind cut_gpu_kind_of(const char *name);
  * graph launch): under cutcapture the library records those calls, not the uprobes, whose
  * return trap would come between a launch and the event that times its end. */
 #define CUT_GPU_TIMES(k)                                                                           \
-	((k) != GK_NONE && (k) != GK_ENQUEUE && (k) != GK_STREAM && (k) != GK_CONTEXT)
+	((k) != GK_NONE && (k) != GK_ENQUEUE && (k) != GK_STREAM && (k) != GK_CONTEXT &&           \
+	 (k) != GK_INSTANTIATE)
 /* Whether, under cutcapture, libcuthook records the program's calls to the driver function of
  * that name and the uprobes leave it alone: one of CUT_HOOK_OWN_CALLS, or (gpu: with the gpu
  * layer) one whose work the layer times. */

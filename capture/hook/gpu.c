@@ -24,6 +24,9 @@ struct gpu_api gpu_api;
 #define EVENT_CHUNK 64        /* events created at a time when a context's pool is empty */
 #define MAX_CTX 32
 #define STREAM_SLOTS 4096
+#define GRAPH_SLOTS 1024 /* executable graphs remembered, by handle */
+#define GRAPH_MAX_NODES (1 << 20)
+#define CU_GRAPH_NODE_TYPE_KERNEL 0
 #define CU_STREAM_PER_THREAD ((void *)0x2)
 #define CUDA_ERROR_NOT_READY 600
 /* A context's wait (context-wait in api-categories.tsv: cuCtxWaitEvent) holds every stream of
@@ -44,6 +47,13 @@ static struct {
 	unsigned nctx;
 	struct gpu_stream *streams[STREAM_SLOTS];
 	unsigned nstreams;
+	/* Executable graphs the driver hands over in parts (graph_made): a cache by handle, each
+	 * instantiation writing its slot, so that a handle made again is never taken for an
+	 * older graph's; one it lost is handed over whole, as before it was known. */
+	struct {
+		uint64_t exec;
+		bool in_parts;
+	} graphs[GRAPH_SLOTS];
 	uint64_t corr;
 } G = {.off = "off: not started"};
 
@@ -123,6 +133,10 @@ gpu_api_resolve(void)
 	a.module_load_data = real(HOOK_ID_cuModuleLoadData);
 	a.module_get_function = real(HOOK_ID_cuModuleGetFunction);
 	a.launch_kernel = real(HOOK_ID_cuLaunchKernel);
+	a.graph_get_nodes = real(HOOK_ID_cuGraphGetNodes);
+	a.graph_node_get_type = real(HOOK_ID_cuGraphNodeGetType);
+	a.graph_get_edges = real(HOOK_ID_cuGraphGetEdges);
+	a.graph_get_edges_v2 = real(HOOK_ID_cuGraphGetEdges_v2);
 	if (!a.ctx_get_current || !a.ctx_set_current || !a.ctx_get_device || !a.event_create ||
 	    !a.event_record || !a.event_query || !a.event_sync || !a.event_elapsed ||
 	    !a.stream_create || !a.stream_is_capturing)
@@ -326,6 +340,116 @@ fill(struct gpu_sub *s, enum hook_id id, const uint64_t *a)
 	(void)id;
 }
 
+/* ---- graphs ---- */
+
+static unsigned
+graph_slot(uint64_t exec)
+{
+	return (unsigned)((exec >> 4) * 0x9e3779b97f4a7c15ull >> 54) & (GRAPH_SLOTS - 1);
+}
+
+/* Whether the driver hands the executable graph over in parts. Under the lock. */
+static bool
+graph_in_parts(uint64_t exec)
+{
+	unsigned i = graph_slot(exec);
+	return G.graphs[i].exec == exec && G.graphs[i].in_parts;
+}
+
+static int
+cmp_ptr(const void *a, const void *b)
+{
+	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* A graph's edges (from and to NULL: how many), through whichever entry point the driver has;
+ * an edge with data (a programmatic dependency) makes either fail. */
+static CUresult
+graph_edges(void *graph, void **from, void **to, size_t *n)
+{
+	if (gpu_api.graph_get_edges)
+		return gpu_api.graph_get_edges(graph, from, to, n);
+	return gpu_api.graph_get_edges_v2 ? gpu_api.graph_get_edges_v2(graph, from, to, NULL, n) : 1;
+}
+
+/* Whether some node of n (sorted) appears twice. */
+static bool
+repeats(void **v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_ptr);
+	for (size_t i = 1; i < n; i++)
+		if (v[i] == v[i - 1])
+			return true;
+	return false;
+}
+
+/* Whether the driver will hand graph's work over in parts: anything but one chain of kernels
+ * (another kind of node, a branch, a child graph). Measured on an H100 (BENCHMARKS, "Graphs
+ * handed over in parts"): a chain of kernels launched on an idle stream started as its launch
+ * call returned, where with a host function, a memset, a copy or an event node between its
+ * kernels, or a branch beside them, the first kernel started 3-4 us after the call began,
+ * 3-15 us before it returned. -1: not known (the driver said nothing usable). */
+static int
+graph_parts(void *graph)
+{
+	size_t n = 0, ne = 0;
+	if (!gpu_api.graph_get_nodes || !gpu_api.graph_node_get_type ||
+	    gpu_api.graph_get_nodes(graph, NULL, &n) != 0 || n == 0 || n > GRAPH_MAX_NODES ||
+	    graph_edges(graph, NULL, NULL, &ne) != 0)
+		return -1;
+	if (ne != n - 1)
+		return 1; /* one chain of n nodes has n - 1 edges */
+	void **v = malloc((n + 2 * ne) * sizeof(*v));
+	if (!v)
+		return -1;
+	void **from = v + n, **to = from + ne;
+	size_t got = n, got_e = ne;
+	int r = -1;
+	if (gpu_api.graph_get_nodes(graph, v, &got) != 0 || got != n ||
+	    (ne && (graph_edges(graph, from, to, &got_e) != 0 || got_e != ne)))
+		goto out;
+	r = 0;
+	for (size_t i = 0; i < n && !r; i++) {
+		int type = -1;
+		if (gpu_api.graph_node_get_type(v[i], &type) != 0)
+			r = -1;
+		else if (type != CU_GRAPH_NODE_TYPE_KERNEL)
+			r = 1;
+	}
+	/* n - 1 edges, no node leaving or entering twice: one chain (a cycle cannot be made) */
+	if (!r && (repeats(from, ne) || repeats(to, ne)))
+		r = 1;
+out:
+	free(v);
+	return r;
+}
+
+static void
+graph_made(const uint64_t *a)
+{
+	if (!G.on || !hook_self || !api_ready() || !a[0] || !a[1])
+		return;
+	/* cuGraphInstantiate*(CUgraphExec *exec, CUgraph graph, ...) */
+	uint64_t exec;
+	memcpy(&exec, (const void *)(uintptr_t)a[0], sizeof(exec));
+	int parts = graph_parts((void *)(uintptr_t)a[1]);
+	pthread_mutex_lock(&gpu_sh.lock);
+	unsigned i = graph_slot(exec);
+	G.graphs[i].exec = exec;
+	G.graphs[i].in_parts = parts > 0;
+	pthread_mutex_unlock(&gpu_sh.lock);
+}
+
+void
+hook_gpu_graph_made(enum hook_id id, const uint64_t *a)
+{
+	(void)id;
+	hook_mark.own = 1;
+	graph_made(a);
+	hook_mark.own = 0;
+}
+
 static struct gpu_sub *
 before(enum hook_id id, const uint64_t *a)
 {
@@ -365,7 +489,7 @@ before(enum hook_id id, const uint64_t *a)
 	unsigned held = cls == SC_LEGACY     ? c->busy_blocking
 	                : cls == SC_BLOCKING ? c->busy_legacy
 	                                     : 0;
-	bool sync = !G.async[id];
+	bool sync = !G.async[id] || (hook_gpu_kind[id] == GK_GRAPH && graph_in_parts(a[0]));
 	bool need_start =
 	    G.all_starts || sync || st->force_start || held > 0 || st->wait_gen != c->wait_gen;
 	struct gpu_sub *s = NULL;

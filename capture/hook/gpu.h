@@ -61,7 +61,8 @@ struct gpu_sub {
 	int64_t tid, t0, t1; /* the submitting thread; when its call started and returned */
 	uint64_t er_end;     /* hook_end() once its END was recorded... */
 	int64_t t_er;        /* ...and that time */
-	bool sync;           /* a copy or memset: may be done when its call returns */
+	bool sync; /* handed over inside its call: a copy or memset (may be done when its call
+	            * returns), a graph handed over in parts */
 	uint64_t handle;     /* the CUfunction or CUgraphExec */
 	uint64_t bytes;
 	uint32_t grid[3], block[3];
@@ -258,6 +259,9 @@ void hook_gpu_ctx_created(enum hook_id id, const uint64_t *a);
 /* After a GK_STREAM call that succeeded: notes whether the new stream is non-blocking (no
  * driver query at launch: cuStreamGetFlags there invalidates a graph capture). */
 void hook_gpu_stream_created(enum hook_id id, const uint64_t *a);
+/* After a GK_INSTANTIATE call that succeeded: notes whether the driver will hand the graph's
+ * work over in parts, the first soon after its launch call begins (gpu.c). */
+void hook_gpu_graph_made(enum hook_id id, const uint64_t *a);
 /* Stops the layer: waits a bounded time for outstanding work, writes it. Idempotent. */
 void hook_gpu_stop(void);
 /* The trailer's "gpu" members and own_thread, when the layer ran; the gpu events written. */
@@ -317,6 +321,11 @@ struct gpu_api {
 	CUresult (*module_get_function)(void **, void *, const char *);
 	CUresult (*launch_kernel)(void *, unsigned, unsigned, unsigned, unsigned, unsigned,
 	                          unsigned, unsigned, void *, void **, void **);
+	/* Optional: how a graph will be handed over (gpu.c) */
+	CUresult (*graph_get_nodes)(void *, void **, size_t *);
+	CUresult (*graph_node_get_type)(void *, int *);
+	CUresult (*graph_get_edges)(void *, void **, void **, size_t *);
+	CUresult (*graph_get_edges_v2)(void *, void **, void **, void *, size_t *);
 };
 extern struct gpu_api gpu_api;
 /* Resolves gpu_api; false when the driver lacks an entry point the layer needs. */

@@ -67,6 +67,8 @@ hook_fbits(double d)
 			hook_gpu_stream_created(HOOK_ID_##name, a_);                               \
 		else if (__builtin_expect(gk_ == GK_CONTEXT, 0) && r_ == 0)                        \
 			hook_gpu_ctx_created(HOOK_ID_##name, a_);                                  \
+		else if (__builtin_expect(gk_ == GK_INSTANTIATE, 0) && r_ == 0)                    \
+			hook_gpu_graph_made(HOOK_ID_##name, a_);                                   \
 		hook_record(t_, HOOK_ID_##name, via, t0_, end_, r_, a_, g_);                       \
 		if (HOOK_IS_GPA(HOOK_ID_##name))                                                   \
 			hook_gpa_fixup(HOOK_ID_##name, r_, a_);                                    \

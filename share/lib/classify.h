@@ -49,6 +49,7 @@ enum cut_api_flag {
 	CUT_API_DTOH = 1 << 17,            /* ... device to host */
 	CUT_API_DTOD = 1 << 18,            /* ... device to device */
 	CUT_API_CREATES_CONTEXT = 1 << 19, /* makes a context (a primary one: may) */
+	CUT_API_INSTANTIATES_GRAPH = 1 << 20, /* makes a CUgraphExec of a CUgraph */
 };
 
 /* Category name of a driver API function ("launch", ...). A name missing from the table is
