@@ -120,6 +120,7 @@ enum gpu_kind {
 	GK_STREAM,    /* creates-stream: the layer notes whether it is non-blocking */
 	GK_CONTEXT,   /* creates-context: the layer loads its clock kernel into a new context */
 	GK_INSTANTIATE, /* instantiates-graph: the layer notes how the graph will be handed over */
+	GK_CTX_END,     /* destroys-context, resets-context: the layer writes the context's work */
 };
 /* What the driver function of that name is to the gpu layer, from its flags in
  * share/data/api-categories.tsv (classify.h). */
@@ -129,7 +130,7 @@ enum gpu_kind cut_gpu_kind_of(const char *name);
  * return trap would come between a launch and the event that times its end. */
 #define CUT_GPU_TIMES(k)                                                                           \
 	((k) != GK_NONE && (k) != GK_ENQUEUE && (k) != GK_STREAM && (k) != GK_CONTEXT &&           \
-	 (k) != GK_INSTANTIATE)
+	 (k) != GK_INSTANTIATE && (k) != GK_CTX_END)
 /* Whether, under cutcapture, libcuthook records the program's calls to the driver function of
  * that name and the uprobes leave it alone: one of CUT_HOOK_OWN_CALLS, or (gpu: with the gpu
  * layer) one whose work the layer times. */

@@ -43,6 +43,7 @@ static struct {
 	bool per_thread[HOOK_NAPI];          /* a _ptsz/_ptds entry point */
 	bool async[HOOK_NAPI];               /* returns before its work is done */
 	unsigned char ctx_wait[HOOK_NAPI];   /* CTX_WAIT_*: makes a whole context wait */
+	bool resets_primary[HOOK_NAPI];      /* ends the primary context of a device */
 	struct gpu_ctx ctx[MAX_CTX];
 	unsigned nctx;
 	struct gpu_stream *streams[STREAM_SLOTS];
@@ -80,6 +81,7 @@ hook_gpu_init(void)
 		const char *sp = strchr(r, 'S');
 		G.stream_arg[i] = sp ? (unsigned char)(sp - r + 1) : 0;
 		unsigned f = cut_api_flags(n);
+		G.resets_primary[i] = f & CUT_API_RESETS_CONTEXT;
 		G.ctx_wait[i] = !(f & CUT_API_CONTEXT_WAIT) ? 0
 		                : f & CUT_API_GREEN         ? CTX_WAIT_ALL
 		                                            : CTX_WAIT_ONE;
@@ -133,6 +135,11 @@ gpu_api_resolve(void)
 	a.module_load_data = real(HOOK_ID_cuModuleLoadData);
 	a.module_get_function = real(HOOK_ID_cuModuleGetFunction);
 	a.launch_kernel = real(HOOK_ID_cuLaunchKernel);
+	a.primary_get_state = real(HOOK_ID_cuDevicePrimaryCtxGetState);
+	a.primary_retain = real(HOOK_ID_cuDevicePrimaryCtxRetain);
+	a.primary_release = real(HOOK_ID_cuDevicePrimaryCtxRelease_v2);
+	if (!a.primary_release)
+		a.primary_release = real(HOOK_ID_cuDevicePrimaryCtxRelease);
 	a.graph_get_nodes = real(HOOK_ID_cuGraphGetNodes);
 	a.graph_node_get_type = real(HOOK_ID_cuGraphNodeGetType);
 	a.graph_get_edges = real(HOOK_ID_cuGraphGetEdges);
@@ -741,6 +748,62 @@ hook_gpu_ctx_created(enum hook_id id, const uint64_t *a)
 	(void)id;
 	hook_mark.own = 1;
 	ctx_created(a);
+	hook_mark.own = 0;
+}
+
+/* ---- a context's end ---- */
+
+void
+gpu_ctx_forget(struct gpu_ctx *c)
+{
+	free(c->pool); /* its events went with the context */
+	free(c->clock);
+	struct gpu_ctx keep = {.ctx = c->ctx, .device = -1, .device_told = c->device_told,
+	                       .clock_gen = c->clock_gen + 1};
+	*c = keep;
+	for (unsigned i = 0; i < STREAM_SLOTS; i++) {
+		struct gpu_stream *st = G.streams[i];
+		if (st && st->ctx == c->ctx)
+			*st = (struct gpu_stream){.ctx = st->ctx, .key = st->key};
+	}
+}
+
+/* The context a destroys-context or resets-context call ends, when it is one the layer knows:
+ * a reset's is the device's primary context, if it is active (its handle, by a retain the
+ * release gives back). */
+static struct gpu_ctx *
+ending_ctx(enum hook_id id, const uint64_t *a)
+{
+	void *ctx = (void *)(uintptr_t)a[0];
+	if (G.resets_primary[id]) {
+		int dev = (int)a[0], active = 0;
+		unsigned flags;
+		ctx = NULL;
+		if (!gpu_api.primary_get_state || !gpu_api.primary_retain ||
+		    !gpu_api.primary_release ||
+		    gpu_api.primary_get_state(dev, &flags, &active) != 0 || !active ||
+		    gpu_api.primary_retain(&ctx, dev) != 0)
+			return NULL;
+		gpu_api.primary_release(dev);
+	}
+	struct gpu_ctx *c = NULL;
+	pthread_mutex_lock(&gpu_sh.lock);
+	for (unsigned i = 0; i < G.nctx && !c; i++)
+		if (G.ctx[i].ctx == ctx)
+			c = &G.ctx[i];
+	pthread_mutex_unlock(&gpu_sh.lock);
+	return c;
+}
+
+void
+hook_gpu_ctx_ending(enum hook_id id, const uint64_t *a)
+{
+	if (!G.on || !hook_self || !api_ready())
+		return;
+	hook_mark.own = 1;
+	struct gpu_ctx *c = ending_ctx(id, a);
+	if (c)
+		gpu_ctx_end(c);
 	hook_mark.own = 0;
 }
 

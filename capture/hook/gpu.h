@@ -74,7 +74,8 @@ struct gpu_sub {
 #define GPU_PICKUPS 33 /* the latest three anchors' */
 struct gpu_ctx {
 	void *ctx;
-	int device; /* ordinal; -1 until known */
+	int device;        /* ordinal; -1 until known */
+	bool device_told;  /* its device record is written (once, whatever ends the context) */
 	gpu_event_t *pool;
 	unsigned npool, cap;
 	unsigned busy;                       /* streams with timed work outstanding... */
@@ -259,6 +260,10 @@ void hook_gpu_ctx_created(enum hook_id id, const uint64_t *a);
 /* After a GK_STREAM call that succeeded: notes whether the new stream is non-blocking (no
  * driver query at launch: cuStreamGetFlags there invalidates a graph capture). */
 void hook_gpu_stream_created(enum hook_id id, const uint64_t *a);
+/* Before a GK_CTX_END call: the context it ends (its events, streams and memory go with it)
+ * has its timed work written, waiting for the completion thread a bounded time, and is
+ * started afresh at its next work (gpu_poll.c, gpu_ctx_end). */
+void hook_gpu_ctx_ending(enum hook_id id, const uint64_t *a);
 /* After a GK_INSTANTIATE call that succeeded: notes whether the driver will hand the graph's
  * work over in parts, the first soon after its launch call begins (gpu.c). */
 void hook_gpu_graph_made(enum hook_id id, const uint64_t *a);
@@ -321,6 +326,10 @@ struct gpu_api {
 	CUresult (*module_get_function)(void **, void *, const char *);
 	CUresult (*launch_kernel)(void *, unsigned, unsigned, unsigned, unsigned, unsigned,
 	                          unsigned, unsigned, void *, void **, void **);
+	/* Optional: the primary context a reset ends (gpu.c) */
+	CUresult (*primary_get_state)(int, unsigned *, int *);
+	CUresult (*primary_retain)(void **, int);
+	CUresult (*primary_release)(int);
 	/* Optional: how a graph will be handed over (gpu.c) */
 	CUresult (*graph_get_nodes)(void *, void **, size_t *);
 	CUresult (*graph_node_get_type)(void *, int *);
@@ -330,6 +339,13 @@ struct gpu_api {
 extern struct gpu_api gpu_api;
 /* Resolves gpu_api; false when the driver lacks an entry point the layer needs. */
 bool gpu_api_resolve(void);
+
+/* gpu.c: a context that ended (gpu_ctx_end), and its streams, as new; under gpu_sh.lock, with
+ * none of its work outstanding. */
+void gpu_ctx_forget(struct gpu_ctx *c);
+/* gpu_poll.c: writes the timed work of c, the completion thread's as it completes, else (not
+ * done in a bounded time) as not timed, then forgets the context. */
+void gpu_ctx_end(struct gpu_ctx *c);
 
 /* gpu.c: pools */
 struct gpu_ctx *gpu_ctx_of(void *ctx); /* under lock */

@@ -800,8 +800,9 @@ setup_ctx(struct gpu_ctx *c, int64_t first)
 	c->next_anchor = c->kernel_anchors ? c->first + ANCHOR_FIRST_NS : c->next_pickup;
 	if (!gpu_sh.gap)
 		gpu_sh.gap = gap;
-	if (c->device >= 0)
+	if (c->device >= 0 && !c->device_told)
 		device_record(c, first);
+	c->device_told = c->device >= 0;
 	c->ready = true;
 	return true;
 broken:
@@ -1298,6 +1299,61 @@ write_lost(struct hook_thread *w, uint64_t n)
 		hook_meta(&w->out, now_ns(), w->tid, "lost", args);
 		own_end(w);
 	}
+}
+
+/* A context about to end (a reset or destroy: gpu.c): its events and memory go with it. The
+ * completion thread writes its work as it completes, which the end would wait for anyway;
+ * what is not done by CTX_END_WAIT_NS (another thread kept submitting, or the thread is
+ * starved) is written as not timed; then, between the thread's rounds, the context is
+ * forgotten: its next work sets it up again, as a new one. */
+#define CTX_END_WAIT_NS 5000000000LL
+#define CTX_END_POLL_NS 100000
+
+void
+gpu_ctx_end(struct gpu_ctx *c)
+{
+	int64_t deadline = now_ns() + CTX_END_WAIT_NS;
+	for (;;) {
+		pthread_mutex_lock(&gpu_sh.lock);
+		bool busy = c->busy > 0 && started;
+		pthread_cond_signal(&gpu_sh.wake);
+		pthread_mutex_unlock(&gpu_sh.lock);
+		if (!busy || now_ns() > deadline)
+			break;
+		nap(CTX_END_POLL_NS);
+	}
+	pthread_mutex_lock(&round_lock);
+	take_queued();
+	uint64_t untimed = 0;
+	for (unsigned i = 0; i < P.nactive;) {
+		struct gpu_stream *st = P.active[i];
+		if (st->ctx != c->ctx) {
+			i++;
+			continue;
+		}
+		struct gpu_sub *s, *done = st->head;
+		unsigned n = 0;
+		for (s = done; s; s = s->next, n++)
+			untimed += P.t && write_unknown(P.t, s);
+		st->head = st->tail = NULL;
+		P.active[i] = P.active[--P.nactive];
+		pthread_mutex_lock(&gpu_sh.lock);
+		st->completed += n;
+		if (st->completed == st->submitted)
+			gpu_stream_busy(c, st, -1);
+		while ((s = done)) {
+			done = s->next;
+			gpu_sub_free(s);
+		}
+		pthread_mutex_unlock(&gpu_sh.lock);
+	}
+	__atomic_add_fetch(&gpu_sh.untimed, untimed, __ATOMIC_RELAXED);
+	if (P.current == c->ctx)
+		P.current = NULL; /* set it again: the handle may name the context made next */
+	pthread_mutex_lock(&gpu_sh.lock);
+	gpu_ctx_forget(c);
+	pthread_mutex_unlock(&gpu_sh.lock);
+	pthread_mutex_unlock(&round_lock);
 }
 
 void

@@ -53,6 +53,8 @@ hook_fbits(double d)
 		unsigned char gk_ = hook_gpu_kind[HOOK_ID_##name];                                 \
 		if (__builtin_expect(CUT_GPU_TIMES(gk_), 0))                                       \
 			g_ = hook_gpu_before(HOOK_ID_##name, a_);                                  \
+		else if (__builtin_expect(gk_ == GK_CTX_END, 0))                                   \
+			hook_gpu_ctx_ending(HOOK_ID_##name, a_);                                   \
 		int64_t t0_ = hook_now();                                                          \
 		hook_flight_in(t_, hook_skip_api && !hook_keep[HOOK_ID_##name] ? NULL : #name,     \
 		               CUT_API, t0_);                                                      \

@@ -50,6 +50,8 @@ enum cut_api_flag {
 	CUT_API_DTOD = 1 << 18,            /* ... device to device */
 	CUT_API_CREATES_CONTEXT = 1 << 19, /* makes a context (a primary one: may) */
 	CUT_API_INSTANTIATES_GRAPH = 1 << 20, /* makes a CUgraphExec of a CUgraph */
+	CUT_API_DESTROYS_CONTEXT = 1 << 21,   /* ends the context it names */
+	CUT_API_RESETS_CONTEXT = 1 << 22,     /* ends the primary context of the device it names */
 };
 
 /* Category name of a driver API function ("launch", ...). A name missing from the table is

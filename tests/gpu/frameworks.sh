@@ -7,21 +7,22 @@
 # (cooperative and cluster launches, arguments in one buffer, host functions, waits on other
 # streams' events and the legacy stream's implicit ones, programmatic dependent launch, managed
 # and cuMemMap'd memory, 2D copies, a captured graph; check_odd.py holds each kernel to its own
-# clock) -- each run plain, under cuthook and under cutcapture. Each
+# clock), and one that resets its device twice and goes on (reset_midway.cu, the same check) --
+# each run plain, under cuthook and under cutcapture. Each
 # must exit as it does plain and say so; each trace must pass check_trace.py (parses, counts
 # agree, nothing lost, every piece of GPU work linked to its call and not before it; cutcapture's
 # sorted); torch.compile's GPU work is compared with torch.profiler's in the same process.
 # A run that takes longer than LIMIT seconds (default 300) is killed and fails.
 # usage: tests/gpu/frameworks.sh BUILDDIR OUTDIR [python [program...]]
 #   BUILDDIR holds bin/cuthook (or cuthook-static), bin/cutcapture-static, bin/cutstat,
-#   lib/libcuthook.so; programs: jax cupy triton compile ptsz crash pool odd (default: all)
+#   lib/libcuthook.so; programs: jax cupy triton compile ptsz crash pool odd reset (default: all)
 set -u
 B=$(cd "$1" && pwd)
 out=$2
 py=${3:-python3}
 shift 2
 [ $# -gt 0 ] && shift
-progs=${*:-jax cupy triton compile ptsz crash pool odd}
+progs=${*:-jax cupy triton compile ptsz crash pool odd reset}
 limit=${LIMIT:-300}
 T=$(cd "$(dirname "$0")" && pwd)
 hook=$B/bin/cuthook
@@ -39,6 +40,7 @@ case " $progs " in *" pool "*) nvcc -O2 -o "$out/pool_wait" "$T/progs/pool_wait.
 case " $progs " in *" odd "*)
 	nvcc -O2 -arch=sm_90 -o "$out/odd_apis" "$T/progs/odd_apis.cu" -lcuda || fail=1 ;;
 esac
+case " $progs " in *" reset "*) nvcc -O2 -o "$out/reset_midway" "$T/progs/reset_midway.cu" || fail=1 ;; esac
 
 # run NAME EXPECTED-STATUS COMMAND...: plain, under cuthook, under cutcapture; the statuses and
 # the last line of output must agree with the plain run's, and the traces must pass (a program
@@ -78,16 +80,19 @@ run ptsz 0 "$out/ptsz_threads"
 run crash 139 "$out/crash_midway"
 run pool 0 "$out/pool_wait"
 run odd 0 "$out/odd_apis"
+run reset 0 "$out/reset_midway"
 case " $progs " in *" pool "*)
 	$py "$T/check_pool.py" "$out/pool.hook.jsonl" "$out/pool.hook.out" || fail=1
 	$py "$T/check_pool.py" "$out/pool.cap.jsonl" "$out/pool.cap.out" || fail=1
 	;;
 esac
-case " $progs " in *" odd "*)
-	$py "$T/check_odd.py" "$out/odd.hook.jsonl" "$out/odd.hook.out" || fail=1
-	$py "$T/check_odd.py" "$out/odd.cap.jsonl" "$out/odd.cap.out" || fail=1
-	;;
-esac
+for p in odd reset; do
+	case " $progs " in *" $p "*)
+		$py "$T/check_odd.py" "$out/$p.hook.jsonl" "$out/$p.hook.out" || fail=1
+		$py "$T/check_odd.py" "$out/$p.cap.jsonl" "$out/$p.cap.out" || fail=1
+		;;
+	esac
+done
 case " $progs " in *" crash "*)
 	for f in "$out/crash.hook.jsonl" "$out/crash.cap.jsonl"; do
 		n=$(grep -c '"name":"cuLaunchKernel"' "$f")

@@ -9,7 +9,8 @@
 # leaves work untimed and counted, never lost; module loads that wait for every stream never
 # deadlock with the layer's calibration; a memset its call sets up before handing it over
 # starts from the call's return; a graph the driver hands over in parts starts from the START
-# before it; -l api turns the layer off; every filter reads the trace.
+# before it; work before a device reset is timed, and after it; -l api turns the layer off;
+# every filter reads the trace.
 . "$(dirname "$0")/lib/hook-setup.sh"
 PATH=$B/bin:$PATH
 command -v python3 >/dev/null || { echo "needs python3"; exit 77; }
@@ -154,6 +155,23 @@ truth_check legacy 10 0.8
 # Waits no call names the stream of: an allocation from the pool waiting for the stream that
 # freed the memory, a wait of the whole context; each gives the stream it holds a START.
 truth_check pool 11 0.8
+# A program that resets its device (cudaDeviceReset: cuDevicePrimaryCtxReset) twice: the
+# stand-in then drops the context's events, its pinned memory and the clock kernel, as CUDA
+# does. The work before each reset is timed before it (the build before timed none of it on an
+# H100, nor any work after), the context is set up again for the work after, each piece as the
+# truth says; one device record.
+truth_check reset 7 0.8
+python3 - "$tmp/reset.jsonl" <<'PY' || fail=1
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+g = ev[-1]["args"].get("gpu", {})
+dev = [e for e in ev if e["layer"] == "meta" and e["name"] == "device"]
+fails = []
+if g.get("untimed") != 0 or g.get("timed") != 72: fails.append(f"trailer gpu {g}: want 72 timed, 0 untimed")
+if len(dev) != 1: fails.append(f"{len(dev)} device records")
+for m in fails: print("FAIL reset:", m)
+sys.exit(1 if fails else 0)
+PY
 # Graphs launched on idle streams: a chain of kernels, handed over as its launch returns, starts
 # from the call; one with a memset between its kernels, whose first part the stand-in hands over
 # as its launch begins and whose call then runs on 20 us (as CUDA's does: BENCHMARKS, "Graphs
