@@ -223,7 +223,8 @@ parse_args(int argc, char *argv[])
  * (exe.h). Then the library is not preloaded at all (its gpu and nvtx layers are off, saying
  * why), so that no call is recorded twice: by the uprobes, which probe every function, and by
  * the library in a child that loads it; a program with the driver linked in is probed itself
- * unless --libcuda names a library. */
+ * unless --libcuda names a library. A program with the runtime linked in (nvcc's default) has
+ * its runtime layer alone from uprobes on it, the library recording the rest. */
 static void
 choose_call_path(void)
 {
@@ -261,9 +262,20 @@ choose_call_path(void)
 		return;
 	/* The runtime's calls hang off the library's api layer: it records api for either. */
 	env.po.layers |= 1u << CUT_API;
-	if (calls & CC_L_RUNTIME)
-		env.po.layers |= 1u << CUT_RUNTIME;
-	lo->layers &= ~calls;
+	lo->layers &= ~(unsigned)CC_L_API;
+	if (!(calls & CC_L_RUNTIME))
+		return;
+	/* A program with libcudart linked in (nvcc's default) calls its runtime inside itself:
+	 * the library sees the driver calls that runtime makes, uprobes on the program its own. */
+	if (env.cmd && !lo->libcudart && exe_runtime_inside(env.why_file)) {
+		lo->uprobes_why = "libcudart linked in";
+		lo->libcudart = env.why_file;
+		warnx("%s has libcudart linked in: the runtime layer comes from uprobes on it",
+		      env.why_file);
+		return;
+	}
+	env.po.layers |= 1u << CUT_RUNTIME;
+	lo->layers &= ~(unsigned)CC_L_RUNTIME;
 }
 
 /* ---- header and trailer ---- */

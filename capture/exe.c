@@ -75,9 +75,9 @@ secure(const char *path, const struct stat *st)
 	return EXE_PRELOADS;
 }
 
-/* Whether a symbol table of elf defines the function cuInit. */
+/* Whether a symbol table of elf defines the function named fn. */
 static bool
-defines_driver(Elf *elf)
+defines(Elf *elf, const char *fn)
 {
 	Elf_Scn *scn = NULL;
 	while ((scn = elf_nextscn(elf, scn))) {
@@ -92,7 +92,7 @@ defines_driver(Elf *elf)
 			if (gelf_getsym(data, (int)i, &s) && GELF_ST_TYPE(s.st_info) == STT_FUNC &&
 			    s.st_shndx != SHN_UNDEF &&
 			    (name = elf_strptr(elf, sh.sh_link, s.st_name)) &&
-			    strcmp(name, "cuInit") == 0)
+			    strcmp(name, fn) == 0)
 				return true;
 		}
 	}
@@ -142,7 +142,7 @@ elf_check(int fd)
 		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP)
 			interp = true;
 	}
-	if (defines_driver(elf))
+	if (defines(elf, "cuInit"))
 		why = EXE_LIBCUDA_INSIDE;
 	else if (!interp && !is_loader(elf))
 		why = EXE_STATIC;
@@ -260,4 +260,20 @@ exe_why_word(enum exe_why w)
 	case EXE_LIBCUDA_INSIDE: return "libcuda linked in";
 	default: return NULL;
 	}
+}
+
+bool
+exe_runtime_inside(const char *file)
+{
+	if (!file || !*file || elf_version(EV_CURRENT) == EV_NONE)
+		return false;
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	/* (cudaGetDeviceCount: every runtime has it, and nothing but a runtime defines it) */
+	bool inside = elf && elf_kind(elf) == ELF_K_ELF && defines(elf, "cudaGetDeviceCount");
+	elf_end(elf);
+	close(fd);
+	return inside;
 }

@@ -4,6 +4,7 @@
 #ifndef CUT_CAPTURE_EXE_H
 #define CUT_CAPTURE_EXE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Why a preloaded library would not see the command's driver calls. */
@@ -27,5 +28,8 @@ enum exe_why {
 enum exe_why exe_preload_check(char *const argv[], char *file, size_t n);
 /* The word for it in the header's sources ("static", "setuid", ...), NULL for EXE_PRELOADS. */
 const char *exe_why_word(enum exe_why w);
+/* Whether the ELF file defines the CUDA runtime's functions itself: libcudart linked in
+ * (nvcc links it so by default), whose calls no preloaded library sees. */
+bool exe_runtime_inside(const char *file);
 
 #endif

@@ -59,6 +59,16 @@ have_uprobe_multi(void)
 	return link < 0 && e == EBADF;
 }
 
+/* Whether to attach through uprobe_multi links: asked for once. */
+static bool
+multi(void)
+{
+	static int have = -1;
+	if (have < 0)
+		have = have_uprobe_multi();
+	return !layers_opts->single && have;
+}
+
 /* Drops the functions libcuthook records itself (layer_opts.unprobed) from those probed. */
 static void
 leave_unprobed(void)
@@ -96,7 +106,7 @@ api_probe(const struct layer *l)
 	if (A.nfuncs < 0)
 		A.nfuncs = 0;
 	leave_unprobed();
-	A.multi = !layers_opts->single && have_uprobe_multi();
+	A.multi = multi();
 }
 
 void
@@ -228,7 +238,7 @@ rt_probe(const struct layer *l)
 	RT.nfuncs = k;
 	if (!k && layer_is_on(l))
 		layer_off(l, "%s exports no function of rt.def", RT.real);
-	RT.multi = !layers_opts->single && A.multi;
+	RT.multi = multi(); /* (with or without the api layer's probes) */
 }
 
 void

@@ -175,8 +175,10 @@ libcuda_functions(const char *path, bool runtime, const char *const *patterns, i
 			close(fd);
 		return -1;
 	}
-	/* The exported functions; where none is (a program with the driver linked in, not
-	 * exported), the global functions of its full symbol table. */
+	/* The exported functions; where none is (a program with the driver or the runtime linked
+	 * in, not exported), the functions of its full symbol table, local ones too: nvcc's
+	 * static runtime leaves the functions the program calls local to it (cudaMalloc,
+	 * cudaLaunchKernel...), those it does not global. */
 	for (int pass = 0; pass < 2 && !n; pass++) {
 		Elf64_Word table = pass ? SHT_SYMTAB : SHT_DYNSYM;
 		Elf_Scn *scn = NULL;
@@ -189,8 +191,7 @@ libcuda_functions(const char *path, bool runtime, const char *const *patterns, i
 				GElf_Sym s;
 				if (!gelf_getsym(data, (int)i, &s) ||
 				    GELF_ST_TYPE(s.st_info) != STT_FUNC ||
-				    s.st_shndx == SHN_UNDEF || !s.st_value ||
-				    (pass && GELF_ST_BIND(s.st_info) != STB_GLOBAL))
+				    s.st_shndx == SHN_UNDEF || !s.st_value)
 					continue;
 				const char *name = elf_strptr(elf, sh.sh_link, s.st_name);
 				Elf_Scn *text = elf_getscn(elf, s.st_shndx);

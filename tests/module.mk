@@ -53,7 +53,7 @@ $(B)/fixtures/all/cuargs: tests/fixtures/cuargs.c capture/api/api.def capture/ap
 
 # The stand-in libcudart (versioned libcudart.so.13, loads the stand-in libcuda with dlopen)
 # and rtprog, which drives it (tests/scripts/hook-runtime.sh).
-RT_FIXTURES := $(B)/fixtures/libcudart.so.13 $(B)/fixtures/rtprog
+RT_FIXTURES := $(B)/fixtures/libcudart.so.13 $(B)/fixtures/rtprog $(B)/fixtures/rtprog-static
 CHECKS += $(RT_FIXTURES)
 $(B)/fixtures/libcudart.so.13: tests/fixtures/fakecudart.c tests/fixtures/fakecudart.h \
 		tests/fixtures/fakecudart.map tests/fixtures/fakecuda.h
@@ -65,6 +65,16 @@ $(B)/fixtures/rtprog: tests/fixtures/rtprog.c tests/fixtures/fakecudart.h \
 		$(B)/fixtures/libcudart.so.13
 	$(call quiet,CC)$(FIXTURE_CC) $(WARNFLAGS) -o $@ $< -L$(B)/fixtures -l:libcudart.so.13 \
 		-Wl,-rpath,'$$ORIGIN' -ldl -pthread
+# rtprog with the stand-in runtime linked in, as nvcc links libcudart by default, and as
+# there, the runtime functions local symbols of the program (nvcc's leaves those the program
+# calls local) (tests/scripts/capture-runtime.sh).
+$(B)/fixtures/rtprog-static: tests/fixtures/rtprog.c tests/fixtures/fakecudart.c \
+		tests/fixtures/fakecudart.h tests/fixtures/fakecuda.h
+	@mkdir -p $(@D)
+	$(call quiet,CC)$(FIXTURE_CC) $(WARNFLAGS) -o $@.tmp tests/fixtures/rtprog.c \
+		tests/fixtures/fakecudart.c -Wl,-rpath,'$$ORIGIN' -ldl -pthread
+	objcopy --wildcard --localize-symbol='cuda[A-Z]*' --localize-symbol='__cuda*' \
+		$@.tmp $@ && rm -f $@.tmp
 
 # nvtxprog, annotated with the vendored NVTX3 headers (tests/fixtures/nvtx3, NVIDIA/NVTX,
 # Apache-2.0 with LLVM exception), and nvtxtool, a second injection library to chain to

@@ -4,7 +4,8 @@
 # for rtprog's three threads: exact counts per function, and the same events as cuthook's,
 # name, result and args object byte for byte, with the same symbol records from
 # __cudaRegisterFunction (both runs without address randomisation, so pointers agree); once
-# merged, driver calls inside the runtime calls that made them. Needs root with BPF.
+# merged, driver calls inside the runtime calls that made them. And by default, for a program
+# with the runtime linked in, from uprobes on the program. Needs root with BPF.
 . "$(dirname "$0")/lib/capture-setup.sh"
 need_bpf
 [ -x "$fx/rtprog" ] && [ -f "$fx/libcudart.so.13" ] || fail "build $fx/rtprog first (make test-programs)"
@@ -51,4 +52,22 @@ syms() { grep '"name":"symbol"' "$1" | grep '__cudaRegisterFunction' | sed 's/.*
 cutmerge "$t/cap.jsonl" >"$t/m.jsonl" || fail "cutmerge failed"
 n=$(grep '"layer":"api","name":"cuLaunchKernel"' "$t/m.jsonl" | grep -c '"pname":"cudaLaunchKernel"')
 [ "$n" -eq $((T * L)) ] || fail "$n cuLaunchKernel inside cudaLaunchKernel, not $((T * L))"
+
+# The runtime linked into the program (nvcc's default; rtprog-static): by default the library
+# records the driver calls that runtime makes, and uprobes on the program its runtime calls,
+# which no preloaded library sees; the header says so. The same calls per function, each
+# driver launch inside the runtime launch that made it.
+[ -x "$fx/rtprog-static" ] || fail "build $fx/rtprog-static first (make test-programs)"
+$cap -q -l api,runtime -o "$t/static.jsonl" -- "$fx/rtprog-static" $T $L 2>"$t/static.err" ||
+	fail "cutcapture rtprog-static: exit $?: $(cat "$t/static.err")"
+valid "$t/static.jsonl"
+h=$(head -1 "$t/static.jsonl" | jq -c '[.args.layers.runtime, .args.sources.runtime, .args.sources.api]')
+[ "$h" = '["on","uprobes: libcudart linked in","preload"]' ] || fail "rtprog-static's header: $h"
+grep -q "has libcudart linked in" "$t/static.err" || fail "cutcapture did not say why: $(cat "$t/static.err")"
+calls "$t/static.jsonl" | cut -f1 | uniq -c | awk '{ print $2, $1 }' >"$t/got"
+diff "$t/want" "$t/got" >/dev/null ||
+	fail "rtprog-static's runtime calls per function: $(diff "$t/want" "$t/got" | tr '\n' ' ')"
+cutmerge "$t/static.jsonl" >"$t/m.jsonl" || fail "cutmerge rtprog-static failed"
+n=$(grep '"layer":"api","name":"cuLaunchKernel"' "$t/m.jsonl" | grep -c '"pname":"cudaLaunchKernel"')
+[ "$n" -eq $((T * L)) ] || fail "rtprog-static: $n cuLaunchKernel inside cudaLaunchKernel, not $((T * L))"
 exit 0
