@@ -347,6 +347,28 @@ fill(struct gpu_sub *s, enum hook_id id, const uint64_t *a)
 	(void)id;
 }
 
+/* ---- contexts that take turns ---- */
+
+/* The device of c, current on this thread (a context new to the layer, or one it forgot), and
+ * whether another context of the process is on it: a GPU without MPS runs one context at a
+ * time, so work handed to an idle stream of one may wait out the other's turn, which its call
+ * does not tell (on an H200, kernels in a second context and in a green context started
+ * 130-140 us after their calls returned, every round): both then record a START before each
+ * submission, an event that runs once its context has the device. Under the lock. */
+static void
+note_device(struct gpu_ctx *c)
+{
+	int dev = -1;
+	if (gpu_api.ctx_get_device(&dev) != 0 || dev < 0)
+		return;
+	c->device = dev;
+	for (unsigned i = 0; i < G.nctx; i++) {
+		struct gpu_ctx *o = &G.ctx[i];
+		if (o != c && o->ctx && o->device == dev)
+			o->takes_turns = c->takes_turns = true;
+	}
+}
+
 /* ---- graphs ---- */
 
 static unsigned
@@ -479,6 +501,8 @@ before(enum hook_id id, const uint64_t *a)
 	}
 	pthread_mutex_lock(&gpu_sh.lock);
 	struct gpu_ctx *c = gpu_ctx_of(ctx);
+	if (c && c->device < 0)
+		note_device(c);
 	struct gpu_stream *st = c ? stream_of(ctx, key) : NULL;
 	if (!st || gpu_sh.stopping || c->broken || gpu_sh.outstanding >= MAX_OUTSTANDING) {
 		if (st)
@@ -497,8 +521,8 @@ before(enum hook_id id, const uint64_t *a)
 	                : cls == SC_BLOCKING ? c->busy_legacy
 	                                     : 0;
 	bool sync = !G.async[id] || (hook_gpu_kind[id] == GK_GRAPH && graph_in_parts(a[0]));
-	bool need_start =
-	    G.all_starts || sync || st->force_start || held > 0 || st->wait_gen != c->wait_gen;
+	bool need_start = G.all_starts || sync || c->takes_turns || st->force_start || held > 0 ||
+	                  st->wait_gen != c->wait_gen;
 	struct gpu_sub *s = NULL;
 	if (fill_pool(c, need_start ? 2 : 1) && (s = sub_alloc())) {
 		gpu_sh.outstanding++;
@@ -728,8 +752,12 @@ ctx_created(const uint64_t *a)
 	memcpy(&ctx, (const void *)(uintptr_t)a[0], sizeof(ctx));
 	if (!ctx)
 		return;
+	void *current = NULL;
+	gpu_api.ctx_get_current(&current);
 	pthread_mutex_lock(&gpu_sh.lock);
 	struct gpu_ctx *c = gpu_ctx_of(ctx);
+	if (c && c->device < 0 && current == ctx) /* made current (cuCtxCreate): its device */
+		note_device(c);
 	bool load = c && !c->kernel_tried && !c->busy && !c->ready;
 	if (load)
 		c->kernel_tried = true;

@@ -76,6 +76,9 @@ struct gpu_ctx {
 	void *ctx;
 	int device;        /* ordinal; -1 until known */
 	bool device_told;  /* its device record is written (once, whatever ends the context) */
+	/* Another context of the process is on its device: the two take turns (a GPU without MPS
+	 * runs one context at a time), so every submission records a START (gpu.c). */
+	bool takes_turns;
 	gpu_event_t *pool;
 	unsigned npool, cap;
 	unsigned busy;                       /* streams with timed work outstanding... */

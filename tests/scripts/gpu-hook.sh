@@ -194,6 +194,20 @@ else:
 for m in fails: print("FAIL reset:", m)
 sys.exit(1 if fails else 0)
 PY
+# Two contexts on one device (gpuprog contexts: a second one made with cuCtxCreate, a kernel in
+# it each round): they take turns on a GPU without MPS, so every submission of either records
+# a START (on an H200 a second context's kernels started 130-140 us after their calls returned,
+# from the call); each piece as the truth says (the stand-in does not make them take turns).
+truth_check contexts 8 1
+python3 - "$tmp/contexts.jsonl" <<'PY' || fail=1
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+g = ev[-1]["args"].get("gpu", {})
+# (all but the two graph launches before the second context was made)
+if g.get("starts") != 80 or g.get("timed") != 82:
+    print(f"FAIL contexts: trailer gpu {g}: want 82 timed, 80 with a START")
+    sys.exit(1)
+PY
 # Graphs launched on idle streams: a chain of kernels, handed over as its launch returns, starts
 # from the call; one with a memset between its kernels, whose first part the stand-in hands over
 # as its launch begins and whose call then runs on 20 us (as CUDA's does: BENCHMARKS, "Graphs

@@ -79,7 +79,9 @@ START_TEST(test_gpu_kinds)
 	ck_assert_int_eq(cut_gpu_kind_of("cuCtxDestroy"), GK_CTX_END);
 	ck_assert_int_eq(cut_hook_unprobed("cuGraphInstantiateWithFlags", 1), 0); /* probed */
 	ck_assert_int_eq(cut_gpu_kind_of("cuCtxSetCurrent"), GK_NONE);
-	ck_assert_int_eq(cut_hook_unprobed("cuDevicePrimaryCtxRetain", 1), 0); /* probed: untimed */
+	ck_assert_int_eq(cut_hook_unprobed("cuCtxCreate_v4", 1), 0); /* probed: untimed */
+	/* called by the library on the program's threads (a reset's primary context) */
+	ck_assert_int_eq(cut_hook_unprobed("cuDevicePrimaryCtxRetain", 0), 1);
 	ck_assert_int_eq(cut_gpu_kind_of("cuMemAllocAsync"), GK_ENQUEUE);
 	ck_assert_int_eq(cut_gpu_kind_of("cuCtxWaitEvent"), GK_ENQUEUE);
 	ck_assert_int_eq(cut_gpu_kind_of("cuLaunchCooperativeKernelMultiDevice"), GK_NONE);
