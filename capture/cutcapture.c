@@ -216,6 +216,26 @@ parse_args(int argc, char *argv[])
 	lo->patterns = env.patterns;
 }
 
+/* Where the uprobes take the runtime layer and no --libcudart names a library: a program with
+ * libcudart linked in (the command's file, or -p's process's) is probed itself. */
+static void
+runtime_inside_program(struct layer_opts *lo)
+{
+	static char exe[PATH_MAX];
+	if (env.cmd && !env.why_file[0])
+		exe_preload_check(env.cmd, env.why_file, sizeof(env.why_file));
+	if (env.cmd)
+		snprintf(exe, sizeof(exe), "%s", env.why_file);
+	else {
+		char link[64];
+		snprintf(link, sizeof(link), "/proc/%d/exe", (int)lo->pid);
+		if (!realpath(link, exe))
+			return;
+	}
+	if (exe_runtime_inside(exe))
+		lo->libcudart = exe;
+}
+
 /* Whether the api and runtime layers come from the library cutcapture preloads (the default:
  * its wrappers cost a tenth of a uprobe pair) or from uprobes, and why: -p (nothing can be
  * preloaded into a running process), asked (--uprobes; -f and --bench-bare choose what the
@@ -258,6 +278,8 @@ choose_call_path(void)
 		}
 	}
 	lo->uprobes_why = why;
+	if (why && (calls & CC_L_RUNTIME) && !lo->libcudart)
+		runtime_inside_program(lo);
 	if (why || !calls)
 		return;
 	/* The runtime's calls hang off the library's api layer: it records api for either. */

@@ -70,4 +70,11 @@ diff "$t/want" "$t/got" >/dev/null ||
 cutmerge "$t/static.jsonl" >"$t/m.jsonl" || fail "cutmerge rtprog-static failed"
 n=$(grep '"layer":"api","name":"cuLaunchKernel"' "$t/m.jsonl" | grep -c '"pname":"cudaLaunchKernel"')
 [ "$n" -eq $((T * L)) ] || fail "rtprog-static: $n cuLaunchKernel inside cudaLaunchKernel, not $((T * L))"
+# With --uprobes too, the program is where its runtime is probed (no libcudart is loaded).
+$cap -q -l api,runtime --uprobes --libcuda "$fx/libcuda.so.1" -o "$t/static-up.jsonl" -- \
+	"$fx/rtprog-static" $T $L 2>"$t/static-up.err" ||
+	fail "cutcapture --uprobes rtprog-static: exit $?: $(cat "$t/static-up.err")"
+calls "$t/static-up.jsonl" | cut -f1 | uniq -c | awk '{ print $2, $1 }' >"$t/got"
+diff "$t/want" "$t/got" >/dev/null ||
+	fail "rtprog-static --uprobes: runtime calls per function: $(diff "$t/want" "$t/got" | tr '\n' ' ')"
 exit 0
