@@ -282,6 +282,9 @@ def run(o, operands):
         raise Fatal("cannot import Dask's distributed (%s): install python3-distributed "
                     "(make deps)" % e)
     logging.getLogger("distributed").setLevel(logging.ERROR)  # its chatter is not ours to print
+    # Nor asyncio's "Future exception was never retrieved" of a connection Dask closes as the
+    # cluster stops (a loaded machine's make check had it twice on stderr; the job was right).
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     with tempfile.TemporaryDirectory(prefix="cutjob.") as tmp:
         if o["scheduler"] is None:
             n = o["workers"] or min(len(ranks), os.cpu_count() or 1)
