@@ -23,11 +23,12 @@ char *cut_hook_library(const char *named, char *why, size_t n);
  * leaves them unprobed and the library records the program's calls to them (CUTHOOK_SKIP).
  */
 #define CUT_HOOK_OWN_CALLS                                                                         \
-	"cuCtxGetCurrent", "cuCtxGetDevice", "cuDevicePrimaryCtxGetState",                         \
+	"cuCtxGetCurrent", "cuCtxGetDevice", "cuCtxPopCurrent_v2", "cuCtxPushCurrent_v2",          \
+	    "cuDevicePrimaryCtxGetState",                                                          \
 	    "cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRetain", \
 	    "cuEventCreate", "cuEventRecord", "cuFuncGetName", "cuGraphGetEdges",                   \
 	    "cuGraphGetEdges_v2", "cuGraphGetNodes", "cuGraphNodeGetType", "cuKernelGetName",       \
-	    "cuStreamIsCapturing"
+	    "cuStreamGetCtx", "cuStreamIsCapturing"
 
 /*
  * The layers libcuthook records, X(name, enum cut_layer, only) each, in the order messages

@@ -63,6 +63,7 @@ struct gpu_sub {
 	int64_t t_er;        /* ...and that time */
 	bool sync; /* handed over inside its call: a copy or memset (may be done when its call
 	            * returns), a graph handed over in parts */
+	bool other_ctx;      /* a copy to a stream of a context not current: its events that one's */
 	uint64_t handle;     /* the CUfunction or CUgraphExec */
 	uint64_t bytes;
 	uint32_t grid[3], block[3];
@@ -329,6 +330,10 @@ struct gpu_api {
 	CUresult (*module_get_function)(void **, void *, const char *);
 	CUresult (*launch_kernel)(void *, unsigned, unsigned, unsigned, unsigned, unsigned,
 	                          unsigned, unsigned, void *, void **, void **);
+	/* Optional: a copy to a stream of another context (gpu.c) */
+	CUresult (*stream_get_ctx)(void *, void **);
+	CUresult (*ctx_push)(void *);
+	CUresult (*ctx_pop)(void **);
 	/* Optional: the primary context a reset ends (gpu.c) */
 	CUresult (*primary_get_state)(int, unsigned *, int *);
 	CUresult (*primary_retain)(void **, int);

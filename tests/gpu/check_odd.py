@@ -5,7 +5,8 @@ usage: python check_odd.py TRACE.jsonl PROGRAM-OUTPUT [-v]
 
 The program's lines are "PROG: truth NAME START END", a kernel (or a graph launch: its first
 kernel's start, its last kernel's end), in the order they were launched (NAME: the kernel's,
-then ":case" where one kernel serves several), then "PROG: done". Each must be in the trace as
+then ":case" where one kernel serves several, or "@device" where the program uses more than
+one GPU: each has a %globaltimer of its own, fitted apart), then "PROG: done". Each must be in the trace as
 often as it ran. The two clocks are put on one line by a fit of the ends cut measured (offset
 and rate: %globaltimer runs some ppm off the host's clock, 15 on an H100, which cut's mapping
 follows; one offset over a run of a third of a second left 2 us), and each kernel must then
@@ -36,7 +37,7 @@ for line in open(output):
     f = line.split()
     if len(f) == 5 and f[1] == "truth" and f[0].endswith(":"):
         prog = f[0]
-        truth[f[2].split(":")[0]].append((f[2], int(f[3]), int(f[4])))
+        truth[f[2].split(":")[0].split("@")[0]].append((f[2], int(f[3]), int(f[4])))
     done = done or (len(f) == 2 and f[0] == prog and f[1] == "done")
 bad = []
 if not done or not truth:
@@ -91,16 +92,25 @@ def fit(points):
 
 
 # cut's time less the GPU's, as a line in the GPU's time (seconds from the first end, for the
-# float's sake), over the ends cut measured.
-t_first = min((p[2] for p in pairs), default=0)
-base = statistics.median([e["ts"] + e["dur"] - te for _, _, te, e in pairs if "dur" in e] or [0])
-ends = [((te - t_first) / 1e9, e["ts"] + e["dur"] - te - base) for _, _, te, e in pairs
-        if "dur" in e and e["args"].get("end") is None and "clamped" not in e["args"]]
-a0, rate = fit(ends)
+# float's sake), over the ends cut measured: a line a GPU (the case's "@device").
+def domain(case):
+    return case.split("@")[1] if "@" in case else ""
 
 
-def to_cut(t):
-    return t + base + a0 + rate * (t - t_first) / 1e9
+lines = {}
+for dom in {domain(p[0]) for p in pairs}:
+    mine = [p for p in pairs if domain(p[0]) == dom]
+    t_first = min(p[2] for p in mine)
+    base = statistics.median([e["ts"] + e["dur"] - te for _, _, te, e in mine if "dur" in e] or [0])
+    ends = [((te - t_first) / 1e9, e["ts"] + e["dur"] - te - base) for _, _, te, e in mine
+            if "dur" in e and e["args"].get("end") is None and "clamped" not in e["args"]]
+    lines[dom] = (t_first, base) + fit(ends)
+rate = statistics.median([ln[3] for ln in lines.values()] or [0])
+
+
+def to_cut(t, case):
+    t_first, base, a0, b = lines[domain(case)]
+    return t + base + a0 + b * (t - t_first) / 1e9
 
 
 print(f"{'work':22} {'n':>3} {'|dstart| p50':>12} {'max':>8} {'|dend| p50':>10} {'max':>8} "
@@ -115,8 +125,8 @@ for case, ts, te, e in pairs:
     if "dur" not in e:
         r["off"].append(f"{case} #{seen[case] - 1}: no duration ({a.get('end')})")
         continue
-    d = e["ts"] - to_cut(ts)
-    end = e["ts"] + e["dur"] - to_cut(te)
+    d = e["ts"] - to_cut(ts, case)
+    end = e["ts"] + e["dur"] - to_cut(te, case)
     sb, eb = a.get("start") == "bound", a.get("end") == "bound"
     late = tol + (call_dur.get(a.get("corr"), 0) if a.get("start") == "call" else 0)
     if d > late or (d < -tol and not sb):

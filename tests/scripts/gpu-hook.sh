@@ -198,14 +198,17 @@ PY
 # it each round): they take turns on a GPU without MPS, so every submission of either records
 # a START (on an H200 a second context's kernels started 130-140 us after their calls returned,
 # from the call); each piece as the truth says (the stand-in does not make them take turns).
-truth_check contexts 8 1
+# A copy to the second context's stream while the first is current (CUDA takes it, but not
+# the first context's events there: on two H200s every such peer copy went untimed) is timed
+# with the second's events.
+truth_check contexts 9 1
 python3 - "$tmp/contexts.jsonl" <<'PY' || fail=1
 import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1])]
 g = ev[-1]["args"].get("gpu", {})
 # (all but the two graph launches before the second context was made)
-if g.get("starts") != 80 or g.get("timed") != 82:
-    print(f"FAIL contexts: trailer gpu {g}: want 82 timed, 80 with a START")
+if g.get("starts") != 90 or g.get("timed") != 92 or g.get("untimed") != 0:
+    print(f"FAIL contexts: trailer gpu {g}: want 92 timed, 90 with a START, 0 untimed")
     sys.exit(1)
 PY
 # Graphs launched on idle streams: a chain of kernels, handed over as its launch returns, starts
