@@ -77,7 +77,12 @@ LATE_MEDIAN = 3000
 
 
 def fit(points):
-    """Least squares line through (x, y), once more without what lies 3 us off the first."""
+    """Least squares line through (x, y), without what lies 20 us off their median (an END
+    that waited out another context's turn: 284 us in one run, which alone tilted the line a
+    thousand ppm), then once more without what lies 3 us off the first line."""
+    if points:
+        mid = statistics.median(y for _, y in points)
+        points = [(x, y) for x, y in points if abs(y - mid) <= 20000] or points
     for _ in range(2):
         n = len(points)
         if n < 2:

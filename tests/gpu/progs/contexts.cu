@@ -9,19 +9,7 @@
 #define PROG "contexts"
 #include "globaltimer.h"
 
-#include <cuda.h>
-
 enum { ROUNDS = 21, SLOTS = 512, SHORT_NS = 5000, LONG_NS = 50000 };
-
-__device__ static void
-spin(unsigned long long ns, unsigned long long *out)
-{
-	unsigned long long t0 = gtimer(), t;
-	while ((t = gtimer()) - t0 < ns)
-		;
-	out[0] = t0;
-	out[1] = t;
-}
 
 extern "C" __global__ void
 k_primary(unsigned long long ns, unsigned long long *out)
@@ -40,17 +28,6 @@ k_green(unsigned long long ns, unsigned long long *out)
 {
 	spin(ns, out);
 }
-
-#define CKD(x)                                                                                     \
-	do {                                                                                       \
-		CUresult r_ = (x);                                                                 \
-		if (r_ != CUDA_SUCCESS) {                                                          \
-			const char *s_ = "?";                                                      \
-			cuGetErrorString(r_, &s_);                                                 \
-			std::fprintf(stderr, PROG ": %s: %s\n", #x, s_);                           \
-			return 1;                                                                  \
-		}                                                                                  \
-	} while (0)
 
 static unsigned long long *host_truth; /* mapped pinned memory every context writes */
 static const char *names[SLOTS];

@@ -29,22 +29,9 @@
 #include <cooperative_groups.h>
 #include <cstdlib>
 #include <cstring>
-#include <cuda.h>
 #include <time.h>
 
 enum { ROUNDS = 20, SLOTS = 4096, SHORT_NS = 5000, LONG_NS = 200000, MANAGED = 16 << 20 };
-
-__device__ static void
-spin(unsigned long long ns, unsigned long long *out)
-{
-	unsigned long long t0 = gtimer(), t;
-	while ((t = gtimer()) - t0 < ns)
-		;
-	if (blockIdx.x == 0 && threadIdx.x == 0) {
-		out[0] = t0;
-		out[1] = t;
-	}
-}
 
 #define PROBE(name)                                                                                \
 	extern "C" __global__ void name(unsigned long long ns, unsigned long long *out)            \
@@ -142,17 +129,6 @@ static void CUDART_CB
 nothing(void *)
 {
 }
-
-#define CKD(x)                                                                                     \
-	do {                                                                                       \
-		CUresult r_ = (x);                                                                 \
-		if (r_ != CUDA_SUCCESS) {                                                          \
-			const char *s_ = "?";                                                      \
-			cuGetErrorString(r_, &s_);                                                 \
-			std::fprintf(stderr, PROG ": %s: %s\n", #x, s_);                           \
-			return 1;                                                                  \
-		}                                                                                  \
-	} while (0)
 
 static cudaStream_t s_nb, s_a, s_b, s_blk;
 static cudaEvent_t ev;

@@ -11,16 +11,6 @@
 
 enum { ROUNDS = 50, BLOCK = 32 << 20 };
 
-__device__ static void
-spin(unsigned long long ns, unsigned long long *out)
-{
-	unsigned long long t0 = gtimer(), t;
-	while ((t = gtimer()) - t0 < ns)
-		;
-	out[0] = t0;
-	out[1] = t;
-}
-
 __global__ void
 hold(unsigned long long ns, unsigned long long *out)
 {

@@ -9,16 +9,6 @@
 
 enum { PHASES = 3, KERNELS = 50, NS = 5000 };
 
-__device__ static void
-spin(unsigned long long ns, unsigned long long *out)
-{
-	unsigned long long t0 = gtimer(), t;
-	while ((t = gtimer()) - t0 < ns)
-		;
-	out[0] = t0;
-	out[1] = t;
-}
-
 extern "C" __global__ void
 k_before_reset(unsigned long long ns, unsigned long long *out)
 {

@@ -11,16 +11,6 @@
 
 enum { ROUNDS = 21, SLOTS = 512, SHORT_NS = 5000, LONG_NS = 200000, BYTES = 1 << 20 };
 
-__device__ static void
-spin(unsigned long long ns, unsigned long long *out)
-{
-	unsigned long long t0 = gtimer(), t;
-	while ((t = gtimer()) - t0 < ns)
-		;
-	out[0] = t0;
-	out[1] = t;
-}
-
 #define PROBE(name)                                                                                \
 	extern "C" __global__ void name(unsigned long long ns, unsigned long long *out)            \
 	{                                                                                          \
