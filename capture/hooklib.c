@@ -326,8 +326,8 @@ cut_gpu_kind_of(const char *n)
 		return GK_CONTEXT;
 	if (f & CUT_API_INSTANTIATES_GRAPH)
 		return GK_INSTANTIATE;
-	if (f & (CUT_API_DESTROYS_CONTEXT | CUT_API_RESETS_CONTEXT))
-		return GK_CTX_END;
+	if (f & (CUT_API_DESTROYS_CONTEXT | CUT_API_RESETS_CONTEXT | CUT_API_RELEASES_PRIMARY))
+		return GK_CTX_END; /* a release: where it gives back the last reference (gpu.c) */
 	/* Also what may make a stream wait: an allocation from a pool may wait for the stream
 	 * that freed the memory (CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, on by
 	 * default), and a context's wait holds every stream of it (gpu.c). */

@@ -23,8 +23,8 @@ char *cut_hook_library(const char *named, char *why, size_t n);
  * leaves them unprobed and the library records the program's calls to them (CUTHOOK_SKIP).
  */
 #define CUT_HOOK_OWN_CALLS                                                                         \
-	"cuCtxGetCurrent", "cuCtxGetDevice", "cuCtxPopCurrent_v2", "cuCtxPushCurrent_v2",          \
-	    "cuDevicePrimaryCtxGetState",                                                          \
+	"cuCtxFromGreenCtx", "cuCtxGetCurrent", "cuCtxGetDevice", "cuCtxPopCurrent_v2",            \
+	    "cuCtxPushCurrent_v2", "cuDevicePrimaryCtxGetState",                                   \
 	    "cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRetain", \
 	    "cuEventCreate", "cuEventRecord", "cuFuncGetName", "cuGraphGetEdges",                   \
 	    "cuGraphGetEdges_v2", "cuGraphGetNodes", "cuGraphNodeGetType", "cuKernelGetName",       \
@@ -124,7 +124,8 @@ enum gpu_kind {
 	GK_STREAM,    /* creates-stream: the layer notes whether it is non-blocking */
 	GK_CONTEXT,   /* creates-context: the layer loads its clock kernel into a new context */
 	GK_INSTANTIATE, /* instantiates-graph: the layer notes how the graph will be handed over */
-	GK_CTX_END,     /* destroys-context, resets-context: the layer writes the context's work */
+	GK_CTX_END,     /* destroys-context, resets-context, releases-primary: the layer writes the
+	                 * context's work (a release's where it ends the context) */
 };
 /* What the driver function of that name is to the gpu layer, from its flags in
  * share/data/api-categories.tsv (classify.h). */

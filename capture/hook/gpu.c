@@ -23,6 +23,7 @@ struct gpu_api gpu_api;
 #define MAX_OUTSTANDING 32768 /* timed submissions not yet written: memory stays bounded */
 #define EVENT_CHUNK 64        /* events created at a time when a context's pool is empty */
 #define MAX_CTX 32
+#define MAX_PRIMARY 64 /* devices whose primary context's references are counted */
 #define STREAM_SLOTS 4096
 #define GRAPH_SLOTS 1024 /* executable graphs remembered, by handle */
 #define GRAPH_MAX_NODES (1 << 20)
@@ -44,6 +45,10 @@ static struct {
 	bool async[HOOK_NAPI];               /* returns before its work is done */
 	unsigned char ctx_wait[HOOK_NAPI];   /* CTX_WAIT_*: makes a whole context wait */
 	bool resets_primary[HOOK_NAPI];      /* ends the primary context of a device */
+	bool ends_green[HOOK_NAPI];          /* ends the green context it names */
+	bool retains_primary[HOOK_NAPI];     /* takes a reference to it */
+	bool releases_primary[HOOK_NAPI];    /* gives one back: the last ends it */
+	int primary_refs[MAX_PRIMARY];       /* the references the program holds, by device */
 	struct gpu_ctx ctx[MAX_CTX];
 	unsigned nctx;
 	struct gpu_stream *streams[STREAM_SLOTS];
@@ -82,6 +87,9 @@ hook_gpu_init(void)
 		G.stream_arg[i] = sp ? (unsigned char)(sp - r + 1) : 0;
 		unsigned f = cut_api_flags(n);
 		G.resets_primary[i] = f & CUT_API_RESETS_CONTEXT;
+		G.ends_green[i] = (f & CUT_API_DESTROYS_CONTEXT) && (f & CUT_API_GREEN);
+		G.retains_primary[i] = f & CUT_API_RETAINS_PRIMARY;
+		G.releases_primary[i] = f & CUT_API_RELEASES_PRIMARY;
 		G.ctx_wait[i] = !(f & CUT_API_CONTEXT_WAIT) ? 0
 		                : f & CUT_API_GREEN         ? CTX_WAIT_ALL
 		                                            : CTX_WAIT_ONE;
@@ -141,6 +149,7 @@ gpu_api_resolve(void)
 	if (!a.primary_release)
 		a.primary_release = real(HOOK_ID_cuDevicePrimaryCtxRelease);
 	a.stream_get_ctx = real(HOOK_ID_cuStreamGetCtx);
+	a.ctx_from_green = real(HOOK_ID_cuCtxFromGreenCtx);
 	a.ctx_push = real(HOOK_ID_cuCtxPushCurrent_v2);
 	a.ctx_pop = real(HOOK_ID_cuCtxPopCurrent_v2);
 	a.graph_get_nodes = real(HOOK_ID_cuGraphGetNodes);
@@ -813,10 +822,30 @@ ctx_created(const uint64_t *a)
 	pthread_mutex_unlock(&gpu_sh.lock);
 }
 
+/* The references to a device's primary context the program took (cuDevicePrimaryCtxRetain, the
+ * runtime's among them) and gave back: where a release gives back the last, the driver ends the
+ * context, as a reset does (CUDA's cuDevicePrimaryCtxRelease). True for that release. What the
+ * library itself takes and gives back goes to the driver directly and is not counted; a device
+ * whose references were taken unseen counts none, and its releases end nothing. */
+static bool
+primary_ref(uint64_t dev, int by)
+{
+	if (dev >= MAX_PRIMARY)
+		return false;
+	pthread_mutex_lock(&gpu_sh.lock);
+	int *n = &G.primary_refs[dev];
+	bool last = by < 0 && *n == 1;
+	if (by > 0 || *n > 0)
+		*n += by;
+	pthread_mutex_unlock(&gpu_sh.lock);
+	return last;
+}
+
 void
 hook_gpu_ctx_created(enum hook_id id, const uint64_t *a)
 {
-	(void)id;
+	if (G.on && G.retains_primary[id]) /* cuDevicePrimaryCtxRetain(&ctx, dev) */
+		primary_ref(a[1], +1);
 	hook_mark.own = 1;
 	ctx_created(a);
 	hook_mark.own = 0;
@@ -840,13 +869,19 @@ gpu_ctx_forget(struct gpu_ctx *c)
 }
 
 /* The context a destroys-context or resets-context call ends, when it is one the layer knows:
- * a reset's is the device's primary context, if it is active (its handle, by a retain the
- * release gives back). */
+ * a green context's is the context its work was put in (cuCtxFromGreenCtx, as the streams made
+ * in it say); a reset's is the device's primary context, if it is active (its handle, by a
+ * retain the release gives back), as is that of a release that gives back the last reference.
+ * At exit PyTorch's releases come after the driver's own end (CUDA_ERROR_DEINITIALIZED): the
+ * state cannot be had then, and nothing is ended. */
 static struct gpu_ctx *
 ending_ctx(enum hook_id id, const uint64_t *a)
 {
 	void *ctx = (void *)(uintptr_t)a[0];
-	if (G.resets_primary[id]) {
+	if (G.ends_green[id] &&
+	    (!gpu_api.ctx_from_green || gpu_api.ctx_from_green(&ctx, (void *)(uintptr_t)a[0]) != 0))
+		return NULL;
+	if (G.resets_primary[id] || G.releases_primary[id]) {
 		int dev = (int)a[0], active = 0;
 		unsigned flags;
 		ctx = NULL;
@@ -869,7 +904,8 @@ ending_ctx(enum hook_id id, const uint64_t *a)
 void
 hook_gpu_ctx_ending(enum hook_id id, const uint64_t *a)
 {
-	if (!G.on || !hook_self || !api_ready())
+	if (!G.on || !hook_self || !api_ready() ||
+	    (G.releases_primary[id] && !primary_ref(a[0], -1))) /* cuDevicePrimaryCtxRelease(dev) */
 		return;
 	hook_mark.own = 1;
 	struct gpu_ctx *c = ending_ctx(id, a);

@@ -332,6 +332,7 @@ struct gpu_api {
 	                          unsigned, unsigned, void *, void **, void **);
 	/* Optional: a copy to a stream of another context (gpu.c) */
 	CUresult (*stream_get_ctx)(void *, void **);
+	CUresult (*ctx_from_green)(void **, void *); /* cuCtxFromGreenCtx: a green context's */
 	CUresult (*ctx_push)(void *);
 	CUresult (*ctx_pop)(void **);
 	/* Optional: the primary context a reset ends (gpu.c) */

@@ -52,6 +52,8 @@ enum cut_api_flag {
 	CUT_API_INSTANTIATES_GRAPH = 1 << 20, /* makes a CUgraphExec of a CUgraph */
 	CUT_API_DESTROYS_CONTEXT = 1 << 21,   /* ends the context it names */
 	CUT_API_RESETS_CONTEXT = 1 << 22,     /* ends the primary context of the device it names */
+	CUT_API_RETAINS_PRIMARY = 1 << 23,    /* takes a reference to a device's primary context */
+	CUT_API_RELEASES_PRIMARY = 1 << 24,   /* gives one back: the last one ends the context */
 };
 
 /* Category name of a driver API function ("launch", ...). A name missing from the table is

@@ -6,7 +6,8 @@ tsv=$1
 cats=" init context device memory transfer launch sync stream event module graph query other "
 flags=" submits kernel launch-config copy memset graph enqueue creates-stream context-wait green \
 syncs-context syncs-stream syncs-event records-event allocates frees htod dtoh dtod \
-creates-context instantiates-graph destroys-context resets-context "
+creates-context instantiates-graph destroys-context resets-context retains-primary \
+releases-primary "
 echo "/* Generated from $tsv by gen-categories.sh: do not edit. */"
 echo "static const struct api_entry api_table[] = {"
 grep -v '^#' "$tsv" | LC_ALL=C sort -t '	' -k1,1 | awk -F '\t' -v cats="$cats" -v flags="$flags" '

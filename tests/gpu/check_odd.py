@@ -1,5 +1,5 @@
-"""check_odd.py: cut's gpu events of progs/odd_apis.cu (or reset_midway.cu) against what its
-kernels read of the GPU's own clock (%globaltimer).
+"""check_odd.py: cut's gpu events of progs/odd_apis.cu (or reset_midway.cu, release_midway.cu,
+contexts.cu, two_gpus.cu) against what its kernels read of the GPU's own clock (%globaltimer).
 
 usage: python check_odd.py TRACE.jsonl PROGRAM-OUTPUT [-v]
 

@@ -7,7 +7,9 @@
 # (cooperative and cluster launches, arguments in one buffer, host functions, waits on other
 # streams' events and the legacy stream's implicit ones, programmatic dependent launch, managed
 # and cuMemMap'd memory, 2D copies, a captured graph; check_odd.py holds each kernel to its own
-# clock), one that resets its device twice and goes on (reset_midway.cu, the same check), and
+# clock), one that resets its device twice and goes on (reset_midway.cu, the same check), one
+# of the driver API alone that ends its primary context by giving back the last reference to it
+# (release_midway.cu, the same check), and
 # one that works in three contexts at once: the primary one, its own (cuCtxCreate) and a green
 # context (contexts.cu, the same check), and one that works on two GPUs at once (two_gpus.cu,
 # the same check; it says so and passes where there is one) --
@@ -18,14 +20,15 @@
 # A run that takes longer than LIMIT seconds (default 300) is killed and fails.
 # usage: tests/gpu/frameworks.sh BUILDDIR OUTDIR [python [program...]]
 #   BUILDDIR holds bin/cuthook (or cuthook-static), bin/cutcapture-static, bin/cutstat,
-#   lib/libcuthook.so; programs: jax cupy triton compile ptsz crash pool odd reset contexts two (default: all)
+#   lib/libcuthook.so; programs: jax cupy triton compile ptsz crash pool odd reset release contexts
+#   two (default: all)
 set -u
 B=$(cd "$1" && pwd)
 out=$2
 py=${3:-python3}
 shift 2
 [ $# -gt 0 ] && shift
-progs=${*:-jax cupy triton compile ptsz crash pool odd reset contexts two}
+progs=${*:-jax cupy triton compile ptsz crash pool odd reset release contexts two}
 limit=${LIMIT:-300}
 T=$(cd "$(dirname "$0")" && pwd)
 hook=$B/bin/cuthook
@@ -44,6 +47,11 @@ case " $progs " in *" odd "*)
 	nvcc -O2 -arch=sm_90 -o "$out/odd_apis" "$T/progs/odd_apis.cu" -lcuda || fail=1 ;;
 esac
 case " $progs " in *" reset "*) nvcc -O2 -o "$out/reset_midway" "$T/progs/reset_midway.cu" || fail=1 ;; esac
+case " $progs " in *" release "*)
+	nvcc -O2 -o "$out/release_midway" "$T/progs/release_midway.cu" -lcuda &&
+		nvcc -O2 -arch=sm_90 -fatbin -o "$out/release_midway.fatbin" \
+			"$T/progs/release_midway.cu" || fail=1 ;;
+esac
 case " $progs " in *" two "*) nvcc -O2 -o "$out/two_gpus" "$T/progs/two_gpus.cu" || fail=1 ;; esac
 case " $progs " in *" contexts "*)
 	nvcc -O2 -arch=sm_90 -o "$out/contexts" "$T/progs/contexts.cu" -lcuda || fail=1 ;;
@@ -88,6 +96,7 @@ run crash 139 "$out/crash_midway"
 run pool 0 "$out/pool_wait"
 run odd 0 "$out/odd_apis"
 run reset 0 "$out/reset_midway"
+run release 0 "$out/release_midway" "$out/release_midway.fatbin"
 run contexts 0 "$out/contexts"
 run two 0 "$out/two_gpus"
 case " $progs " in *" pool "*)
@@ -95,7 +104,7 @@ case " $progs " in *" pool "*)
 	$py "$T/check_pool.py" "$out/pool.cap.jsonl" "$out/pool.cap.out" || fail=1
 	;;
 esac
-for p in odd reset contexts two; do
+for p in odd reset release contexts two; do
 	grep -q "GPU here, not two" "$out/$p.plain.out" 2>/dev/null && continue
 	case " $progs " in *" $p "*)
 		$py "$T/check_odd.py" "$out/$p.hook.jsonl" "$out/$p.hook.out" || fail=1

@@ -9,7 +9,8 @@
 # leaves work untimed and counted, never lost; module loads that wait for every stream never
 # deadlock with the layer's calibration; a memset its call sets up before handing it over
 # starts from the call's return; a graph the driver hands over in parts starts from the START
-# before it; work before a device reset is timed, and after it; -l api turns the layer off;
+# before it; work before a device reset, or a release of the last reference to the primary
+# context, is timed, and after it; -l api turns the layer off;
 # every filter reads the trace.
 . "$(dirname "$0")/lib/hook-setup.sh"
 PATH=$B/bin:$PATH
@@ -165,22 +166,39 @@ truth_check pool 11 0.8
 # H100, nor any work after), the context is set up again for the work after, each piece as the
 # truth says, held context by context (each has a mapping of its own: on two cores the
 # stand-in's first anchor of one is often 2.5 us off, within its error); one device record.
-FAKEGPU_TRUTH=$tmp/reset.truth cuthook -o "$tmp/reset.jsonl" -- "$fx/gpuprog" 10 reset >/dev/null ||
-	bad "gpuprog reset: exit $?"
-python3 - "$tmp/reset.jsonl" "$tmp/reset.truth" "$tmp/reset.part" <<'PY' || fail=1
+# And one that ends it by giving back the last reference to the primary context instead
+# (cuDevicePrimaryCtxRelease, gpuprog release; the build before timed 25 of its 74 pieces): the
+# same, and a release that is not the last ends nothing (it returns while the 50 ms kernel
+# before it runs, where an end would wait for it).
+for mode in reset release; do
+FAKEGPU_TRUTH=$tmp/$mode.truth cuthook -o "$tmp/$mode.jsonl" -- "$fx/gpuprog" 10 $mode >/dev/null ||
+	bad "gpuprog $mode: exit $?"
+python3 - "$tmp/$mode.jsonl" "$tmp/$mode.truth" "$tmp/$mode.part" $mode <<'PY' || fail=1
 import json, os, sys
 sys.path.insert(0, os.environ["LIB"])
 import gpu_truth
 ev = [json.loads(l) for l in open(sys.argv[1])]
 truth = open(sys.argv[2]).readlines()
+mode = sys.argv[4]
+want = 72 if mode == "reset" else 74
 g = ev[-1]["args"].get("gpu", {})
 dev = [e for e in ev if e["layer"] == "meta" and e["name"] == "device"]
 fails = []
-if g.get("untimed") != 0 or g.get("timed") != 72: fails.append(f"trailer gpu {g}: want 72 timed, 0 untimed")
+if g.get("untimed") != 0 or g.get("timed") != want: fails.append(f"trailer gpu {g}: want {want} timed, 0 untimed")
 if len(dev) != 1: fails.append(f"{len(dev)} device records")
-resets = sorted(e["ts"] for e in ev if e["layer"] == "api" and e["name"].startswith("cuDevicePrimaryCtxReset"))
-if len(resets) != 2: fails.append(f"{len(resets)} resets recorded, want 2")
 gpu = sorted((e for e in ev if e["layer"] == "gpu"), key=lambda e: e["args"]["corr"])
+ends = sorted((e for e in ev if e["layer"] == "api" and e["name"].startswith(
+    "cuDevicePrimaryCtxReset" if mode == "reset" else "cuDevicePrimaryCtxRelease")), key=lambda e: e["ts"])
+if mode == "release":
+    if len(ends) != 4: fails.append(f"{len(ends)} releases recorded, want 4")
+    for r in ends[0::2]:
+        long = [e for e in gpu if e["args"]["submit"] < r["ts"] and e.get("dur", 0) > 40e6]
+        if not long: fails.append(f"no 50 ms kernel before the release at {r['ts']}")
+        elif r["ts"] + r["dur"] >= long[-1]["ts"] + long[-1]["dur"]:
+            fails.append(f"a release that was not the last waited for the kernel before it (ended {r['ts'] + r['dur']}, the kernel {long[-1]['ts'] + long[-1]['dur']})")
+    ends = ends[1::2]
+resets = [e["ts"] for e in ends]
+if len(resets) != 2: fails.append(f"{len(resets)} context ends recorded, want 2")
 rest = [e for e in ev if e["layer"] != "gpu"]
 if len(truth) == len(gpu):
     for i, (lo, hi) in enumerate(zip([0] + resets, resets + [ev[-1]["ts"]])):
@@ -191,9 +209,10 @@ if len(truth) == len(gpu):
         gpu_truth.check(seg, sys.argv[3], fails.append, f"context {i + 1}: ")
 else:
     fails.append(f"{len(gpu)} pieces of work, truth {len(truth)}")
-for m in fails: print("FAIL reset:", m)
+for m in fails: print(f"FAIL {mode}:", m)
 sys.exit(1 if fails else 0)
 PY
+done
 # Two contexts on one device (gpuprog contexts: a second one made with cuCtxCreate, a kernel in
 # it each round): they take turns on a GPU without MPS, so every submission of either records
 # a START (on an H200 a second context's kernels started 130-140 us after their calls returned,
@@ -209,6 +228,19 @@ g = ev[-1]["args"].get("gpu", {})
 # (all but the two graph launches before the second context was made)
 if g.get("starts") != 90 or g.get("timed") != 92 or g.get("untimed") != 0:
     print(f"FAIL contexts: trailer gpu {g}: want 92 timed, 90 with a START, 0 untimed")
+    sys.exit(1)
+PY
+# A green context destroyed as soon as its last kernel (2 ms) is submitted (gpuprog green): its
+# events go with it, so the library writes its work first, as for any context's end (on an H200
+# cutcapture's run of contexts.cu left all 42 of the green context's kernels untimed, cuthook's
+# none: how soon the library's thread had read them).
+truth_check green 8 1
+python3 - "$tmp/green.jsonl" <<'PY' || fail=1
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+g = ev[-1]["args"].get("gpu", {})
+if g.get("timed") != 82 or g.get("untimed") != 0:
+    print(f"FAIL green: trailer gpu {g}: want 82 timed, 0 untimed")
     sys.exit(1)
 PY
 # Graphs launched on idle streams: a chain of kernels, handed over as its launch returns, starts

@@ -77,6 +77,7 @@ START_TEST(test_gpu_kinds)
 	ck_assert_int_eq(cut_gpu_kind_of("cuGraphInstantiate"), GK_INSTANTIATE);
 	ck_assert_int_eq(cut_gpu_kind_of("cuDevicePrimaryCtxReset_v2"), GK_CTX_END);
 	ck_assert_int_eq(cut_gpu_kind_of("cuCtxDestroy"), GK_CTX_END);
+	ck_assert_int_eq(cut_gpu_kind_of("cuDevicePrimaryCtxRelease"), GK_CTX_END);
 	ck_assert_int_eq(cut_hook_unprobed("cuGraphInstantiateWithFlags", 1), 0); /* probed */
 	ck_assert_int_eq(cut_gpu_kind_of("cuCtxSetCurrent"), GK_NONE);
 	ck_assert_int_eq(cut_hook_unprobed("cuCtxCreate_v4", 1), 0); /* probed: untimed */

@@ -3,7 +3,8 @@
 // cuCtxPushCurrent around its launches; and a green context holding part of the
 // multiprocessors (cuGreenCtxCreate, its stream from cuGreenCtxStreamCreate), pushed the same
 // way. 20 rounds after one that loads the kernels: in each, a 5 us kernel in each context, then
-// 50 us in the primary one beside 5 us in the green one, at once. Prints "contexts: truth NAME
+// 50 us in the primary one beside 5 us in the green one, at once; then the green context and
+// its own destroyed as soon as their last work is done. Prints "contexts: truth NAME
 // START END" a kernel in the order launched, then "contexts: done" (check_odd.py); a machine
 // without green contexts skips them and says so.
 #define PROG "contexts"
@@ -116,6 +117,11 @@ main()
 			CK(cudaStreamSynchronize(sp));
 		}
 	}
+	/* The contexts ended as soon as their last work is done, as a program that is through
+	 * with them does: the library's events of each go with it. */
+	if (green)
+		CKD(cuGreenCtxDestroy(green));
+	CKD(cuCtxDestroy(own));
 	for (int i = 0; i < nslots; i++)
 		std::printf(PROG ": truth %s %llu %llu\n", names[i], host_truth[2 * i],
 		            host_truth[2 * i + 1]);
