@@ -132,6 +132,11 @@ struct gpu_ctx {
 struct gpu_anchor {
 	double gpu;        /* its GPU time, ns since the first anchor's */
 	int64_t host, err; /* its host time, +- err */
+	/* Dated by the clock kernel's end (gpu_clock_link): its host time as the kernel's end
+	 * gave it, and its GPU time less the kernel's end (its lag) */
+	bool linked;
+	int64_t host_linked;
+	double lag;
 };
 struct gpu_clock {
 	struct gpu_anchor a[GPU_ANCHOR_WINDOW]; /* the latest, oldest first */
@@ -144,6 +149,9 @@ struct gpu_clock {
 	double rate;     /* ...and it runs so many host ns per GPU ns... */
 	double rate_err; /* ...+- this, relatively */
 	int64_t gap;     /* GPU ns between back-to-back stream operations */
+	uint64_t kbase;  /* the first linked anchor's kernel end: its lags are counted from it */
+	bool have_link;
+	double lag_min; /* the least lag of its linked anchors */
 };
 
 /* The rate's relative doubt until anchors far enough apart measure it: GPU clocks were
@@ -178,6 +186,16 @@ void gpu_clock_init(struct gpu_clock *c, int64_t host, int64_t err, int64_t gap)
 /* A new anchor at host time host +- err, gpu_ns after the reference event on the GPU's clock:
  * its event is the reference from now. */
 void gpu_clock_anchor(struct gpu_clock *c, int64_t host, int64_t err, double gpu_ns);
+/* The latest anchor (gpu_clock_init's or gpu_clock_anchor's) was dated by the clock kernel,
+ * whose end the GPU's clock read as kend, its event taken as a stream operation later
+ * (gpu_kernel_anchor). Events read the same clock, so its GPU time less kend is the same for
+ * every such anchor but where the device turned to another context between the kernel's end and
+ * the event: on an H200 with three contexts of one process taking turns, a first anchor's event
+ * came 281 us (two switches) later than the next one's, and every time mapped through it that
+ * much early. Each linked anchor in the window is held to the least lag of any: one that
+ * lagged more than the link's spread (twice GPU_LINK_NS) beyond it has its host time moved later
+ * by the difference (a new least moves the ones before), and the fit is made again. */
+void gpu_clock_link(struct gpu_clock *c, uint64_t kend);
 /* A new reference event, gpu_ns after the one before. */
 void gpu_clock_advance(struct gpu_clock *c, double gpu_ns);
 /* Host time of an event gpu_ns after the reference (negative: before it), and the bound on

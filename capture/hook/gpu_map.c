@@ -156,7 +156,8 @@ gpu_clock_init(struct gpu_clock *c, int64_t host, int64_t err, int64_t gap)
 {
 	c->na = 1;
 	c->n = 1;
-	c->a[0] = (struct gpu_anchor){0, host, err};
+	c->a[0] = (struct gpu_anchor){.gpu = 0, .host = host, .err = err};
+	c->have_link = false;
 	c->ref = 0;
 	c->rate = 1.0;
 	c->rate_err = GPU_RATE_ERR_DEFAULT;
@@ -179,8 +180,30 @@ gpu_clock_anchor(struct gpu_clock *c, int64_t host, int64_t err, double gpu_ns)
 			c->a[i - 1] = c->a[i];
 		c->na--;
 	}
-	c->a[c->na++] = (struct gpu_anchor){c->ref, host, err};
+	c->a[c->na++] = (struct gpu_anchor){.gpu = c->ref, .host = host, .err = err};
 	c->n++;
+	fit(c);
+}
+
+void
+gpu_clock_link(struct gpu_clock *c, uint64_t kend)
+{
+	struct gpu_anchor *l = &c->a[c->na - 1];
+	if (!c->have_link)
+		c->kbase = kend;
+	l->linked = true;
+	l->host_linked = l->host;
+	l->lag = l->gpu - (double)(int64_t)(kend - c->kbase);
+	/* (the least of every linked anchor of the clock, those gone from the window too) */
+	double least = c->have_link && c->lag_min < l->lag ? c->lag_min : l->lag;
+	c->have_link = true;
+	c->lag_min = least;
+	for (int i = 0; i < c->na; i++) {
+		struct gpu_anchor *x = &c->a[i];
+		double more = x->lag - least;
+		if (x->linked) /* (lags spread +-GPU_LINK_NS: a switch is some 140 us) */
+			x->host = x->host_linked + (more > 2 * GPU_LINK_NS ? round_(more) : 0);
+	}
 	fit(c);
 }
 

@@ -613,14 +613,15 @@ spin_for(volatile uint32_t *word, uint32_t v, int64_t from, int64_t until)
 /*
  * An anchor dated by the clock kernel (gpu_kernel.c, gpu_map.c's gpu_kernel_anchor): the kernel
  * on the private stream, an event after it; once it runs (ready), KERNEL_TRIES times the host
- * writes its flags and spins until it acks them. The event in *ev, at host time *host +- *err.
+ * writes its flags and spins until it acks them. The event in *ev, at host time *host +- *err;
+ * the kernel's end on the GPU's clock in *kend (gpu_clock_link).
  * False when it did not come back: a kernel not running within max_ns (the device busy with
  * work that holds it) is let go, all its tries at once, and its event kept in c->held until it
  * has run; a driver that refuses the launch turns these anchors off.
  */
 static bool
 kernel_anchor(struct gpu_ctx *c, int64_t max_ns, int64_t gap, gpu_event_t *ev, int64_t *host,
-              int64_t *err)
+              int64_t *err, uint64_t *kend)
 {
 	gpu_event_t e = pool_get(c);
 	if (!e)
@@ -673,6 +674,7 @@ kernel_anchor(struct gpu_ctx *c, int64_t max_ns, int64_t gap, gpu_event_t *ev, i
 		return false;
 	}
 	*ev = e;
+	*kend = out[2 * KERNEL_TRIES + 1];
 	return true;
 }
 
@@ -751,11 +753,34 @@ wait_anchor(struct gpu_ctx *c, int64_t max_ns, gpu_event_t *ev, int64_t *host, i
  * nothing held) a round trip's; false: none. */
 static bool
 timed_anchor(struct gpu_ctx *c, int64_t max_ns, int64_t gap, gpu_event_t *ev, int64_t *host,
-             int64_t *err)
+             int64_t *err, uint64_t *kend)
 {
-	if (c->kernel_anchors && kernel_anchor(c, max_ns, gap, ev, host, err))
+	*kend = 0;
+	if (c->kernel_anchors && kernel_anchor(c, max_ns, gap, ev, host, err, kend))
 		return true;
 	return c->wait_anchors && !c->held && wait_anchor(c, max_ns, ev, host, err);
+}
+
+/* The first anchor dated by the clock kernel, the better of two taken in turn: the one whose
+ * event lagged its kernel's end less (the two clocks' offsets compared through the events'
+ * elapsed time), where they differ by more than the link's spread. Its first moments are mapped
+ * through it alone until the next anchor (gpu_clock_link). */
+static void
+first_kernel_anchor(struct gpu_ctx *c, int64_t gap, gpu_event_t *a, int64_t *host, int64_t *err,
+                    uint64_t *kend)
+{
+	gpu_event_t b;
+	int64_t bh, be;
+	uint64_t bk;
+	bool ok;
+	if (!kernel_anchor(c, WAIT_FIRST_MAX_NS, gap, &b, &bh, &be, &bk))
+		return;
+	double later = elapsed_ns(*a, b, &ok) - (double)(int64_t)(bk - *kend); /* b's lag less a's */
+	if (ok && later < -GPU_LINK_NS) {
+		pool_put(c, *a);
+		*a = b, *host = bh, *err = be, *kend = bk;
+	} else
+		pool_put(c, b);
 }
 
 /* A context's first use on this thread: its private stream, the gap, the first anchor, and
@@ -782,7 +807,10 @@ setup_ctx(struct gpu_ctx *c, int64_t first)
 	struct tries t;
 	/* The first anchor may wait longer for the stream: it alone maps the first moments, and
 	 * the pick-up time measured then. */
-	bool timed = timed_anchor(c, WAIT_FIRST_MAX_NS, gap, &a, &host, &err);
+	uint64_t kend;
+	bool timed = timed_anchor(c, WAIT_FIRST_MAX_NS, gap, &a, &host, &err, &kend);
+	if (timed && kend)
+		first_kernel_anchor(c, gap, &a, &host, &err, &kend);
 	bracket(c, &t); /* the pick-up time's samples, and maybe the first anchor */
 	bool from_tries;
 	if (!(c->anchor = pick_anchor(c, &t, timed ? a : NULL, &host, &err, &from_tries))) {
@@ -790,6 +818,8 @@ setup_ctx(struct gpu_ctx *c, int64_t first)
 		goto broken;
 	}
 	gpu_clock_init(c->clock, host, err, gap);
+	if (!from_tries && kend)
+		gpu_clock_link(c->clock, kend);
 	c->clock_gen++;
 	c->bracket_anchors = !true_anchors(c);
 	note_pickups(c, &t);
@@ -871,15 +901,18 @@ reanchor(struct gpu_ctx *c)
 		memset(&t, 0, sizeof(t));
 		t.best = -1;
 	}
-	bool timed = timed_anchor(c, WAIT_MAX_NS, c->clock->gap, &a, &host, &err);
+	uint64_t kend;
+	bool timed = timed_anchor(c, WAIT_MAX_NS, c->clock->gap, &a, &host, &err, &kend);
 	bool from_tries;
 	a = pick_anchor(c, &t, timed ? a : NULL, &host, &err, &from_tries);
 	double g = a ? elapsed_ns(c->anchor, a, &ok) : 0;
 	gpu_event_t back = NULL; /* the reference before, or an anchor that could not be used */
 	if (a && ok) {
-		if (c->bracket_anchors == !true_anchors(c))
+		if (c->bracket_anchors == !true_anchors(c)) {
 			gpu_clock_anchor(c->clock, host, err, g);
-		else { /* the driver refused the round trips: the other kind of anchor, a clock of
+			if (!from_tries && kend)
+				gpu_clock_link(c->clock, kend);
+		} else { /* the driver refused the round trips: the other kind of anchor, a clock of
 			* its own, whose GPU times start again */
 			gpu_clock_init(c->clock, host, err, c->clock->gap);
 			c->clock_gen++;

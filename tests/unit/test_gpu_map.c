@@ -120,6 +120,77 @@ START_TEST(test_anchors_together)
 }
 END_TEST
 
+/*
+ * Anchors dated by the clock kernel, whose event came some time after the kernel's end: one
+ * operation (GAP) as a rule, and beyond it LAG where the device turned to another context in
+ * between (on an H200 a first anchor's event came 281 us later than the next's). The host and
+ * the GPU run at one rate here, the GPU's clock at the host's plus 5e12; anchor i's kernel ends
+ * at host time k[i]; the library takes its event to be at k[i] + GAP (gpu_kernel_anchor). An
+ * event at host time t then maps to t, within the bound, once the anchors are linked.
+ */
+#define LINK_GAP 1216
+struct linked {
+	struct gpu_clock c;
+	double last_event; /* the reference event's true host time */
+};
+
+static void
+link_anchor(struct linked *l, double k, double lag, int first)
+{
+	double event = k + LINK_GAP + lag;
+	if (first)
+		gpu_clock_init(&l->c, (int64_t)(k + LINK_GAP), 900, LINK_GAP);
+	else
+		gpu_clock_anchor(&l->c, (int64_t)(k + LINK_GAP), 900, event - l->last_event);
+	gpu_clock_link(&l->c, (uint64_t)(5e12 + k));
+	l->last_event = event;
+}
+
+/* An event at host time t through the clock: its error. */
+static int64_t
+link_error(struct linked *l, double t, int64_t *bound)
+{
+	return gpu_clock_map(&l->c, t - l->last_event, bound) - (int64_t)t;
+}
+
+START_TEST(test_link_first_lagged)
+{
+	struct linked l;
+	int64_t bound;
+	link_anchor(&l, 1e9, 281000, 1);
+	/* Alone, it maps 281 us early: nothing tells its lag yet. */
+	ck_assert_int_eq(link_error(&l, 1e9 + 5e6, NULL), -281000);
+	link_anchor(&l, 1.01e9, 0, 0);
+	for (double t = 1e9; t < 1.03e9; t += 1e6) {
+		int64_t e = link_error(&l, t, &bound);
+		ck_assert_msg(llabs(e) <= 2 && bound < 2000, "at %.0f: %lld off, bound %lld", t,
+		              (long long)e, (long long)bound);
+	}
+	/* Later anchors, one lagged two switches: the mapping holds. */
+	link_anchor(&l, 1.02e9, 0, 0);
+	link_anchor(&l, 1.03e9, 280000, 0);
+	ck_assert_int_le(llabs(link_error(&l, 1.035e9, &bound)), 2);
+	link_anchor(&l, 1.05e9, 0, 0);
+	ck_assert_int_le(llabs(link_error(&l, 1.06e9, &bound)), 2);
+	ck_assert_int_lt(bound, 2000);
+}
+END_TEST
+
+START_TEST(test_link_within_spread)
+{
+	/* Lags within the link's spread (+-GPU_LINK_NS, in each anchor's error) move nothing. */
+	struct linked l;
+	double lags[] = {0, 200, -224, 224, 100};
+	for (int i = 0; i < 5; i++)
+		link_anchor(&l, 1e9 + i * 10e6, lags[i], i == 0);
+	for (int i = 0; i < l.c.na; i++)
+		ck_assert_int_eq(l.c.a[i].host, l.c.a[i].host_linked);
+	/* An anchor of another kind (the round trips', its host time its own) is never moved. */
+	gpu_clock_anchor(&l.c, 1050001216 + 300000, 900, 1050001216 + 300000 - l.last_event);
+	ck_assert(!l.c.a[l.c.na - 1].linked);
+}
+END_TEST
+
 START_TEST(test_unmeasured_rate_bounds_drift)
 {
 	/* Before anchors far enough apart, the rate is taken as 1: a drift of 18.4 ppm over 60 ms
@@ -497,6 +568,8 @@ main(void)
 	tcase_add_test(tc, test_drift_followed);
 	tcase_add_test(tc, test_drift_beyond_assumed);
 	tcase_add_test(tc, test_anchors_together);
+	tcase_add_test(tc, test_link_first_lagged);
+	tcase_add_test(tc, test_link_within_spread);
 	tcase_add_test(tc, test_unmeasured_rate_bounds_drift);
 	tcase_add_test(tc, test_span);
 	tcase_add_test(tc, test_span_copies);
