@@ -11,7 +11,8 @@
 # preempted for the others' turns). Traces, profiles and tables stay in OUTDIR.
 # usage: tests/gpu/share_busy.sh BUILDDIR [OUTDIR] [python]
 # (BUILDDIR: bin/cuthook or bin/cuthook-static, lib/libcuthook.so, bin/cutmerge, bin/cutstat;
-# STEPS=n scales the work, default 1: heavy 200 steps, deep 800, light 60.)
+# STEPS=n scales the work, default 1: heavy 200 steps, deep 800, light 60; MODES="S" runs the
+# -S mode alone, "default" the default alone.)
 B=$(cd "${1:?usage: share_busy.sh BUILDDIR [OUTDIR] [python]}" && pwd)
 out=${2:-/tmp/share_busy}
 py=${3:-python3}
@@ -23,7 +24,7 @@ mkdir -p "$out" || exit 1
 rc=0
 for set in "heavy light" "deep light light"; do
 	n=$(echo $set | wc -w)
-	for mode in default S; do
+	for mode in ${MODES:-default S}; do
 		flag=
 		[ $mode = S ] && flag=-S
 		tag=$(echo $set | tr ' ' '-').$mode
