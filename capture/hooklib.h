@@ -18,9 +18,11 @@
 char *cut_hook_library(const char *named, char *why, size_t n);
 /*
  * The driver functions libcuthook's gpu layer calls on the program's threads (hook/gpu.c:
- * submissions, a context's device and end, a graph's nodes; hook/handles.c). Under cutcapture's uprobes, a probe on them would trap on the library's calls
- * too, a microsecond each, between a launch and the event that times its end: cutcapture
- * leaves them unprobed and the library records the program's calls to them (CUTHOOK_SKIP).
+ * submissions, a context's device and end, a graph's nodes; hook/handles.c). Under
+ * cutcapture's uprobes, a probe on them would trap on the library's calls too, a microsecond
+ * each, between a launch and the event that times its end: cutcapture leaves them unprobed and
+ * the library records the program's calls to them (CUTHOOK_SKIP; cutcapture(8) lists them,
+ * tests/scripts/own-calls-documented.sh holds the two the same).
  */
 #define CUT_HOOK_OWN_CALLS                                                                         \
 	"cuCtxFromGreenCtx", "cuCtxGetCurrent", "cuCtxGetDevice", "cuCtxPopCurrent_v2",            \

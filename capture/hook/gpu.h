@@ -174,6 +174,9 @@ struct gpu_ktry {
  * be stamped beyond the stamps after the program's work: the spread of that delay between
  * kernels (within +-225 ns on an H100: tests/bench/clockcal.c, BENCHMARKS). */
 #define GPU_LINK_NS 224
+/* Two such delays differ by up to twice that: a lag beyond it is not the link's spread (a
+ * context switch is some 140 us: gpu_clock_link). */
+#define GPU_LINK_SPREAD_NS (2 * GPU_LINK_NS)
 /* The host time of GPU time end (the kernel's end) from n tries: the offset of the two clocks
  * each try allows (the GPU's at least miss - w1 and hit - r, at most hit - w0), all of them
  * together, else (they disagree: a clock stepped) the narrowest alone; the event after the
@@ -193,7 +196,7 @@ void gpu_clock_anchor(struct gpu_clock *c, int64_t host, int64_t err, double gpu
  * the event: on an H200 with three contexts of one process taking turns, a first anchor's event
  * came 281 us (two switches) later than the next one's, and every time mapped through it that
  * much early. Each linked anchor in the window is held to the least lag of any: one that
- * lagged more than the link's spread (twice GPU_LINK_NS) beyond it has its host time moved later
+ * lagged more than the link's spread (GPU_LINK_SPREAD_NS) beyond it has its host time moved later
  * by the difference (a new least moves the ones before), and the fit is made again. */
 void gpu_clock_link(struct gpu_clock *c, uint64_t kend);
 /* A new reference event, gpu_ns after the one before. */
@@ -348,9 +351,9 @@ struct gpu_api {
 	CUresult (*module_get_function)(void **, void *, const char *);
 	CUresult (*launch_kernel)(void *, unsigned, unsigned, unsigned, unsigned, unsigned,
 	                          unsigned, unsigned, void *, void **, void **);
-	/* Optional: a copy to a stream of another context (gpu.c) */
+	/* Optional: a copy to a stream of another context, a green context's end (gpu.c) */
 	CUresult (*stream_get_ctx)(void *, void **);
-	CUresult (*ctx_from_green)(void **, void *); /* cuCtxFromGreenCtx: a green context's */
+	CUresult (*ctx_from_green)(void **, void *);
 	CUresult (*ctx_push)(void *);
 	CUresult (*ctx_pop)(void **);
 	/* Optional: the primary context a reset ends (gpu.c) */

@@ -201,8 +201,8 @@ gpu_clock_link(struct gpu_clock *c, uint64_t kend)
 	for (int i = 0; i < c->na; i++) {
 		struct gpu_anchor *x = &c->a[i];
 		double more = x->lag - least;
-		if (x->linked) /* (lags spread +-GPU_LINK_NS: a switch is some 140 us) */
-			x->host = x->host_linked + (more > 2 * GPU_LINK_NS ? round_(more) : 0);
+		if (x->linked)
+			x->host = x->host_linked + (more > GPU_LINK_SPREAD_NS ? round_(more) : 0);
 	}
 	fit(c);
 }

@@ -776,7 +776,7 @@ first_kernel_anchor(struct gpu_ctx *c, int64_t gap, gpu_event_t *a, int64_t *hos
 	if (!kernel_anchor(c, WAIT_FIRST_MAX_NS, gap, &b, &bh, &be, &bk))
 		return;
 	double later = elapsed_ns(*a, b, &ok) - (double)(int64_t)(bk - *kend); /* b's lag less a's */
-	if (ok && later < -GPU_LINK_NS) {
+	if (ok && later < -GPU_LINK_SPREAD_NS) {
 		pool_put(c, *a);
 		*a = b, *host = bh, *err = be, *kend = bk;
 	} else
