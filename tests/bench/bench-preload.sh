@@ -1,7 +1,9 @@
 #!/bin/sh
 # bench-preload.sh BUILDDIR [runs] [python] [parts]: on a GPU machine with PyTorch, as root:
 # what each capture mode costs a launch-bound PyTorch loop (x.add_(1) on 256 floats, 30,000
-# ops: about five driver calls an op), in us per op, min/median/max of `runs` alternated runs: plain;
+# ops: five driver and five runtime calls an op; tests/bench/launchloop.py), in us per op,
+# min/median/max of `runs` alternated runs, then the median of the chunks of 1,000 ops run at
+# full speed (launchloop.py says why; the table to compare modes by): plain;
 # cuthook -l api,runtime,nvtx; cuthook (+ gpu); cutcapture --uprobes with the api layer by uprobes
 # only (api, ioctl, irq, sched); the same with the nvtx layer (libcuthook preloaded, no gpu
 # layer); cutcapture --uprobes with every layer (libcuthook for gpu and nvtx: the default before
@@ -16,7 +18,8 @@
 # a step by kind and the cuthook trailer's gpu counts (START events). Last, the issue's
 # GPU-bound work: 400 products of 4096 x 4096 floats, us a product, plain, cuthook, cutcapture and
 # torch.profiler's CUDA records. Prints tables; BENCHMARKS.md keeps the results. parts: which
-# of loop, step and mm to run (default all).
+# of loop, step and mm to run (default all), and split (where a recorded call's cost goes,
+# with an experiment build named by CUTHOOK_EXP_LIB: the part's comment below).
 #   BUILDDIR holds bin/cutcapture-static, bin/cuthook, lib/libcuthook.so
 set -u
 B=$(cd "${1:?usage: bench-preload.sh BUILDDIR [runs] [python] [parts]}" && pwd)
@@ -37,44 +40,55 @@ table() {
 			awk -v m="$m" '{ v[NR] = $1 } END { printf "%-22s %6.2f %6.2f %6.2f\n", m, v[1], v[int((NR + 1) / 2)], v[NR] }'
 	done
 }
+# fast_table PREFIX MODE...: the chunks of each mode (PREFIX.MODE, from launchloop.py) run at
+# full speed, both probes within 15 % of the fastest of all these modes' chunks: us an op, their
+# median and 10th percentile, how many of the mode's chunks they are, and the median against the
+# first mode's.
+fast_table() {
+	_p=$1
+	shift
+	_fast=$(for _m; do cat "$_p.$_m"; done | awk 'NR == 1 || $2 < m { m = $2 } END { print m * 1.15 }')
+	echo "chunks at full speed (probe <= $_fast ms): us per op, median / p10, chunks kept, vs $1"
+	_base=$(awk -v f="$_fast" '$2 <= f { print $1 }' "$_p.$1" | sort -n |
+		awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }')
+	for _m; do
+		[ -f "$_p.$_m" ] || continue
+		awk -v f="$_fast" '$2 <= f { print $1 }' "$_p.$_m" | sort -n |
+			awk -v m="$_m" -v n="$(wc -l <"$_p.$_m")" -v b="${_base:-0}" '
+			{ v[NR] = $1 }
+			END {
+				if (!NR) { printf "%-22s   none of %d\n", m, n; exit }
+				med = v[int((NR + 1) / 2)]
+				printf "%-22s %6.2f %6.2f %4d of %-4d", m, med, v[int(NR / 10) + 1], NR, n
+				if (b > 0) printf " %+6.1f %%", 100 * (med - b) / b
+				print ""
+			}'
+	done
+}
+L=$(cd "$(dirname "$0")" && pwd)/launchloop.py
 if part loop; then
 echo "us per op, min/median/max of $runs"
-cat >"$w/loop.py" <<'PY'
-import contextlib, sys, time, torch
-from torch.profiler import ProfilerActivity, profile
-acts = {"cuda": [ProfilerActivity.CUDA],
-        "all": [ProfilerActivity.CPU, ProfilerActivity.CUDA]}
-prof = profile(activities=acts[sys.argv[1]]) if len(sys.argv) > 1 else contextlib.nullcontext()
-x = torch.zeros(256, device="cuda")
-with prof:
-    for _ in range(2000):
-        x.add_(1)
-    torch.cuda.synchronize()
-    n = 30000
-    t0 = time.perf_counter()
-    for _ in range(n):
-        x.add_(1)
-    torch.cuda.synchronize()
-    t = time.perf_counter() - t0
-print(f"{1e6 * t / n:.2f}")
-PY
+# The loop is timed in chunks beside a probe that makes no CUDA call (launchloop.py says why):
+# the first table is each run's us an op, the second only the chunks run at full speed.
 nsys=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)
 modes="plain cuthook-api cuthook cutcapture-uprobes cutcapture-nvtx cutcapture-uprobes-all cutcapture cutcapture-nogpu profiler-cuda profiler-all"
 [ -n "$nsys" ] && modes="$modes nsys"
 for r in $(seq "$runs"); do
-	echo "plain $($py "$w/loop.py")"
-	echo "cuthook $("$B/bin/cuthook" -o "$w/h.jsonl" -- $py "$w/loop.py")"
-	echo "cuthook-api $("$B/bin/cuthook" -l api,runtime,nvtx -o "$w/ha.jsonl" -- $py "$w/loop.py")"
-	echo "cutcapture-uprobes $($cap -q --uprobes -l api,ioctl,irq,sched -o "$w/u.jsonl" -- $py "$w/loop.py" 2>/dev/null)"
-	echo "cutcapture-nvtx $($cap -q --uprobes -l api,ioctl,irq,sched,nvtx -o "$w/n.jsonl" -- $py "$w/loop.py" 2>/dev/null)"
-	echo "cutcapture-uprobes-all $($cap -q --uprobes -o "$w/ua.jsonl" -- $py "$w/loop.py" 2>/dev/null)"
-	echo "cutcapture $($cap -q -o "$w/c.jsonl" -- $py "$w/loop.py" 2>/dev/null)"
-	echo "cutcapture-nogpu $($cap -q -l api,runtime,nvtx,ioctl,irq,sched,kernel -o "$w/a.jsonl" -- $py "$w/loop.py" 2>/dev/null)"
-	echo "profiler-cuda $($py "$w/loop.py" cuda)"
-	echo "profiler-all $($py "$w/loop.py" all)"
-	[ -n "$nsys" ] && echo "nsys $("$nsys" profile -t cuda -o "$w/ns$r" -- $py "$w/loop.py" 2>/dev/null | grep -E "^[0-9]+\.[0-9]+$" | tail -1)"
+	echo "plain $($py "$L" "$w/k.plain")"
+	echo "cuthook $("$B/bin/cuthook" -o "$w/h.jsonl" -- $py "$L" "$w/k.cuthook")"
+	echo "cuthook-api $("$B/bin/cuthook" -l api,runtime,nvtx -o "$w/ha.jsonl" -- $py "$L" "$w/k.cuthook-api")"
+	echo "cutcapture-uprobes $($cap -q --uprobes -l api,ioctl,irq,sched -o "$w/u.jsonl" -- $py "$L" "$w/k.cutcapture-uprobes" 2>/dev/null)"
+	echo "cutcapture-nvtx $($cap -q --uprobes -l api,ioctl,irq,sched,nvtx -o "$w/n.jsonl" -- $py "$L" "$w/k.cutcapture-nvtx" 2>/dev/null)"
+	echo "cutcapture-uprobes-all $($cap -q --uprobes -o "$w/ua.jsonl" -- $py "$L" "$w/k.cutcapture-uprobes-all" 2>/dev/null)"
+	echo "cutcapture $($cap -q -o "$w/c.jsonl" -- $py "$L" "$w/k.cutcapture" 2>/dev/null)"
+	echo "cutcapture-nogpu $($cap -q -l api,runtime,nvtx,ioctl,irq,sched,kernel -o "$w/a.jsonl" -- $py "$L" "$w/k.cutcapture-nogpu" 2>/dev/null)"
+	echo "profiler-cuda $($py "$L" "$w/k.profiler-cuda" cuda)"
+	echo "profiler-all $($py "$L" "$w/k.profiler-all" all)"
+	[ -n "$nsys" ] && echo "nsys $("$nsys" profile -t cuda -o "$w/ns$r" -- $py "$L" "$w/k.nsys" 2>/dev/null | grep -E "^[0-9]+\.[0-9]+$" | tail -1)"
 done >"$w/loop"
 table "$w/loop" $modes
+echo
+fast_table "$w/k" $modes
 for f in c a; do
 	tail -1 "$w/$f.jsonl" | grep -o '"layers":{[^}]*}\|"lost":[0-9]*\|"gpu":{[^}]*}\|"preload":{[^}]*}' | tr '\n' ' '
 	echo
@@ -155,4 +169,21 @@ for r in $(seq "$runs"); do
 	echo "profiler-cuda $($py "$w/mm.py" cuda)"
 done >"$w/mm"
 table "$w/mm" plain cuthook cutcapture profiler-cuda
+fi
+# Where a recorded call's cost goes (parts "split", not run by default): the loop plain and
+# under cuthook -l api,runtime with a library built with tests/bench/exp-split.patch (named by
+# CUTHOOK_EXP_LIB), as it is (full), recording nothing but the call counts (bare: the wrappers'
+# clock reads, in-flight notes and counting) and formatting every line but writing none
+# (nowrite); full speed chunks as above. How to build it: the patch's header.
+if part split; then
+	: "${CUTHOOK_EXP_LIB:?split: CUTHOOK_EXP_LIB names a libcuthook.so built with exp-split.patch}"
+	echo
+	for r in $(seq "$runs"); do
+		$py "$L" "$w/s.plain" >/dev/null
+		for e in full:0 bare:1 nowrite:2; do
+			CUTHOOK_LIB=$CUTHOOK_EXP_LIB CUTHOOK_EXP=${e#*:} "$B/bin/cuthook" -l api,runtime \
+				-o "$w/s.jsonl" -- $py "$L" "$w/s.${e%:*}" >/dev/null
+		done
+	done
+	fast_table "$w/s" plain full bare nowrite
 fi
