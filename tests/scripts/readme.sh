@@ -23,8 +23,8 @@ grep -q '!\[[^]]*\](share/doc/timeline.png)' "$readme" || bad "does not show sha
 grep -q '!\[[^]]*\](share/doc/overview.png)' "$readme" || bad "does not show share/doc/overview.png"
 # Paths in backquotes under share/, samples/, tests/ (globs allowed) name what is there.
 for p in $(grep -o '`\(share\|samples\|tests\)/[^` ]*`' "$readme" | tr -d '`' | sort -u); do
-	set -- $top/$p
-	[ -e "$1" ] || bad "names $p, which is not there"
+	# (globbed in $top, whose path may have a space)
+	(cd "$top" && set -- $p && [ -e "$1" ]) || bad "names $p, which is not there"
 done
 # Every man page is linked, and every tool built has its page linked.
 for page in "$top"/share/man/*.[1-8]; do
