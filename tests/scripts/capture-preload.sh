@@ -124,8 +124,7 @@ check(load(hookapi), "--hook-api", False)
 nbusy, nidle = gpu_truth.check(gpu_ev, truth_path, bad, "gpu: ", ("kernel", "graph"))
 # (A loaded machine can leave most ends bounds, marked so and held above: beside two busy loops a
 # core, about one run in ten of this build and the one before alike; then say so, not fail.)
-marked = sum(1 for e in gpu_ev if e["layer"] == "gpu" and
-             ("bound" in (e["args"].get("start"), e["args"].get("end")) or "clamped" in e["args"]))
+marked = sum(1 for e in gpu if "bound" in (e["args"].get("start"), e["args"].get("end")) or "clamped" in e["args"])
 if nbusy < gpu_truth.MIN_BUSY and 2 * marked >= len(gpu):
     print(f"gpu: {nbusy} kernels on a busy stream unmarked, {marked} of {len(gpu)} pieces bounds: durations not held to the truth")
 elif nbusy < gpu_truth.MIN_BUSY:
