@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hook.h"
+#include "writer.h"
 
 /* Open addressing, never resized or freed: lookups on every launch take no lock. A slot's
  * name is published before its handle. */
@@ -69,6 +70,10 @@ hook_name_set(uint64_t h, const char *raw, size_t len)
 {
 	if (!h || !raw)
 		return NULL;
+	/* A handle named anew: the calls queued for the formatter name it as it was. */
+	const struct cut_name *was = name_of(h);
+	if (was && (strlen(was->raw) != len || strncmp(was->raw, raw, len) != 0))
+		hook_async_drain();
 	const struct cut_name *nm = &no_name;
 	if (len) {
 		struct cut_name *m = malloc(sizeof(*m));

@@ -170,7 +170,7 @@ hook_thread_record(struct hook_thread *t, int64_t ts)
 }
 
 void
-hook_symbol_record(struct hook_thread *t, int64_t ts, const struct hook_symbol *sym)
+hook_symbol_line(struct cut_buf *b, int64_t tid, int64_t ts, const struct hook_symbol *sym)
 {
 	struct cut_meta m;
 	cut_meta_init(&m, CUT_META_SYMBOL);
@@ -178,5 +178,11 @@ hook_symbol_record(struct hook_thread *t, int64_t ts, const struct hook_symbol *
 	m.symbol.name = sym->name;
 	m.symbol.kind = sym->kind;
 	m.symbol.via = sym->via;
-	hook_meta_record(&t->out, ts, t->tid, &m);
+	hook_meta_record(b, ts, tid, &m);
+}
+
+void
+hook_symbol_record(struct hook_thread *t, int64_t ts, const struct hook_symbol *sym)
+{
+	hook_symbol_line(&t->out, t->tid, ts, sym);
 }

@@ -54,6 +54,8 @@ thread_gone(void *p)
 {
 	struct hook_thread *t = p;
 	hook_guard = 1;
+	if (t->ring) /* its calls queued: formatted before the state goes to another thread */
+		hook_async_drain();
 	if (own_begin(t)) {
 		hook_flush(t);
 		own_end(t);
@@ -174,6 +176,7 @@ init(void)
 	hook_resolve_init();
 	exec_resolve();
 	hook_decode_init();
+	hook_async_init();
 	hook_mark_init();
 	for (size_t i = 0; i < hook_nlayers; i++)
 		if (hook_layers[i].init)
@@ -311,10 +314,12 @@ finish(bool at_exec)
 	for (size_t i = 0; i < hook_nlayers && !hook_guard; i++)
 		if (hook_layers[i].stop)
 			hook_layers[i].stop();
-	if (!stop_owners())
-		return;
 	int guard = hook_guard;
 	bool nested = guard != 0;
+	/* Then the calls queued for the formatter (async.c), while it still takes lines. */
+	hook_async_close(nested);
+	if (!stop_owners())
+		return;
 	hook_guard = 1;
 	__atomic_store_n(&hook_recording, 0, __ATOMIC_RELEASE);
 	static uint64_t calls[HOOK_NAPI][HOOK_NVIA];
@@ -424,6 +429,9 @@ finish(bool at_exec)
 		uint64_t hz = hook_tsc_hz();
 		if (hz)
 			m.trailer.durations_tsc_hz = (int64_t)hz;
+		int64_t off = hook_async_events();
+		if (off >= 0)
+			m.trailer.off_thread = off;
 		for (size_t i = 0; i < hook_nlayers; i++)
 			if (hook_layers[i].trailer)
 				hook_layers[i].trailer(&m.trailer);
@@ -498,6 +506,7 @@ exec_failed(void)
 	__atomic_store_n(&hook_w.header_done, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&hook_w.finished, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&hook_recording, 1, __ATOMIC_RELEASE);
+	hook_async_reopen();
 }
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
@@ -626,6 +635,9 @@ on_fatal(int sig)
 {
 	int saved = errno;
 	__atomic_store_n(&fatal_ours[sig], 0, __ATOMIC_RELAXED); /* SA_RESETHAND */
+	/* The calls queued for the formatter first, formatted by it (async.c). */
+	if (hook_w.inited && getpid() == hook_w.pid)
+		hook_async_close(true);
 	if (hook_w.inited && getpid() == hook_w.pid && stop_owners() && hook_output_ok()) {
 		/* The header was formatted with the first event; only writing is left. */
 		if (!hook_w.header_done &&
@@ -674,6 +686,7 @@ layers_fork(int phase)
 static void
 fork_prepare(void)
 {
+	hook_async_fork(0); /* the formatter's lock first: it takes the header's and the names' */
 	pthread_mutex_lock(&hook_w.threads_lock);
 	pthread_mutex_lock(&hook_w.header_lock);
 	hook_resolve_fork(0);
@@ -689,6 +702,7 @@ fork_parent(void)
 	hook_resolve_fork(1);
 	pthread_mutex_unlock(&hook_w.header_lock);
 	pthread_mutex_unlock(&hook_w.threads_lock);
+	hook_async_fork(1);
 }
 
 /* The child is a process of its own: its own header (when it records anything), counts and
@@ -699,6 +713,7 @@ fork_child(void)
 	layers_fork(2);
 	hook_names_fork(2);
 	hook_resolve_fork(2);
+	hook_async_fork(2);
 	hook_clock_fork_child();
 	hook_w.pid = getpid();
 	hook_w.pid_ns = hook_ns_id("/proc/self/status", hook_w.pid);

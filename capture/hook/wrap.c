@@ -55,6 +55,8 @@ hook_fbits(double d)
 			g_ = hook_gpu_before(HOOK_ID_##name, a_);                                  \
 		else if (__builtin_expect(gk_ == GK_CTX_END, 0))                                   \
 			hook_gpu_ctx_ending(HOOK_ID_##name, a_);                                   \
+		if (__builtin_expect(hook_async_barrier[HOOK_ID_##name], 0))                       \
+			hook_async_drain();                                                        \
 		int64_t t0_ = hook_now();                                                          \
 		hook_flight_in(t_, hook_skip_api && !hook_keep[HOOK_ID_##name] ? NULL : #name,     \
 		               CUT_API, t0_);                                                      \

@@ -492,12 +492,14 @@ put_small(char *p, int64_t v)
 	return p + 2;
 }
 
-/* Appends one call's line (newline included). Returns false when memory ran out. */
+/* Appends one call's line (newline included) to w's buffer; the call's thread's fragment is
+ * frag (len bytes in THREAD_FRAG_MAX). Returns false when memory ran out. */
 static bool
-fast_line(struct hook_thread *t, const struct hook_frag *f, int64_t ts, int64_t dur, int64_t ret,
-          const char *args, size_t alen)
+fast_line(struct hook_thread *w, const char *frag, unsigned frag_len, const struct hook_frag *f,
+          int64_t ts, int64_t dur, int64_t ret, const char *args, size_t alen)
 {
-	struct cut_buf *b = &t->out;
+	struct hook_thread *t = w; /* its cache of the timestamps' leading digits */
+	struct cut_buf *b = &w->out;
 	if (!buf_try_room(b, 128 + THREAD_FRAG_MAX + FRAG_MAX + alen))
 		return false;
 	char *p = b->s + b->len;
@@ -522,8 +524,8 @@ fast_line(struct hook_thread *t, const struct hook_frag *f, int64_t ts, int64_t 
 		p = buf_put_i64(p, ts);
 	memcpy(p, ",\"dur\":", 7);
 	p = put_small(p + 7, dur);
-	memcpy(p, t->frag, THREAD_FRAG_MAX);
-	p += t->frag_len;
+	memcpy(p, frag, THREAD_FRAG_MAX);
+	p += frag_len;
 	memcpy(p, f->s, FRAG_MAX);
 	p += f->len;
 	if (f->ret)
@@ -552,7 +554,8 @@ fast_agrees(struct hook_thread *t, const struct hook_frag *f)
 	cut_event_format(&b, &ev);
 	buf_addc(&b, '\n');
 	size_t mark = t->out.len;
-	if (f->len && fast_line(t, f, 1234567890123, 45, -7, args, strlen(args)))
+	if (f->len &&
+	    fast_line(t, t->frag, t->frag_len, f, 1234567890123, 45, -7, args, strlen(args)))
 		same = t->out.len - mark == b.len && memcmp(t->out.s + mark, b.s, b.len) == 0;
 	t->out.len = mark;
 	if (t->out.s)
@@ -596,7 +599,7 @@ call_line(struct hook_thread *t, const struct hook_frag *f, int64_t t0, int64_t 
 		hook_thread_record(t, t0);
 	}
 	if (t->fast && f->len) {
-		if (!fast_line(t, f, t0, dur, r, args, alen)) {
+		if (!fast_line(t, t->frag, t->frag_len, f, t0, dur, r, args, alen)) {
 			t->lost++;
 			return;
 		}
@@ -714,8 +717,8 @@ memo_keep(struct hook_thread *t, unsigned s, const struct cut_api_desc *d, const
 }
 
 /*
- * Appends the args object of a call described by d (recorded as name) that returned r with
- * argument words a to b (nothing when there is nothing to say); fills *sym when the call named a
+ * Appends the args object of call c (cut_api_read's) described by d (recorded as name) to b
+ * (nothing when there is nothing to say); fills *sym when the call named a
  * handle, and *asked when the driver was asked the name of a handle the call used (both: handle
  * 0 when none). The args of a call of a pure function (cut_api_desc.pure) are copied from t's
  * memo of a recent call alike (the same result, words and out values), the names unchanged
@@ -725,21 +728,20 @@ memo_keep(struct hook_thread *t, unsigned s, const struct cut_api_desc *d, const
  * owes one.
  */
 static void
-decode(struct hook_thread *t, const struct cut_api_desc *d, const char *name, int32_t r,
-       const uint64_t *a, struct cut_buf *b, struct hook_symbol *sym, struct hook_symbol *asked)
+decode_read(struct hook_thread *t, const struct cut_api_desc *d, const char *name,
+            const struct cut_call *c, struct cut_buf *b, struct hook_symbol *sym,
+            struct hook_symbol *asked)
 {
-	struct cut_call c;
-	cut_api_read(d, &c, a, d->nparams, r);
 	if (!d->pure) {
-		decode_call(d, name, &c, b, sym, asked);
+		decode_call(d, name, c, b, sym, asked);
 		return;
 	}
 	uint32_t gen = __atomic_load_n(&hook_names_gen, __ATOMIC_ACQUIRE);
-	unsigned set = memo_set(d, &c);
+	unsigned set = memo_set(d, c);
 	for (int i = 0; t->memo && i < HOOK_MEMO_WAYS; i++) {
 		const struct hook_memo *m = &t->memo[set * HOOK_MEMO_WAYS + i];
 		char *p;
-		if (memo_holds(m, d, &c, gen) &&
+		if (memo_holds(m, d, c, gen) &&
 		    (!m->args.len || (p = buf_try_room(b, m->args.len)))) {
 			if (m->args.len)
 				buf_commit(b,
@@ -749,9 +751,19 @@ decode(struct hook_thread *t, const struct cut_api_desc *d, const char *name, in
 			return;
 		}
 	}
-	decode_call(d, name, &c, b, sym, asked);
+	decode_call(d, name, c, b, sym, asked);
 	if (!sym->handle && !asked->handle)
-		memo_keep(t, set, d, &c, gen, b);
+		memo_keep(t, set, d, c, gen, b);
+}
+
+/* decode_read of the call that returned r with argument words a, read now; t's memo. */
+static void
+decode(struct hook_thread *t, const struct cut_api_desc *d, const char *name, int32_t r,
+       const uint64_t *a, struct cut_buf *b, struct hook_symbol *sym, struct hook_symbol *asked)
+{
+	struct cut_call c;
+	cut_api_read(d, &c, a, d->nparams, r);
+	decode_read(t, d, name, &c, b, sym, asked);
 }
 
 /* hook_record when cutcapture's uprobes record the api layer (CUTHOOK_SKIP): the call is only
@@ -781,37 +793,91 @@ skip_record(struct hook_thread *t, enum hook_id id, int64_t t0, uint64_t end, CU
 	(void)t0;
 }
 
-void
-hook_record(struct hook_thread *t, enum hook_id id, enum hook_via via, int64_t t0, uint64_t end,
-            CUresult r, const uint64_t *a, struct gpu_sub *g)
+/* The args of rec to w->args, as decode would have written them when it was read; *sym and
+ * *asked as for decode. */
+static void
+rec_args(struct hook_thread *w, const struct hook_rec *rec, struct hook_symbol *sym,
+         struct hook_symbol *asked)
 {
-	hook_guard = 1;
-	if (hook_skip_api && !hook_keep[id]) {
-		skip_record(t, id, t0, end, r, a, g);
-		hook_guard = 0;
-		return;
-	}
+	buf_reset(&w->args);
+	sym->handle = asked->handle = 0;
+	if (rec->d)
+		decode_read(w, rec->d, rec->f->name, &rec->c, &w->args, sym, asked);
+	if (rec->has_corr)
+		cut_api_add_corr(&w->args, rec->corr);
+}
+
+/*
+ * Records a call of f (d: its description, NULL when its calls have no args) by t that started
+ * at t0 (hook_now()), ended at end (hook_end()) and returned r, with argument words a; g, when
+ * not NULL, is the work it submitted that the gpu layer times (gpu_args: which needs the call's
+ * args); calls, when not NULL, counts it. A call whose line depends on nothing but what it read
+ * (d->pure) is queued for the formatter thread where the thread's lines take the fast path
+ * (async.c): only reading it is left to this thread. Else, or when the queue is full, it is
+ * decoded and formatted here.
+ */
+static void
+record(struct hook_thread *t, const struct hook_frag *f, const struct cut_api_desc *d, int64_t t0,
+       uint64_t end, int64_t r, const uint64_t *a, struct gpu_sub *g, bool gpu_args,
+       uint64_t *calls)
+{
 	/* First, while the clock read of an end that is not a TSC read is closest to the return. */
 	uint64_t from_clock = t->tsc.from_clock;
 	int64_t t1 = hook_end_time(&t->tsc, end);
+	int64_t dur = t1 > t0 ? t1 - t0 : 0;
 	hook_prepare_header(t->tid);
 	struct hook_symbol sym = {0}, asked = {0};
+	struct hook_rec *rec = NULL;
+	if ((!d || d->pure) && t->fast && f->len && !t->need_thread_record && !gpu_args)
+		rec = hook_async_slot(t);
 	buf_reset(&t->args);
-	if (decodes[id])
-		decode(t, &descs[id], hook_names[id], r, a, &t->args, &sym, &asked);
+	if (rec) {
+		rec->f = f; /* field by field: the whole record is some 250 bytes */
+		rec->d = d;
+		rec->t0 = t0;
+		rec->dur = dur;
+		rec->r = r;
+		rec->has_corr = false;
+		if (d)
+			cut_api_read(d, &rec->c, a, d->nparams, (int32_t)r);
+	} else if (d)
+		decode(t, d, f->name, (int32_t)r, a, &t->args, &sym, &asked);
 	if (g) {
 		hook_gpu_queue(g, t->args.len ? t->args.s : NULL, t1);
-		cut_api_add_corr(&t->args, hook_corr);
+		if (rec) {
+			rec->corr = hook_corr;
+			rec->has_corr = true;
+		} else
+			cut_api_add_corr(&t->args, hook_corr);
 		hook_corr = 0;
 	}
 	if (!own_begin(t)) {
 		t->lost++;
 		t->tsc.from_clock = from_clock; /* counts only events written */
-	} else {
-		t->calls[id][via]++;
-		call_line(t, &hook_w.frag[id], t0, t1 > t0 ? t1 - t0 : 0, r,
-		          t->args.len ? t->args.s : NULL, t->args.len, &asked, &sym);
-		own_end(t);
+		return;
+	}
+	if (calls)
+		(*calls)++;
+	if (!rec || !hook_async_publish(t)) {
+		if (rec) /* the end came since the slot was taken */
+			rec_args(t, rec, &sym, &asked);
+		call_line(t, f, t0, dur, r, t->args.len ? t->args.s : NULL, t->args.len, &asked,
+		          &sym);
+	}
+	own_end(t);
+}
+
+void
+hook_record(struct hook_thread *t, enum hook_id id, enum hook_via via, int64_t t0, uint64_t end,
+            CUresult r, const uint64_t *a, struct gpu_sub *g)
+{
+	hook_guard = 1;
+	if (hook_skip_api && !hook_keep[id])
+		skip_record(t, id, t0, end, r, a, g);
+	else {
+		unsigned char gk = hook_gpu_kind[id];
+		record(t, &hook_w.frag[id], decodes[id] ? &descs[id] : NULL, t0, end, r, a, g,
+		       g && (gk == GK_COPY || gk == GK_SET), &t->calls[id][via]);
 	}
 	hook_guard = 0;
 }
@@ -821,22 +887,37 @@ hook_record_call(struct hook_thread *t, const struct hook_frag *f, const struct 
                  int64_t t0, uint64_t end, int64_t r, const uint64_t *a)
 {
 	hook_guard = 1;
-	uint64_t from_clock = t->tsc.from_clock;
-	int64_t t1 = hook_end_time(&t->tsc, end);
-	hook_prepare_header(t->tid);
-	struct hook_symbol sym = {0}, asked = {0};
-	buf_reset(&t->args);
-	if (d->decodes)
-		decode(t, d, f->name, (int32_t)r, a, &t->args, &sym, &asked);
-	if (!own_begin(t)) {
-		t->lost++;
-		t->tsc.from_clock = from_clock;
-	} else {
-		call_line(t, f, t0, t1 > t0 ? t1 - t0 : 0, r, t->args.len ? t->args.s : NULL,
-		          t->args.len, &asked, &sym);
-		own_end(t);
-	}
+	record(t, f, d->decodes ? d : NULL, t0, end, r, a, NULL, false, NULL);
 	hook_guard = 0;
+}
+
+void
+hook_async_line(struct hook_thread *w, const struct hook_thread *t, const struct hook_rec *rec)
+{
+	struct hook_symbol sym, asked;
+	rec_args(w, rec, &sym, &asked);
+	const char *args = w->args.len ? w->args.s : NULL;
+	int64_t end = rec->t0 + rec->dur;
+	if (!own_begin(w)) {
+		w->lost++;
+		return;
+	}
+	if (!fast_line(w, t->frag, t->frag_len, rec->f, rec->t0, rec->dur, rec->r, args,
+	               w->args.len)) {
+		w->lost++;
+		own_end(w);
+		return;
+	}
+	w->events++;
+	w->pending++;
+	w->pending_in[rec->f->layer]++;
+	if (asked.handle)
+		hook_symbol_line(&w->out, t->tid, end, &asked);
+	if (sym.handle)
+		hook_symbol_line(&w->out, t->tid, end, &sym);
+	if (w->out.len >= FLUSH_AT)
+		hook_flush(w);
+	own_end(w);
 }
 
 bool

@@ -82,6 +82,7 @@ struct hook_thread {
 	 * yet, or no memory), and each set's way a call not found replaces */
 	struct hook_memo *memo;
 	unsigned char memo_victim[HOOK_MEMO_SETS];
+	struct hook_ring *ring; /* calls read, to be formatted off this thread (async.c); NULL: none */
 	struct hook_thread *next;
 };
 
@@ -216,6 +217,50 @@ void hook_frag_make(struct hook_frag *f, enum cut_layer l, const char *name, con
 /* Makes the fragments of the api layer's functions (hook_w.frag). */
 void hook_id_fragments(void);
 
+/*
+ * A call read as its wrapper returned, to be decoded, formatted and written by the library's
+ * formatter thread (async.c): what writing it on the spot would take of the program's thread.
+ * Only calls whose line is a function of their words, out values and the names of handles
+ * (cut_api_desc.pure) go this way: what they point to is read here, before it can change.
+ */
+struct hook_rec {
+	const struct hook_frag *f;
+	const struct cut_api_desc *d; /* NULL: the call has no args to decode */
+	int64_t t0, dur, r;
+	uint64_t corr; /* the GPU work it submitted, when has_corr */
+	bool has_corr;
+	struct cut_call c; /* cut_api_read's, when d */
+};
+
+/* async.c */
+/* Reads CUTHOOK_ASYNC (0: every call formatted on its own thread) and which calls end the
+ * handles that queued calls name; once, at start. */
+void hook_async_init(void);
+/* Calls that may end handles a queued call names (a module unloaded, a context ended): every
+ * queued call is formatted before they run (hook_async_drain). */
+extern unsigned char hook_async_barrier[HOOK_NAPI];
+/* A slot of t's ring for the call being recorded (starting the formatter when it is not
+ * running yet), or NULL: the call is written on the spot. Only t's owner calls it. */
+struct hook_rec *hook_async_slot(struct hook_thread *t);
+/* Hands the slot filled to the formatter; false when it takes no more (the end has come):
+ * the caller writes the call itself. Only inside t's own_begin(). */
+bool hook_async_publish(struct hook_thread *t);
+/* Formats every queued call now, on the calling thread (unless it is formatting already). */
+void hook_async_drain(void);
+/* The end (finish, exec): no more calls are queued, and those queued are formatted (nested:
+ * from a signal handler that interrupted the library: by the formatter thread, waited for a
+ * bounded time; what is left counted lost). */
+void hook_async_close(bool nested);
+/* The calls the formatter wrote, or -1 when it never ran in this process. */
+int64_t hook_async_events(void);
+/* After an exec that failed: queueing starts again. */
+void hook_async_reopen(void);
+/* Around fork, as hook_resolve_fork. */
+void hook_async_fork(int phase);
+/* writer.c: the line of rec, a call of thread t, appended to w's buffer (w: the thread that
+ * formats; t: the thread that made the call, whose pid and tid the line carries). */
+void hook_async_line(struct hook_thread *w, const struct hook_thread *t, const struct hook_rec *rec);
+
 /* header.c */
 struct cut_meta;
 /* Meta record m (meta.h) of this process, at ts on thread tid, appended to b as a line. */
@@ -230,5 +275,7 @@ void hook_ensure_header(int64_t tid);
 /* Appends the thread record of t, and the symbol record of a handle a call named. */
 void hook_thread_record(struct hook_thread *t, int64_t ts);
 void hook_symbol_record(struct hook_thread *t, int64_t ts, const struct hook_symbol *sym);
+/* The symbol record of sym, of thread tid, appended to b. */
+void hook_symbol_line(struct cut_buf *b, int64_t tid, int64_t ts, const struct hook_symbol *sym);
 
 #endif

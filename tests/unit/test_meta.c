@@ -289,7 +289,8 @@ START_TEST(test_fold)
 	    "\"events\":74,\"lost\":1,\"layers\":{\"api\":51,\"gpu\":23},\"durations\":{\"tsc\":"
 	    "23,\"clock\":51,\"tsc_hz\":2300000000},\"gpu\":{\"timed\":23,\"untimed\":0,"
 	    "\"capture_skips\":3,\"starts\":11,\"starts_from_call\":7,\"gap_ns\":1200,"
-	    "\"error_ns\":5328,\"error_ns_median\":5320},\"own_thread\":2373,\"coverage\":{"
+	    "\"error_ns\":5328,\"error_ns_median\":5320},\"own_thread\":2373,\"off_thread\":40,"
+	    "\"coverage\":{"
 	    "\"cuda_h\":13000,\"wrapped\":672,\"obtained\":{\"link\":2,\"dlsym\":0,"
 	    "\"cuGetProcAddress\":0},\"called\":2,\"functions\":[{\"name\":\"cuInit\",\"via\":"
 	    "[\"link\"],\"calls\":1},{\"name\":\"cuMemAlloc_v2\",\"via\":[\"link\"],\"calls\":2}"
@@ -301,7 +302,7 @@ START_TEST(test_fold)
 	    "\"events\":10,\"lost\":0,\"layers\":{\"api\":5,\"gpu\":5},\"durations\":{\"tsc\":5,"
 	    "\"clock\":6,\"tsc_hz\":2300000001},\"gpu\":{\"timed\":100,\"untimed\":0,"
 	    "\"capture_skips\":0,\"starts\":20,\"starts_from_call\":8,\"gap_ns\":1300,"
-	    "\"error_ns\":4000,\"error_ns_median\":4100},\"own_thread\":99,\"coverage\":{"
+	    "\"error_ns\":4000,\"error_ns_median\":4100},\"own_thread\":99,\"off_thread\":9,\"coverage\":{"
 	    "\"cuda_h\":13000,\"wrapped\":672,\"obtained\":{\"link\":1,\"dlsym\":1,"
 	    "\"cuGetProcAddress\":0},\"called\":2,\"functions\":[{\"name\":"
 	    "\"cuGetProcAddress_v2\",\"via\":[\"link\"],\"calls\":15},{\"name\":\"cuInit\","
@@ -311,6 +312,7 @@ START_TEST(test_fold)
 	    &b);
 	ck_assert_int_eq(a.trailer.gpu_starts_from_call, 7);
 	ck_assert_int_eq(b.trailer.own_thread, 99);
+	ck_assert_int_eq(b.trailer.off_thread, 9);
 	struct cut_meta_fold *f = cut_meta_fold_new(CUT_META_TRAILER);
 	ck_assert_ptr_eq(cut_meta_fold_result(f)->trailer.more, NULL);
 	cut_meta_fold_add(f, &a);
@@ -330,7 +332,7 @@ START_TEST(test_fold)
 	    "\"events\":84,\"lost\":1,\"layers\":{\"api\":56,\"gpu\":28},\"durations\":{\"tsc\":28,"
 	    "\"clock\":57,\"tsc_hz\":2300000000},\"gpu\":{\"timed\":123,\"untimed\":0,"
 	    "\"capture_skips\":3,\"starts\":31,\"starts_from_call\":15,\"gap_ns\":1300,"
-	    "\"error_ns\":5328,\"error_ns_median\":4100},";
+	    "\"error_ns\":5328,\"error_ns_median\":4100},\"off_thread\":49,";
 	cut_meta_format(&line, &at0, cut_meta_fold_result(f));
 	struct cut_buf want = {0};
 	buf_addf(
