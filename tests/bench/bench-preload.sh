@@ -73,24 +73,42 @@ echo "us per op, min/median/max of $runs"
 nsys=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)
 modes="plain cuthook-api cuthook cutcapture-uprobes cutcapture-nvtx cutcapture-uprobes-all cutcapture cutcapture-nogpu profiler-cuda profiler-all"
 [ -n "$nsys" ] && modes="$modes nsys"
+# BENCH_MODES: these modes alone (any of the above, and cuthook-api-sync, cuthook-sync,
+# cutcapture-sync: the same with every call formatted on its own thread, CUTHOOK_ASYNC=0)
+modes=${BENCH_MODES:-$modes}
+# loop_mode MODE RUN: one run of the loop under MODE, its line of the table
+loop_mode() {
+	case $1 in
+	*-sync) export CUTHOOK_ASYNC=0 ;;
+	*) unset CUTHOOK_ASYNC ;;
+	esac
+	k=$w/k.$1
+	case ${1%-sync} in
+	plain) echo "$1 $($py "$L" "$k")" ;;
+	cuthook) echo "$1 $("$B/bin/cuthook" -o "$w/h.jsonl" -- $py "$L" "$k")" ;;
+	cuthook-api) echo "$1 $("$B/bin/cuthook" -l api,runtime,nvtx -o "$w/ha.jsonl" -- $py "$L" "$k")" ;;
+	cutcapture-uprobes) echo "$1 $($cap -q --uprobes -l api,ioctl,irq,sched -o "$w/u.jsonl" -- $py "$L" "$k" 2>/dev/null)" ;;
+	cutcapture-nvtx) echo "$1 $($cap -q --uprobes -l api,ioctl,irq,sched,nvtx -o "$w/n.jsonl" -- $py "$L" "$k" 2>/dev/null)" ;;
+	cutcapture-uprobes-all) echo "$1 $($cap -q --uprobes -o "$w/ua.jsonl" -- $py "$L" "$k" 2>/dev/null)" ;;
+	cutcapture) echo "$1 $($cap -q -o "$w/c.jsonl" -- $py "$L" "$k" 2>/dev/null)" ;;
+	cutcapture-nogpu) echo "$1 $($cap -q -l api,runtime,nvtx,ioctl,irq,sched,kernel -o "$w/a.jsonl" -- $py "$L" "$k" 2>/dev/null)" ;;
+	profiler-cuda) echo "$1 $($py "$L" "$k" cuda)" ;;
+	profiler-all) echo "$1 $($py "$L" "$k" all)" ;;
+	nsys) echo "$1 $("$nsys" profile -t cuda -o "$w/ns$2" -- $py "$L" "$k" 2>/dev/null | grep -E "^[0-9]+\.[0-9]+$" | tail -1)" ;;
+	esac
+	unset CUTHOOK_ASYNC
+}
 for r in $(seq "$runs"); do
-	echo "plain $($py "$L" "$w/k.plain")"
-	echo "cuthook $("$B/bin/cuthook" -o "$w/h.jsonl" -- $py "$L" "$w/k.cuthook")"
-	echo "cuthook-api $("$B/bin/cuthook" -l api,runtime,nvtx -o "$w/ha.jsonl" -- $py "$L" "$w/k.cuthook-api")"
-	echo "cutcapture-uprobes $($cap -q --uprobes -l api,ioctl,irq,sched -o "$w/u.jsonl" -- $py "$L" "$w/k.cutcapture-uprobes" 2>/dev/null)"
-	echo "cutcapture-nvtx $($cap -q --uprobes -l api,ioctl,irq,sched,nvtx -o "$w/n.jsonl" -- $py "$L" "$w/k.cutcapture-nvtx" 2>/dev/null)"
-	echo "cutcapture-uprobes-all $($cap -q --uprobes -o "$w/ua.jsonl" -- $py "$L" "$w/k.cutcapture-uprobes-all" 2>/dev/null)"
-	echo "cutcapture $($cap -q -o "$w/c.jsonl" -- $py "$L" "$w/k.cutcapture" 2>/dev/null)"
-	echo "cutcapture-nogpu $($cap -q -l api,runtime,nvtx,ioctl,irq,sched,kernel -o "$w/a.jsonl" -- $py "$L" "$w/k.cutcapture-nogpu" 2>/dev/null)"
-	echo "profiler-cuda $($py "$L" "$w/k.profiler-cuda" cuda)"
-	echo "profiler-all $($py "$L" "$w/k.profiler-all" all)"
-	[ -n "$nsys" ] && echo "nsys $("$nsys" profile -t cuda -o "$w/ns$r" -- $py "$L" "$w/k.nsys" 2>/dev/null | grep -E "^[0-9]+\.[0-9]+$" | tail -1)"
+	for m in $modes; do
+		loop_mode "$m" "$r"
+	done
 done >"$w/loop"
 table "$w/loop" $modes
 echo
 fast_table "$w/k" $modes
 for f in c a; do
-	tail -1 "$w/$f.jsonl" | grep -o '"layers":{[^}]*}\|"lost":[0-9]*\|"gpu":{[^}]*}\|"preload":{[^}]*}' | tr '\n' ' '
+	[ -f "$w/$f.jsonl" ] || continue
+	tail -1 "$w/$f.jsonl" | grep -o '"layers":{[^}]*}\|"lost":[0-9]*\|"gpu":{[^}]*}\|"preload":{[^}]*}\|"off_thread":[0-9]*' | tr '\n' ' '
 	echo
 done
 fi
