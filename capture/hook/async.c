@@ -155,19 +155,8 @@ start(void)
 {
 	if (__atomic_exchange_n(&A.started, 1, __ATOMIC_ACQ_REL))
 		return;
-	pthread_attr_t at;
 	pthread_t th;
-	pthread_attr_init(&at);
-	pthread_attr_setstacksize(&at, 256 * 1024);
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	/* Signals are the program's threads' business: the formatter starts with every one
-	 * blocked, so that none reaches it before it could block them itself. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_create(&th, &at, formatter_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&at);
+	hook_own_thread(&th, 256 * 1024, true, formatter_main, NULL);
 }
 
 struct hook_rec *

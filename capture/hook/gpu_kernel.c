@@ -24,7 +24,6 @@
  * for whatever device (once: the driver caches it, ~/.nv/ComputeCache): 30-130 ms the first
  * time on an H100, 0.15-2 ms after. */
 #include <pthread.h>
-#include <signal.h>
 
 #include "clock_ptx.h"
 #include "gpu.h"
@@ -42,9 +41,6 @@ load_main(void *arg)
 	void *module = NULL;
 	hook_mark_thread(1); /* first: none of this thread's calls is the program's */
 	hook_guard = 1;
-	sigset_t all;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	if (gpu_api.ctx_set_current(l->ctx) != 0 ||
 	    gpu_api.module_load_data(&module, cut_clock_ptx) != 0 ||
 	    gpu_api.module_get_function(&l->fn, module, "cuthook_clock") != 0)
@@ -56,14 +52,10 @@ void *
 gpu_kernel_load(void *ctx)
 {
 	struct load l = {ctx, NULL};
-	pthread_attr_t at;
 	pthread_t t;
 	if (!gpu_api.module_load_data || !gpu_api.module_get_function || !gpu_api.launch_kernel)
 		return NULL;
-	pthread_attr_init(&at);
-	pthread_attr_setstacksize(&at, 256 * 1024);
-	bool made = pthread_create(&t, &at, load_main, &l) == 0;
-	pthread_attr_destroy(&at);
+	bool made = hook_own_thread(&t, 256 * 1024, false, load_main, &l) == 0;
 	if (made)
 		pthread_join(t, NULL);
 	return made ? l.fn : NULL;

@@ -449,9 +449,6 @@ watchdog_main(void *arg)
 	(void)arg;
 	hook_mark_thread(1);
 	hook_guard = 1;
-	sigset_t all;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	pthread_mutex_lock(&WD.lock);
 	for (;;) {
 		if (!WD.deadline) {
@@ -478,17 +475,12 @@ watchdog_start(void)
 	if (WD.started)
 		return true;
 	pthread_condattr_t ca;
-	pthread_attr_t at;
 	pthread_t t;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* deadlines are now_ns()'s */
 	pthread_cond_init(&WD.wake, &ca);
 	pthread_condattr_destroy(&ca);
-	pthread_attr_init(&at);
-	pthread_attr_setstacksize(&at, 64 * 1024);
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	WD.started = pthread_create(&t, &at, watchdog_main, NULL) == 0;
-	pthread_attr_destroy(&at);
+	WD.started = hook_own_thread(&t, 64 * 1024, true, watchdog_main, NULL) == 0;
 	return WD.started;
 }
 
@@ -1225,10 +1217,6 @@ poll_main(void *arg)
 	(void)arg;
 	hook_mark_thread(1); /* first: none of this thread's calls or time is the program's */
 	hook_guard = 1;
-	/* Signals are the program's threads' business. */
-	sigset_t all;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	const char *e = getenv("CUTHOOK_GPU_POLL_US");
 	P.busy_sleep = e && atol(e) > 0 ? atol(e) * 1000 : BUSY_SLEEP_NS;
 	P.rng = 0x9e3779b97f4a7c15ull;
@@ -1292,16 +1280,12 @@ gpu_poller_start(void)
 {
 	int guard = hook_guard;
 	hook_guard = 1;
-	pthread_attr_t at;
-	pthread_attr_init(&at);
-	pthread_attr_setstacksize(&at, 256 * 1024);
-	if (pthread_create(&poller, &at, poll_main, NULL) != 0) {
+	if (hook_own_thread(&poller, 256 * 1024, false, poll_main, NULL) != 0) {
 		pthread_mutex_lock(&gpu_sh.lock);
 		gpu_sh.stopping = true;
 		pthread_mutex_unlock(&gpu_sh.lock);
 	} else
 		started = true;
-	pthread_attr_destroy(&at);
 	/* Exit handlers run before libraries' destructors, libcuda's among them: the work is
 	 * written while the driver still answers. */
 	atexit(hook_gpu_stop);

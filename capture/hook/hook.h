@@ -3,6 +3,9 @@
 #ifndef HOOK_H
 #define HOOK_H
 
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -94,6 +97,12 @@ void hook_mark_init(void);
  * thread is libcuthook's own (the gpu layer's completion thread), none of its calls,
  * ioctls or scheduling are the program's. */
 void hook_mark_thread(int own_thread);
+
+/* life.c: starts a thread of the library's own running fn(arg) with `stack` bytes of stack,
+ * detached or not, every signal blocked from its first instruction (signals are the program's
+ * threads' business: one that reached it before it blocked them would run the program's handler
+ * there). Returns 0 or an error number. */
+int hook_own_thread(pthread_t *t, size_t stack, bool detached, void *(*fn)(void *), void *arg);
 
 /* writer.c (the per-thread writer) and life.c (start, threads, fork, signals, the end) */
 struct hook_thread;

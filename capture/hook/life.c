@@ -140,6 +140,23 @@ signal(int sig, sighandler_t handler)
 
 /* ---- start ---- */
 
+int
+hook_own_thread(pthread_t *t, size_t stack, bool detached, void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t at;
+	sigset_t all, old;
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, stack);
+	if (detached)
+		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old); /* the new thread inherits the mask */
+	int e = pthread_create(t, &at, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&at);
+	return e;
+}
+
 static void fork_prepare(void);
 static void fork_parent(void);
 static void fork_child(void);
