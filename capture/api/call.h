@@ -75,15 +75,17 @@ struct cut_api_desc {
 	unsigned char keylen[CUT_API_NFIELDS];
 };
 
-/* A call, as both capture paths see it once it returned. */
+/* A call, as both capture paths see it once it returned. The words come last: most calls have
+ * a few, and libcuthook copies a call whole into a queue (hook/async.c), where what follows the
+ * last word used is never touched. */
 struct cut_call {
 	int32_t ret;                /* the result; CUDA_SUCCESS (0): out values were set */
 	bool extra_ok;              /* the words after the sixth could be read */
 	bool typed;                 /* each argument word is already of its parameter's type */
-	uint64_t a[CUT_API_NARGS];  /* the arguments, then the extra words (rd.extra) */
 	uint64_t out[CUT_API_NOUT]; /* the values rd.out[] point to, when the call succeeded */
 	const char *str;            /* the string (rd.str), NULL when none */
 	size_t slen;                /* its length, less than CUT_API_STRLEN */
+	uint64_t a[CUT_API_NARGS];  /* the arguments, then the extra words (rd.extra) */
 };
 
 /* A handle's name as a names table keeps it: raw, and (when json is not NULL) already escaped

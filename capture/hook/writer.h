@@ -229,8 +229,8 @@ struct hook_rec {
 	int64_t t0, dur, r;
 	uint64_t corr; /* the GPU work it submitted, when has_corr */
 	bool has_corr;
-	struct cut_call c; /* cut_api_read's, when d */
-};
+	struct cut_call c; /* cut_api_read's, when d: only the words it has are written */
+} __attribute__((aligned(64))); /* a call of up to four words: two cache lines written */
 
 /* async.c */
 /* Reads CUTHOOK_ASYNC (0: every call formatted on its own thread) and which calls end the
