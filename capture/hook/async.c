@@ -13,13 +13,10 @@
  * a handle another name does so before the name changes (handles.c). The end (exit, exec, a
  * fatal signal) closes the queues and formats what they hold; fork leaves the parent's queue to
  * the parent. */
-#include <errno.h>
-#include <limits.h>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
