@@ -239,18 +239,25 @@ fold_header(const struct cut_event *ev)
 	cut_meta_release(&m);
 }
 
-/* A library trailer: folded with the others, member by member (meta.h), and its own thread. */
+/* Thread tid of process pid is the library's own (a trailer's own_thread or format_thread). */
+static void
+own_thread(int64_t pid, int64_t tid)
+{
+	bool isnew = false;
+	if (tid != CUT_ABSENT && (idmap_put2(M.own_threads, pid, tid, &isnew), isnew)) {
+		buf_addc(&M.own_tids, ',');
+		buf_addi64(&M.own_tids, tid);
+	}
+}
+
+/* A library trailer: folded with the others, member by member (meta.h), and its own threads. */
 static void
 fold_trailer(const struct cut_event *ev)
 {
 	struct cut_meta m;
-	bool isnew = false;
 	cut_meta_read(ev, &m);
-	int64_t tid = m.trailer.own_thread;
-	if (tid != CUT_ABSENT && (idmap_put2(M.own_threads, ev->pid, tid, &isnew), isnew)) {
-		buf_addc(&M.own_tids, ',');
-		buf_addi64(&M.own_tids, tid);
-	}
+	own_thread(ev->pid, m.trailer.own_thread);
+	own_thread(ev->pid, m.trailer.format_thread);
 	cut_meta_fold_add(M.trailers, &m);
 	cut_meta_release(&m);
 }

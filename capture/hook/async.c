@@ -272,6 +272,13 @@ hook_async_events(void)
 	return w ? (int64_t)w->events : -1;
 }
 
+int64_t
+hook_async_tid(void)
+{
+	struct hook_thread *w = __atomic_load_n(&A.w, __ATOMIC_ACQUIRE);
+	return w ? w->tid : -1;
+}
+
 void
 hook_async_reopen(void)
 {

@@ -447,8 +447,10 @@ finish(bool at_exec)
 		if (hz)
 			m.trailer.durations_tsc_hz = (int64_t)hz;
 		int64_t off = hook_async_events();
-		if (off >= 0)
+		if (off >= 0) {
 			m.trailer.off_thread = off;
+			m.trailer.format_thread = hook_async_tid();
+		}
 		for (size_t i = 0; i < hook_nlayers; i++)
 			if (hook_layers[i].trailer)
 				hook_layers[i].trailer(&m.trailer);

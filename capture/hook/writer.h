@@ -251,8 +251,10 @@ void hook_async_drain(void);
  * from a signal handler that interrupted the library: by the formatter thread, waited for a
  * bounded time; what is left counted lost). */
 void hook_async_close(bool nested);
-/* The calls the formatter wrote, or -1 when it never ran in this process. */
+/* The calls the formatter wrote, or -1 when it never ran in this process; its thread id, or
+ * -1. */
 int64_t hook_async_events(void);
+int64_t hook_async_tid(void);
 /* After an exec that failed: queueing starts again. */
 void hook_async_reopen(void);
 /* Around fork, as hook_resolve_fork. */

@@ -102,6 +102,7 @@ static const struct member trailer_members[] = {
     OBJ("gpu", gpu_members),
     MB("own_thread", T_INT, trailer.own_thread, .merge = M_NONE),
     MB("off_thread", T_INT, trailer.off_thread, .merge = M_SUM),
+    MB("format_thread", T_INT, trailer.format_thread, .merge = M_NONE),
     MB("coverage", T_RAW, trailer.coverage, .merge = M_COVERAGE),
 };
 static const struct member lost_members[] = {

@@ -55,6 +55,7 @@ struct cut_trailer {
 	int64_t gpu_gap_ns, gpu_error_ns, gpu_error_ns_median;
 	int64_t own_thread;   /* libcuthook's completion thread, of one process */
 	int64_t off_thread;   /* libcuthook's calls formatted by its formatter thread */
+	int64_t format_thread; /* that thread, of one process */
 	const char *coverage; /* libcuthook's coverage audit: a JSON object's text */
 	const char *more;
 };

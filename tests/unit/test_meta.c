@@ -289,7 +289,7 @@ START_TEST(test_fold)
 	    "\"events\":74,\"lost\":1,\"layers\":{\"api\":51,\"gpu\":23},\"durations\":{\"tsc\":"
 	    "23,\"clock\":51,\"tsc_hz\":2300000000},\"gpu\":{\"timed\":23,\"untimed\":0,"
 	    "\"capture_skips\":3,\"starts\":11,\"starts_from_call\":7,\"gap_ns\":1200,"
-	    "\"error_ns\":5328,\"error_ns_median\":5320},\"own_thread\":2373,\"off_thread\":40,"
+	    "\"error_ns\":5328,\"error_ns_median\":5320},\"own_thread\":2373,\"off_thread\":40,\"format_thread\":2374,"
 	    "\"coverage\":{"
 	    "\"cuda_h\":13000,\"wrapped\":672,\"obtained\":{\"link\":2,\"dlsym\":0,"
 	    "\"cuGetProcAddress\":0},\"called\":2,\"functions\":[{\"name\":\"cuInit\",\"via\":"
@@ -313,6 +313,7 @@ START_TEST(test_fold)
 	ck_assert_int_eq(a.trailer.gpu_starts_from_call, 7);
 	ck_assert_int_eq(b.trailer.own_thread, 99);
 	ck_assert_int_eq(b.trailer.off_thread, 9);
+	ck_assert_int_eq(a.trailer.format_thread, 2374);
 	struct cut_meta_fold *f = cut_meta_fold_new(CUT_META_TRAILER);
 	ck_assert_ptr_eq(cut_meta_fold_result(f)->trailer.more, NULL);
 	cut_meta_fold_add(f, &a);
