@@ -110,6 +110,18 @@ drain_locked(void)
 	return n;
 }
 
+/* drain_locked, the lock taken. */
+static uint64_t
+drain(void)
+{
+	pthread_mutex_lock(&A.lock);
+	formatting = 1;
+	uint64_t n = drain_locked();
+	formatting = 0;
+	pthread_mutex_unlock(&A.lock);
+	return n;
+}
+
 static void
 nap(uint32_t seen, int64_t ns)
 {
@@ -134,12 +146,8 @@ formatter_main(void *arg)
 	prctl(PR_SET_NAME, "cuthook-fmt"); /* once it takes calls: tests wait for the name */
 	for (;;) {
 		uint32_t seen = __atomic_load_n(&A.wake, __ATOMIC_ACQUIRE);
-		pthread_mutex_lock(&A.lock);
-		formatting = 1;
-		uint64_t n = drain_locked();
-		formatting = 0;
+		uint64_t n = drain();
 		bool open = __atomic_load_n(&A.open, __ATOMIC_ACQUIRE);
-		pthread_mutex_unlock(&A.lock);
 		/* Closed: nothing comes until an exec that failed opens the rings again. */
 		nap(seen, !open ? 0 : n ? ACTIVE_NS : IDLE_NS);
 	}
@@ -204,11 +212,7 @@ hook_async_drain(void)
 		return;
 	int guard = hook_guard;
 	hook_guard = 1;
-	pthread_mutex_lock(&A.lock);
-	formatting = 1;
-	drain_locked();
-	formatting = 0;
-	pthread_mutex_unlock(&A.lock);
+	drain();
 	hook_guard = guard;
 }
 
@@ -225,14 +229,6 @@ queued(void)
 			     __atomic_load_n(&g->tail, __ATOMIC_ACQUIRE);
 	}
 	return n;
-}
-
-static int64_t
-now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 void
@@ -258,8 +254,8 @@ hook_async_close(bool nested)
 	 * this thread holds (malloc's, one of ours), so the formatter does it, waited for a
 	 * bounded time. What is left is counted lost. */
 	kick();
-	int64_t until = now_ns() + CLOSE_WAIT_NS;
-	while (!formatting && queued() && now_ns() < until)
+	int64_t until = hook_now() + CLOSE_WAIT_NS;
+	while (!formatting && queued() && hook_now() < until)
 		sched_yield();
 	if (A.w)
 		A.w->lost += queued();
