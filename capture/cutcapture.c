@@ -519,6 +519,7 @@ main(int argc, char *argv[])
 
 	/* Drain until the command and its tree are done, or a signal says so. */
 	D.quiet = env.quiet;
+	D.sched_min = env.lo.sched_min;
 	if (drain_open(&D, skel) < 0)
 		goto cleanup;
 	write_header(start, env.lo.pid ? env.lo.pid : T.child, T.argv);

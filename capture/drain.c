@@ -183,6 +183,17 @@ check_counters(struct drain *d, uint64_t now)
 	free(v);
 }
 
+/* n off-CPU periods written in part whose record, the rest of each, never came. */
+static void
+periods_lost(struct drain *d, size_t n, uint64_t now)
+{
+	if (!n)
+		return;
+	drain_lost(now, layers_counter_name(CC_C_LOST_SCHED), n,
+	           "off-CPU periods written in part whose end never came");
+	d->lost += n;
+}
+
 /* Calls fn for every thread the BPF side is following, in batches of the thread table. */
 static void
 each_thread(struct drain *d, void (*fn)(struct drain *, __u32, const struct cc_thread *, void *),
@@ -207,7 +218,7 @@ each_thread(struct drain *d, void (*fn)(struct drain *, __u32, const struct cc_t
 }
 
 struct hold {
-	uint64_t now, hold;
+	uint64_t now, hold, part_after;
 };
 
 static void
@@ -221,7 +232,7 @@ thread_hold(struct drain *d, __u32 tid, const struct cc_thread *t, void *arg)
 		h->hold = t->sys_ts;
 	if (t->off_ts) {
 		uint64_t o = drain_offcpu_hold(tid, t->off_ts, t->off_state, t->off_cpu, h->now,
-		                               MAX_HOLD_NS, h->now - SLACK_NS);
+		                               h->part_after, h->now - SLACK_NS);
 		if (o < h->hold)
 			h->hold = o;
 	}
@@ -232,8 +243,11 @@ thread_hold(struct drain *d, __u32 tid, const struct cc_thread *t, void *arg)
 static uint64_t
 scan_inflight(struct drain *d, uint64_t now)
 {
-	struct hold h = {now, now - SLACK_NS};
-	order_offcpu_sweep(&Q);
+	/* A period is written in parts once it has lasted a second, or --sched-min if longer:
+	 * a shorter one leaves no record to end it. */
+	struct hold h = {now, now - SLACK_NS,
+	                 d->sched_min > MAX_HOLD_NS ? d->sched_min : MAX_HOLD_NS};
+	periods_lost(d, order_offcpu_sweep(&Q), now);
 	each_thread(d, thread_hold, &h);
 	uint64_t hold = h.hold;
 	if (layers_on(CC_L_KERNEL)) {
@@ -250,6 +264,16 @@ scan_inflight(struct drain *d, uint64_t now)
 		}
 	}
 	return hold;
+}
+
+static int threads_fd;
+
+/* Whether thread tid is still off the CPU since off_ts, by the BPF side's thread table. */
+static bool
+still_off(uint32_t tid, uint64_t off_ts)
+{
+	struct cc_thread t;
+	return bpf_map_lookup_elem(threads_fd, &tid, &t) == 0 && t.off_ts == off_ts;
 }
 
 static void
@@ -373,8 +397,12 @@ drain_finish(struct drain *d)
 	check_counters(d, now_ns());
 	d->detaching = true;
 	layers_detach_api_tree(d->skel);
+	/* The periods written in part that have ended have their records in the ring now. */
+	threads_fd = bpf_map__fd(d->skel->maps.threads);
+	order_offcpu_end(&Q, still_off);
 	ring_buffer__consume(d->rb);
 	check_counters(d, now_ns());
+	periods_lost(d, order_offcpu_sweep(&Q), now_ns());
 	/* Calls still in flight (the probes are gone, so they never return): counted lost,
 	 * one record per thread. */
 	each_thread(d, thread_lost, NULL);

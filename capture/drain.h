@@ -24,6 +24,7 @@ struct drain {
 	bool quiet;                      /* no progress line */
 	bool untraced;                   /* the trace could not be written: the probes are gone */
 	bool detaching;                  /* returns without entries are expected from now on */
+	uint64_t sched_min;              /* --sched-min: shorter off-CPU periods leave no record */
 	uint64_t counters[CC_NCOUNTERS]; /* the BPF side's, summed over CPUs */
 	uint64_t lost, unmatched;
 	uint64_t start, last_scan, last_count, last_progress, last_events, last_flush;

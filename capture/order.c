@@ -93,14 +93,26 @@ order_offcpu_hold(struct order *o, uint32_t tid, uint64_t off_ts, uint64_t now, 
 	return upto;
 }
 
-void
+size_t
 order_offcpu_sweep(struct order *o)
 {
+	size_t n = 0;
 	for (size_t i = 0; i < o->nsplits;)
-		if (o->splits[i].ended)
+		if (o->splits[i].ended) {
 			o->splits[i] = o->splits[--o->nsplits];
-		else
+			n++;
+		} else {
 			i++;
+		}
+	return n;
+}
+
+void
+order_offcpu_end(struct order *o, bool (*still_off)(uint32_t tid, uint64_t off_ts))
+{
+	for (size_t i = 0; i < o->nsplits; i++)
+		if (!still_off(o->splits[i].tid, o->splits[i].off_ts))
+			o->splits[i].ended = true;
 }
 
 void

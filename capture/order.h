@@ -55,9 +55,16 @@ uint64_t order_offcpu_hold(struct order *o, uint32_t tid, uint64_t off_ts, uint6
                            uint64_t max_age, uint64_t upto, uint64_t *part);
 /*
  * First thing in each scan of the threads in flight: forgets the periods that ended unseen
- * before the last scan (their records, if any, were taken from the ring since).
+ * before the last scan and returns how many. Their records were in the ring when the ring was
+ * read after that scan and have not come: the rest of each period is lost.
  */
-void order_offcpu_sweep(struct order *o);
+size_t order_offcpu_sweep(struct order *o);
+/*
+ * At the end, before the ring is read for the last time: every period handed out in part
+ * whose thread still_off does not say is off the CPU since off_ts has ended, and its record
+ * must come in that last read; order_offcpu_sweep then counts those that did not.
+ */
+void order_offcpu_end(struct order *o, bool (*still_off)(uint32_t tid, uint64_t off_ts));
 /* Frees the records held and the buffer. */
 void order_free(struct order *o);
 

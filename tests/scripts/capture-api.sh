@@ -122,7 +122,16 @@ jq -e -s '. as $all | [.[] | select(.name == "cuStreamSynchronize")] | all(.[];
 	($o | map(.dur) | add) >= 2400000000 and
 	([range(1; $o | length) as $i | select($o[$i - 1].args.split == 1) |
 		$o[$i].ts == $o[$i - 1].ts + $o[$i - 1].dur] | all))' "$t/long.jsonl" >/dev/null ||
-	fail "long: off-CPU periods not written in contiguous parts"
+	fail "long: off-CPU periods not written in contiguous parts: $(jq -c -s '. as $all |
+		[.[] | select(.name == "cuStreamSynchronize") | . as $s | [$s.tid, $s.ts, $s.dur,
+		[$all[] | select(.layer == "sched" and .tid == $s.tid) | [.ts, .dur, .args.split]]]]' \
+		"$t/long.jsonl") $(tail -1 "$t/long.jsonl")"
+# Periods shorter than --sched-min are left out, the long ones too: none written in part
+# (1.5 s asleep, past the second after which a period is written in parts).
+capture "$t/min.jsonl" -l api,sched --sched-min 1600000000 -- "$fx/cuprog" threads 1500000
+valid_nolost "$t/min.jsonl"
+[ "$(jq -s '[.[] | select(.layer == "sched")] | length' "$t/min.jsonl")" = 0 ] ||
+	fail "--sched-min: $(jq -c 'select(.layer == "sched")' "$t/min.jsonl" | head -3)"
 
 # Without uprobe_multi: one uprobe per function, here only those -f names.
 capture "$t/single.jsonl" -l api --single-probes -f 'cuLaunch*' -f cuMemAlloc_v2 -- "$fx/cuprog" link

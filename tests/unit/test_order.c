@@ -165,8 +165,44 @@ START_TEST(test_offcpu_record_after_next_period)
 	const uint64_t s3 = s2 + 1000;
 	ck_assert_uint_eq(order_offcpu_hold(&o, 7, s3, s3 + 10, age, s3, &part), s3);
 	ck_assert_uint_eq(o.nsplits, 1);
-	order_offcpu_sweep(&o);
+	/* ...and counted: its rest is lost. */
+	ck_assert_uint_eq(order_offcpu_sweep(&o), 1);
 	ck_assert_uint_eq(o.nsplits, 0);
+	ck_assert_uint_eq(order_offcpu_sweep(&o), 0);
+	order_free(&o);
+}
+END_TEST
+
+/* The thread table at the end, for test_offcpu_end: thread 2 still off since 2000. */
+static bool
+end_still_off(uint32_t tid, uint64_t off_ts)
+{
+	return tid == 2 && off_ts == 2000;
+}
+
+/* At the end: of the periods written in part, the one still going on is no loss, the one
+ * whose record comes in the ring's last read is cut as ever, and the one whose record never
+ * comes (its thread gone or back on the CPU) is counted. */
+START_TEST(test_offcpu_end)
+{
+	struct order o = {0};
+	uint64_t part;
+	const uint64_t age = 100;
+	for (uint32_t tid = 1; tid <= 3; tid++) {
+		uint64_t s = tid * 1000;
+		ck_assert_uint_eq(order_offcpu_hold(&o, tid, s, s + 300, age, s + 250, &part),
+		                  s + 250);
+		ck_assert_uint_eq(part, s);
+	}
+	order_offcpu_end(&o, end_still_off);
+	struct cc_hdr *r = rec(CC_EV_SCHED, 1000, 400, 1, 0);
+	order_offcpu_arrived(&o, r);
+	ck_assert_uint_eq(r->ts, 1250);
+	ck_assert_uint_eq(r->dur, 150);
+	free(r);
+	ck_assert_uint_eq(order_offcpu_sweep(&o), 1); /* thread 3's */
+	ck_assert_uint_eq(o.nsplits, 1);
+	ck_assert_uint_eq(o.splits[0].tid, 2);
 	order_free(&o);
 }
 END_TEST
@@ -181,6 +217,7 @@ main(void)
 	tcase_add_test(tc, test_offcpu_parts);
 	tcase_add_test(tc, test_offcpu_new_period);
 	tcase_add_test(tc, test_offcpu_record_after_next_period);
+	tcase_add_test(tc, test_offcpu_end);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
