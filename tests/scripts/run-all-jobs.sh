@@ -1,10 +1,11 @@
 #!/bin/sh
 # tests/run-all -jN, on a tree of made-up scripts: two scripts run at once (each waits to see
-# the other running), every script sees no descriptor 3 (the runner's FIFO), a script that
-# CUT_ALONE_SCRIPTS names runs after the others have ended and one that CUT_LOADED_SCRIPTS
-# names too, each result is counted and said once (a failure with its output's tail, a skip with
-# its reason), the run exits 1 on a failure; without -j the same scripts run one at a time in
-# their order.
+# the other running), every script sees no descriptor 3 (the runner's FIFO), the scripts that
+# CUT_LOADED_SCRIPTS names run after the others have ended, two at once (each waits to see the
+# other) and in the order of its patterns, a script that CUT_ALONE_SCRIPTS names runs after all
+# of them and beside none, each result is counted and said once (a failure with its output's
+# tail, a skip with its reason), the run exits 1 on a failure; without -j the same scripts run
+# one at a time in their order.
 top=${CUT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -34,17 +35,23 @@ mk a2 "set -- \$M/a1.started; $wait_for; echo a2 saw a1"
 mk b-fail 'echo "first line"; echo "why it failed"; exit 3'
 mk c-skip 'echo "needs a thing this machine lacks"; exit 77'
 mk z-alone 'ls "$M" | grep "\.running$" | grep -v z-alone >"$M/z.others"; exit 0'
-mk y-loaded 'ls "$M" | grep "\.running$" | grep -v y-loaded >"$M/y.others"; exit 0'
+# The loaded ones: two at once, beside no other script; w-loaded, named by the second pattern,
+# starts after both (in the patterns' order, not the names').
+mk y-loaded1 "set -- \$M/y-loaded2.started; $wait_for; ls \"\$M\" | grep '\\.running\$' | grep -v '^[yw]-loaded' >\"\$M/y.others\"; exit 0"
+mk y-loaded2 "set -- \$M/y-loaded1.started; $wait_for; ls \"\$M\" | grep '\\.running\$' | grep -v '^[yw]-loaded' >>\"\$M/y.others\"; exit 0"
+mk w-loaded '[ -e "$M/y-loaded1.started" ] && [ -e "$M/y-loaded2.started" ] || echo "w-loaded first" >>"$M/y.others"'
 
-CUT_ALONE_SCRIPTS='z-*' CUT_LOADED_SCRIPTS='y-*' "$tmp/tree/tests/run-all" -j2 "$tmp/b" \
-	a1 a2 b-fail c-skip z-alone y-loaded >"$tmp/out" 2>&1
+CUT_ALONE_SCRIPTS='z-*' CUT_LOADED_SCRIPTS='y-* w-*' "$tmp/tree/tests/run-all" -j2 "$tmp/b" \
+	a1 a2 b-fail c-skip z-alone y-loaded1 y-loaded2 w-loaded >"$tmp/out" 2>&1
 rc=$?
 [ $rc -eq 1 ] || bad "-j2 with a failure: exit $rc, not 1"
-grep -q '^tests: 4 passed, 1 failed, 1 skipped' "$tmp/out" || bad "-j2: counts: $(grep '^tests:' "$tmp/out")"
+grep -q '^tests: 6 passed, 1 failed, 1 skipped' "$tmp/out" || bad "-j2: counts: $(grep '^tests:' "$tmp/out")"
 for s in a1 a2 z-alone; do
 	[ "$(grep -c "^ok  *scripts/$s.sh (" "$tmp/out")" = 1 ] || bad "-j2: $s not said once as ok"
 done
-grep -q '^ok  *scripts/y-loaded.sh (.*, loaded)' "$tmp/out" || bad "-j2: y-loaded not run loaded"
+for s in y-loaded1 y-loaded2 w-loaded; do
+	[ "$(grep -c "^ok  *scripts/$s.sh (.*, loaded)" "$tmp/out")" = 1 ] || bad "-j2: $s not said once as ok, loaded"
+done
 grep -q '^FAIL  *scripts/b-fail.sh (exit 3,' "$tmp/out" || bad "-j2: the failure not said"
 grep -q '^why it failed$' "$tmp/out" || bad "-j2: the failure's output not shown"
 grep -q '^skip  *scripts/c-skip.sh: needs a thing this machine lacks$' "$tmp/out" ||
@@ -52,10 +59,13 @@ grep -q '^skip  *scripts/c-skip.sh: needs a thing this machine lacks$' "$tmp/out
 grep -q '^failed: scripts/b-fail.sh$' "$tmp/out" || bad "-j2: failed list: $(grep '^failed' "$tmp/out")"
 [ -s "$M/fd3" ] && bad "-j2: $(cat "$M/fd3")"
 [ -f "$M/z.others" ] && [ ! -s "$M/z.others" ] || bad "-j2: z-alone ran beside $(cat "$M/z.others" 2>/dev/null)"
-[ -f "$M/y.others" ] && [ ! -s "$M/y.others" ] || bad "-j2: y-loaded ran beside $(cat "$M/y.others" 2>/dev/null)"
-# The alone and loaded scripts come last.
-tail_names=$(grep -o 'scripts/[a-z0-9-]*\.sh' "$tmp/out" | grep -v '^scripts/b-fail.sh$' | tail -2 | sort | tr '\n' ' ')
-[ "$tail_names" = "scripts/y-loaded.sh scripts/z-alone.sh " ] || bad "-j2: last were $tail_names"
+[ -f "$M/y.others" ] && [ ! -s "$M/y.others" ] || bad "-j2: the loaded ones: $(cat "$M/y.others" 2>/dev/null)"
+# The loaded scripts come after the others, the alone one last.
+tail_names=$(grep -o 'scripts/[a-z0-9-]*\.sh' "$tmp/out" | grep -v '^scripts/b-fail.sh$' | tail -4 | tr '\n' ' ')
+case $tail_names in
+"scripts/y-loaded"[12]".sh scripts/y-loaded"[12]".sh scripts/w-loaded.sh scripts/z-alone.sh ") ;;
+*) bad "-j2: last were $tail_names" ;;
+esac
 
 # Without -j: one at a time, in order (a1 alone waits in vain for a2: exit 9).
 rm -f "$M"/*
