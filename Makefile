@@ -96,11 +96,11 @@ check-sanitized:
 		LDFLAGS="-fsanitize=address,undefined" FIXTURE_CFLAGS="$(SAN_FLAGS)" test-programs || \
 		{ rc=1; [ -z "$$CUT_FAILED_LOG" ] || echo "the sanitized build" >>"$$CUT_FAILED_LOG"; }; \
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		tests/run-all --no-scripts $(B)/san || rc=1; \
+		tests/run-all -j$$(nproc) --no-scripts $(B)/san || rc=1; \
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		tests/run-all $(B)/san demo-pipeline || rc=1; \
 	CUT_SANITIZED=1 ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0 UBSAN_OPTIONS=print_stacktrace=1 \
-		LD_LIBRARY_PATH=$(abspath $(B))/san/fixtures tests/run-all $(B)/san $(SAN_SCRIPTS) || rc=1; \
+		LD_LIBRARY_PATH=$(abspath $(B))/san/fixtures tests/run-all -j$$(nproc) $(B)/san $(SAN_SCRIPTS) || rc=1; \
 	exit $$rc
 
 test-programs: all $(CHECKS)
