@@ -86,8 +86,9 @@ check-loaded: need-deps
 # them, into which cuthook preloads libcuthook (never instrumented). The sanitizer runtime is
 # then not first in the programs' libraries (verify_asan_link_order=0), and dlopen, which
 # ASan intercepts, no longer finds the stand-in libcuda by libcudart's RUNPATH
-# (LD_LIBRARY_PATH); HACKING.md says more. Never loaded (CUT_LOADED_SCRIPTS): a sanitized
-# build's times are not held.
+# (LD_LIBRARY_PATH); HACKING.md says more. Never loaded (CUT_LOADED_SCRIPTS), and the scripts
+# as many at a time as there are cores, those that time things too (CUT_ALONE_SCRIPTS): a
+# sanitized build's times are not held.
 SAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=undefined
 SAN_SCRIPTS = gpu-hook hook-runtime hook-nvtx hook-leaks stat-gpu merge-gpu plot-gpu gpu-shared
@@ -100,7 +101,8 @@ check-sanitized:
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		tests/run-all $(B)/san demo-pipeline || rc=1; \
 	CUT_SANITIZED=1 ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0 UBSAN_OPTIONS=print_stacktrace=1 \
-		LD_LIBRARY_PATH=$(abspath $(B))/san/fixtures tests/run-all -j$$(nproc) $(B)/san $(SAN_SCRIPTS) || rc=1; \
+		LD_LIBRARY_PATH=$(abspath $(B))/san/fixtures CUT_ALONE_SCRIPTS= \
+		tests/run-all -j$$(nproc) $(B)/san $(SAN_SCRIPTS) || rc=1; \
 	exit $$rc
 
 test-programs: all $(CHECKS)
