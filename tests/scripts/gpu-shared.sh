@@ -18,16 +18,23 @@
 # device is late by that process's turn (cuthook's anchors are recorded events too), and
 # where none of its pieces' ends is a bound more than 2 ms after its start (its thread was held
 # off the CPU between a launch and the END's record: what the trace says is then only that
-# the work ended by then, and its busy time is at most what it says); the script skips (77)
-# if no process could be held to it.
+# the work ended by then, and its busy time is at most what it says); the script runs it all
+# again, up to 5 rounds, until a process can be held to it, and skips (77) if none could.
 . "$(dirname "$0")/lib/hook-setup.sh"
 PATH=$B/bin:$PATH
 command -v python3 >/dev/null || { echo "needs python3"; exit 77; }
 [ -x "$fx/shareprog" ] || { echo "gpu-shared.sh: build $B first (make test-programs)"; exit 1; }
 export FAKEGPU_NS_PER_BLOCK=2000 FAKEGPU_SWITCH_NS=2000 FAKEGPU_SLICE_NS=500000
 
+# Up to 5 rounds, until one has a process good enough to hold to the truth (a condition: a
+# loaded machine only makes it come later).
+round=0
+while :; do
+round=$((round + 1))
+base=$tmp/$round
+mkdir "$base"
 # Three traces of cuthook -S, merged.
-d=$tmp/merged
+d=$base/merged
 mkdir "$d"
 pids=
 for k in heavy light light; do
@@ -44,7 +51,7 @@ done
 cutmerge "$d"/*.jsonl >"$d/t.jsonl" || bad "cutmerge: exit $?"
 
 # One trace of cuthook over the three, as it records by default.
-d=$tmp/one
+d=$base/one
 mkdir "$d"
 FAKEGPU_SHARED=$d FAKEGPU_TRUTH=$d/truth SHAREPROG_TOGETHER=$d/together:3 SHAREPROG_DONE=$d/done:2 \
 	cuthook -o "$d/t.jsonl" -- sh -c "'$fx/shareprog' heavy 20 & '$fx/shareprog' light 40 &
@@ -52,7 +59,7 @@ FAKEGPU_SHARED=$d FAKEGPU_TRUTH=$d/truth SHAREPROG_TOGETHER=$d/together:3 SHAREP
 	bad "cuthook sh -c shareprog x3: exit $?: $(cat "$d/err")"
 
 checked=0
-for d in "$tmp/merged" "$tmp/one"; do
+for d in "$base/merged" "$base/one"; do
 	[ "$(grep -c '^shareprog: ok$' "$d/out")" = 3 ] || bad "$d: $(cat "$d/out")"
 	cutstat -j "$d/t.jsonl" >"$d/told.json" || bad "cutstat -j: exit $?"
 	cutstat -j -O "$d/t.jsonl" >"$d/recorded.json" || bad "cutstat -j -O: exit $?"
@@ -149,8 +156,11 @@ PY
 	cutstat -w "$d/t.jsonl" | grep -q '^note: on GPU-.* the work of 3 processes overlapped .* pieces lost' ||
 		bad "$d: no note of the overlap told apart"
 done
+[ $fail = 0 ] && [ $checked = 0 ] && [ $round -lt 5 ] || break
+echo "round $round: no process's GPU times good enough to hold to the truth (a loaded machine): again"
+done
 if [ $fail = 0 ] && [ $checked = 0 ]; then
-	echo "no process's GPU times were good enough to hold to the truth (a loaded machine)"
+	echo "no process's GPU times were good enough to hold to the truth in $round rounds (a loaded machine)"
 	exit 77
 fi
 exit $fail
