@@ -5,7 +5,7 @@
 # other) and in the order of its patterns, a script that CUT_ALONE_SCRIPTS names runs after all
 # of them and beside none, each result is counted and said once (a failure with its output's
 # tail, a skip with its reason), the run exits 1 on a failure; without -j the same scripts run
-# one at a time in their order.
+# one at a time in their order, those CUT_FIRST_SCRIPTS names first.
 top=${CUT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -75,6 +75,11 @@ grep -q '^FAIL  *scripts/a1.sh (exit 9,' "$tmp/out1" || bad "no -j: a1 did not r
 [ "$(grep -o 'scripts/[a-z0-9-]*\.sh' "$tmp/out1" | head -3 | tr '\n' ' ')" = \
 	"scripts/a1.sh scripts/b-fail.sh scripts/c-skip.sh " ] || bad "no -j: not in order"
 [ -s "$M/fd3" ] && bad "no -j: $(cat "$M/fd3")"
+# CUT_FIRST_SCRIPTS: those first, in the order of its patterns, then the rest in order.
+rm -f "$M"/*
+WAIT_TRIES=20 CUT_FIRST_SCRIPTS='c-* b-fail' "$tmp/tree/tests/run-all" "$tmp/b" a1 b-fail c-skip >"$tmp/out2" 2>&1
+[ "$(grep -o 'scripts/[a-z0-9-]*\.sh' "$tmp/out2" | head -3 | tr '\n' ' ')" = \
+	"scripts/c-skip.sh scripts/b-fail.sh scripts/a1.sh " ] || bad "CUT_FIRST_SCRIPTS: not first: $(cat "$tmp/out2")"
 "$tmp/tree/tests/run-all" -jx "$tmp/b" a1 >/dev/null 2>&1 && bad "-jx: accepted"
 [ $fail -eq 0 ] && echo "run-all -j: concurrent, alone and loaded scripts as asked; results said once"
 exit $fail
