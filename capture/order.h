@@ -14,8 +14,9 @@
 #include "heap.h"
 #include "records.h"
 
-/* An off-CPU period already handed out up to upto. ended: the thread was seen off the CPU
- * again since, so the period is over, but its record may still be in the ring. */
+/* An off-CPU period already handed out up to upto. ended: the period is over (the thread was
+ * seen off the CPU again since, or at the end is no longer off since off_ts), but its record
+ * may still be in the ring. */
 struct order_split {
 	uint32_t tid;
 	bool ended;
