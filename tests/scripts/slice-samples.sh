@@ -139,9 +139,13 @@ first = {}  # name -> (index in the input, ts) of its first record
 for i, e in enumerate(ev):
     if e["layer"] == "meta" and e["name"] in NAMES:
         first.setdefault(ident(e), (i, e["ts"], e))
+# where: an output event's index in the input (serialized only where a cheap key matches)
+cheap = lambda e: (e["ts"], e["pid"], e.get("tid"), e["layer"], e["name"])
+asked = {cheap(e) for e in res if e["layer"] != "meta"}
 where = {}
 for i, e in enumerate(ev):
-    where.setdefault(line(e), i)
+    if cheap(e) in asked:
+        where.setdefault(line(e), i)
 out_first = {}
 for i, e in enumerate(res):
     if e["layer"] == "meta" and e["name"] in NAMES:
