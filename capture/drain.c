@@ -266,14 +266,15 @@ scan_inflight(struct drain *d, uint64_t now)
 	return hold;
 }
 
-static int threads_fd;
-
 /* Whether thread tid is still off the CPU since off_ts, by the BPF side's thread table. */
 static bool
-still_off(uint32_t tid, uint64_t off_ts)
+still_off(uint32_t tid, uint64_t off_ts, void *arg)
 {
+	struct drain *d = arg;
 	struct cc_thread t;
-	return bpf_map_lookup_elem(threads_fd, &tid, &t) == 0 && t.off_ts == off_ts;
+	if (bpf_map__lookup_elem(d->skel->maps.threads, &tid, sizeof(tid), &t, sizeof(t), 0))
+		return false; /* gone: it exited */
+	return t.off_ts == off_ts;
 }
 
 static void
@@ -398,8 +399,7 @@ drain_finish(struct drain *d)
 	d->detaching = true;
 	layers_detach_api_tree(d->skel);
 	/* The periods written in part that have ended have their records in the ring now. */
-	threads_fd = bpf_map__fd(d->skel->maps.threads);
-	order_offcpu_end(&Q, still_off);
+	order_offcpu_end(&Q, still_off, d);
 	ring_buffer__consume(d->rb);
 	check_counters(d, now_ns());
 	periods_lost(d, order_offcpu_sweep(&Q), now_ns());

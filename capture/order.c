@@ -108,10 +108,11 @@ order_offcpu_sweep(struct order *o)
 }
 
 void
-order_offcpu_end(struct order *o, bool (*still_off)(uint32_t tid, uint64_t off_ts))
+order_offcpu_end(struct order *o, bool (*still_off)(uint32_t tid, uint64_t off_ts, void *arg),
+                 void *arg)
 {
 	for (size_t i = 0; i < o->nsplits; i++)
-		if (!still_off(o->splits[i].tid, o->splits[i].off_ts))
+		if (!still_off(o->splits[i].tid, o->splits[i].off_ts, arg))
 			o->splits[i].ended = true;
 }
 

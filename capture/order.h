@@ -62,10 +62,11 @@ uint64_t order_offcpu_hold(struct order *o, uint32_t tid, uint64_t off_ts, uint6
 size_t order_offcpu_sweep(struct order *o);
 /*
  * At the end, before the ring is read for the last time: every period handed out in part
- * whose thread still_off does not say is off the CPU since off_ts has ended, and its record
- * must come in that last read; order_offcpu_sweep then counts those that did not.
+ * whose thread still_off (given arg) does not say is off the CPU since off_ts has ended, and its
+ * record must come in that last read; order_offcpu_sweep then counts those that did not.
  */
-void order_offcpu_end(struct order *o, bool (*still_off)(uint32_t tid, uint64_t off_ts));
+void order_offcpu_end(struct order *o, bool (*still_off)(uint32_t tid, uint64_t off_ts, void *arg),
+                      void *arg);
 /* Frees the records held and the buffer. */
 void order_free(struct order *o);
 

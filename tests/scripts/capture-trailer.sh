@@ -2,8 +2,8 @@
 # cutcapture's merged trailer keeps every member of libcuthook's trailers (issue 23): the
 # library's keys, top level and inside gpu and durations, are all in cutcapture's trailer for
 # the same program (own_thread and format_thread, of one process, become preload.threads), and
-# two processes'
-# trailers fold by their rules (share/lib/meta.c): counts summed. Needs root with BPF.
+# two processes' trailers fold by their rules (share/lib/meta.c): counts summed. Needs root
+# with BPF.
 . "$(dirname "$0")/lib/capture-setup.sh"
 need_bpf
 for f in gpuprog libcuda.so.1; do [ -e "$fx/$f" ] || fail "build $f first (make test-programs)"; done

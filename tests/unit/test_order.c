@@ -175,8 +175,9 @@ END_TEST
 
 /* The thread table at the end, for test_offcpu_end: thread 2 still off since 2000. */
 static bool
-end_still_off(uint32_t tid, uint64_t off_ts)
+end_still_off(uint32_t tid, uint64_t off_ts, void *arg)
 {
+	ck_assert_ptr_eq(arg, &end_still_off);
 	return tid == 2 && off_ts == 2000;
 }
 
@@ -194,7 +195,7 @@ START_TEST(test_offcpu_end)
 		                  s + 250);
 		ck_assert_uint_eq(part, s);
 	}
-	order_offcpu_end(&o, end_still_off);
+	order_offcpu_end(&o, end_still_off, (void *)&end_still_off);
 	struct cc_hdr *r = rec(CC_EV_SCHED, 1000, 400, 1, 0);
 	order_offcpu_arrived(&o, r);
 	ck_assert_uint_eq(r->ts, 1250);
