@@ -2,9 +2,9 @@
 # libcuthook as the NVTX injection tool (cuthook sets NVTX_INJECTION64_PATH): nvtxprog's
 # pushed and popped ranges, domain ranges started and ended on another thread, registered
 # strings, a mark, named categories, payloads and thread names, exactly; nesting
-# NVTX -> runtime -> driver once merged; chained to a second tool already named in
-# NVTX_INJECTION64_PATH, which sees every call with its own handles; the trace read cleanly by
-# every filter.
+# NVTX -> runtime -> driver once merged, 20000 times at full speed too; chained to a second
+# tool already named in NVTX_INJECTION64_PATH, which sees every call with its own handles; the
+# trace read cleanly by every filter.
 . "$(dirname "$0")/lib/hook-setup.sh"
 [ -f "$fx/nvtxprog" ] && [ -f "$fx/libnvtxtool.so" ] || { echo "build $B/fixtures/nvtxprog first"; exit 1; }
 N=3
@@ -67,6 +67,19 @@ CUTHOOK_OUTPUT=$tmp/pre.jsonl LD_PRELOAD="$B/lib/libcuthook.so" env -u NVTX_INJE
 head -1 "$tmp/pre.jsonl" | grep -q '"nvtx":"off: NVTX_INJECTION64_PATH is not set' ||
 	bad "header: nvtx layer not said off"
 [ "$(grep -c '"layer":"nvtx"' "$tmp/pre.jsonl")" -eq 0 ] || bad "nvtx events without the tool"
+
+# Nesting at full speed: the loop 20000 times, no time between a range's push, the runtime call
+# in it and its driver call, nor between their ends. A call's end is a TSC read mapped onto the
+# clock by an anchor each thread renews every millisecond (clock.c), the NVTX records' times
+# clock reads: each call is still inside its parent, as it ran.
+M=20000
+cuthook -o "$tmp/many.jsonl" -- "$fx/nvtxprog" $M >/dev/null 2>&1 || bad "cuthook nvtxprog $M: exit $?"
+cutmerge "$tmp/many.jsonl" >"$tmp/m.jsonl" || bad "$M: cutmerge failed"
+for pair in inner:outer cudaLaunchKernel:inner cuLaunchKernel:cudaLaunchKernel; do
+	child=${pair%%:*} parent=${pair#*:}
+	n=$(grep "\"name\":\"$child\"" "$tmp/m.jsonl" | grep -c "\"pname\":\"$parent\"")
+	[ "$n" -eq $M ] || bad "$M: $n $child inside $parent, not $M"
+done
 
 # In a distributed job every NVTX record carries the rank, as API calls do (open ones too).
 RANK=3 WORLD_SIZE=4 cuthook -o "$tmp/rank.jsonl" -- "$fx/nvtxprog" $N open >/dev/null 2>&1 ||
