@@ -777,6 +777,26 @@ overlap_note(const struct cut_gpu_stats *g, const struct cut_gpu_busy *d)
 		    cut_esc(d->key), cut_format_duration((double)d->switch_ns, a, sizeof(a)));
 }
 
+/* The runtimes linked into other objects, whose calls a runtime layer in the trace lacks
+ * (cut-events(5): runtimes_unrecorded), in a note: the reason such a layer counts fewer calls
+ * than a profiler does. */
+static void
+unrecorded_note(const struct cut_stats *st)
+{
+	if (!st->nunrecorded || !st->layer_events[CUT_RUNTIME])
+		return;
+	struct cut_buf b = {0};
+	for (size_t i = 0; i < st->nunrecorded; i++) {
+		if (i)
+			buf_adds(&b, ", ");
+		buf_adds(&b, st->unrecorded[i]);
+	}
+	cut_table_say("note: the runtime layer lacks the calls of the CUDA runtime linked into %s "
+	              "(their driver calls are in the api layer)",
+	              b.s);
+	buf_free(&b);
+}
+
 static void
 print_text(const struct cut_stats *st, const struct cut_stats *rt, const struct cut_gpu_stats *g,
            const struct cut_nvtx_stats *nv, const struct cut_rank_stats *rk)
@@ -798,6 +818,7 @@ print_text(const struct cut_stats *st, const struct cut_stats *rt, const struct 
 		cut_table_say("note: %s", SATURATED);
 	if (st->ioctls_unsorted || rt->ioctls_unsorted)
 		cut_table_say("note: %s", UNSORTED_IOCTLS);
+	unrecorded_note(st);
 
 	if (st->nfns == 0)
 		cut_table_say("\nno timed driver API calls");
@@ -994,6 +1015,12 @@ print_json(const struct cut_stats *st, const struct cut_stats *rt, const struct 
 		json_object_set_new(root, "saturated", json_true());
 	if (st->ioctls_unsorted || rt->ioctls_unsorted)
 		json_object_set_new(root, "ioctls_unsorted", json_true());
+	if (st->nunrecorded) {
+		json_t *a = json_array();
+		for (size_t i = 0; i < st->nunrecorded; i++)
+			json_array_append_new(a, json_string(st->unrecorded[i]));
+		json_object_set_new(root, "runtimes_unrecorded", a);
+	}
 	if (g->count)
 		json_object_set_new(root, "gpu", gpu_json(g, traced));
 	json_object_set_new(root, "categories", cat_table(st, traced, CUT_FMT_JSON));

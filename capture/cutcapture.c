@@ -443,6 +443,8 @@ main(int argc, char *argv[])
 	 * to record, not the uprobes'. Where it cannot be preloaded, api and runtime are the
 	 * uprobes' after all. */
 	choose_call_path();
+	if (env.lo.layers & CC_L_RUNTIME)
+		env.po.runtime_probed = env.lo.libcudart;
 	unsigned calls = env.po.layers & (1u << CUT_API | 1u << CUT_RUNTIME);
 	bool preload = preload_start(&env.po, env.cmd != NULL);
 	if (!preload && calls) {

@@ -413,12 +413,24 @@ write_trailer(uint64_t own)
 	if (M.own_tids.len)
 		buf_add(&more, M.own_tids.s + 1, M.own_tids.len - 1);
 	buf_adds(&more, "]}");
-	/* the rest (gpu, durations, coverage, members of the library's own) as folded */
+	/* the rest (gpu, durations, coverage, members of the library's own) as folded, but the
+	 * runtime the uprobes record among those the library could not */
+	struct cut_meta folded = *lib;
+	const char **kept = cut_xcalloc(lib->trailer.nruntimes + 1, sizeof(*kept));
+	size_t nkept = 0;
+	const char *probed = P.o.runtime_probed ? strrchr(P.o.runtime_probed, '/') : NULL;
+	probed = probed ? probed + 1 : P.o.runtime_probed;
+	for (size_t i = 0; i < lib->trailer.nruntimes; i++)
+		if (!probed || strcmp(lib->trailer.runtimes[i], probed) != 0)
+			kept[nkept++] = lib->trailer.runtimes[i];
+	folded.trailer.runtimes = nkept ? kept : NULL;
+	folded.trailer.nruntimes = nkept;
 	const char *was = t->more;
 	t->more = more.s;
-	cut_meta_fill(&M.tail, lib, &with_lib);
+	cut_meta_fill(&M.tail, &folded, &with_lib);
 	write_meta(&M.tail_at, &M.tail);
 	t->more = was;
+	free(kept);
 	buf_free(&more);
 	buf_free(&with_lib);
 }

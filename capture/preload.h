@@ -24,6 +24,9 @@ struct preload_opts {
 	const char *lib; /* --hook, or NULL to find it (hooklib.h) */
 	/* Why the command would ignore the library (exe.h): it is then not preloaded. */
 	const char *ignored;
+	/* The file whose runtime the uprobes record (libcudart, or a program with it linked in),
+	 * or NULL: the library's trailer does not name it among the runtimes it cannot see. */
+	const char *runtime_probed;
 };
 
 /*

@@ -53,7 +53,8 @@ $(B)/fixtures/all/cuargs: tests/fixtures/cuargs.c capture/api/api.def capture/ap
 
 # The stand-in libcudart (versioned libcudart.so.13, loads the stand-in libcuda with dlopen)
 # and rtprog, which drives it (tests/scripts/hook-runtime.sh).
-RT_FIXTURES := $(B)/fixtures/libcudart.so.13 $(B)/fixtures/rtprog $(B)/fixtures/rtprog-static
+RT_FIXTURES := $(B)/fixtures/libcudart.so.13 $(B)/fixtures/rtprog $(B)/fixtures/rtprog-static \
+	$(B)/fixtures/libblasish.so $(B)/fixtures/rtmixed
 CHECKS += $(RT_FIXTURES)
 $(B)/fixtures/libcudart.so.13: tests/fixtures/fakecudart.c tests/fixtures/fakecudart.h \
 		tests/fixtures/fakecudart.map tests/fixtures/fakecuda.h
@@ -75,6 +76,19 @@ $(B)/fixtures/rtprog-static: tests/fixtures/rtprog.c tests/fixtures/fakecudart.c
 		tests/fixtures/fakecudart.c -Wl,-rpath,'$$ORIGIN' -ldl -pthread
 	objcopy --wildcard --localize-symbol='cuda[A-Z]*' --localize-symbol='__cuda*' \
 		$@.tmp $@ && rm -f $@.tmp
+
+# A library with the stand-in runtime linked in and hidden, as cuBLAS has its own, and
+# rtmixed, which calls the runtime through libcudart.so.13 and through it.
+$(B)/fixtures/libblasish.so: tests/fixtures/blasish.c tests/fixtures/fakecudart.c \
+		tests/fixtures/fakecudart.h tests/fixtures/fakecuda.h
+	@mkdir -p $(@D)
+	$(call quiet,CC)$(FIXTURE_CC) $(WARNFLAGS) -fPIC -shared -fvisibility=hidden -DEXPORT= \
+		-Wl,-soname,libblasish.so -o $@ tests/fixtures/blasish.c tests/fixtures/fakecudart.c \
+		-ldl -pthread
+$(B)/fixtures/rtmixed: tests/fixtures/rtmixed.c tests/fixtures/fakecudart.h \
+		$(B)/fixtures/libcudart.so.13 $(B)/fixtures/libblasish.so
+	$(call quiet,CC)$(FIXTURE_CC) $(WARNFLAGS) -o $@ $< -L$(B)/fixtures -l:libcudart.so.13 \
+		-l:libblasish.so -Wl,-rpath,'$$ORIGIN' -ldl -pthread
 
 # nvtxprog, annotated with the vendored NVTX3 headers (tests/fixtures/nvtx3, NVIDIA/NVTX,
 # Apache-2.0 with LLVM exception), and nvtxtool, a second injection library to chain to

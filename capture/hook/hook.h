@@ -73,6 +73,12 @@ void *hook_rt_dlsym(void *handle, const char *name);
  * at start, and why not. */
 void hook_rt_init(void);
 const char *hook_rt_off_reason(void);
+/* After a call of cuGetExportTable that returned r to the code at ra: notes the object ra is in
+ * when it holds a runtime of its own (linked in), whose calls no wrapper of the layer sees. */
+void hook_rt_exporter(const void *ra, CUresult r);
+/* Those objects' file names (basenames), up to max into names; returns how many. Async-signal
+ * safe: the end reads them. */
+size_t hook_rt_unrecorded(const char **names, size_t max);
 
 /* wrap.c: the api layer's row (layer.h): why it is off (left to cutcapture's uprobes). */
 const char *hook_api_off_reason(void);

@@ -451,6 +451,12 @@ finish(bool at_exec)
 			m.trailer.off_thread = off;
 			m.trailer.format_thread = hook_async_tid();
 		}
+		const char *unrecorded[32];
+		size_t nunrecorded = hook_rt_unrecorded(unrecorded, 32);
+		if (nunrecorded) {
+			m.trailer.runtimes = unrecorded;
+			m.trailer.nruntimes = nunrecorded;
+		}
 		for (size_t i = 0; i < hook_nlayers; i++)
 			if (hook_layers[i].trailer)
 				hook_layers[i].trailer(&m.trailer);

@@ -5,6 +5,8 @@
  * uprobes are; the driver calls it makes are recorded inside it as usual. */
 #include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -216,6 +218,61 @@ hook_rt_dlsym(void *handle, const char *name)
 	if (p == rt_exports[id])
 		return rt_real_slow((enum rt_id)id) ? p : NULL;
 	return adopt((enum rt_id)id, p) ? rt_exports[id] : p;
+}
+
+/* ---- runtimes linked into other objects ---- */
+
+/*
+ * Every CUDA runtime asks the driver for its private tables (cuGetExportTable) as it starts,
+ * libcudart.so and each copy of it linked into another object alike: PyTorch's cuBLAS, cuBLASLt
+ * and cuDNN, NCCL, a program nvcc built with its default -cudart=static. The calls of those
+ * copies are calls inside their object, which no wrapper of this layer sees (their driver calls
+ * are recorded). The objects that asked, but libcudart.so, the driver's own libraries (libcuda,
+ * libnvidia-*: NVML asks) and CUPTI (a tool, which asks too), are named in the trailer
+ * (runtimes_unrecorded) so that a runtime layer short of a profiler's counts says why.
+ */
+#define RT_MAX_UNRECORDED 32
+static struct {
+	const void *base;
+	char name[64];
+} unrecorded[RT_MAX_UNRECORDED];
+static unsigned nunrecorded;
+static pthread_mutex_t unrecorded_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void
+hook_rt_exporter(const void *ra, CUresult r)
+{
+	Dl_info di, self;
+	if (r != 0 || hook_guard || !dladdr(ra, &di) || !di.dli_fbase || !di.dli_fname)
+		return;
+	if (dladdr((const void *)hook_rt_exporter, &self) && self.dli_fbase == di.dli_fbase)
+		return;
+	const char *b = strrchr(di.dli_fname, '/');
+	b = b ? b + 1 : di.dli_fname;
+	if (!*b || !strncmp(b, "libcudart.so", 12) || !strncmp(b, "libcuda.so", 10) ||
+	    !strncmp(b, "libnvidia-", 10) || !strncmp(b, "libcupti.so", 11))
+		return;
+	pthread_mutex_lock(&unrecorded_lock);
+	unsigned n = nunrecorded, i = 0;
+	while (i < n && unrecorded[i].base != di.dli_fbase)
+		i++;
+	if (i == n && n < RT_MAX_UNRECORDED) {
+		unrecorded[n].base = di.dli_fbase;
+		snprintf(unrecorded[n].name, sizeof(unrecorded[n].name), "%s", b);
+		__atomic_store_n(&nunrecorded, n + 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&unrecorded_lock);
+}
+
+size_t
+hook_rt_unrecorded(const char **names, size_t max)
+{
+	size_t n = __atomic_load_n(&nunrecorded, __ATOMIC_ACQUIRE);
+	if (n > max)
+		n = max;
+	for (size_t i = 0; i < n; i++)
+		names[i] = unrecorded[i].name;
+	return n;
 }
 
 /* ---- recording ---- */

@@ -24,6 +24,12 @@ hook_fbits(double d)
 }
 
 #define HOOK_IS_GPA(id) ((id) == HOOK_ID_cuGetProcAddress || (id) == HOOK_ID_cuGetProcAddress_v2)
+/* After any call: a runtime asking for the driver's tables is noted by where it is (rt.c). */
+#define HOOK_AFTER(id, r)                                                                          \
+	do {                                                                                       \
+		if ((id) == HOOK_ID_cuGetExportTable)                                              \
+			hook_rt_exporter(__builtin_return_address(0), (r));                        \
+	} while (0)
 
 /*
  * The body of both wrappers. The real entry point is loaded on every call (it is written once,
@@ -42,6 +48,7 @@ hook_fbits(double d)
 		struct hook_thread *t_ = hook_enter();                                             \
 		if (!t_) {                                                                         \
 			CUresult r_ = real args;                                                   \
+			HOOK_AFTER(HOOK_ID_##name, r_);                                            \
 			if (HOOK_IS_GPA(HOOK_ID_##name)) {                                         \
 				uint64_t a_[] = {HOOK_EXPAND pack};                                \
 				hook_gpa_fixup(HOOK_ID_##name, r_, a_);                            \
@@ -74,6 +81,7 @@ hook_fbits(double d)
 		else if (__builtin_expect(gk_ == GK_INSTANTIATE, 0) && r_ == 0)                    \
 			hook_gpu_graph_made(HOOK_ID_##name, a_);                                   \
 		hook_record(t_, HOOK_ID_##name, via, t0_, end_, r_, a_, g_);                       \
+		HOOK_AFTER(HOOK_ID_##name, r_);                                                    \
 		if (HOOK_IS_GPA(HOOK_ID_##name))                                                   \
 			hook_gpa_fixup(HOOK_ID_##name, r_, a_);                                    \
 		return r_;                                                                         \

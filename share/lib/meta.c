@@ -31,7 +31,8 @@ enum merge {
 	M_MIN,      /* sorted: true only where every record says so */
 	M_MEDIAN,   /* the median of the records' values, each weighted by the member at weight */
 	M_ON,       /* layers: "on" where any record says so, else the first reason */
-	M_JOIN,     /* sources: each distinct value once, in the order met, joined by "; " */
+	M_JOIN,     /* sources: each distinct value once, in the order met, joined by "; "; a
+	             * list (T_STRV): each distinct string once, in the order met */
 	M_NONE,     /* of one process alone: left out */
 	M_COVERAGE, /* libcuthook's coverage audit: merge_coverage() */
 };
@@ -103,6 +104,7 @@ static const struct member trailer_members[] = {
     MB("own_thread", T_INT, trailer.own_thread, .merge = M_NONE),
     MB("off_thread", T_INT, trailer.off_thread, .merge = M_SUM),
     MB("format_thread", T_INT, trailer.format_thread, .merge = M_NONE),
+    MB("runtimes_unrecorded", T_STRV, trailer.runtimes, .merge = M_JOIN),
     MB("coverage", T_RAW, trailer.coverage, .merge = M_COVERAGE),
 };
 static const struct member lost_members[] = {
@@ -160,6 +162,9 @@ struct priv {
 _Static_assert(offsetof(struct cut_header, ncmd) ==
                    offsetof(struct cut_header, cmd) + sizeof(const char *const *),
                "cmd and ncmd are adjacent");
+_Static_assert(offsetof(struct cut_trailer, nruntimes) ==
+                   offsetof(struct cut_trailer, runtimes) + sizeof(const char *const *),
+               "runtimes and nruntimes are adjacent");
 
 enum cut_meta_kind
 cut_meta_kind(const struct cut_event *ev)
@@ -735,13 +740,23 @@ fold_members(struct cut_meta_fold *f, const struct cut_meta *from, const struct 
 		case T_STRV: {
 			const char *const *v = *FIELD(from, const char *const *, mb->off);
 			size_t nv = *FIELD(from, const size_t, mb->off + sizeof(char **));
-			if (*FIELD(into, const char *const *, mb->off) || !v)
+			const char *const *was = *FIELD(into, const char *const *, mb->off);
+			size_t nwas = *FIELD(into, const size_t, mb->off + sizeof(char **));
+			if (!v || (was && mb->merge != M_JOIN))
 				break;
-			const char **copy = keep(f, cut_xcalloc(nv + 1, sizeof(*copy)));
-			for (size_t k = 0; k < nv; k++)
-				copy[k] = keep_str(f, v[k]);
+			const char **copy = keep(f, cut_xcalloc(nwas + nv + 1, sizeof(*copy)));
+			size_t n = 0;
+			for (size_t k = 0; k < nwas; k++)
+				copy[n++] = was[k];
+			for (size_t k = 0; k < nv; k++) {
+				size_t j = 0;
+				while (j < n && strcmp(copy[j], v[k]) != 0)
+					j++;
+				if (j == n)
+					copy[n++] = keep_str(f, v[k]);
+			}
 			*FIELD(into, const char **, mb->off) = copy;
-			*FIELD(into, size_t, mb->off + sizeof(char **)) = nv;
+			*FIELD(into, size_t, mb->off + sizeof(char **)) = n;
 			break;
 		}
 		case T_LSTR:

@@ -56,6 +56,10 @@ struct cut_trailer {
 	int64_t own_thread;   /* libcuthook's completion thread, of one process */
 	int64_t off_thread;   /* libcuthook's calls formatted by its formatter thread */
 	int64_t format_thread; /* that thread, of one process */
+	/* "runtimes_unrecorded" (libcuthook): the objects with a CUDA runtime linked in, whose
+	 * calls the runtime layer does not record; nruntimes names */
+	const char *const *runtimes;
+	size_t nruntimes;
 	const char *coverage; /* libcuthook's coverage audit: a JSON object's text */
 	const char *more;
 };

@@ -206,13 +206,35 @@ lost_count(const struct cut_event *ev)
 	return n;
 }
 
+/* A trailer's runtimes_unrecorded, each name once into st->unrecorded. */
+static void
+note_unrecorded(struct cut_stats *st, const struct cut_event *ev)
+{
+	struct cut_meta m;
+	cut_meta_read(ev, &m);
+	for (size_t i = 0; i < m.trailer.nruntimes; i++) {
+		size_t j = 0;
+		while (j < st->nunrecorded && strcmp(st->unrecorded[j], m.trailer.runtimes[i]) != 0)
+			j++;
+		if (j < st->nunrecorded)
+			continue;
+		st->unrecorded =
+		    cut_xrealloc(st->unrecorded, st->nunrecorded + 1, sizeof(*st->unrecorded));
+		st->unrecorded[st->nunrecorded++] = cut_xstrdup(m.trailer.runtimes[i]);
+	}
+	cut_meta_release(&m);
+}
+
 void
 stats_add(struct cut_stats *st, const struct cut_event *ev)
 {
 	size_t proc = cut_procs_of(st->procs, ev);
 	if (ev->layer == CUT_META) {
-		if (cut_meta_kind(ev) == CUT_META_LOST)
+		enum cut_meta_kind k = cut_meta_kind(ev);
+		if (k == CUT_META_LOST)
 			sat_add(st, &st->lost, lost_count(ev));
+		else if (k == CUT_META_TRAILER)
+			note_unrecorded(st, ev);
 		return;
 	}
 	if (st->first < 0 || ev->ts < st->first)
@@ -365,5 +387,8 @@ stats_free(struct cut_stats *st)
 	for (int l = 0; l < CUT_NLAYERS; l++)
 		idmap_free(st->seen[l]);
 	cut_procs_free(st->procs);
+	for (size_t i = 0; i < st->nunrecorded; i++)
+		free(st->unrecorded[i]);
+	free(st->unrecorded);
 	free(st);
 }

@@ -57,6 +57,10 @@ struct cut_stats {
 	int64_t api_total;    /* sum of API call durations */
 	int64_t untimed;      /* API events without a duration (not in the tables) */
 	int64_t lost;         /* events the capture reported lost (meta "lost" records) */
+	/* The objects whose linked-in runtime's calls the runtime layer lacks (the trailers'
+	 * runtimes_unrecorded), each once, in the order met */
+	char **unrecorded;
+	size_t nunrecorded;
 	enum cut_layer layer; /* whose calls fill fns: CUT_API unless from stats_new_layer */
 	bool have_nioctl;     /* the calls' ioctls are counted: by cutmerge, or here */
 	/* The trace came out of order, so the ioctls of calls cutmerge had not counted could not

@@ -5,7 +5,8 @@
 # name, result and args object byte for byte, with the same symbol records from
 # __cudaRegisterFunction (both runs without address randomisation, so pointers agree); once
 # merged, driver calls inside the runtime calls that made them. And by default, for a program
-# with the runtime linked in, from uprobes on the program. Needs root with BPF.
+# with the runtime linked in, from uprobes on the program, which the trailer then does not name
+# among the runtimes unrecorded (a library's it does). Needs root with BPF.
 . "$(dirname "$0")/lib/capture-setup.sh"
 need_bpf
 [ -x "$fx/rtprog" ] && [ -f "$fx/libcudart.so.13" ] || fail "build $fx/rtprog first (make test-programs)"
@@ -70,6 +71,14 @@ diff "$t/want" "$t/got" >/dev/null ||
 cutmerge "$t/static.jsonl" >"$t/m.jsonl" || fail "cutmerge rtprog-static failed"
 n=$(grep '"layer":"api","name":"cuLaunchKernel"' "$t/m.jsonl" | grep -c '"pname":"cudaLaunchKernel"')
 [ "$n" -eq $((T * L)) ] || fail "rtprog-static: $n cuLaunchKernel inside cudaLaunchKernel, not $((T * L))"
+# The uprobes record that runtime: the trailer does not name it among those unrecorded, as the
+# library's own trailer does; a runtime linked into a library (rtmixed's libblasish.so) it names.
+grep -q runtimes_unrecorded "$t/static.jsonl" &&
+	fail "rtprog-static: $(tail -1 "$t/static.jsonl" | grep -o '"runtimes_unrecorded":[^]]*]')"
+$cap -q -l api,runtime -o "$t/mixed.jsonl" -- "$fx/rtmixed" 2 2>"$t/mixed.err" ||
+	fail "cutcapture rtmixed: exit $?: $(cat "$t/mixed.err")"
+tail -1 "$t/mixed.jsonl" | jq -e '.args.runtimes_unrecorded == ["libblasish.so"]' >/dev/null ||
+	fail "rtmixed: the trailer: $(tail -1 "$t/mixed.jsonl" | cut -c1-300)"
 # With --uprobes too, the program is where its runtime is probed (no libcudart is loaded).
 $cap -q -l api,runtime --uprobes --libcuda "$fx/libcuda.so.1" -o "$t/static-up.jsonl" -- \
 	"$fx/rtprog-static" $T $L 2>"$t/static-up.err" ||

@@ -4,7 +4,7 @@
 # from three threads: exact counts per function, decoded arguments, launches named by
 # __cudaRegisterFunction, results of every return type intact, lines in the canonical layout (with
 # a rank too), and, after cutmerge, each driver call the runtime made inside the runtime call that
-# made it.
+# made it; a runtime linked into a library or the program named in the trailer as unrecorded.
 . "$(dirname "$0")/lib/hook-setup.sh"
 [ -f "$fx/rtprog" ] && [ -f "$fx/libcudart.so.13" ] || { echo "build $B/fixtures/rtprog first"; exit 1; }
 command -v jq >/dev/null || { echo "needs jq"; exit 77; }
@@ -79,7 +79,29 @@ for mode in linked dlopen; do
 	# Runtime calls are outermost here: no parent.
 	n=$(grep '"layer":"runtime"' "$tmp/m.jsonl" | grep -c '"parent"')
 	[ "$n" -eq 0 ] || bad "$mode: $n runtime calls with a parent"
+	# Its runtime is libcudart.so's, which the layer records: none named as unrecorded.
+	grep -q runtimes_unrecorded "$t" && bad "$mode: $(tail -1 "$t" | grep -o '"runtimes_unrecorded":[^]]*]')"
 done
+
+# A runtime linked into another object (libblasish.so, as into cuBLAS; the program itself, as
+# nvcc links it by default) is its own: its calls are not in the layer, its driver calls are,
+# and the trailer names the object, as cutstat's note does.
+t=$tmp/mixed.jsonl
+CUTHOOK_OUTPUT=$t LD_PRELOAD="$B/lib/libcuthook.so" "$fx/rtmixed" 2 || bad "rtmixed under libcuthook: exit $?"
+[ "$(layer "$t" runtime | cut -f1 | sort | uniq -c | awk '{ printf "%s %s,", $2, $1 }')" = \
+	"cudaFree 1,cudaMalloc 1," ] || bad "rtmixed: runtime calls: $(layer "$t" runtime | cut -f1 | tr '\n' ' ')"
+[ "$(grep -c '"layer":"api","name":"cuMemAlloc_v2"' "$t")" -eq 3 ] || bad "rtmixed: not 3 cuMemAlloc_v2"
+tail -1 "$t" | jq -e '.args.runtimes_unrecorded == ["libblasish.so"]' >/dev/null ||
+	bad "rtmixed: the trailer: $(tail -1 "$t" | cut -c1-300)"
+cutstat "$t" | grep -qx 'note: the runtime layer lacks the calls of the CUDA runtime linked into libblasish.so (their driver calls are in the api layer)' ||
+	bad "rtmixed: cutstat says nothing of libblasish.so: $(cutstat "$t" | head -3)"
+cutstat -j "$t" | jq -e '.runtimes_unrecorded == ["libblasish.so"]' >/dev/null ||
+	bad "rtmixed: cutstat -j: no runtimes_unrecorded"
+t=$tmp/static.jsonl
+CUTHOOK_OUTPUT=$t LD_PRELOAD="$B/lib/libcuthook.so" "$fx/rtprog-static" 1 2 >/dev/null 2>&1 ||
+	bad "rtprog-static under libcuthook: exit $?"
+tail -1 "$t" | jq -e '.args.runtimes_unrecorded == ["rtprog-static"]' >/dev/null ||
+	bad "rtprog-static: the trailer: $(tail -1 "$t" | cut -c1-300)"
 
 # In a distributed job, runtime calls carry the host and rank, as API calls do, canonically.
 RANK=3 WORLD_SIZE=4 CUTHOOK_OUTPUT=$tmp/rank.jsonl LD_PRELOAD="$B/lib/libcuthook.so" "$fx/rtprog" 1 2 \

@@ -275,8 +275,9 @@ read_line(struct cut_parser *p, const char *line, struct cut_meta *m)
 	cut_meta_read(&ev, m);
 }
 
-/* Two libcuthook trailers folded: every member by its rule, the coverage audits joined, the
- * writers' own members kept; then into cutcapture's own, which keeps what it has. */
+/* Two libcuthook trailers folded: every member by its rule (each runtime not recorded named
+ * once), the coverage audits joined, the writers' own members kept; then into cutcapture's
+ * own, which keeps what it has. */
 START_TEST(test_fold)
 {
 	struct cut_parser *p = cut_parser_new();
@@ -291,6 +292,7 @@ START_TEST(test_fold)
 	    "\"capture_skips\":3,\"starts\":11,\"starts_from_call\":7,\"gap_ns\":1200,"
 	    "\"error_ns\":5328,\"error_ns_median\":5320},\"own_thread\":2373,\"off_thread\":40,"
 	    "\"format_thread\":2374,"
+	    "\"runtimes_unrecorded\":[\"libcublas.so.13\",\"libcublasLt.so.13\"],"
 	    "\"coverage\":{"
 	    "\"cuda_h\":13000,\"wrapped\":672,\"obtained\":{\"link\":2,\"dlsym\":0,"
 	    "\"cuGetProcAddress\":0},\"called\":2,\"functions\":[{\"name\":\"cuInit\",\"via\":"
@@ -304,6 +306,7 @@ START_TEST(test_fold)
 	    "\"clock\":6,\"tsc_hz\":2300000001},\"gpu\":{\"timed\":100,\"untimed\":0,"
 	    "\"capture_skips\":0,\"starts\":20,\"starts_from_call\":8,\"gap_ns\":1300,"
 	    "\"error_ns\":4000,\"error_ns_median\":4100},\"own_thread\":99,\"off_thread\":9,"
+	    "\"runtimes_unrecorded\":[\"libcublasLt.so.13\",\"libcudnn.so.9\"],"
 	    "\"coverage\":{"
 	    "\"cuda_h\":13000,\"wrapped\":672,\"obtained\":{\"link\":1,\"dlsym\":1,"
 	    "\"cuGetProcAddress\":0},\"called\":2,\"functions\":[{\"name\":"
@@ -316,6 +319,8 @@ START_TEST(test_fold)
 	ck_assert_int_eq(b.trailer.own_thread, 99);
 	ck_assert_int_eq(b.trailer.off_thread, 9);
 	ck_assert_int_eq(a.trailer.format_thread, 2374);
+	ck_assert_uint_eq(a.trailer.nruntimes, 2);
+	ck_assert_str_eq(a.trailer.runtimes[1], "libcublasLt.so.13");
 	struct cut_meta_fold *f = cut_meta_fold_new(CUT_META_TRAILER);
 	ck_assert_ptr_eq(cut_meta_fold_result(f)->trailer.more, NULL);
 	cut_meta_fold_add(f, &a);
@@ -335,7 +340,9 @@ START_TEST(test_fold)
 	    "\"events\":84,\"lost\":1,\"layers\":{\"api\":56,\"gpu\":28},\"durations\":{\"tsc\":28,"
 	    "\"clock\":57,\"tsc_hz\":2300000000},\"gpu\":{\"timed\":123,\"untimed\":0,"
 	    "\"capture_skips\":3,\"starts\":31,\"starts_from_call\":15,\"gap_ns\":1300,"
-	    "\"error_ns\":5328,\"error_ns_median\":4100},\"off_thread\":49,";
+	    "\"error_ns\":5328,\"error_ns_median\":4100},\"off_thread\":49,"
+	    "\"runtimes_unrecorded\":[\"libcublas.so.13\",\"libcublasLt.so.13\","
+	    "\"libcudnn.so.9\"],";
 	cut_meta_format(&line, &at0, cut_meta_fold_result(f));
 	struct cut_buf want = {0};
 	buf_addf(
