@@ -79,6 +79,8 @@ void hook_rt_exporter(const void *ra, CUresult r);
 /* Those objects' file names (basenames), up to max into names; returns how many. Async-signal
  * safe: the end reads them. */
 size_t hook_rt_unrecorded(const char **names, size_t max);
+/* In a forked child: the lock of that list, which another thread may have held at the fork. */
+void hook_rt_fork_child(void);
 
 /* wrap.c: the api layer's row (layer.h): why it is off (left to cutcapture's uprobes). */
 const char *hook_api_off_reason(void);

@@ -740,6 +740,7 @@ fork_child(void)
 	hook_resolve_fork(2);
 	hook_async_fork(2);
 	hook_clock_fork_child();
+	hook_rt_fork_child();
 	hook_w.pid = getpid();
 	hook_w.pid_ns = hook_ns_id("/proc/self/status", hook_w.pid);
 	hook_w.root = false;

@@ -264,6 +264,12 @@ hook_rt_exporter(const void *ra, CUresult r)
 	pthread_mutex_unlock(&unrecorded_lock);
 }
 
+void
+hook_rt_fork_child(void)
+{
+	pthread_mutex_init(&unrecorded_lock, NULL);
+}
+
 size_t
 hook_rt_unrecorded(const char **names, size_t max)
 {
