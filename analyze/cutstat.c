@@ -789,7 +789,7 @@ unrecorded_note(const struct cut_stats *st)
 	for (size_t i = 0; i < st->nunrecorded; i++) {
 		if (i)
 			buf_adds(&b, ", ");
-		buf_adds(&b, st->unrecorded[i]);
+		cut_text_escape(&b, st->unrecorded[i], strlen(st->unrecorded[i]));
 	}
 	cut_table_say("note: the runtime layer lacks the calls of the CUDA runtime linked into %s "
 	              "(their driver calls are in the api layer)",

@@ -206,13 +206,14 @@ lost_count(const struct cut_event *ev)
 	return n;
 }
 
-/* A trailer's runtimes_unrecorded, each name once into st->unrecorded. */
+/* A trailer's runtimes_unrecorded, each name once into st->unrecorded, STATS_MAX_UNRECORDED
+ * at most (a trace is input: a made-up one could name millions). */
 static void
 note_unrecorded(struct cut_stats *st, const struct cut_event *ev)
 {
 	struct cut_meta m;
 	cut_meta_read(ev, &m);
-	for (size_t i = 0; i < m.trailer.nruntimes; i++) {
+	for (size_t i = 0; i < m.trailer.nruntimes && st->nunrecorded < STATS_MAX_UNRECORDED; i++) {
 		size_t j = 0;
 		while (j < st->nunrecorded && strcmp(st->unrecorded[j], m.trailer.runtimes[i]) != 0)
 			j++;

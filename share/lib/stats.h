@@ -43,6 +43,8 @@ struct cut_slow_call {
 	char *name;
 };
 
+#define STATS_MAX_UNRECORDED 64
+
 struct cut_stats {
 	struct cut_fn_stat
 	    *fns; /* after stats_finish: nfns entries, by total time, longest first */
@@ -58,7 +60,7 @@ struct cut_stats {
 	int64_t untimed;      /* API events without a duration (not in the tables) */
 	int64_t lost;         /* events the capture reported lost (meta "lost" records) */
 	/* The objects whose linked-in runtime's calls the runtime layer lacks (the trailers'
-	 * runtimes_unrecorded), each once, in the order met */
+	 * runtimes_unrecorded), each once, in the order met, the first STATS_MAX_UNRECORDED */
 	char **unrecorded;
 	size_t nunrecorded;
 	enum cut_layer layer; /* whose calls fill fns: CUT_API unless from stats_new_layer */
