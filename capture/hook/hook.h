@@ -77,7 +77,8 @@ const char *hook_rt_off_reason(void);
  * when it holds a runtime of its own (linked in), whose calls no wrapper of the layer sees. */
 void hook_rt_exporter(const void *ra, CUresult r);
 /* Those objects' file names (basenames), up to max into names; returns how many. Async-signal
- * safe: the end reads them. */
+ * safe: the end reads them. The first HOOK_RT_UNRECORDED objects are kept. */
+#define HOOK_RT_UNRECORDED 32
 size_t hook_rt_unrecorded(const char **names, size_t max);
 /* In a forked child: the lock of that list, which another thread may have held at the fork. */
 void hook_rt_fork_child(void);

@@ -451,8 +451,8 @@ finish(bool at_exec)
 			m.trailer.off_thread = off;
 			m.trailer.format_thread = hook_async_tid();
 		}
-		const char *unrecorded[32];
-		size_t nunrecorded = hook_rt_unrecorded(unrecorded, 32);
+		const char *unrecorded[HOOK_RT_UNRECORDED];
+		size_t nunrecorded = hook_rt_unrecorded(unrecorded, HOOK_RT_UNRECORDED);
 		if (nunrecorded) {
 			m.trailer.runtimes = unrecorded;
 			m.trailer.nruntimes = nunrecorded;

@@ -231,11 +231,10 @@ hook_rt_dlsym(void *handle, const char *name)
  * libnvidia-*: NVML asks) and CUPTI (a tool, which asks too), are named in the trailer
  * (runtimes_unrecorded) so that a runtime layer short of a profiler's counts says why.
  */
-#define RT_MAX_UNRECORDED 32
 static struct {
 	const void *base;
 	char name[64];
-} unrecorded[RT_MAX_UNRECORDED];
+} unrecorded[HOOK_RT_UNRECORDED];
 static unsigned nunrecorded;
 static pthread_mutex_t unrecorded_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -256,7 +255,7 @@ hook_rt_exporter(const void *ra, CUresult r)
 	unsigned n = nunrecorded, i = 0;
 	while (i < n && unrecorded[i].base != di.dli_fbase)
 		i++;
-	if (i == n && n < RT_MAX_UNRECORDED) {
+	if (i == n && n < HOOK_RT_UNRECORDED) {
 		unrecorded[n].base = di.dli_fbase;
 		snprintf(unrecorded[n].name, sizeof(unrecorded[n].name), "%s", b);
 		__atomic_store_n(&nunrecorded, n + 1, __ATOMIC_RELEASE);
