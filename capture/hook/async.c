@@ -13,10 +13,14 @@
  * a handle another name does so before the name changes (handles.c). The end (exit, exec, a
  * fatal signal) closes the queues and formats what they hold; fork leaves the parent's queue to
  * the parent. */
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -61,12 +65,17 @@ static struct {
 	struct hook_thread *w; /* its lines and counts */
 } A = {.lock = PTHREAD_MUTEX_INITIALIZER};
 static HOOK_TLS int formatting; /* this thread holds A.lock */
+static bool have_prefetchw;     /* the CPU has PREFETCHW: a line comes exclusive, not shared */
 
 void
 hook_async_init(void)
 {
 	const char *e = getenv("CUTHOOK_ASYNC");
 	A.enabled = !e || strcmp(e, "0") != 0;
+#if defined(__x86_64__)
+	unsigned a, b, c, d;
+	have_prefetchw = __get_cpuid(0x80000001, &a, &b, &c, &d) && (c & bit_PRFCHW);
+#endif
 	for (int i = 0; i < HOOK_NAPI; i++) {
 		unsigned f = cut_api_flags(hook_names[i]);
 		hook_async_barrier[i] =
@@ -75,6 +84,30 @@ hook_async_init(void)
 		    !strcmp(hook_names[i], "cuModuleUnload") ||
 		    !strcmp(hook_names[i], "cuLibraryUnload");
 	}
+}
+
+/*
+ * Asks for the two cache lines of the slot the thread's next call will write (a call of up to
+ * four words writes no more: struct hook_rec) to be brought in, owned, while the program runs
+ * between its calls. Else each is a miss as the call writes it: the formatter's core read it
+ * last, or it left the caches while the ring went round (1 MB), and every store after it waits
+ * in the store buffer until the line comes.
+ */
+_Static_assert(offsetof(struct hook_rec, c.a) + 4 * sizeof(uint64_t) <= 128,
+               "a call of up to four words writes the first two lines of its slot");
+static inline void
+own_for_writing(const struct hook_rec *r)
+{
+	const char *p = (const char *)r;
+#if defined(__x86_64__)
+	if (have_prefetchw) {
+		__asm__ volatile("prefetchw %0" : : "m"(*p));
+		__asm__ volatile("prefetchw %0" : : "m"(*(p + 64)));
+		return;
+	}
+#endif
+	__builtin_prefetch(p, 1, 3);
+	__builtin_prefetch(p + 64, 1, 3);
 }
 
 static void
@@ -201,7 +234,10 @@ hook_async_publish(struct hook_thread *t)
 	 * every owner to be idle before it formats what the rings hold (hook_async_close). */
 	if (!__atomic_load_n(&A.open, __ATOMIC_RELAXED))
 		return false;
-	__atomic_store_n(&t->ring->head, t->ring->head + 1, __ATOMIC_RELEASE);
+	struct hook_ring *g = t->ring;
+	uint64_t head = g->head + 1;
+	__atomic_store_n(&g->head, head, __ATOMIC_RELEASE);
+	own_for_writing(&g->rec[head & (RING_SLOTS - 1)]);
 	return true;
 }
 

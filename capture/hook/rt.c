@@ -296,6 +296,7 @@ hook_rt_init(void)
 		cut_api_describe(&descs[i], rt_names[i]);
 		hook_frag_make(&frags[i], CUT_RUNTIME, rt_as[i], cut_api_category(rt_as[i]),
 		               !descs[i].noret);
+		hook_frag_queue(&frags[i], &descs[i]);
 	}
 }
 

@@ -471,10 +471,9 @@ hook_frag_make(struct hook_frag *f, enum cut_layer l, const char *name, const ch
 }
 
 void
-hook_id_fragments(void)
+hook_frag_queue(struct hook_frag *f, const struct cut_api_desc *d)
 {
-	for (int i = 0; i < HOOK_NAPI; i++)
-		hook_frag_make(&hook_w.frag[i], CUT_API, hook_names[i], hook_w.cats[i], true);
+	f->queue = f->len && (!d->decodes || d->pure);
 }
 
 /* Writes v in decimal at p and returns the end: inline for the common 0..99 (return codes,
@@ -633,6 +632,15 @@ hook_decode_init(void)
 	for (int i = 0; i < HOOK_NAPI; i++) {
 		cut_api_describe(&descs[i], hook_names[i]);
 		decodes[i] = descs[i].decodes;
+	}
+}
+
+void
+hook_id_fragments(void)
+{
+	for (int i = 0; i < HOOK_NAPI; i++) {
+		hook_frag_make(&hook_w.frag[i], CUT_API, hook_names[i], hook_w.cats[i], true);
+		hook_frag_queue(&hook_w.frag[i], &descs[i]);
 	}
 }
 
@@ -807,19 +815,11 @@ rec_args(struct hook_thread *w, const struct hook_rec *rec, struct hook_symbol *
 		cut_api_add_corr(&w->args, rec->corr);
 }
 
-/*
- * Records a call of f (d: its description, NULL when its calls have no args) by t that started
- * at t0 (hook_now()), ended at end (hook_end()) and returned r, with argument words a; g, when
- * not NULL, is the work it submitted that the gpu layer times (gpu_args: which needs the call's
- * args); calls, when not NULL, counts it. A call whose line depends on nothing but what it read
- * (d->pure) is queued for the formatter thread where the thread's lines take the fast path
- * (async.c): only reading it is left to this thread. Else, or when the queue is full, it is
- * decoded and formatted here.
- */
-static void
-record(struct hook_thread *t, const struct hook_frag *f, const struct cut_api_desc *d, int64_t t0,
-       uint64_t end, int64_t r, const uint64_t *a, struct gpu_sub *g, bool gpu_args,
-       uint64_t *calls)
+/* record's path on the calling thread: the call decoded and formatted here. */
+static __attribute__((noinline)) void
+record_here(struct hook_thread *t, const struct hook_frag *f, const struct cut_api_desc *d,
+            int64_t t0, uint64_t end, int64_t r, const uint64_t *a, struct gpu_sub *g,
+            uint64_t *calls)
 {
 	/* First, while the clock read of an end that is not a TSC read is closest to the return. */
 	uint64_t from_clock = t->tsc.from_clock;
@@ -827,28 +827,12 @@ record(struct hook_thread *t, const struct hook_frag *f, const struct cut_api_de
 	int64_t dur = t1 > t0 ? t1 - t0 : 0;
 	hook_prepare_header(t->tid);
 	struct hook_symbol sym = {0}, asked = {0};
-	struct hook_rec *rec = NULL;
-	if ((!d || d->pure) && t->fast && f->len && !t->need_thread_record && !gpu_args)
-		rec = hook_async_slot(t);
 	buf_reset(&t->args);
-	if (rec) {
-		rec->f = f; /* field by field: the whole record is some 250 bytes */
-		rec->d = d;
-		rec->t0 = t0;
-		rec->dur = dur;
-		rec->r = r;
-		rec->has_corr = false;
-		if (d)
-			cut_api_read(d, &rec->c, a, d->nparams, (int32_t)r);
-	} else if (d)
+	if (d)
 		decode(t, d, f->name, (int32_t)r, a, &t->args, &sym, &asked);
 	if (g) {
 		hook_gpu_queue(g, t->args.len ? t->args.s : NULL, t1);
-		if (rec) {
-			rec->corr = hook_corr;
-			rec->has_corr = true;
-		} else
-			cut_api_add_corr(&t->args, hook_corr);
+		cut_api_add_corr(&t->args, hook_corr);
 		hook_corr = 0;
 	}
 	if (!own_begin(t)) {
@@ -858,13 +842,82 @@ record(struct hook_thread *t, const struct hook_frag *f, const struct cut_api_de
 	}
 	if (calls)
 		(*calls)++;
-	if (!rec || !hook_async_publish(t)) {
-		if (rec) /* the end came since the slot was taken */
-			rec_args(t, rec, &sym, &asked);
-		call_line(t, f, t0, dur, r, t->args.len ? t->args.s : NULL, t->args.len, &asked,
-		          &sym);
-	}
+	call_line(t, f, t0, dur, r, t->args.len ? t->args.s : NULL, t->args.len, &asked, &sym);
 	own_end(t);
+}
+
+/* A queued call whose slot the end closed before it was published: written here, as record
+ * would have. Inside t's own_begin. */
+static __attribute__((noinline)) void
+unqueued(struct hook_thread *t, const struct hook_rec *rec)
+{
+	struct hook_symbol sym, asked;
+	rec_args(t, rec, &sym, &asked);
+	call_line(t, rec->f, rec->t0, rec->dur, rec->r, t->args.len ? t->args.s : NULL, t->args.len,
+	          &asked, &sym);
+}
+
+/*
+ * Records a call of f queued as it is (f->queue; the rest as for record, below) where t's lines
+ * take the fast path: only reading it is left to this thread, the formatter (async.c) decodes,
+ * formats and writes it. Returns false, having done nothing, when the queue has no slot for it.
+ */
+static inline __attribute__((always_inline)) bool
+queue_call(struct hook_thread *t, const struct hook_frag *f, const struct cut_api_desc *d,
+           int64_t t0, uint64_t end, int64_t r, const uint64_t *a, struct gpu_sub *g,
+           uint64_t *calls)
+{
+	hook_prepare_header(t->tid);
+	struct hook_rec *rec = hook_async_slot(t);
+	if (!rec)
+		return false;
+	uint64_t from_clock = t->tsc.from_clock;
+	int64_t t1 = hook_end_time(&t->tsc, end);
+	rec->f = f; /* field by field: the whole record is some 250 bytes */
+	rec->d = d;
+	rec->t0 = t0;
+	rec->dur = t1 > t0 ? t1 - t0 : 0;
+	rec->r = r;
+	rec->has_corr = false;
+	if (d)
+		cut_api_read(d, &rec->c, a, d->nparams, (int32_t)r);
+	if (g) {
+		hook_gpu_queue(g, NULL, t1);
+		rec->corr = hook_corr;
+		rec->has_corr = true;
+		hook_corr = 0;
+	}
+	if (!own_begin(t)) {
+		t->lost++;
+		t->tsc.from_clock = from_clock; /* counts only events written */
+		return true;
+	}
+	if (calls)
+		(*calls)++;
+	if (__builtin_expect(!hook_async_publish(t), 0))
+		unqueued(t, rec); /* the end came since the slot was taken */
+	own_end(t);
+	return true;
+}
+
+/*
+ * Records a call of f (d: its description, NULL when its calls have no args) by t that started
+ * at t0 (hook_now()), ended at end (hook_end()) and returned r, with argument words a; g, when
+ * not NULL, is the work it submitted that the gpu layer times; calls, when not NULL, counts it.
+ * A call whose line depends on nothing but what it read (f->queue) is queued for the formatter
+ * thread where the thread's lines take the fast path (queue_call), unless its work's record
+ * needs its args (queue false); else, or when the queue is full, it is decoded and formatted
+ * here.
+ */
+static inline __attribute__((always_inline)) void
+record(struct hook_thread *t, const struct hook_frag *f, const struct cut_api_desc *d, int64_t t0,
+       uint64_t end, int64_t r, const uint64_t *a, struct gpu_sub *g, bool queue,
+       uint64_t *calls)
+{
+	if (queue && f->queue && t->fast && !t->need_thread_record &&
+	    queue_call(t, f, d, t0, end, r, a, g, calls))
+		return;
+	record_here(t, f, d, t0, end, r, a, g, calls);
 }
 
 void
@@ -875,9 +928,9 @@ hook_record(struct hook_thread *t, enum hook_id id, enum hook_via via, int64_t t
 	if (hook_skip_api && !hook_keep[id])
 		skip_record(t, id, t0, end, r, a, g);
 	else {
-		unsigned char gk = hook_gpu_kind[id];
+		unsigned char gk = g ? hook_gpu_kind[id] : 0; /* a copy's record needs its args */
 		record(t, &hook_w.frag[id], decodes[id] ? &descs[id] : NULL, t0, end, r, a, g,
-		       g && (gk == GK_COPY || gk == GK_SET), &t->calls[id][via]);
+		       gk != GK_COPY && gk != GK_SET, &t->calls[id][via]);
 	}
 	hook_guard = 0;
 }
@@ -887,7 +940,7 @@ hook_record_call(struct hook_thread *t, const struct hook_frag *f, const struct 
                  int64_t t0, uint64_t end, int64_t r, const uint64_t *a)
 {
 	hook_guard = 1;
-	record(t, f, d->decodes ? d : NULL, t0, end, r, a, NULL, false, NULL);
+	record(t, f, d->decodes ? d : NULL, t0, end, r, a, NULL, true, NULL);
 	hook_guard = 0;
 }
 

@@ -27,6 +27,7 @@ struct hook_frag {
 	char s[FRAG_MAX];
 	unsigned char len;
 	bool ret;
+	bool queue; /* its calls' lines depend on nothing but what they read: queued (async.c) */
 	enum cut_layer layer;
 	const char *name, *cat;
 };
@@ -214,6 +215,9 @@ extern uint64_t hook_layer_events[CUT_NLAYERS];
  * with a "ret" when ret, out of cut_event_format's own output, into *f. */
 void hook_frag_make(struct hook_frag *f, enum cut_layer l, const char *name, const char *cat,
                     bool ret);
+/* Sets f->queue: f has a fragment and the lines of calls of d depend on nothing but what they
+ * read (cut_api_desc.pure), so its calls may be queued for the formatter thread. */
+void hook_frag_queue(struct hook_frag *f, const struct cut_api_desc *d);
 /* Makes the fragments of the api layer's functions (hook_w.frag). */
 void hook_id_fragments(void);
 
