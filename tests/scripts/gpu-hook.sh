@@ -20,15 +20,21 @@ want=$((rounds * 7 + 2))
 # The stand-in's pick-up delay and stream operations, as the checks below take them.
 export FAKEGPU_LAUNCH_NS=4000 FAKEGPU_GAP_NS=1216 LIB=$(cd "$(dirname "$0")/lib" && pwd)
 
+# A run whose every check held but that left too few pieces to hold to the truth (a loaded
+# machine's wide anchors clamp most, or a thread preempted between submissions leaves its
+# stream idle) says so (exit 3) and is run again, three times at most.
+for attempt in 1 2 3; do
+rm -f "$tmp/truth" # the stand-in appends to it
 FAKEGPU_TRUTH=$tmp/truth cuthook -o "$tmp/t.jsonl" -- "$fx/gpuprog" $rounds >"$tmp/out" 2>"$tmp/err" ||
 	bad "cuthook gpuprog: exit $?: $(cat "$tmp/err")"
 [ "$(cat "$tmp/out")" = "gpuprog: ok" ] || bad "output changed: $(cat "$tmp/out")"
 
-python3 - "$tmp/t.jsonl" "$tmp/truth" $want $rounds <<'PY' || fail=1
+python3 - "$tmp/t.jsonl" "$tmp/truth" $want $rounds $attempt <<'PY'
 import json, os, sys
 sys.path.insert(0, os.environ["LIB"])
 import gpu_truth
 path, truth_path, want, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+last_try = sys.argv[5] == "3"
 ev = [json.loads(l) for l in open(path)]
 def bad(m):
     print("FAIL", m); bad.n += 1
@@ -87,7 +93,12 @@ if len(calls) != want: bad(f"{len(calls)} calls carry corr, want {want}")
 # stream by its duration, on an idle one by its call's return (lib/gpu_truth.py says how
 # closely, and why load moves neither).
 nbusy, nidle = gpu_truth.check(ev, truth_path, bad)
-if nbusy < gpu_truth.MIN_BUSY or nidle < rounds: bad(f"{nbusy} pieces of work on a busy stream, {nidle} on an idle one")
+few = nbusy < gpu_truth.MIN_BUSY or nidle < rounds
+if few and (last_try or bad.n):
+    bad(f"{nbusy} pieces of work on a busy stream, {nidle} on an idle one")
+elif few:
+    print(f"{nbusy} pieces of work on a busy stream, {nidle} on an idle one: too few to hold, run again")
+    sys.exit(3)
 truth = [l.split() for l in open(truth_path)]
 gpu.sort(key=lambda e: e["args"]["corr"])
 # (Pieces moved or bounded, as they say, are held to that by gpu_truth.)
@@ -111,6 +122,11 @@ for w in sorted(gpu, key=lambda e: e["ts"]):
     last[s] = w["ts"] + w["dur"]
 sys.exit(1 if bad.n else 0)
 PY
+rc=$?
+[ $rc = 3 ] && continue
+[ $rc = 0 ] || fail=1
+break
+done
 
 for tool in "cutstat" "cutgaps" "cutchrome" "cutmerge" "cutplot -S" "cutioctl" "cutperfetto -o $tmp/p.pf"; do
 	$tool "$tmp/t.jsonl" >/dev/null 2>"$tmp/err" || bad "$tool: exit $?: $(cat "$tmp/err")"
@@ -287,13 +303,19 @@ PY
 # piece after the jump by the new anchor and every piece before it no later than the host saw
 # it done, which needed no move (a run under run-all --loaded in three). Whichever anchor
 # maps a piece, one on the other side of the jump puts it 200 ms from its call.
+# A piece is moved only where an anchor on the other side of the jump maps it: where every
+# piece was mapped by an anchor on its own side (a completion thread held off across the jump
+# that anchored again before it mapped the work after it), nothing needed moving, and the run
+# says so (exit 3) and is run again, three times at most; every other check holds each time.
 for step in 200000000 -200000000 0; do
+for attempt in 1 2 3; do
 	FAKEGPU_STEP_NS=$step FAKEGPU_STEP_AFTER=700 cuthook -o "$tmp/step.jsonl" -- "$fx/gpuprog" 600 \
 		>/dev/null || bad "clock step $step: exit $?"
-	python3 - "$tmp/step.jsonl" $step <<'PY' || fail=1
+	python3 - "$tmp/step.jsonl" $step $attempt <<'PY'
 import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1])]
 step = int(sys.argv[2])
+last_try = sys.argv[3] == "3"
 gpu = [e for e in ev if e["layer"] == "gpu"]
 calls = {e["args"]["corr"]: e for e in ev if e["layer"] == "api" and "corr" in (e.get("args") or {})}
 fails = []
@@ -307,10 +329,20 @@ for w in sorted(gpu, key=lambda e: e["args"]["corr"]):
     s = w["args"]["stream"]
     if s in last and w["ts"] < last[s]: fails.append(f"stream {s}: corr {w['args']['corr']} starts {last[s] - w['ts']} ns inside the piece before it")
     last[s] = w["ts"] + w.get("dur", 0)  # none: never timed (a starved completion thread)
-if step and not any("clamped" in w["args"] for w in gpu): fails.append("no piece says it was moved")
+if step and not any("clamped" in w["args"] for w in gpu):
+    if fails or last_try:
+        fails.append("no piece says it was moved")
+    else:
+        print(f"clock step {step}: no piece was mapped across the jump, run again")
+        sys.exit(3)
 for m in fails[:5]: print(f"FAIL clock step {step}:", m)
 sys.exit(1 if fails else 0)
 PY
+	rc=$?
+	[ $rc = 3 ] && continue
+	[ $rc = 0 ] || fail=1
+	break
+done
 done
 
 # A memset that its call sets up for 50 us before handing it over, just before returning (an
