@@ -86,6 +86,10 @@ hook_async_init(void)
 	}
 }
 
+/* The slots are line-aligned (struct hook_rec), so a call of up to four words writes two lines. */
+_Static_assert(offsetof(struct hook_rec, c.a) + 4 * sizeof(uint64_t) <= 128,
+               "a call of up to four words writes the first two lines of its slot");
+
 /*
  * Asks for the two cache lines of the slot the thread's next call will write (a call of up to
  * four words writes no more: struct hook_rec) to be brought in, owned, while the program runs
@@ -93,8 +97,6 @@ hook_async_init(void)
  * last, or it left the caches while the ring went round (1 MB), and every store after it waits
  * in the store buffer until the line comes.
  */
-_Static_assert(offsetof(struct hook_rec, c.a) + 4 * sizeof(uint64_t) <= 128,
-               "a call of up to four words writes the first two lines of its slot");
 static inline void
 own_for_writing(const struct hook_rec *r)
 {

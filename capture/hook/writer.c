@@ -846,8 +846,8 @@ record_here(struct hook_thread *t, const struct hook_frag *f, const struct cut_a
 	own_end(t);
 }
 
-/* A queued call whose slot the end closed before it was published: written here, as record
- * would have. Inside t's own_begin. */
+/* A queued call whose slot the end closed before it was published: written here, as
+ * record_here would have. Inside t's own_begin. */
 static __attribute__((noinline)) void
 unqueued(struct hook_thread *t, const struct hook_rec *rec)
 {
