@@ -76,7 +76,8 @@ struct cut_gpu_piece {
 	int64_t start, end; /* as recorded; end >= start */
 	uint64_t device;    /* the physical device: equal for pieces on one GPU */
 	uint64_t proc;      /* the process */
-	bool from_call;     /* its start is its call's return (args.start "call") */
+	bool from_call;     /* its start is its call's return (args.start "call"), or its end
+	                     * less its twins' (args.start "twins"): an estimate */
 	bool start_exact;   /* its start is what the device timed (no args.start) */
 	bool end_exact;     /* its end likewise (no args.end) */
 	int64_t submit;     /* when its call began (args.submit), or -1 */

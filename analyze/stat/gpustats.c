@@ -26,7 +26,7 @@ struct piece {
 	int64_t proc;
 	uint32_t name, dev, stream;
 	uint32_t shape;   /* 1 + its kernel and launch (shape_of), 0: not a kernel's */
-	bool from_call;   /* args.start "call" */
+	bool from_call;   /* args.start "call" or "twins" */
 	bool start_exact; /* no args.start: the device timed it */
 	bool end_exact;   /* no args.end */
 };
@@ -229,9 +229,10 @@ gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev)
 	group_at(&p->streams, p->key.s, &streamkey)->proc = proc;
 	if (cut_args_int(ev->args, "submit", &submit) != 0 || submit < 0 || submit > ev->ts)
 		submit = -1;
+	/* A start from the call, or from its end less its twins' (cut-events(5)): an estimate. */
 	char start[8];
-	bool from_call = cut_args_str(ev->args, "start", start, sizeof(start)) == 4 &&
-	                 strcmp(start, "call") == 0;
+	int n = cut_args_str(ev->args, "start", start, sizeof(start));
+	bool from_call = (n == 4 && strcmp(start, "call") == 0) || (n == 5 && strcmp(start, "twins") == 0);
 	CUT_GROW(p->pieces, p->npieces + 1, p->cap_pieces);
 	p->pieces[p->npieces++] = (struct piece){.s = ev->ts,
 	                                         .e = ev->ts + ev->dur,

@@ -233,11 +233,25 @@ struct gpu_span_in {
 	int64_t prev_end; /* the end written for the stream's piece before it, when have_prev */
 	bool have_prev;
 	int64_t seen; /* when the host saw its END done: no later can it have ended */
+	/* Its twins (gpu_twins_dur), when have_twins: how long work launched alike lasted, the
+	 * median of the latest, and their median deviation from it. */
+	int64_t twin, twin_dev;
+	bool have_twins;
 };
 /* How close to its call's return a copy's start from its events may be and still be taken as
  * its start, not as a bound; how much later than the device could run it an END may run and
  * still make the end a bound. */
 #define GPU_BOUND_SLACK_NS 1000
+/* How much shorter than its twins work started from its call must come out for its start to
+ * be taken from its end less their median (gpu_work_span): a slack, a share of their median
+ * (a kernel's runtime drifts over a run: on an H200 a 342 us kernel's twins came out 2-3 us
+ * longer than it did, their median deviation 148 ns), and twice their median deviation
+ * (robust where the twins hold such calls too: the typical twin's spread, where a range would
+ * be the worst one's). A start from the call is good to a microsecond or two where its call
+ * handed the work over as it returned; the rule is for calls that ran on far longer. */
+#define GPU_TWIN_SLACK_NS 2000
+#define GPU_TWIN_SHARE 100 /* a hundredth */
+#define GPU_TWIN_DEVS 2
 enum {
 	GPU_SPAN_FROM_CALL = 1,     /* the start is from the call: the stream was idle */
 	GPU_SPAN_CLAMPED_START = 2, /* moved later, to the call's start or the piece before */
@@ -246,6 +260,8 @@ enum {
 	GPU_SPAN_START_BOUND = 8,  /* the work started no earlier, maybe later */
 	GPU_SPAN_END_UNKNOWN = 16, /* never timed: no end (the process ended first) */
 	GPU_SPAN_END_BOUND = 32,   /* the work ended no later, maybe earlier */
+	GPU_SPAN_FROM_TWINS = 64,  /* the start is its end less its twins' median: the stream was
+	                              idle and the call ran on after handing the work over */
 };
 struct gpu_span {
 	int64_t start, end;
@@ -254,6 +270,37 @@ struct gpu_span {
 void gpu_work_span(const struct gpu_span_in *in, struct gpu_span *out);
 /* Median of n values (sorted in place). */
 int64_t gpu_median(int64_t *v, int n);
+/*
+ * Twins: the latest durations of work launched alike (one kernel, grid and block, in one
+ * context: key), for the start of such work whose call ran on after handing it over. A launch
+ * that returns long after the device took its work (on an H200 under a profiler, launches of
+ * 25-67 us against 6-16, a 342 us kernel begun 3-22 us before the return) makes the start from
+ * the return that much late, and nothing else recorded says when the work began; the same
+ * kernel launched alike ran within some 3 us of its twins every time. GPU_TWINS kinds of
+ * launch are remembered (those after go without); a kind keeps its latest GPU_TWIN_KEEP.
+ */
+#define GPU_TWINS 4096
+#define GPU_TWIN_KEEP 9
+#define GPU_TWIN_MIN 3 /* twins it takes to say how long work lasts */
+struct gpu_twin {
+	uint64_t key[4]; /* all 0: a free slot */
+	int n, next;
+	int64_t dur[GPU_TWIN_KEEP];
+};
+struct gpu_twins {
+	struct gpu_twin t[GPU_TWINS];
+};
+/* The key of a kernel launched by ctx as handle with grid and block. */
+void gpu_twin_key(uint64_t key[4], const void *ctx, uint64_t handle, const uint32_t grid[3],
+                  const uint32_t block[3]);
+/* Notes a duration of work launched as key (a duration measured, not a bound). */
+void gpu_twins_note(struct gpu_twins *tw, const uint64_t key[4], int64_t dur);
+/* The median of the latest durations of work launched as key, and their median deviation
+ * from it: false when fewer than GPU_TWIN_MIN were noted. */
+bool gpu_twins_dur(const struct gpu_twins *tw, const uint64_t key[4], int64_t *median,
+                   int64_t *dev);
+/* Forgets the twins of a context that ended (its handles may be another's next). */
+void gpu_twins_forget(struct gpu_twins *tw, const void *ctx);
 /* A pick-up sample further than this above the median waited out another context's turn on
  * the device (gpu_pickups): a switch alone takes 126-145 us on an H100 without MPS. */
 #define GPU_PICKUP_TURN_NS 100000
@@ -316,7 +363,7 @@ struct gpu_shared {
 	int64_t stop_deadline;
 	int abandon; /* the completion thread did not stop in time: it writes nothing more */
 	/* counts (atomics) */
-	uint64_t timed, untimed, skips, starts, from_call;
+	uint64_t timed, untimed, skips, starts, from_call, from_twins;
 	uint64_t lost; /* of untimed, never written: the completion thread held them at the end */
 	int64_t err_max, err_median;
 	int64_t gap;        /* the first context's, for the trailer */

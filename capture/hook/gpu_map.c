@@ -254,6 +254,20 @@ gpu_work_span(const struct gpu_span_in *in, struct gpu_span *out)
 			out->how = (out->how & ~GPU_SPAN_FROM_CALL) | GPU_SPAN_START_BOUND;
 		}
 	}
+	/* Work started from a call that came out shorter than its twins, beyond their spread and
+	 * a slack, began before the call returned: the call ran on after handing it over (a
+	 * thread preempted there, a profiler's callbacks), and the return says nothing of when.
+	 * It started when its twins say, where that lies inside its call (earlier, it ran shorter
+	 * than they did: the start from the call stands) and after the work before it. */
+	if ((out->how & GPU_SPAN_FROM_CALL) && !(out->how & GPU_SPAN_END_BOUND) && in->have_twins) {
+		int64_t at = e - in->twin;
+		int64_t slack =
+		    GPU_TWIN_SLACK_NS + in->twin / GPU_TWIN_SHARE + GPU_TWIN_DEVS * in->twin_dev;
+		if (at >= in->t0 && s - (at > lo ? at : lo) > slack) {
+			s = at > lo ? at : lo;
+			out->how = (out->how & ~GPU_SPAN_FROM_CALL) | GPU_SPAN_FROM_TWINS;
+		}
+	}
 	/* A mapping that moved between two anchors (or an anchor taken badly, under load) can
 	 * put a piece before its call or inside the one before it: the order the program and the
 	 * stream imposed wins, and the piece says it was moved. */
@@ -316,4 +330,103 @@ gpu_pickups(int64_t *v, int n, int64_t *median, int64_t *hi)
 	while (i > n / 2 && v[i] - *median > GPU_PICKUP_TURN_NS)
 		i--;
 	*hi = v[i];
+}
+
+void
+gpu_twin_key(uint64_t key[4], const void *ctx, uint64_t handle, const uint32_t grid[3],
+             const uint32_t block[3])
+{
+	key[0] = (uint64_t)(uintptr_t)ctx;
+	key[1] = handle;
+	key[2] = (uint64_t)grid[0] << 32 | grid[1];
+	key[3] = (uint64_t)grid[2] << 33 | (uint64_t)(block[0] & 0x7ff) << 22 |
+	         (uint64_t)(block[1] & 0x7ff) << 11 | (block[2] & 0x7ff);
+}
+
+static bool
+key_eq(const uint64_t *a, const uint64_t *b)
+{
+	return a[0] == b[0] && a[1] == b[1] && a[2] == b[2] && a[3] == b[3];
+}
+
+static bool
+key_free(const uint64_t *k)
+{
+	return !(k[0] | k[1] | k[2] | k[3]);
+}
+
+/* A slot a context's twins were forgotten from: taken again, but searched past (a key after
+ * it in its probe sequence is still found). No context is at UINT64_MAX. */
+static bool
+key_gone(const uint64_t *k)
+{
+	return k[0] == UINT64_MAX && !(k[1] | k[2] | k[3]);
+}
+
+/* Where key is (its first probe h), else NULL; *take, when not NULL: the slot it would take,
+ * the first free or forgotten one on its way (NULL: none within the probes, the table that
+ * full around it). */
+#define TWIN_PROBES 32
+static struct gpu_twin *
+twin_find(const struct gpu_twins *tw, const uint64_t key[4], struct gpu_twin **take)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (int i = 0; i < 4; i++)
+		h = (h ^ key[i]) * 1099511628211ull;
+	h ^= h >> 29;
+	if (take)
+		*take = NULL;
+	for (unsigned i = 0; i < TWIN_PROBES; i++) {
+		struct gpu_twin *t = (struct gpu_twin *)&tw->t[(h + i) % GPU_TWINS];
+		if (key_eq(t->key, key))
+			return t;
+		if ((key_free(t->key) || key_gone(t->key)) && take && !*take)
+			*take = t;
+		if (key_free(t->key))
+			break;
+	}
+	return NULL;
+}
+
+void
+gpu_twins_note(struct gpu_twins *tw, const uint64_t key[4], int64_t dur)
+{
+	if (key_free(key) || key_gone(key))
+		return;
+	struct gpu_twin *take, *t = twin_find(tw, key, &take);
+	if (!t) {
+		if (!(t = take))
+			return;
+		*t = (struct gpu_twin){.key = {key[0], key[1], key[2], key[3]}};
+	}
+	t->dur[t->next] = dur;
+	t->next = (t->next + 1) % GPU_TWIN_KEEP;
+	if (t->n < GPU_TWIN_KEEP)
+		t->n++;
+}
+
+bool
+gpu_twins_dur(const struct gpu_twins *tw, const uint64_t key[4], int64_t *median, int64_t *dev)
+{
+	const struct gpu_twin *t = twin_find(tw, key, NULL);
+	if (!t || t->n < GPU_TWIN_MIN)
+		return false;
+	int64_t v[GPU_TWIN_KEEP];
+	for (int i = 0; i < t->n; i++)
+		v[i] = t->dur[i];
+	*median = gpu_median(v, t->n);
+	for (int i = 0; i < t->n; i++)
+		v[i] = v[i] > *median ? v[i] - *median : *median - v[i];
+	*dev = gpu_median(v, t->n);
+	return true;
+}
+
+void
+gpu_twins_forget(struct gpu_twins *tw, const void *ctx)
+{
+	for (unsigned i = 0; i < GPU_TWINS; i++) {
+		struct gpu_twin *t = &tw->t[i];
+		if (!key_free(t->key) && !key_gone(t->key) && t->key[0] == (uint64_t)(uintptr_t)ctx)
+			*t = (struct gpu_twin){.key = {UINT64_MAX, 0, 0, 0}};
+	}
 }

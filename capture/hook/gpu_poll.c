@@ -89,6 +89,7 @@ static struct {
 	int64_t errs[ERR_SAMPLES];
 	unsigned nerrs;
 	uint64_t nseen, rng; /* bounds seen; the sampling's state */
+	struct gpu_twins *twins; /* kernels' latest durations (gpu_map.c); NULL until the first */
 } P;
 
 static int64_t
@@ -1002,6 +1003,8 @@ write_work(struct hook_thread *w, struct gpu_sub *s, const struct gpu_span *sp)
 	buf_addi64(a, s->t0);
 	if (sp->how & GPU_SPAN_FROM_CALL)
 		buf_addkv_str(a, "start", "call");
+	else if (sp->how & GPU_SPAN_FROM_TWINS)
+		buf_addkv_str(a, "start", "twins");
 	else if (sp->how & GPU_SPAN_START_BOUND)
 		buf_addkv_str(a, "start", "bound");
 	if (sp->how & GPU_SPAN_END_UNKNOWN)
@@ -1106,8 +1109,19 @@ complete(struct gpu_sub *s)
 	    .have_prev = st->have_written,
 	    .seen = seen,
 	};
+	/* A kernel's twins: how long it ran, launched alike, the latest times (gpu_twins_dur). */
+	uint64_t key[4];
+	bool kernel = s->kind == GK_KERNEL || s->kind == GK_KERNEL_EX;
+	if (kernel) {
+		gpu_twin_key(key, c->ctx, s->handle, s->grid, s->block);
+		if (!P.twins)
+			P.twins = calloc(1, sizeof(*P.twins)); /* (none: no twins) */
+		in.have_twins = P.twins && gpu_twins_dur(P.twins, key, &in.twin, &in.twin_dev);
+	}
 	struct gpu_span sp;
 	gpu_work_span(&in, &sp);
+	if (kernel && P.twins && !(sp.how & ~GPU_SPAN_FROM_CALL))
+		gpu_twins_note(P.twins, key, sp.end - sp.start); /* measured, no bound or move */
 	st->last_end = end;
 	st->last_end_gpu = c->clock->ref + ge;
 	st->last_end_gen = c->clock_gen;
@@ -1119,6 +1133,8 @@ complete(struct gpu_sub *s)
 	note_err(b1 > b2 ? b1 : b2);
 	if (sp.how & GPU_SPAN_FROM_CALL)
 		__atomic_fetch_add(&gpu_sh.from_call, 1, __ATOMIC_RELAXED);
+	if (sp.how & GPU_SPAN_FROM_TWINS)
+		__atomic_fetch_add(&gpu_sh.from_twins, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&gpu_sh.timed, 1, __ATOMIC_RELAXED);
 }
 
@@ -1367,6 +1383,8 @@ gpu_ctx_end(struct gpu_ctx *c)
 	__atomic_add_fetch(&gpu_sh.untimed, untimed, __ATOMIC_RELAXED);
 	if (P.current == c->ctx)
 		P.current = NULL; /* set it again: the handle may name the context made next */
+	if (P.twins)
+		gpu_twins_forget(P.twins, c->ctx); /* its handles may be the next context's */
 	pthread_mutex_lock(&gpu_sh.lock);
 	gpu_ctx_forget(c);
 	pthread_mutex_unlock(&gpu_sh.lock);

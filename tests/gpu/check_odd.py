@@ -133,7 +133,7 @@ for case, ts, te, e in pairs:
     d = e["ts"] - to_cut(ts, case)
     end = e["ts"] + e["dur"] - to_cut(te, case)
     sb, eb = a.get("start") == "bound", a.get("end") == "bound"
-    late = tol + (call_dur.get(a.get("corr"), 0) if a.get("start") == "call" else 0)
+    late = tol + (call_dur.get(a.get("corr"), 0) if a.get("start") in ("call", "twins") else 0)
     if d > late or (d < -tol and not sb):
         r["off"].append(f"{case} #{seen[case] - 1}: starts {d / 1e3:+.1f} us from its own clock's"
                         f" start (start {a.get('start', 'event')})")

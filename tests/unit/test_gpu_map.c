@@ -5,6 +5,7 @@
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check_main.h"
 #include "gpu.h"
@@ -217,6 +218,7 @@ struct piece {
 	bool have_prev;
 	int64_t seen; /* when the host saw the END done; 0: never mind */
 	bool at_return;
+	int64_t twin, twin_dev; /* its twins' median and median deviation, when twin > 0 */
 };
 
 static struct gpu_span
@@ -235,7 +237,10 @@ span(struct piece p)
 	                         .at_return = p.at_return,
 	                         .prev_end = p.prev_end,
 	                         .have_prev = p.have_prev,
-	                         .seen = p.seen ? p.seen : INT64_MAX};
+	                         .seen = p.seen ? p.seen : INT64_MAX,
+	                         .twin = p.twin,
+	                         .twin_dev = p.twin_dev,
+	                         .have_twins = p.twin > 0};
 	struct gpu_span sp;
 	gpu_work_span(&in, &sp);
 	return sp;
@@ -476,6 +481,127 @@ START_TEST(test_span_clamped)
 }
 END_TEST
 
+/* A kernel started from its call (an idle stream) that came out shorter than its twins by more
+ * than the slack (2 us, a hundredth of their median, two of their median deviations) started
+ * when they say: its call ran on after handing it over. Not where it came out within that, nor
+ * where the twins would put its start before its call began (it ran shorter than they did),
+ * nor where its end is a bound; and never before the work before it ended. */
+START_TEST(test_span_twins)
+{
+	/* Called at 10000, returned at 60000 (a long launch), its END at 400000: the start from the
+	 * call 60000 + 500, 339.5 us; 350 us kernels launched alike, deviating 1000 ns from their
+	 * median: a slack of 2000 + 3500 + 2000. */
+	struct piece p = {.end_ev = 401200,
+	                  .t0 = 10000,
+	                  .t1 = 60000,
+	                  .t_er = 61000,
+	                  .twin = 350000,
+	                  .twin_dev = 1000};
+	struct gpu_span sp = span(p);
+	ck_assert_int_eq(sp.start, 400000 - 350000);
+	ck_assert_int_eq(sp.end, 400000);
+	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_TWINS);
+	/* Short of the twins by the slack exactly: left as it was; a little more, moved. */
+	p.end_ev = 60500 + 350000 - 7500 + 1200;
+	sp = span(p);
+	ck_assert_int_eq(sp.start, 60500);
+	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_CALL);
+	p.end_ev -= 32;
+	sp = span(p);
+	ck_assert_int_eq(sp.start, p.end_ev - 1200 - 350000);
+	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_TWINS);
+	/* The twins would put it before its call began: it ran shorter than they did. */
+	p.end_ev = 12000 + 300000;
+	p.t1 = 12000;
+	p.t_er = 12100;
+	sp = span(p);
+	ck_assert_int_eq(sp.start, 12500);
+	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_CALL);
+	/* Without twins, the start from the call stands. */
+	p = (struct piece){.end_ev = 401200, .t0 = 10000, .t1 = 60000, .t_er = 61000};
+	sp = span(p);
+	ck_assert_int_eq(sp.start, 60500);
+	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_CALL);
+	/* The work before it on its stream ended at 30000 (its END at 31200): no earlier. */
+	p = (struct piece){.end_ev = 401200,
+	                   .before_ev = 31200,
+	                   .have_before = true,
+	                   .t0 = 10000,
+	                   .t1 = 60000,
+	                   .t_er = 61000,
+	                   .twin = 380000,
+	                   .twin_dev = 100};
+	sp = span(p);
+	ck_assert_int_eq(sp.start, 31200 + 1200);
+	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_TWINS);
+	/* Short work whose END ran as soon as the device could: its end is a bound, its start
+	 * the call's. */
+	p = (struct piece){.end_ev = 61000 + 1700, .t0 = 10000, .t1 = 60000, .t_er = 61000,
+	                   .twin = 20000, .twin_dev = 20};
+	sp = span(p);
+	ck_assert(sp.how & GPU_SPAN_END_BOUND);
+	ck_assert(!(sp.how & GPU_SPAN_FROM_TWINS));
+}
+END_TEST
+
+/* The twins of a launch: its kernel, grid and block in its context. None until GPU_TWIN_MIN
+ * were noted; then the median of the latest GPU_TWIN_KEEP and their median deviation from it,
+ * which one far off moves little; another grid, block, kernel or context has its own; a
+ * context's are forgotten when it ends; a full table takes no new kind, and loses none it has. */
+START_TEST(test_twins)
+{
+	static struct gpu_twins tw;
+	memset(&tw, 0, sizeof(tw));
+	uint32_t grid[3] = {128, 1, 1}, block[3] = {256, 1, 1}, grid2[3] = {64, 1, 1};
+	uint64_t k[4], k2[4], k3[4], k4[4];
+	static int ctx, ctx2; /* (their addresses are the contexts) */
+	gpu_twin_key(k, &ctx, 0x1000, grid, block);
+	gpu_twin_key(k2, &ctx, 0x1000, grid2, block);
+	gpu_twin_key(k3, &ctx2, 0x1000, grid, block);
+	gpu_twin_key(k4, &ctx, 0x2000, grid, block);
+	int64_t med, dev;
+	for (int i = 0; i < GPU_TWIN_MIN - 1; i++)
+		gpu_twins_note(&tw, k, 51000);
+	ck_assert(!gpu_twins_dur(&tw, k, &med, &dev));
+	gpu_twins_note(&tw, k, 1000); /* its call ran on 50 us: that much short, and noted */
+	ck_assert(gpu_twins_dur(&tw, k, &med, &dev));
+	ck_assert_int_eq(med, 51000);
+	ck_assert_int_eq(dev, 0);
+	for (int i = 0; i < GPU_TWIN_KEEP; i++)
+		gpu_twins_note(&tw, k, 5000 + 10 * i); /* the older ones go */
+	ck_assert(gpu_twins_dur(&tw, k, &med, &dev));
+	ck_assert_int_eq(med, 5000 + 10 * (GPU_TWIN_KEEP / 2));
+	ck_assert_int_eq(dev, 10 * ((GPU_TWIN_KEEP / 2 + 1) / 2));
+	ck_assert(!gpu_twins_dur(&tw, k2, &med, &dev));
+	ck_assert(!gpu_twins_dur(&tw, k3, &med, &dev));
+	ck_assert(!gpu_twins_dur(&tw, k4, &med, &dev));
+	for (int i = 0; i < GPU_TWIN_MIN; i++)
+		gpu_twins_note(&tw, k3, 7000);
+	gpu_twins_forget(&tw, &ctx);
+	ck_assert(!gpu_twins_dur(&tw, k, &med, &dev));
+	ck_assert(gpu_twins_dur(&tw, k3, &med, &dev)); /* another context's stay */
+	ck_assert_int_eq(med, 7000);
+	/* Fill the table with kinds of launch: each found again, however many were forgotten
+	 * before it; once full, a new kind has none, and every kind kept has its own. */
+	int kept = 0;
+	for (uint32_t i = 0; i < 2 * GPU_TWINS; i++) {
+		uint64_t ki[4];
+		uint32_t g[3] = {i + 1, 1, 1};
+		gpu_twin_key(ki, &ctx, 0x3000, g, block);
+		for (int j = 0; j < GPU_TWIN_MIN; j++)
+			gpu_twins_note(&tw, ki, (int64_t)i);
+		if (gpu_twins_dur(&tw, ki, &med, &dev)) {
+			ck_assert_int_eq(med, i);
+			kept++;
+		}
+	}
+	ck_assert_int_ge(kept, GPU_TWINS / 2);
+	ck_assert_int_le(kept, GPU_TWINS - 1); /* k3's slot is still taken */
+	ck_assert(gpu_twins_dur(&tw, k3, &med, &dev));
+	ck_assert_int_eq(med, 7000);
+}
+END_TEST
+
 START_TEST(test_median)
 {
 	int64_t v[] = {9, 1, 5, 3, 7};
@@ -579,6 +705,8 @@ main(void)
 	tcase_add_test(tc, test_pickups);
 	tcase_add_test(tc, test_span_idle_pickup);
 	tcase_add_test(tc, test_kernel_anchor);
+	tcase_add_test(tc, test_span_twins);
+	tcase_add_test(tc, test_twins);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

@@ -11,7 +11,8 @@ which moves the end but not the start (the change of the mapping's offset). Load
 a wrong start rule is microseconds off, whatever the load.
 
 Work on an idle stream (the first of a round, or any after its thread was preempted between
-submissions), and work whose start the layer took from its call ("start": "call"), started the
+submissions), and work whose start the layer took from its call ("start": "call") or from its
+twins ("start": "twins": a call that ran on after handing its work over), started the
 device's pick-up time after its call returned: its start, against the truth's through the
 mapping's offset (measured over the pieces whose end is measured), is good to the time the
 thread took to return from handing the work over, which the call's duration bounds (a loaded
@@ -34,6 +35,9 @@ under it, as a loaded machine's wide anchors make it) is held to nothing more.
 """
 import os
 
+
+# Starts the layer took from the submitting call: its return, or its end less its twins'.
+FROM_CALL = ("call", "twins")
 
 # Starts on an idle stream a median is held over, at least: the median of a few (a run of a
 # mode has two or three) is one stretched return on a loaded machine (2.1 and 2.8 us off in
@@ -66,7 +70,7 @@ def deviations(gpu, truth, said, mid, calls):
         if said(w):
             continue
         d = w["ts"] - int(t[1]) - mid
-        c = calls.get(w["args"]["corr"]) if w["args"].get("start") == "call" else None
+        c = calls.get(w["args"]["corr"]) if w["args"].get("start") in FROM_CALL else None
         out.append(max(0, -d, d - c.get("dur", 0)) if c else abs(d))
     return out
 
@@ -116,12 +120,12 @@ def check(ev, truth_path, bad, what="", kinds=None, idle_kinds=None):
         # from its call there is the wrong rule (a GPU shared with other processes makes such
         # starts the others' whole turn early).
         ret = call_ret.get(a["corr"])
-        if (how == "busy" and a.get("start") == "call" and "clamped" not in a and ret is not None
+        if (how == "busy" and a.get("start") in FROM_CALL and "clamped" not in a and ret is not None
                 and ret < ts - queued_margin and (kinds is None or kind in kinds)):
             not_queued.append(f"{w['name']} (corr {a['corr']}) returned {ts - ret} ns before it started")
         if a.get("start") == "bound" or "clamped" in a:
             pass  # a bound, held above; or moved, as it says (the mapping moved)
-        elif how == "busy" and a.get("start") != "call":
+        elif how == "busy" and a.get("start") not in FROM_CALL:
             if a.get("end") != "bound" and (kinds is None or kind in kinds):
                 busy += 1
                 err = w["dur"] - (te - ts)
