@@ -363,9 +363,9 @@ key_gone(const uint64_t *k)
 	return k[0] == UINT64_MAX && !(k[1] | k[2] | k[3]);
 }
 
-/* Where key is (its first probe h), else NULL; *take, when not NULL: the slot it would take,
- * the first free or forgotten one on its way (NULL: none within the probes, the table that
- * full around it). */
+/* Where key is, probing from its hash on, else NULL; *take, when not NULL: the slot it would
+ * take, the first free or forgotten one on its way (NULL: none within the probes, the table
+ * that full around it). */
 #define TWIN_PROBES 32
 static struct gpu_twin *
 twin_find(const struct gpu_twins *tw, const uint64_t key[4], struct gpu_twin **take)
