@@ -8,7 +8,9 @@
  * each kind and the kind before it, "extra" is the events' elapsed time less CUPTI's duration
  * (one stream operation plus whatever the device did for the kernel before it ran).
  *
- * build (a GPU machine): nvcc -O2 -I$CUPTI/include -o setupcal setupcal.cu -L$CUPTI/lib64 -lcupti
+ * build (a GPU machine; there CUPTI=/usr/local/cuda/targets/x86_64-linux):
+ *   nvcc -O2 -arch=sm_90 -I$CUPTI/include -o setupcal setupcal.cu -L$CUPTI/lib \
+ *        -Xlinker -rpath=$CUPTI/lib -lcupti
  * usage: setupcal [reps]
  * Not part of cut, which never uses CUPTI: the yardstick only. */
 #include <cuda_runtime.h>
@@ -84,6 +86,7 @@ int main(int argc, char **argv) {
 	std::vector<float> el(n);
 	for (int k = 0; k < NKIND; k++) launch(s, k, 1000); /* load every module */
 	CK(cudaStreamSynchronize(s));
+	CKP(cuptiActivityFlushAll(1)); /* (their records, not the first round's) */
 	for (int rep = 0; rep < reps; rep++) {
 		recs.clear();
 		k8<<<132, 128, 0, s>>>(300000); /* the stream busy while the rest is queued */
