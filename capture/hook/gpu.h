@@ -250,7 +250,7 @@ struct gpu_span_in {
  * be the worst one's). A start from the call is good to a microsecond or two where its call
  * handed the work over as it returned; the rule is for calls that ran on far longer. */
 #define GPU_TWIN_SLACK_NS 2000
-#define GPU_TWIN_SHARE 100 /* a hundredth */
+#define GPU_TWIN_SHARE 200 /* a two-hundredth */
 #define GPU_TWIN_DEVS 2
 enum {
 	GPU_SPAN_FROM_CALL = 1,     /* the start is from the call: the stream was idle */

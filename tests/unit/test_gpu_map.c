@@ -482,15 +482,15 @@ START_TEST(test_span_clamped)
 END_TEST
 
 /* A kernel started from its call (an idle stream) that came out shorter than its twins by more
- * than the slack (2 us, a hundredth of their median, two of their median deviations) started
- * when they say: its call ran on after handing it over. Not where it came out within that, nor
- * where the twins would put its start before its call began (it ran shorter than they did),
- * nor where its end is a bound; and never before the work before it ended. */
+ * than the slack (2 us, a two-hundredth of their median, two of their median deviations)
+ * started when they say: its call ran on after handing it over. Not where it came out within
+ * that, nor where the twins would put its start before its call began (it ran shorter than
+ * they did), nor where its end is a bound; and never before the work before it ended. */
 START_TEST(test_span_twins)
 {
 	/* Called at 10000, returned at 60000 (a long launch), its END at 400000: the start from the
 	 * call 60000 + 500, 339.5 us; 350 us kernels launched alike, deviating 1000 ns from their
-	 * median: a slack of 2000 + 3500 + 2000. */
+	 * median: a slack of 2000 + 1750 + 2000. */
 	struct piece p = {.end_ev = 401200,
 	                  .t0 = 10000,
 	                  .t1 = 60000,
@@ -502,7 +502,7 @@ START_TEST(test_span_twins)
 	ck_assert_int_eq(sp.end, 400000);
 	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_TWINS);
 	/* Short of the twins by the slack exactly: left as it was; a little more, moved. */
-	p.end_ev = 60500 + 350000 - 7500 + 1200;
+	p.end_ev = 60500 + 350000 - 5750 + 1200;
 	sp = span(p);
 	ck_assert_int_eq(sp.start, 60500);
 	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_CALL);
