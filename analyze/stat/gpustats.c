@@ -232,7 +232,8 @@ gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev)
 	/* A start from the call, or from its end less its twins' (cut-events(5)): an estimate. */
 	char start[8];
 	int n = cut_args_str(ev->args, "start", start, sizeof(start));
-	bool from_call = (n == 4 && strcmp(start, "call") == 0) || (n == 5 && strcmp(start, "twins") == 0);
+	bool from_call =
+	    (n == 4 && strcmp(start, "call") == 0) || (n == 5 && strcmp(start, "twins") == 0);
 	CUT_GROW(p->pieces, p->npieces + 1, p->cap_pieces);
 	p->pieces[p->npieces++] = (struct piece){.s = ev->ts,
 	                                         .e = ev->ts + ev->dur,

@@ -283,7 +283,7 @@ int64_t gpu_median(int64_t *v, int n);
 #define GPU_TWIN_KEEP 9
 #define GPU_TWIN_MIN 3 /* twins it takes to say how long work lasts */
 struct gpu_twin {
-	uint64_t key[4]; /* all 0: a free slot */
+	uint64_t key[4]; /* all 0: a free slot; UINT64_MAX, 0, 0, 0: one forgotten */
 	int n, next;
 	int64_t dur[GPU_TWIN_KEEP];
 };

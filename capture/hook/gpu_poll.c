@@ -88,7 +88,7 @@ static struct {
 	int64_t busy_sleep; /* ns between rounds while work is outstanding */
 	int64_t errs[ERR_SAMPLES];
 	unsigned nerrs;
-	uint64_t nseen, rng; /* bounds seen; the sampling's state */
+	uint64_t nseen, rng;     /* bounds seen; the sampling's state */
 	struct gpu_twins *twins; /* kernels' latest durations (gpu_map.c); NULL until the first */
 } P;
 

@@ -10,8 +10,9 @@
 # deadlock with the layer's calibration; a memset its call sets up before handing it over
 # starts from the call's return; a graph the driver hands over in parts starts from the START
 # before it; work before a device reset, or a release of the last reference to the primary
-# context, is timed, and after it; -l api turns the layer off;
-# every filter reads the trace.
+# context, is timed, and after it; a launch that runs on after handing its work over starts
+# when its twins say, as the truth does; -l api turns the layer off; every filter reads the
+# trace.
 . "$(dirname "$0")/lib/hook-setup.sh"
 PATH=$B/bin:$PATH
 command -v python3 >/dev/null || { echo "needs python3"; exit 77; }

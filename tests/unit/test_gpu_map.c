@@ -536,8 +536,12 @@ START_TEST(test_span_twins)
 	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_TWINS);
 	/* Short work whose END ran as soon as the device could: its end is a bound, its start
 	 * the call's. */
-	p = (struct piece){.end_ev = 61000 + 1700, .t0 = 10000, .t1 = 60000, .t_er = 61000,
-	                   .twin = 20000, .twin_dev = 20};
+	p = (struct piece){.end_ev = 61000 + 1700,
+	                   .t0 = 10000,
+	                   .t1 = 60000,
+	                   .t_er = 61000,
+	                   .twin = 20000,
+	                   .twin_dev = 20};
 	sp = span(p);
 	ck_assert(sp.how & GPU_SPAN_END_BOUND);
 	ck_assert(!(sp.how & GPU_SPAN_FROM_TWINS));
