@@ -578,6 +578,7 @@ submission(enum hook_id id, const uint64_t *a, void *stream, uint64_t key, int64
 		s->end = c->pool[--c->npool];
 		if (need_start)
 			s->start = c->pool[--c->npool];
+		s->start_turns = need_start && (G.all_starts || c->takes_turns);
 		st->force_start = false;
 		st->wait_gen = c->wait_gen;
 	} else
@@ -963,6 +964,7 @@ hook_gpu_trailer(struct cut_trailer *t)
 	t->gpu_starts = (int64_t)gpu_sh.starts;
 	t->gpu_starts_from_call = (int64_t)gpu_sh.from_call;
 	t->gpu_starts_from_twins = (int64_t)gpu_sh.from_twins;
+	t->gpu_starts_late = (int64_t)gpu_sh.late;
 	t->gpu_gap_ns = gpu_sh.gap;
 	t->gpu_error_ns = gpu_sh.err_max;
 	t->gpu_error_ns_median = gpu_sh.err_median;
@@ -986,7 +988,7 @@ hook_gpu_fork(int phase)
 		pthread_cond_init(&gpu_sh.wake, NULL);
 		gpu_sh.in_head = gpu_sh.in_tail = NULL;
 		gpu_sh.timed = gpu_sh.untimed = gpu_sh.skips = gpu_sh.starts = 0;
-		gpu_sh.from_call = gpu_sh.from_twins = gpu_sh.lost = 0;
+		gpu_sh.from_call = gpu_sh.from_twins = gpu_sh.late = gpu_sh.lost = 0;
 		gpu_sh.err_max = gpu_sh.err_median = 0;
 		G.on = false;
 		G.off = "off: a forked child (CUDA is not usable after fork)";

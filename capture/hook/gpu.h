@@ -64,6 +64,7 @@ struct gpu_sub {
 	bool sync; /* handed over inside its call: a copy or memset (may be done when its call
 	            * returns), a graph handed over in parts */
 	bool other_ctx;      /* a copy to a stream of a context not current: its events that one's */
+	bool start_turns;    /* its START is for turns another context may take (-S, takes_turns) */
 	uint64_t handle;     /* the CUfunction or CUgraphExec */
 	uint64_t bytes;
 	uint32_t grid[3], block[3];
@@ -223,11 +224,14 @@ struct gpu_span_in {
 	int64_t end_ev;    /* its END's time */
 	int64_t before_ev; /* the event before it on its stream, when have_before */
 	bool have_before;
-	int64_t gap;    /* a stream operation's length */
-	int64_t t0, t1; /* when its call began and returned */
-	int64_t t_er;   /* when the record of its END returned */
-	bool sync;      /* a copy or memset: handed over inside its call */
-	int64_t pickup; /* the events' pick-up time (gpu_ctx) */
+	bool start_idle;  /* before_ev is its own START, which ran on an idle stream */
+	bool start_turns; /* before_ev is its own START, which may have waited out another's turn */
+	int64_t gap;     /* a stream operation's length */
+	int64_t t0, t1;  /* when its call began and returned */
+	int64_t t_er;    /* when the record of its END returned */
+	bool sync;       /* a copy or memset: handed over inside its call */
+	bool kernel;     /* a kernel: set up by the device as it is picked up (GPU_KERNEL_*) */
+	int64_t pickup;  /* the events' pick-up time (gpu_ctx) */
 	int64_t pickup_hi;
 	bool at_return;   /* work on device memory alone, handed over as its call returned */
 	int64_t prev_end; /* the end written for the stream's piece before it, when have_prev */
@@ -252,6 +256,38 @@ struct gpu_span_in {
 #define GPU_TWIN_SLACK_NS 2000
 #define GPU_TWIN_SHARE 200 /* a two-hundredth */
 #define GPU_TWIN_DEVS 2
+/*
+ * A kernel handed to an idle stream: when it starts, from its call. Against CUPTI in the same
+ * process (58 runs of torch_gpu_work.py on H100s and H200s, 40-60 such kernels a run) the
+ * start came at the call's start plus 0.85-0.95 of its length plus 1.5-2.8 us, the same in
+ * every run, cuthook's and cutcapture's: the device picks a kernel up later than an event
+ * handed over alike has its time (it sets the kernel up), and the call hands the work over
+ * some nine-tenths of the way through (the rest, the END's record and the library's own
+ * work, grows with the call as a slow CPU makes every part of it slower). So the start is
+ * the return plus the events' pick-up time (less an operation) plus GPU_KERNEL_SETUP_NS, less
+ * a ninth of the call, no more than GPU_KERNEL_HANDOVER_MAX_NS (a call that ran on far longer
+ * was held after handing its work over, or before: the twins say which).
+ */
+#define GPU_KERNEL_SETUP_NS 1900
+#define GPU_KERNEL_HANDOVER_PART 9 /* a ninth of the call: after the hand-over */
+#define GPU_KERNEL_HANDOVER_MAX_NS 3000
+/*
+ * How much longer than its twins a kernel started from the events before it must come out for
+ * its start to be taken from its end less their median, and how much longer at most: the
+ * device sometimes starts a kernel after the work before it up to a microsecond or two late
+ * (BENCHMARKS, "Starts from twins where a launch ran on": about one gemm kernel a step on an
+ * H200, its duration from the events that much long, CUPTI's gaps showing the same without
+ * cut), which no event before it can see. Longer than the most, it ran longer: a kernel whose
+ * work changes from launch to launch alike, or one that waited out another process's turn.
+ * Not for work timed from a START of its own that ran on an idle stream (the kernel's set-up
+ * follows such a START), nor from one that may have waited out another context's turn (-S,
+ * a context that takes turns: after a turn, the work's end comes late too; beside other
+ * processes on an H100 the rule put the starts of most of a light process's short kernels
+ * 0.5-0.8 us late).
+ */
+#define GPU_LATE_SLACK_NS 300
+#define GPU_LATE_SHARE 1000 /* a thousandth of the twins' median */
+#define GPU_LATE_MAX_NS 2000
 enum {
 	GPU_SPAN_FROM_CALL = 1,     /* the start is from the call: the stream was idle */
 	GPU_SPAN_CLAMPED_START = 2, /* moved later, to the call's start or the piece before */
@@ -262,6 +298,8 @@ enum {
 	GPU_SPAN_END_BOUND = 32,   /* the work ended no later, maybe earlier */
 	GPU_SPAN_FROM_TWINS = 64,  /* the start is its end less its twins' median: the stream was
 	                              idle and the call ran on after handing the work over */
+	GPU_SPAN_LATE = 128, /* the start is its end less its twins' median: the device started it
+	                        late after the work before it (GPU_LATE_*) */
 };
 struct gpu_span {
 	int64_t start, end;
@@ -363,7 +401,7 @@ struct gpu_shared {
 	int64_t stop_deadline;
 	int abandon; /* the completion thread did not stop in time: it writes nothing more */
 	/* counts (atomics) */
-	uint64_t timed, untimed, skips, starts, from_call, from_twins;
+	uint64_t timed, untimed, skips, starts, from_call, from_twins, late;
 	uint64_t lost; /* of untimed, never written: the completion thread held them at the end */
 	int64_t err_max, err_median;
 	int64_t gap;        /* the first context's, for the trailer */

@@ -233,6 +233,11 @@ gpu_work_span(const struct gpu_span_in *in, struct gpu_span *out)
 	 * an operation say nothing of how long before its return the call handed work over.) */
 	int64_t pickup = in->at_return || in->pickup < in->gap ? 0 : in->pickup - in->gap;
 	int64_t ready = (in->sync ? in->t0 : in->t1) + pickup;
+	if (in->kernel && !in->sync && !in->at_return) { /* (GPU_KERNEL_SETUP_NS) */
+		int64_t after = (in->t1 - in->t0) / GPU_KERNEL_HANDOVER_PART;
+		ready += GPU_KERNEL_SETUP_NS -
+		         (after < GPU_KERNEL_HANDOVER_MAX_NS ? after : GPU_KERNEL_HANDOVER_MAX_NS);
+	}
 	int64_t s = lo, e = in->end_ev - in->gap;
 	/* Work handed over while its stream still had something to do (what was before it, its
 	 * START or the work before, ran after the call returned) was queued behind it and starts
@@ -240,6 +245,12 @@ gpu_work_span(const struct gpu_span_in *in, struct gpu_span *out)
 	 * other processes, that time is the others' turn, and from it a START that waited out the
 	 * turn with its kernel was overruled by an estimate (kernels 60-100 us short). */
 	bool queued = !in->sync && in->have_before && lo >= in->t1;
+	/* But a kernel behind a START of its own that ran at its pick-up, done an operation before
+	 * the device picked the kernel up, was handed to an idle stream: it is set up after that
+	 * START (GPU_KERNEL_SETUP_NS), and starts no sooner than from its call. */
+	if (queued && in->kernel && in->start_idle &&
+	    in->before_ev + in->gap <= ready - GPU_KERNEL_SETUP_NS)
+		queued = false;
 	out->how = 0;
 	if (s < ready && !queued) {
 		s = ready;
@@ -266,6 +277,19 @@ gpu_work_span(const struct gpu_span_in *in, struct gpu_span *out)
 		if (at >= in->t0 && s - (at > lo ? at : lo) > slack) {
 			s = at > lo ? at : lo;
 			out->how = (out->how & ~GPU_SPAN_FROM_CALL) | GPU_SPAN_FROM_TWINS;
+		}
+	}
+	/* Work started from the work before it (its END, or a START queued behind it) that came
+	 * out longer than its twins, beyond their spread and a slack but by no more than the device
+	 * is seen to start work late (GPU_LATE_*), started that much after the work before it: it
+	 * lasted as its twins did. */
+	if (!out->how && in->have_twins && !in->start_idle && !in->start_turns) {
+		int64_t over = e - s - in->twin;
+		int64_t slack =
+		    GPU_LATE_SLACK_NS + in->twin / GPU_LATE_SHARE + GPU_TWIN_DEVS * in->twin_dev;
+		if (over > slack && over <= GPU_LATE_MAX_NS) {
+			s = e - in->twin;
+			out->how |= GPU_SPAN_LATE;
 		}
 	}
 	/* A mapping that moved between two anchors (or an anchor taken badly, under load) can

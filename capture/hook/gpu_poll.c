@@ -1005,6 +1005,8 @@ write_work(struct hook_thread *w, struct gpu_sub *s, const struct gpu_span *sp)
 		buf_addkv_str(a, "start", "call");
 	else if (sp->how & GPU_SPAN_FROM_TWINS)
 		buf_addkv_str(a, "start", "twins");
+	else if (sp->how & GPU_SPAN_LATE)
+		buf_addkv_str(a, "start", "late");
 	else if (sp->how & GPU_SPAN_START_BOUND)
 		buf_addkv_str(a, "start", "bound");
 	if (sp->how & GPU_SPAN_END_UNKNOWN)
@@ -1096,12 +1098,17 @@ complete(struct gpu_sub *s)
 	struct gpu_span_in in = {
 	    .end_ev = end,
 	    .before_ev = s->start ? start : before,
+	    /* (A START that waited for nothing ran within the pick-up time of its record, which
+	     * followed the call's start.) */
+	    .start_idle = s->start && start <= s->t0 + c->pickup_hi + GPU_BOUND_SLACK_NS,
+	    .start_turns = s->start && s->start_turns,
 	    .have_before = s->start || st->have_last,
 	    .gap = c->clock->gap,
 	    .t0 = s->t0,
 	    .t1 = s->t1,
 	    .t_er = s->t_er,
 	    .sync = s->sync && !handed_at_return,
+	    .kernel = s->kind == GK_KERNEL || s->kind == GK_KERNEL_EX,
 	    .pickup = c->pickup,
 	    .pickup_hi = c->pickup_hi,
 	    .at_return = handed_at_return,
@@ -1111,7 +1118,7 @@ complete(struct gpu_sub *s)
 	};
 	/* A kernel's twins: how long it ran, launched alike, the latest times (gpu_twins_dur). */
 	uint64_t key[4];
-	bool kernel = s->kind == GK_KERNEL || s->kind == GK_KERNEL_EX;
+	bool kernel = in.kernel;
 	if (kernel) {
 		gpu_twin_key(key, c->ctx, s->handle, s->grid, s->block);
 		if (!P.twins)
@@ -1135,6 +1142,8 @@ complete(struct gpu_sub *s)
 		__atomic_fetch_add(&gpu_sh.from_call, 1, __ATOMIC_RELAXED);
 	if (sp.how & GPU_SPAN_FROM_TWINS)
 		__atomic_fetch_add(&gpu_sh.from_twins, 1, __ATOMIC_RELAXED);
+	if (sp.how & GPU_SPAN_LATE)
+		__atomic_fetch_add(&gpu_sh.late, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&gpu_sh.timed, 1, __ATOMIC_RELAXED);
 }
 

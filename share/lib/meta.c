@@ -91,6 +91,7 @@ static const struct member gpu_members[] = {
     MB("starts", T_INT, trailer.gpu_starts, .merge = M_SUM),
     MB("starts_from_call", T_INT, trailer.gpu_starts_from_call, .merge = M_SUM),
     MB("starts_from_twins", T_INT, trailer.gpu_starts_from_twins, .merge = M_SUM),
+    MB("starts_late", T_INT, trailer.gpu_starts_late, .merge = M_SUM),
     MB("gap_ns", T_INT, trailer.gpu_gap_ns, .merge = M_MEDIAN, .weight = AT(trailer.gpu_timed)),
     MB("error_ns", T_INT, trailer.gpu_error_ns, .merge = M_MAX),
     MB("error_ns_median", T_INT, trailer.gpu_error_ns_median, .merge = M_MEDIAN,

@@ -53,6 +53,7 @@ struct cut_trailer {
 	/* "gpu": the gpu layer's work and the bounds of its clock mapping */
 	int64_t gpu_timed, gpu_untimed, gpu_capture_skips, gpu_starts, gpu_starts_from_call;
 	int64_t gpu_starts_from_twins;
+	int64_t gpu_starts_late;
 	int64_t gpu_gap_ns, gpu_error_ns, gpu_error_ns_median;
 	int64_t own_thread;   /* libcuthook's completion thread, of one process */
 	int64_t off_thread;   /* libcuthook's calls formatted by its formatter thread */

@@ -10,13 +10,15 @@ also holds the warm-up steps); a graph launch's kernels (one piece of work to cu
 on both sides. Starts are compared less the median offset between the two clocks over every
 pair (cut's CLOCK_MONOTONIC, the profiler's own). Rows: every kernel; those whose start came from
 the events ("event"); from the call ("call": the stream was idle, the start is the call's return
-plus the measured pick-up time); from the twins ("twins": its end less the duration of kernels
-launched alike, its call having run on after handing it over); those with a bound (args.start or args.end "bound": left out of
-the targets). Targets (issue 26, item 3): outside bounds, p90 |dstart| and |ddur| at most 1 us,
-the largest at most 5 us; the trailer's error_ns at most 2 us. Then where the differences lie:
-signed starts and ends per kind of start and kernel, the clocks aligned on the ends cut
-measured (BENCHMARKS, "Work picked up by an idle stream", read the same way), and the starts
-from the call by the call's length, in thirds.
+plus the measured pick-up time and a kernel's set-up, less the part of the call after the
+hand-over); from the twins ("twins": its end less the duration of kernels launched alike, its
+call having run on after handing it over); from the twins after the events ("late": the device
+started it late after the work before it); those with a bound (args.start or args.end "bound":
+left out of the targets). Targets (issue 26, item 3): outside bounds, p90 |dstart| and |ddur| at
+most 1 us, the largest at most 5 us; the trailer's error_ns at most 2 us. Then where the
+differences lie: signed starts and ends per kind of start and kernel, the clocks aligned on the
+ends cut measured (BENCHMARKS, "Work picked up by an idle stream", read the same way), and the
+starts from the call by the call's length, in thirds.
 """
 import json
 import shutil
@@ -62,7 +64,7 @@ for p, c in pairs:
     ds, dd = abs(c[0] - offset - p[0]), abs(c[1] - p[1])
     bound = "bound" in (a.get("start"), a.get("end"))
     rows["all"].append((ds, dd))
-    rows["bound" if bound else a["start"] if a.get("start") in ("call", "twins") else "event"].append((ds, dd))
+    rows["bound" if bound else a["start"] if a.get("start") in ("call", "twins", "late") else "event"].append((ds, dd))
     if not bound:
         rows["targets"].append((ds, dd))
 trailer = cut[-1].get("args", {}).get("gpu", {}) if cut and cut[-1].get("name") == "trailer" else {}
@@ -73,7 +75,7 @@ print(f"== {label}: kernels paired {n} (profiler {len(P)}, cut {len(C)}); clock 
       f"{trailer.get('error_ns')} (median {trailer.get('error_ns_median')})")
 print(f"{'kernels':<10} {'n':>6} {'|dstart| p50':>12} {'p90':>8} {'max':>8} {'|ddur| p50':>11} "
       f"{'p90':>8} {'max':>8}   (ns)")
-for k in ("all", "event", "call", "twins", "bound", "targets"):
+for k in ("all", "event", "call", "twins", "late", "bound", "targets"):
     v = rows.get(k, [])
     if not v:
         continue
@@ -109,7 +111,7 @@ if measured:
     name = readable(c[3] or "?" for _, c in measured)
     signed = defaultdict(list)
     for p, c in measured:
-        kind = c[2]["start"] if c[2].get("start") in ("call", "twins") else "event"
+        kind = c[2]["start"] if c[2].get("start") in ("call", "twins", "late") else "event"
         signed[(kind, name[c[3] or "?"])].append((c[0] - eoff - p[0],
                                                   c[0] + c[1] - eoff - p[0] - p[1]))
     print(f"signed, aligned on the ends (ns): {'from':<5} {'kernel':<48} {'n':>4} "

@@ -219,6 +219,9 @@ struct piece {
 	int64_t seen; /* when the host saw the END done; 0: never mind */
 	bool at_return;
 	int64_t twin, twin_dev; /* its twins' median and median deviation, when twin > 0 */
+	bool kernel;
+	bool start_idle;  /* before_ev is its own START, run on an idle stream */
+	bool start_turns; /* before_ev is its own START, for turns (-S) */
 };
 
 static struct gpu_span
@@ -232,6 +235,9 @@ span(struct piece p)
 	                         .t1 = p.t1,
 	                         .t_er = p.t_er,
 	                         .sync = p.sync,
+	                         .kernel = p.kernel,
+	                         .start_idle = p.start_idle,
+	                         .start_turns = p.start_turns,
 	                         .pickup = 1700, /* work: 500, an operation sooner */
 	                         .pickup_hi = 1900,
 	                         .at_return = p.at_return,
@@ -323,6 +329,146 @@ START_TEST(test_span_idle_pickup)
 	    .end_ev = 20000, .t0 = 2000, .t1 = 3000, .t_er = 3100, .at_return = true});
 	ck_assert_int_eq(sp.start, 3000);
 	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_CALL);
+}
+END_TEST
+
+/* A kernel handed to an idle stream starts later than other work handed over alike: the
+ * device sets it up (GPU_KERNEL_SETUP_NS); and the call handed it over a ninth of the call
+ * before returning, no more than GPU_KERNEL_HANDOVER_MAX_NS. */
+START_TEST(test_span_kernel_pickup)
+{
+	struct piece p = {.end_ev = 40000, .t0 = 2000, .t1 = 11000, .t_er = 11100, .kernel = true};
+	struct gpu_span sp = span(p);
+	ck_assert_int_eq(sp.start, 11000 + 500 + GPU_KERNEL_SETUP_NS - 9000 / 9);
+	ck_assert_int_eq(sp.end, 38800);
+	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_CALL);
+	p.t1 = 92000; /* a call of 90 us: a ninth would be 10 us */
+	p.t_er = 92100;
+	p.end_ev = 200000;
+	sp = span(p);
+	ck_assert_int_eq(sp.start, 92000 + 500 + GPU_KERNEL_SETUP_NS - GPU_KERNEL_HANDOVER_MAX_NS);
+	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_CALL);
+	/* Other work (an asynchronous copy) from the return and the pick-up time alone. */
+	p.kernel = false;
+	sp = span(p);
+	ck_assert_int_eq(sp.start, 92000 + 500);
+	/* The work before it ended later than that: queued behind it, from its END. */
+	p = (struct piece){.end_ev = 40000,
+	                   .before_ev = 11000 + 2000,
+	                   .have_before = true,
+	                   .t0 = 2000,
+	                   .t1 = 11000,
+	                   .t_er = 11100,
+	                   .kernel = true};
+	sp = span(p);
+	ck_assert_int_eq(sp.start, 13000 + 1200);
+	ck_assert_int_eq(sp.how, 0);
+	/* Behind a START of its own at 2100, which ran after the call returned (3000) less an
+	 * operation: queued behind it, from it. But a START that ran at its pick-up and was done
+	 * an operation before the kernel was picked up (3389) was the stream's last: the kernel
+	 * was handed to an idle stream, and starts from its call. */
+	p = (struct piece){.end_ev = 40000,
+	                   .before_ev = 2100,
+	                   .have_before = true,
+	                   .t0 = 2000,
+	                   .t1 = 3000,
+	                   .t_er = 3100,
+	                   .kernel = true};
+	sp = span(p);
+	ck_assert_int_eq(sp.start, 2100 + 1200);
+	ck_assert_int_eq(sp.how, 0);
+	p.start_idle = true;
+	sp = span(p);
+	ck_assert_int_eq(sp.start, 3000 + 500 + GPU_KERNEL_SETUP_NS - 1000 / 9);
+	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_CALL);
+	p.before_ev = 2300; /* done only 1,089 ns before the pick-up */
+	sp = span(p);
+	ck_assert_int_eq(sp.start, 2300 + 1200);
+	ck_assert_int_eq(sp.how, 0);
+}
+END_TEST
+
+/* A kernel started from the work before it (its END, or a START queued behind it) that came out
+ * longer than its twins by more than the slack (300 ns, a thousandth of their median, two median
+ * deviations) and by no more than GPU_LATE_MAX_NS started late: at its end less their median. */
+START_TEST(test_span_late)
+{
+	/* The work before it ended at 5000 (its END at 6200): from the events 6200 to 17200, 11 us
+	 * where its twins ran 10 us (deviating 50 ns): a slack of 300 + 10 + 100. */
+	struct piece p = {.end_ev = 18400,
+	                  .before_ev = 5000,
+	                  .have_before = true,
+	                  .t0 = 2000,
+	                  .t1 = 3000,
+	                  .t_er = 3500,
+	                  .twin = 10000,
+	                  .twin_dev = 50,
+	                  .kernel = true};
+	struct gpu_span sp = span(p);
+	ck_assert_int_eq(sp.start, 17200 - 10000);
+	ck_assert_int_eq(sp.end, 17200);
+	ck_assert_int_eq(sp.how, GPU_SPAN_LATE);
+	/* Longer by the slack exactly: left as it was; a nanosecond more, moved. */
+	p.end_ev = 6200 + 10000 + 410 + 1200;
+	sp = span(p);
+	ck_assert_int_eq(sp.start, 6200);
+	ck_assert_int_eq(sp.how, 0);
+	p.end_ev++;
+	sp = span(p);
+	ck_assert_int_eq(sp.start, p.end_ev - 1200 - 10000);
+	ck_assert_int_eq(sp.how, GPU_SPAN_LATE);
+	/* Longer by the most the rule takes, moved; by a nanosecond more, it ran longer. */
+	p.end_ev = 6200 + 10000 + GPU_LATE_MAX_NS + 1200;
+	sp = span(p);
+	ck_assert_int_eq(sp.how, GPU_SPAN_LATE);
+	p.end_ev++;
+	sp = span(p);
+	ck_assert_int_eq(sp.start, 6200);
+	ck_assert_int_eq(sp.how, 0);
+	/* Timed from a START of its own that ran on an idle stream: the kernel's set-up followed
+	 * it, and the start from it stands. */
+	p.end_ev = 18400;
+	p.start_idle = true;
+	sp = span(p);
+	ck_assert_int_eq(sp.start, 6200);
+	ck_assert_int_eq(sp.how, 0);
+	p.start_idle = false;
+	/* Nor from a START that may have waited out another context's turn (-S). */
+	p.start_turns = true;
+	sp = span(p);
+	ck_assert_int_eq(sp.start, 6200);
+	ck_assert_int_eq(sp.how, 0);
+	p.start_turns = false;
+	/* Without twins, or twins that spread: the start from the events stands. */
+	p.twin_dev = 400;
+	sp = span(p);
+	ck_assert_int_eq(sp.start, 6200);
+	ck_assert_int_eq(sp.how, 0);
+	p.twin = p.twin_dev = 0;
+	sp = span(p);
+	ck_assert_int_eq(sp.how, 0);
+	/* A start from the call, or an end that is a bound, is no start from the events. */
+	p = (struct piece){.end_ev = 40000,
+	                   .t0 = 2000,
+	                   .t1 = 11000,
+	                   .t_er = 11100,
+	                   .twin = 20000,
+	                   .twin_dev = 10,
+	                   .kernel = true};
+	sp = span(p);
+	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_CALL);
+	p = (struct piece){.end_ev = 3500 + 1900 + 800,
+	                   .before_ev = 1000,
+	                   .have_before = true,
+	                   .t0 = 2000,
+	                   .t1 = 3000,
+	                   .t_er = 3500,
+	                   .twin = 3000,
+	                   .twin_dev = 10,
+	                   .kernel = true};
+	sp = span(p);
+	ck_assert(sp.how & GPU_SPAN_END_BOUND);
+	ck_assert(!(sp.how & GPU_SPAN_LATE));
 }
 END_TEST
 
@@ -708,6 +854,8 @@ main(void)
 	tcase_add_test(tc, test_median);
 	tcase_add_test(tc, test_pickups);
 	tcase_add_test(tc, test_span_idle_pickup);
+	tcase_add_test(tc, test_span_kernel_pickup);
+	tcase_add_test(tc, test_span_late);
 	tcase_add_test(tc, test_kernel_anchor);
 	tcase_add_test(tc, test_span_twins);
 	tcase_add_test(tc, test_twins);
