@@ -270,7 +270,7 @@ struct gpu_span_in {
  */
 #define GPU_KERNEL_SETUP_NS 1900
 #define GPU_KERNEL_HANDOVER_PART 9 /* a ninth of the call: after the hand-over */
-#define GPU_KERNEL_HANDOVER_MAX_NS 3000
+#define GPU_KERNEL_HANDOVER_MAX_NS 5000
 /*
  * How much longer than its twins a kernel started from the events before it must come out for
  * its start to be taken from its end less their median, and how much longer at most: the

@@ -43,9 +43,9 @@ FROM_CALL = ("call", "twins")
 
 def early(w, call):
     """How early a kernel's start from its call may be: the part of the call the layer takes to
-    lie after the hand-over (capture/hook/gpu.h, GPU_KERNEL_HANDOVER_*: a ninth, 3 us at most), which a
+    lie after the hand-over (capture/hook/gpu.h, GPU_KERNEL_HANDOVER_*: a ninth, 5 us at most), which a
     call held before the hand-over (a loaded machine's preemption) spent before it instead."""
-    return min(call.get("dur", 0) // 9, 3000) if w["cat"] == "kernel" else 0
+    return min(call.get("dur", 0) // 9, 5000) if w["cat"] == "kernel" else 0
 
 
 # The truth's work that started when what its stream waited for was done: on time, or late
