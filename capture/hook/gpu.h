@@ -259,7 +259,7 @@ struct gpu_span_in {
 /*
  * A kernel handed to an idle stream: when it starts, from its call. Against CUPTI in the same
  * process (58 runs of torch_gpu_work.py on H100s and H200s, 40-60 such kernels a run) the
- * start came at the call's start plus 0.85-0.95 of its length plus 1.5-2.8 us, the same in
+ * start came at the call's start plus 0.86-0.95 of its length plus 1.5-2.8 us, the same in
  * every run, cuthook's and cutcapture's: the device picks a kernel up later than an event
  * handed over alike has its time (it sets the kernel up), and the call hands the work over
  * some nine-tenths of the way through (the rest, the END's record and the library's own

@@ -35,17 +35,30 @@ anyway). A piece moved to keep the order of its stream or call ("clamped": the m
 under it, as a loaded machine's wide anchors make it) is held to nothing more.
 """
 import os
+import re
 
 
 # Starts the layer took from the submitting call: its return, or its end less its twins'.
 FROM_CALL = ("call", "twins")
 
 
+def _gpu_h(name):
+    """A number #defined in capture/hook/gpu.h (the layer's constants, not copies of them)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../capture/hook/gpu.h")
+    m = re.search(rf"^#define {name} (\d+)", open(path).read(), re.M)
+    if not m:
+        raise SystemExit(f"gpu_truth: no {name} in {path}")
+    return int(m.group(1))
+
+
+HANDOVER_PART, HANDOVER_MAX = _gpu_h("GPU_KERNEL_HANDOVER_PART"), _gpu_h("GPU_KERNEL_HANDOVER_MAX_NS")
+
+
 def early(w, call):
     """How early a kernel's start from its call may be: the part of the call the layer takes to
-    lie after the hand-over (capture/hook/gpu.h, GPU_KERNEL_HANDOVER_*: a ninth, 5 us at most), which a
-    call held before the hand-over (a loaded machine's preemption) spent before it instead."""
-    return min(call.get("dur", 0) // 9, 5000) if w["cat"] == "kernel" else 0
+    lie after the hand-over (GPU_KERNEL_HANDOVER_*), which a call held before the hand-over (a
+    loaded machine's preemption) spent before it instead."""
+    return min(call.get("dur", 0) // HANDOVER_PART, HANDOVER_MAX) if w["cat"] == "kernel" else 0
 
 
 # The truth's work that started when what its stream waited for was done: on time, or late
@@ -147,7 +160,8 @@ def check(ev, truth_path, bad, what="", kinds=None, idle_kinds=None):
                     off_truth.append(f"{w['name']} (corr {a['corr']}) {err:+d} ns")
         else:
             if idle_kinds is None or kind in idle_kinds:
-                # late by up to the call's return (cut-events(5): from its call), never early
+                # late by up to the call's return (cut-events(5): from its call), early by no
+                # more than early()
                 err = w["ts"] - off - ts
                 dur = call_dur.get(a["corr"], 0)
                 idle.append(max(0, -err - early(w, {"dur": dur}), err - dur))
