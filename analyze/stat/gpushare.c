@@ -448,12 +448,20 @@ below(const int64_t *v, size_t n, int64_t x)
 	return lo;
 }
 
-/* Where a piece that ran first after a switch began: three quarters of its process's stream
- * operation after its START (no later than its end). */
+/* Where a piece that ran first after a switch began: after its START, an operation of its
+ * process's stream for a kernel handed more than SWITCH_PARAMS_SMALL bytes of parameters, a
+ * quarter of one for a kernel handed fewer, three quarters where they are not known (no later
+ * than its end). */
 static int64_t
 moved_start(const struct cut_gpu_piece *q)
 {
-	int64_t op = q->op_ns > 0 ? q->op_ns * 3 / 4 : 0;
+	int64_t op = q->op_ns > 0 ? q->op_ns : 0;
+	if (q->params > SWITCH_PARAMS_SMALL)
+		;
+	else if (q->params > 0)
+		op /= 4;
+	else
+		op = op * 3 / 4;
 	return op < q->end - q->resolved ? q->resolved + op : q->end;
 }
 
@@ -462,7 +470,7 @@ moved_start(const struct cut_gpu_piece *q)
  * after the piece was submitted, and no piece started between the two: the piece waited
  * through the gap for the device to switch (not for another's kernel, preempted later). Every
  * piece with an exact start whose latest end before it is another process's ran first after
- * a switch: it starts three quarters of its process's stream operation later (set once every
+ * a switch: it starts later by a part of its process's stream operation (set once every
  * gap is found, so that no start moved changes which count), and a gap is measured to there. */
 static void
 measure_switches(struct cut_gpu_piece *p, size_t n, struct order *o)

@@ -33,9 +33,16 @@
  *    a START otherwise says. Against CUPTI on an H100 such pieces came out 0.2 to 1.0 of
  *    their process's stream operation (gap_ns, cut-events(5)) long, 0.8 on average where the
  *    other's kernel was preempted, 0.65 where the other had let go (4,600 pieces); the pieces
- *    after them in the same turn were right. They start three quarters of an operation later
- *    (the mean of both: a process's busy time is a sum), and the switch time is measured to
- *    there.
+ *    after them in the same turn were right. Which end of that a kernel takes is its
+ *    parameters' size (args.params): on H200s, kernels alike but for it, first after a switch,
+ *    started 0.22-0.43 us after their START with 16 or 32 bytes, 1.1-1.55 us with 272 to 4,016
+ *    (a cuBLAS gemm's 736 likewise, in light processes beside a heavy one and a deep one;
+ *    tests/gpu/switch_setup.sh), and queued in their own process's turn, 80 and 144 bytes
+ *    started as 16 did, 272 and more up to 0.3 us later. So a kernel handed more than
+ *    SWITCH_PARAMS_SMALL bytes starts an operation (1.2-1.3 us) later,
+ *    one handed fewer a quarter of one, and a piece whose parameters are not known (no
+ *    args.params: not a kernel, or an older trace) three quarters (the mean of a light
+ *    process's mix: a process's busy time is a sum); the switch time is measured to there.
  *    A piece whose start and end are both exact and that holds another's turn was preempted
  *    if its process had held the device a time slice before that turn (at least
  *    SLICE_HELD_MIN since the latest end of another process's piece, the two switches left
@@ -82,6 +89,7 @@ struct cut_gpu_piece {
 	bool end_exact;     /* its end likewise (no args.end) */
 	int64_t submit;     /* when its call began (args.submit), or -1 */
 	int64_t op_ns;      /* its process's stream operation (its trailer's gap_ns), or 0 */
+	int64_t params;     /* its kernel's parameters, bytes (args.params), or 0: not known */
 	uint32_t shape; /* its kernel as launched (name, grid, block): pieces of one shape in one
 	                   process launched the same kernel alike; 0 where not known */
 	/* out: its first moment kept (its end where it kept none), the time it kept, and its
@@ -98,6 +106,11 @@ struct cut_gpu_piece {
  * was preempted had held it 2.1-2.3 ms (2.36-2.6 ms with the switches), and a light one that
  * let go at once 20-30 us (0.3 ms with them). */
 #define SLICE_HELD_MIN 250000
+
+/* A kernel handed at most this many bytes of parameters starts a quarter of an operation after
+ * a START run as its device switched in, one handed more a whole operation (rule 3): 144 bytes
+ * were seen to behave as 16, 272 as 4,016. */
+#define SWITCH_PARAMS_SMALL 256
 
 /* Transitions a device's switch time is measured over, at least. */
 #define SWITCH_SEEN_MIN 8

@@ -26,6 +26,7 @@ struct piece {
 	int64_t proc;
 	uint32_t name, dev, stream;
 	uint32_t shape;   /* 1 + its kernel and launch (shape_of), 0: not a kernel's */
+	uint32_t params;  /* its kernel's parameters, bytes (args.params); 0: not known */
 	bool from_call;   /* args.start "call" or "twins" */
 	bool start_exact; /* no args.start: the device timed it */
 	bool end_exact;   /* no args.end */
@@ -229,6 +230,9 @@ gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev)
 	group_at(&p->streams, p->key.s, &streamkey)->proc = proc;
 	if (cut_args_int(ev->args, "submit", &submit) != 0 || submit < 0 || submit > ev->ts)
 		submit = -1;
+	int64_t params; /* (CUDA's limit: 32,764 bytes) */
+	if (cut_args_int(ev->args, "params", &params) != 0 || params < 0 || params > UINT32_MAX)
+		params = 0;
 	/* A start from the call, or from its end less its twins' (cut-events(5)): an estimate. */
 	char start[8];
 	int n = cut_args_str(ev->args, "start", start, sizeof(start));
@@ -238,6 +242,7 @@ gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev)
 	p->pieces[p->npieces++] = (struct piece){.s = ev->ts,
 	                                         .e = ev->ts + ev->dur,
 	                                         .submit = submit,
+	                                         .params = (uint32_t)params,
 	                                         .proc = proc,
 	                                         .name = (uint32_t)name,
 	                                         .dev = (uint32_t)devkey,
@@ -494,6 +499,7 @@ gpustats_finish(struct cut_gpu_stats *g)
 		                               .end_exact = pc->end_exact,
 		                               .submit = pc->submit,
 		                               .op_ns = op,
+		                               .params = pc->params,
 		                               .shape = pc->shape};
 		ds[k++] = (struct dspan){(int64_t)dev, pc->proc, pc->s, pc->e};
 	}

@@ -94,6 +94,10 @@ for w in gpu:
     want_stream = "0x2" if c["name"].endswith("_ptsz") else c["args"].get("stream")
     if a["stream"] != want_stream: bad(f"corr {a['corr']}: stream {a['stream']}, call's {want_stream}")
     if w["cat"] == "kernel" and w["name"] != names.get(a["grid"][0]): bad(f"corr {a['corr']}: name {w['name']}")
+    # A kernel's parameters' bytes, as the driver states them (the stand-in: 8 bytes a word,
+    # 1 + its name's length mod 5 words); other work has none.
+    want_params = 8 * (len(w["name"]) % 5 + 1) if w["cat"] == "kernel" else None
+    if a.get("params") != want_params: bad(f"corr {a['corr']}: params {a.get('params')}, want {want_params}")
     if w["cat"] == "memcpy" and (w["name"] != "memcpy HtoD" or a.get("bytes") != 65536): bad(f"copy {w}")
     if w["cat"] == "memset" and a.get("bytes") != 16384: bad(f"memset {w}")
 if len(calls) != want: bad(f"{len(calls)} calls carry corr, want {want}")

@@ -276,6 +276,29 @@ START_TEST(test_switched_in)
 }
 END_TEST
 
+START_TEST(test_switched_in_params)
+{
+	struct cut_gpu_piece p[40];
+	/* How much later a piece that ran first after a switch starts is its kernel's parameters':
+	 * more than SWITCH_PARAMS_SMALL bytes, a whole operation (8 ns here); fewer, a quarter;
+	 * not known, three quarters. The switch (100 ns) is measured to there. */
+	static const struct {
+		int64_t params, moved;
+	} c[] = {{SWITCH_PARAMS_SMALL + 1, 8}, {736, 8}, {SWITCH_PARAMS_SMALL, 2}, {32, 2}, {0, 6}};
+	for (size_t k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
+		size_t n = switches(p, SWITCH_SEEN_MIN, false);
+		for (size_t i = 0; i < n; i++)
+			if (p[i].proc == 2) {
+				p[i].op_ns = 8;
+				p[i].params = c[k].params;
+			}
+		resolve(p, n);
+		ck_assert_int_eq(p[0].switch_ns, 100 + c[k].moved);
+		kept(&p[n - 1], (int64_t)7400 + c[k].moved, (int64_t)7410, END);
+	}
+}
+END_TEST
+
 START_TEST(test_late)
 {
 	struct cut_gpu_piece p[40];
@@ -508,6 +531,7 @@ gpushare_suite(void)
 	tcase_add_test(tc, test_ties);
 	tcase_add_test(tc, test_switches);
 	tcase_add_test(tc, test_switched_in);
+	tcase_add_test(tc, test_switched_in_params);
 	tcase_add_test(tc, test_late);
 	tcase_add_test(tc, test_preemptions);
 	tcase_add_test(tc, test_twins);
