@@ -18,7 +18,8 @@
 char *cut_hook_library(const char *named, char *why, size_t n);
 /*
  * The driver functions libcuthook's gpu layer calls on the program's threads (hook/gpu.c:
- * submissions, a context's device and end, a graph's nodes; hook/handles.c). Under
+ * submissions, a context's device and end, a graph's nodes, a kernel's parameters;
+ * hook/handles.c). Under
  * cutcapture's uprobes, a probe on them would trap on the library's calls too, a microsecond
  * each, between a launch and the event that times its end: cutcapture leaves them unprobed and
  * the library records the program's calls to them (CUTHOOK_SKIP; cutcapture(8) lists them,
@@ -28,9 +29,9 @@ char *cut_hook_library(const char *named, char *why, size_t n);
 	"cuCtxFromGreenCtx", "cuCtxGetCurrent", "cuCtxGetDevice", "cuCtxPopCurrent_v2",            \
 	    "cuCtxPushCurrent_v2", "cuDevicePrimaryCtxGetState",                                   \
 	    "cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRetain", \
-	    "cuEventCreate", "cuEventRecord", "cuFuncGetName", "cuGraphGetEdges",                   \
-	    "cuGraphGetEdges_v2", "cuGraphGetNodes", "cuGraphNodeGetType", "cuKernelGetName",       \
-	    "cuStreamGetCtx", "cuStreamIsCapturing"
+	    "cuEventCreate", "cuEventRecord", "cuFuncGetName", "cuFuncGetParamInfo",                \
+	    "cuGraphGetEdges", "cuGraphGetEdges_v2", "cuGraphGetNodes", "cuGraphNodeGetType",       \
+	    "cuKernelGetName", "cuKernelGetParamInfo", "cuStreamGetCtx", "cuStreamIsCapturing"
 
 /*
  * The layers libcuthook records, X(name, enum cut_layer, only) each, in the order messages

@@ -618,6 +618,73 @@ give_back(struct gpu_sub *s, bool untimed)
 		count(&gpu_sh.untimed);
 }
 
+/* The bytes of a kernel's parameters (the last one's offset and size), or 0 where the driver
+ * does not say. After another context's turn the device takes longer to start a kernel handed
+ * more than some 200 bytes of parameters (an H200: 0.2-0.4 us for 16 or 32 bytes, 1.1-1.5 us
+ * for 272 to 4,016, the first kernel of a turn), so a reader of a shared device needs them
+ * (cut-events(5): args.params). Asked once a handle (cuFuncGetParamInfo, then
+ * cuKernelGetParamInfo for a CUkernel launched as a function) by the thread that launched it,
+ * as the launch returns: then the handle is one the driver took (a module may be unloaded
+ * before the work is written). A handle a module unloaded and another reused keeps the first
+ * function's. Threads that meet a handle new to the table at once may both ask (a slot taken
+ * by one, filled by either: both would store the same). */
+#define PARAMS_CAP 4096 /* handles; one not kept is asked at each launch */
+static struct {
+	uint64_t handle;
+	uint32_t bytes; /* + 1; 0 while not yet asked */
+} param_tab[PARAMS_CAP];
+
+static uint32_t
+ask_param_bytes(uint64_t h)
+{
+	static const enum hook_id askers[] = {HOOK_ID_cuFuncGetParamInfo,
+	                                      HOOK_ID_cuKernelGetParamInfo};
+	for (size_t k = 0; k < sizeof(askers) / sizeof(askers[0]); k++) {
+		CUresult (*ask)(void *, size_t, size_t *, size_t *) =
+		    (CUresult(*)(void *, size_t, size_t *, size_t *))hook_real_slow(askers[k]);
+		if (!ask)
+			continue;
+		size_t end = 0, off, size, i;
+		for (i = 0; i < 1024; i++) { /* (CUDA's limit: 32,764 bytes of 4-byte words) */
+			if (ask((void *)(uintptr_t)h, i, &off, &size) != 0)
+				break;
+			if (off + size > end)
+				end = off + size;
+		}
+		if (i > 0)
+			return (uint32_t)end;
+		/* (not a handle this asker takes, or no parameter at all: 0 either way) */
+	}
+	return 0;
+}
+
+static uint32_t
+param_bytes(uint64_t h)
+{
+	if (!h)
+		return 0;
+	size_t i0 = (size_t)((h >> 4) * 0x9e3779b97f4a7c15ull >> 52) % PARAMS_CAP;
+	for (size_t j = 0; j < 16; j++) {
+		size_t i = (i0 + j) % PARAMS_CAP;
+		uint64_t seen = __atomic_load_n(&param_tab[i].handle, __ATOMIC_ACQUIRE);
+		if (seen == h) {
+			uint32_t b = __atomic_load_n(&param_tab[i].bytes, __ATOMIC_ACQUIRE);
+			if (b)
+				return b - 1;
+			break;
+		}
+		if (!seen && __atomic_compare_exchange_n(&param_tab[i].handle, &seen, h, false,
+		                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			uint32_t b = ask_param_bytes(h);
+			__atomic_store_n(&param_tab[i].bytes, b + 1, __ATOMIC_RELEASE);
+			return b;
+		}
+		if (seen == h)
+			break;
+	}
+	return ask_param_bytes(h);
+}
+
 static struct gpu_sub *
 after(struct gpu_sub *s, CUresult r, int64_t t0)
 {
@@ -639,6 +706,8 @@ after(struct gpu_sub *s, CUresult r, int64_t t0)
 	 * mapped once the call's own end is (hook_gpu_queue). */
 	s->er_end = hook_end();
 	s->t0 = t0;
+	if (s->kind == GK_KERNEL || s->kind == GK_KERNEL_EX)
+		s->params = param_bytes(s->handle);
 	if (s->start)
 		count(&gpu_sh.starts);
 	hook_corr = s->corr;

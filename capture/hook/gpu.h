@@ -68,6 +68,7 @@ struct gpu_sub {
 	uint64_t handle;     /* the CUfunction or CUgraphExec */
 	uint64_t bytes;
 	uint32_t grid[3], block[3];
+	uint32_t params;    /* a kernel's parameters, bytes (param_bytes), 0: not known */
 	char dir[6];        /* "HtoD"... for copies, "" when unknown */
 	unsigned char kind; /* enum gpu_kind */
 };

@@ -16,6 +16,7 @@ mkdir -p "$out" || exit 1
 nvcc -arch=sm_90 -cubin -o "$out/param_kernels.cubin" "$T/progs/param_kernels.cu" || exit 1
 rc=0
 i=0
+hung=0
 while [ $i -lt "${ROUNDS:-2}" ]; do
 	i=$((i + 1))
 	"$hook" -S -o "$out/heavy.$i.jsonl" -- "$py" "$T/torch_share_work.py" "$out/heavy.$i.json" \
@@ -23,11 +24,19 @@ while [ $i -lt "${ROUNDS:-2}" ]; do
 	heavy=$!
 	# (its start-up, some seconds, before the other's: the other's steps fall in its)
 	sleep 4
-	# (a profile that never ends is a failed round, not a hung script)
+	# torch.profiler at times never returns from stopping here (on H200s, 6 runs in 17, with
+	# cuthook and without): such a round is run again, three times at most.
 	timeout 120 "$hook" -S -o "$out/k.$i.jsonl" -- "$py" "$T/switch_setup.py" \
-		"$out/param_kernels.cubin" "$out/k.$i.json" 25 >"$out/k.$i.out" 2>&1 ||
-		{ echo "round $i: failed: $(tail -2 "$out/k.$i.out")"; rc=1; }
+		"$out/param_kernels.cubin" "$out/k.$i.json" 25 >"$out/k.$i.out" 2>&1
+	r=$?
 	wait $heavy || { echo "round $i: the heavy process failed"; rc=1; }
+	if [ $r -eq 124 ] && [ $hung -lt 3 ]; then
+		hung=$((hung + 1))
+		echo "round $i: the profiler never ended; again"
+		i=$((i - 1))
+		continue
+	fi
+	[ $r -eq 0 ] || { echo "round $i: failed ($r): $(tail -2 "$out/k.$i.out")"; rc=1; }
 	[ -f "$out/k.$i.json" ] || continue
 	echo "== round $i"
 	"$py" "$T/switch_setup_check.py" "$out/k.$i.jsonl" "$out/k.$i.json" || rc=1
