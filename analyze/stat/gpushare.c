@@ -456,12 +456,10 @@ static int64_t
 moved_start(const struct cut_gpu_piece *q)
 {
 	int64_t op = q->op_ns > 0 ? q->op_ns : 0;
-	if (q->params > SWITCH_PARAMS_SMALL)
-		;
-	else if (q->params > 0)
-		op /= 4;
-	else
+	if (!q->params)
 		op = op * 3 / 4;
+	else if (q->params <= SWITCH_PARAMS_SMALL)
+		op /= 4;
 	return op < q->end - q->resolved ? q->resolved + op : q->end;
 }
 
