@@ -625,14 +625,17 @@ give_back(struct gpu_sub *s, bool untimed)
  * (cut-events(5): args.params). Asked once a handle (cuFuncGetParamInfo, then
  * cuKernelGetParamInfo for a CUkernel launched as a function) by the thread that launched it,
  * as the launch returns: then the handle is one the driver took (a module may be unloaded
- * before the work is written). A handle a module unloaded and another reused keeps the first
- * function's. Threads that meet a handle new to the table at once may both ask (a slot taken
- * by one, filled by either: both would store the same). */
+ * before the work is written). A call that may end handles (a module or library unloaded, a
+ * context ended: hook_async_barrier) empties the table, so a handle the driver hands out again
+ * for another function is asked afresh. Threads that meet a handle new to the table at once may
+ * both ask (a slot taken by one, filled by either: both would store the same).
+ *
+ * A slot is one word, so that emptying it cannot tear a handle from its bytes: the handle in
+ * the upper 48 bits (a user-space address), the bytes + 1 in the lower 16 (CUDA's limit is
+ * 32,764 bytes; 0 while not yet asked). A handle above 2^48 is asked at each launch. */
 #define PARAMS_CAP 4096 /* handles; one not kept is asked at each launch */
-static struct {
-	uint64_t handle;
-	uint32_t bytes; /* + 1; 0 while not yet asked */
-} param_tab[PARAMS_CAP];
+#define PARAMS_BYTE_BITS 16
+static uint64_t param_tab[PARAMS_CAP];
 
 static uint32_t
 ask_param_bytes(uint64_t h)
@@ -652,7 +655,7 @@ ask_param_bytes(uint64_t h)
 				end = off + size;
 		}
 		if (i > 0)
-			return (uint32_t)end;
+			return end < UINT16_MAX ? (uint32_t)end : UINT16_MAX - 1;
 		/* (not a handle this asker takes, or no parameter at all: 0 either way) */
 	}
 	return 0;
@@ -661,28 +664,39 @@ ask_param_bytes(uint64_t h)
 static uint32_t
 param_bytes(uint64_t h)
 {
-	if (!h)
-		return 0;
+	if (!h || h >> (64 - PARAMS_BYTE_BITS))
+		return h ? ask_param_bytes(h) : 0;
+	const uint64_t mine = h << PARAMS_BYTE_BITS, bytes_mask = (1u << PARAMS_BYTE_BITS) - 1;
 	size_t i0 = (size_t)((h >> 4) * 0x9e3779b97f4a7c15ull >> 52) % PARAMS_CAP;
 	for (size_t j = 0; j < 16; j++) {
 		size_t i = (i0 + j) % PARAMS_CAP;
-		uint64_t seen = __atomic_load_n(&param_tab[i].handle, __ATOMIC_ACQUIRE);
-		if (seen == h) {
-			uint32_t b = __atomic_load_n(&param_tab[i].bytes, __ATOMIC_ACQUIRE);
-			if (b)
-				return b - 1;
-			break;
+		uint64_t seen = __atomic_load_n(&param_tab[i], __ATOMIC_ACQUIRE);
+		if ((seen & ~bytes_mask) == mine) {
+			if (seen & bytes_mask)
+				return (uint32_t)(seen & bytes_mask) - 1;
+			break; /* (being asked by another thread) */
 		}
-		if (!seen && __atomic_compare_exchange_n(&param_tab[i].handle, &seen, h, false,
+		if (!seen && __atomic_compare_exchange_n(&param_tab[i], &seen, mine, false,
 		                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 			uint32_t b = ask_param_bytes(h);
-			__atomic_store_n(&param_tab[i].bytes, b + 1, __ATOMIC_RELEASE);
+			/* (fails where the table was emptied meanwhile: the slot is left empty) */
+			uint64_t taken = mine;
+			__atomic_compare_exchange_n(&param_tab[i], &taken, mine | (b + 1), false,
+			                            __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 			return b;
 		}
-		if (seen == h)
+		if ((seen & ~bytes_mask) == mine)
 			break;
 	}
 	return ask_param_bytes(h);
+}
+
+void
+hook_gpu_forget_params(void)
+{
+	for (size_t i = 0; i < PARAMS_CAP; i++)
+		if (__atomic_load_n(&param_tab[i], __ATOMIC_RELAXED))
+			__atomic_store_n(&param_tab[i], 0, __ATOMIC_RELEASE);
 }
 
 static struct gpu_sub *
@@ -735,6 +749,8 @@ void
 hook_gpu_queue(struct gpu_sub *s, const char *args, int64_t t1)
 {
 	note_args(s, args);
+	if (s->kind == GK_KERNEL || s->kind == GK_KERNEL_EX)
+		s->name = hook_name_of(s->handle);
 	s->t1 = t1;
 	s->t_er = time_of_end(s->er_end);
 	if (s->t_er < t1)

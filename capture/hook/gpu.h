@@ -69,6 +69,8 @@ struct gpu_sub {
 	uint64_t bytes;
 	uint32_t grid[3], block[3];
 	uint32_t params;    /* a kernel's parameters, bytes (param_bytes), 0: not known */
+	const struct cut_name *name; /* a kernel's, as its call was decoded (a module unloaded
+	                              * later may have its handle named anew); NULL: not known */
 	char dir[6];        /* "HtoD"... for copies, "" when unknown */
 	unsigned char kind; /* enum gpu_kind */
 };
@@ -375,6 +377,10 @@ void hook_gpu_stream_created(enum hook_id id, const uint64_t *a);
  * has its timed work written, waiting for the completion thread a bounded time, and is
  * started afresh at its next work (gpu_poll.c, gpu_ctx_end). */
 void hook_gpu_ctx_ending(enum hook_id id, const uint64_t *a);
+/* After a call that may end handles (hook_async_barrier: a module or library unloaded, a
+ * context ended), recorded or not: the kernels' parameters' bytes known by handle are
+ * forgotten, so a handle handed out again for another function is asked afresh. */
+void hook_gpu_forget_params(void);
 /* After a GK_INSTANTIATE call that succeeded: notes whether the driver will hand the graph's
  * work over in parts, the first soon after its launch call begins (gpu.c). */
 void hook_gpu_graph_made(enum hook_id id, const uint64_t *a);

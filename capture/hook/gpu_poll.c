@@ -962,7 +962,7 @@ write_work(struct hook_thread *w, struct gpu_sub *s, const struct gpu_span *sp)
 	switch (s->kind) {
 	case GK_KERNEL:
 	case GK_KERNEL_EX:
-		kn = hook_name_of(s->handle);
+		kn = s->name ? s->name : hook_name_of(s->handle);
 		if (kn && kn->raw[0])
 			nm = kn->raw;
 		else

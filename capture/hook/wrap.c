@@ -48,6 +48,8 @@ hook_fbits(double d)
 		struct hook_thread *t_ = hook_enter();                                             \
 		if (!t_) {                                                                         \
 			CUresult r_ = real args;                                                   \
+			if (__builtin_expect(hook_async_barrier[HOOK_ID_##name], 0))               \
+				hook_gpu_forget_params();                                          \
 			HOOK_AFTER(HOOK_ID_##name, r_);                                            \
 			if (HOOK_IS_GPA(HOOK_ID_##name)) {                                         \
 				uint64_t a_[] = {HOOK_EXPAND pack};                                \
@@ -62,7 +64,8 @@ hook_fbits(double d)
 			g_ = hook_gpu_before(HOOK_ID_##name, a_);                                  \
 		else if (__builtin_expect(gk_ == GK_CTX_END, 0))                                   \
 			hook_gpu_ctx_ending(HOOK_ID_##name, a_);                                   \
-		if (__builtin_expect(hook_async_barrier[HOOK_ID_##name], 0))                       \
+		unsigned char ends_ = hook_async_barrier[HOOK_ID_##name];                          \
+		if (__builtin_expect(ends_, 0))                                                    \
 			hook_async_drain();                                                        \
 		int64_t t0_ = hook_now();                                                          \
 		hook_flight_in(t_, hook_skip_api && !hook_keep[HOOK_ID_##name] ? NULL : #name,     \
@@ -70,6 +73,8 @@ hook_fbits(double d)
 		CUresult r_ = real args;                                                           \
 		uint64_t end_ = hook_end();                                                        \
 		hook_flight_out(t_);                                                               \
+		if (__builtin_expect(ends_, 0))                                                    \
+			hook_gpu_forget_params();                                                  \
 		if (g_)                                                                            \
 			g_ = hook_gpu_after(g_, r_, t0_);                                          \
 		else if (__builtin_expect(gk_ == GK_ENQUEUE, 0) && r_ == 0)                        \

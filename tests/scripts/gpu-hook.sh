@@ -12,7 +12,9 @@
 # before it; work before a device reset, or a release of the last reference to the primary
 # context, is timed, and after it; a launch that runs on after handing its work over starts
 # when its twins say, as the truth does; a kernel the device started late after the work
-# before it, when its twins say; -l api turns the layer off; every filter reads the trace.
+# before it, when its twins say; a kernel's parameters' bytes are its own where another
+# function had its handle before a module was unloaded; -l api turns the layer off; every filter
+# reads the trace.
 . "$(dirname "$0")/lib/hook-setup.sh"
 PATH=$B/bin:$PATH
 command -v python3 >/dev/null || { echo "needs python3"; exit 77; }
@@ -270,6 +272,25 @@ ev = [json.loads(l) for l in open(sys.argv[1])]
 g = ev[-1]["args"].get("gpu", {})
 if g.get("timed") != 82 or g.get("untimed") != 0:
     print(f"FAIL green: trailer gpu {g}: want 82 timed, 0 untimed")
+    sys.exit(1)
+PY
+# A module unloaded each round and another loaded, whose kernel takes the handle the last one
+# had (gpuprog reload; a driver hands freed memory out again): each kernel's name and
+# parameters' bytes are its own, not the handle's first function's (the build before gave
+# every one k_reload_a's 8 bytes).
+truth_check reload 8 1
+python3 - "$tmp/reload.jsonl" <<'PY' || fail=1
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+re = [e for e in ev if e["layer"] == "gpu" and e["name"].startswith("k_re")]
+funcs = {e["args"]["func"] for e in ev if e["layer"] == "api" and e["name"] == "cuModuleGetFunction"
+         and e["args"].get("name", "").startswith("k_re")}
+wrong = [(e["name"], e["args"].get("params")) for e in re
+         if e["args"].get("params") != 8 * (len(e["name"]) % 5 + 1)]
+names = [e["name"] for e in sorted(re, key=lambda e: e["args"]["corr"])]
+if len(re) != 10 or len(funcs) != 1 or names != ["k_reload_a", "k_re"] * 5 or wrong:
+    print(f"FAIL reload: {len(re)} kernels of {len(funcs)} handles, names {names}, "
+          f"parameters' bytes not their own: {wrong}")
     sys.exit(1)
 PY
 # Graphs launched on idle streams: a chain of kernels, handed over as its launch returns, starts
