@@ -7,6 +7,8 @@ TOOLS += cutgaps
 MAN1 += share/man/cutgaps.1
 TOOLS += cutdiff
 MAN1 += share/man/cutdiff.1
+TOOLS += cutturns
+MAN1 += share/man/cutturns.1
 
 ANALYZE_COLLWAIT := $(B)/obj/analyze/collwait.o
 ANALYZE_STAT := $(addprefix $(B)/obj/analyze/stat/,gpustats.o job.o nvtxstats.o rankstats.o steps.o summarize.o gpushare.o) \
@@ -17,6 +19,8 @@ $(B)/bin/cutstat: $(ANALYZE_STAT)
 $(B)/bin/cutstat: private TOOL_OBJ = $(ANALYZE_STAT)
 $(B)/bin/cutdiff: $(ANALYZE_STAT)
 $(B)/bin/cutdiff: private TOOL_OBJ = $(ANALYZE_STAT)
+$(B)/bin/cutturns: $(ANALYZE_STAT)
+$(B)/bin/cutturns: private TOOL_OBJ = $(ANALYZE_STAT)
 $(B)/bin/cutgaps: $(ANALYZE_COLLWAIT)
 $(B)/bin/cutgaps: private TOOL_OBJ = $(ANALYZE_COLLWAIT)
 

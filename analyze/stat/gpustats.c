@@ -200,6 +200,12 @@ gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev)
 	}
 	if (ev->layer != CUT_GPU || !(ev->has & CUT_HAS_DUR) || ev->dur < 0)
 		return;
+	const char *told = cut_args_find(ev->args, "told");
+	int64_t part = 1;
+	if (told) {
+		g->told_before = true;
+		cut_args_int(told, "part", &part);
+	}
 	int64_t dev = -1, submit, bytes;
 	size_t name, devkey, streamkey;
 	char key[64];
@@ -228,7 +234,9 @@ gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev)
 	buf_addf(&p->key, "%s stream %s", key, stream ? stream : "?");
 	free(stream);
 	group_at(&p->streams, p->key.s, &streamkey)->proc = proc;
-	if (cut_args_int(ev->args, "submit", &submit) != 0 || submit < 0 || submit > ev->ts)
+	/* (a part of a piece cutturns split after the first: not when its work started) */
+	if (cut_args_int(ev->args, "submit", &submit) != 0 || submit < 0 || submit > ev->ts ||
+	    part > 1)
 		submit = -1;
 	int64_t params; /* (CUDA's limit: 32,764 bytes) */
 	if (cut_args_int(ev->args, "params", &params) != 0 || params < 0 || params > UINT32_MAX)
@@ -517,6 +525,13 @@ gpustats_finish(struct cut_gpu_stats *g)
 	struct cut_gpu_span *parts = NULL;
 	size_t nparts = 0;
 	int64_t *switch_ns = cut_xcalloc(nphys ? nphys : 1, sizeof(*switch_ns));
+	if (g->told_before) /* (telling it apart again would move what the rule moved again) */
+		g->as_recorded = true;
+	size_t cap_told = 0;
+	if (g->want_told) {
+		g->told = cut_xcalloc(n ? n : 1, sizeof(*g->told));
+		g->ntold = n;
+	}
 	if (!g->as_recorded) {
 		g->resolved = (int64_t)cut_gpu_resolve(gp, nshared, &parts, &nparts);
 		for (size_t k = 0; k < nshared; k++)
@@ -551,6 +566,18 @@ gpustats_finish(struct cut_gpu_stats *g)
 			for (size_t j = q->first; j < q->first + q->nparts; j++)
 				ds[nds++] =
 				    (struct dspan){(int64_t)dev, pc->proc, parts[j].s, parts[j].e};
+		}
+		if (g->want_told) {
+			struct cut_gpu_told *t = &g->told[i];
+			t->shared = procs[dev] > 1;
+			t->kept = q->kept;
+			t->resolved = q->resolved;
+			t->first = g->ntold_parts;
+			t->nparts = t->shared ? q->nparts : 0;
+			CUT_GROW(g->told_parts, g->ntold_parts + t->nparts, cap_told);
+			for (size_t j = 0; j < t->nparts; j++)
+				g->told_parts[g->ntold_parts++] = (struct cut_gpu_told_part){
+				    pv[q->first + j].s, pv[q->first + j].e};
 		}
 		if (q->kept < pc->e - pc->s) {
 			moved[dev]++;
@@ -672,6 +699,8 @@ gpustats_free(struct cut_gpu_stats *g)
 {
 	if (!g)
 		return;
+	free(g->told);
+	free(g->told_parts);
 	struct priv *p = g->priv;
 	for (size_t i = 0; i < g->nnames; i++)
 		cut_hist_free(&g->names[i].hist);

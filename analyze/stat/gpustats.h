@@ -47,10 +47,32 @@ struct cut_gpu_busy {
 	int64_t procs, overlap, overlap_recorded, resolved, resolved_ns, switch_ns;
 };
 
+/* A piece of work as gpustats_finish kept it (cutturns): the time it kept and its parts kept,
+ * told_parts[first .. first + nparts), in order (none where it kept nothing: resolved is then
+ * its end). shared: its device was used by several processes, and the parts are told apart. */
+struct cut_gpu_told {
+	int64_t kept, resolved;
+	size_t first, nparts;
+	bool shared;
+};
+struct cut_gpu_told_part {
+	int64_t s, e;
+};
+
 struct cut_gpu_stats {
 	/* Set before gpustats_finish: the work of processes sharing a device is taken as
 	 * recorded (MPS runs them at once), not told apart by gpushare.h's rule. */
 	bool as_recorded;
+	/* Set before gpustats_finish: told[i] is the i-th piece of work added (gpu events with a
+	 * duration of 0 or more, in the order added) as kept; ntold of them. */
+	bool want_told;
+	struct cut_gpu_told *told;
+	size_t ntold;
+	struct cut_gpu_told_part *told_parts;
+	size_t ntold_parts;
+	/* Some piece carried args.told (cutturns wrote the trace): the work was told apart
+	 * already, and is taken as recorded. */
+	bool told_before;
 	int64_t count, total;          /* pieces of work and the sum of their durations */
 	int64_t resolved, resolved_ns; /* pieces whose start the rule moved, and by how long */
 	struct cut_gpu_name *names;    /* after gpustats_finish: by total, longest first */

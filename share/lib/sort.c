@@ -111,8 +111,8 @@ entry_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static FILE *
-temp_file(void)
+FILE *
+cut_temp_file(void)
 {
 	const char *dir = getenv("TMPDIR");
 	char path[4096];
@@ -241,7 +241,7 @@ close_runs(struct cut_sorter *s, unsigned from)
 static int
 merge_runs(struct cut_sorter *s)
 {
-	FILE *f = temp_file();
+	FILE *f = cut_temp_file();
 	if (!f || merge_open(s, 0) < 0) {
 		if (f)
 			fclose(f);
@@ -268,7 +268,7 @@ spill(struct cut_sorter *s)
 	if (s->nruns == MAX_RUNS && merge_runs(s) < 0)
 		return -1;
 	qsort(s->e, s->n, sizeof(*s->e), entry_cmp);
-	FILE *f = temp_file();
+	FILE *f = cut_temp_file();
 	if (!f)
 		return -1;
 	for (size_t i = 0; i < s->n; i++) {

@@ -6,11 +6,15 @@
 #define CUT_SORT_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "event.h"
 
 struct cut_sorter;
+/* A temporary file in $TMPDIR (else /tmp), open for reading and writing and unlinked at once
+ * (nothing is left behind whatever happens), or NULL with errno set. */
+FILE *cut_temp_file(void);
 
 /* Default memory of a sorter, in bytes of held events (CUT_SORT_MEMORY in the environment, in
  * MiB, overrides it for every sorter of a tool). */

@@ -63,7 +63,7 @@ bigline 0 4"
 # cutplot writes its gnuplot script instead of running gnuplot.
 opts() { [ "$1" = cutplot ] && echo -S; }
 filters=
-for t in cutstat cutmerge cutioctl cutgaps cutchrome cutplot cutperfetto; do
+for t in cutstat cutmerge cutioctl cutgaps cutchrome cutplot cutperfetto cutturns; do
 	[ -x "$B/bin/$t" ] && filters="$filters $t"
 done
 fail=0
@@ -82,7 +82,7 @@ for t in $filters; do
 			echo "$t $name: $nerr line errors reported, want $nbad"; sed 's/^/  /' "$tmp/err" | head -8; exit 1
 		fi
 		# Filters that write events must keep every good one.
-		case $t in cutmerge | cutioctl)
+		case $t in cutmerge | cutioctl | cutturns)
 			n=$(grep -c '"layer":"api"' "$tmp/out")
 			[ "$n" -eq "$ngood" ] || { echo "$t $name: kept $n good events, want $ngood"; exit 1; }
 		esac

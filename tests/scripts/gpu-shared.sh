@@ -8,7 +8,8 @@
 # on a shared device): each process's busy time within 5 % of the truth and their overlap no
 # more than 1 % of the time the device was busy, both for three traces of cuthook -S (the mode
 # the README recommends) merged by cutmerge and for one trace of cuthook over all three; with
-# -O (their work taken as recorded) the overlap shows, and the heavy one looks busier by it.
+# -O (their work taken as recorded) the overlap shows, and the heavy one looks busier by it;
+# cutturns writes the trace told apart, each process's work covering what cutstat counts.
 # From the -S traces cutstat measures the device's switch: within 20 us over the stand-in's.
 # The switch is 2 us here, not the H100's 145 us: a preempted kernel keeps the switches around
 # the turn it held (as CUPTI's span does), which the truth does not count; the slice is 0.5 ms,
@@ -155,6 +156,58 @@ PY
 	checked=$((checked + $(grep -c ': checked pid' "$d/check")))
 	cutstat -w "$d/t.jsonl" | grep -q '^note: on GPU-.* the work of 3 processes overlapped .* pieces lost' ||
 		bad "$d: no note of the overlap told apart"
+	# The trace told apart (cutturns): from a file and from standard input alike; each
+	# process's work covers what cutstat says it was busy, to the ns, none of two processes
+	# overlaps, every piece inside its span as recorded and saying what that was where it
+	# changed; everything else as it was; cutstat takes it as told apart already (the same busy
+	# times), and cutturns again changes nothing.
+	cutturns "$d/t.jsonl" >"$d/turns.jsonl" || bad "cutturns: exit $?"
+	cutturns <"$d/t.jsonl" | cmp -s - "$d/turns.jsonl" || bad "$d: cutturns from stdin differs"
+	cutturns "$d/turns.jsonl" | cmp -s - "$d/turns.jsonl" || bad "$d: cutturns twice differs"
+	cutstat -j "$d/turns.jsonl" >"$d/turns.json" || bad "cutstat -j of cutturns: exit $?"
+	LIB=$(cd "$(dirname "$0")/lib" && pwd) python3 - "$d" <<'PY' || fail=1
+import json, os, sys
+sys.path.insert(0, os.environ["LIB"])
+from spans import union
+d = sys.argv[1]
+what = d.rsplit("/", 1)[1]
+bad = []
+rec = [json.loads(l) for l in open(f"{d}/t.jsonl")]
+out = [json.loads(l) for l in open(f"{d}/turns.jsonl")]
+span = {(e["pid"], e["args"]["corr"]): (e["ts"], e["ts"] + e["dur"]) for e in rec if e["layer"] == "gpu"}
+work = {}
+for e in out:
+    if e["layer"] != "gpu":
+        continue
+    a, k = e["args"], (e["pid"], e["args"]["corr"])
+    s, t = span[k]
+    told = a.get("told")
+    if not (s <= e["ts"] and e["ts"] + e["dur"] <= t):
+        bad.append(f"corr {k}: {e['ts']}+{e['dur']} outside its span as recorded {s}..{t}")
+    if (e["ts"], e["ts"] + e["dur"]) != (s, t) and (not told or (told["ts"], told["ts"] + told["dur"]) != (s, t)):
+        bad.append(f"corr {k}: moved without saying so: {a}")
+    work.setdefault(e["pid"], []).append((e["ts"], e["ts"] + e["dur"]))
+busy = {p: union(v) for p, v in work.items()}
+told = {p["pid"]: p["busy_ns"] for p in json.load(open(f"{d}/told.json"))["gpu"]["processes"]}
+again = {p["pid"]: p["busy_ns"] for p in json.load(open(f"{d}/turns.json"))["gpu"]["processes"]}
+if busy != told or again != told:
+    bad.append(f"busy: cutturns {busy}, cutstat {told}, cutstat of cutturns {again}")
+if sum(busy.values()) != union([x for v in work.values() for x in v]):
+    bad.append("two processes' work overlaps")
+key = lambda e: json.dumps(e, sort_keys=True)
+other = lambda v: sorted(key(e) for e in v if e["layer"] != "gpu" and e["name"] != "header")
+if other(rec) != other(out):
+    bad.append("other events changed")
+if any(e["args"].get("sorted") is not True for e in out if e["layer"] == "meta" and e["name"] == "header"):
+    bad.append("a header does not say the trace is sorted")
+if [e["ts"] for e in out] != sorted(e["ts"] for e in out):
+    bad.append("not sorted")
+moved = sum(1 for e in out if "told" in e.get("args", {}))
+print(f"{what}: cutturns moved {moved} pieces; busy {busy}")
+for m in bad[:5]:
+    print(f"FAIL {what}: cutturns: {m}")
+sys.exit(1 if bad else 0)
+PY
 done
 [ $fail = 0 ] && [ $checked = 0 ] && [ $round -lt 5 ] || break
 echo "round $round: no process's GPU times good enough to hold to the truth (a loaded machine): again"

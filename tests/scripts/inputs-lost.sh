@@ -16,7 +16,7 @@ mkdir "$tmp/dir"
 
 # tool | options | output file (- for standard output)
 for t in "cutstat|-j|-" "cutgaps|-j|-" "cutioctl|-c|-" "cutmerge||-" "cutchrome||-" \
-	"cutperfetto|-o OUT|OUT" "cutplot|-S|-"; do
+	"cutperfetto|-o OUT|OUT" "cutplot|-S|-" "cutturns||-"; do
 	tool=${t%%|*} rest=${t#*|} opts=${rest%|*} out=${rest#*|}
 	o1=$tmp/$tool.want o2=$tmp/$tool.got
 	run() { # run OUTPUT INPUTS...
