@@ -207,13 +207,12 @@ main(int argc, char *argv[])
 		from_stdin |= strcmp(argv[i], "-") == 0;
 	if (from_stdin && !(g.spool = cut_temp_file()))
 		err(CUT_EXIT_FATAL, "a temporary file for standard input");
-	if (!(g.gs = gpustats_new()))
-		errx(CUT_EXIT_FATAL, "out of memory");
+	g.gs = gpustats_new(); /* (exits on no memory) */
 	g.gs->want_told = true;
 	int status = cut_read_all(argc, argv, first_pass, NULL);
 	gpustats_finish(g.gs);
 	if (!(g.sort = cut_sorter_new(0)))
-		errx(CUT_EXIT_FATAL, "out of memory");
+		cut_out_of_memory();
 	int again = read_again(argc, argv);
 	if (again != CUT_EXIT_OK && status == CUT_EXIT_OK)
 		status = again;
