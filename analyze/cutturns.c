@@ -104,7 +104,9 @@ static void
 told_piece(struct cut_reader *r, const struct cut_event *ev, const struct cut_gpu_told *t)
 {
 	const struct cut_gpu_told_part *p = &g.gs->told_parts[t->first];
-	if (t->nparts == 1 && p->s == ev->ts && p->e == ev->ts + ev->dur) {
+	bool same = t->nparts == 1 ? p->s == ev->ts && p->e == ev->ts + ev->dur
+	                           : !t->nparts && !ev->dur && t->resolved == ev->ts;
+	if (same) { /* (an instant that kept nothing, as a trace cutturns wrote holds it) */
 		keep(r, ev);
 		return;
 	}
