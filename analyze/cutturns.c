@@ -6,7 +6,6 @@
  * sorted. Two passes: the first finds the work and tells it apart, the second writes; standard
  * input is kept in a temporary file between them. */
 #include <err.h>
-#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,7 +102,7 @@ keep(struct cut_reader *r, const struct cut_event *ev)
 static void
 told_piece(struct cut_reader *r, const struct cut_event *ev, const struct cut_gpu_told *t)
 {
-	const struct cut_gpu_told_part *p = &g.gs->told_parts[t->first];
+	const struct cut_gpu_told_part *p = t->nparts ? &g.gs->told_parts[t->first] : NULL;
 	bool same = t->nparts == 1 ? p->s == ev->ts && p->e == ev->ts + ev->dur
 	                           : !t->nparts && !ev->dur && t->resolved == ev->ts;
 	if (same) { /* (an instant that kept nothing, as a trace cutturns wrote holds it) */
