@@ -72,6 +72,7 @@ cutioctl -c	$B/bin/cutioctl -c $t	$bytes	$events
 cutioctl -m (the map)	$B/bin/cutioctl -m $t	$bytes	$events
 cutioctl -s (strace text)	$B/bin/cutioctl -s $dir/strace.txt	$sbytes	$sevents
 cutgaps	$B/bin/cutgaps $t	$bytes	$events
+cutturns	$B/bin/cutturns $t	$bytes	$events
 cutchrome	$B/bin/cutchrome $t	$bytes	$events
 cutchrome, DDP sample x8	$B/bin/cutchrome $d8	$d8bytes	$d8events
 cutperfetto	$B/bin/cutperfetto $t	$bytes	$events
