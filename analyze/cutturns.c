@@ -16,6 +16,7 @@
 #include "cut.h"
 #include "event.h"
 #include "gpustats.h"
+#include "heap.h"
 #include "meta.h"
 #include "reader.h"
 #include "sort.h"
@@ -35,10 +36,24 @@ static struct {
 	struct cut_gpu_stats *gs;
 	FILE *spool; /* standard input's events, for the second pass; NULL: files are read again */
 	struct cut_buf line;
-	struct cut_sorter *sort;
+	struct cut_sorter *sort; /* the input out of order: everything goes through it */
+	/* The input in order (the first pass saw no ts go back): every event is written as it
+	 * comes, but a piece told apart, which the rule only ever starts later than recorded,
+	 * waits here (its line) until the input passes its new start. */
+	bool in_order;
+	int64_t last_ts;
+	struct cut_heap held;
+	uint64_t seq;
+	struct cut_buf out;
 	size_t piece; /* the second pass's pieces of GPU work so far */
 	struct cut_buf args;
 } g;
+
+struct held_line {
+	struct cut_heap_key key;
+	char *line;
+	size_t len;
+};
 
 /* What gpustats_add counts as a piece of work (its told[] is in that order). */
 static bool
@@ -52,6 +67,9 @@ first_pass(struct cut_reader *r, struct cut_event *ev, void *arg)
 {
 	(void)r, (void)arg;
 	gpustats_add(g.gs, ev);
+	if (ev->ts < g.last_ts)
+		g.in_order = false;
+	g.last_ts = ev->ts;
 	if (!g.spool)
 		return;
 	buf_reset(&g.line);
@@ -89,11 +107,51 @@ told_args(const struct cut_event *ev, int64_t kept, size_t part, size_t parts)
 	return g.args.s;
 }
 
+static void write_event(struct cut_buf *out, const struct cut_event *ev);
+
+/* Writes the held lines that start no later than ts (an event of the input at ts follows
+ * them; one held before it with the same ts came first in the input). */
+static void
+release_held(int64_t ts)
+{
+	struct held_line *h;
+	while ((h = heap_top(&g.held)) && h->key.ts <= ts) {
+		buf_add(&g.out, h->line, h->len);
+		free(h->line);
+		heap_pop(&g.held, NULL);
+	}
+	if (g.out.len >= (1u << 20))
+		cut_write_buf(&g.out);
+}
+
+/* ev, as it is to be written; moved: a piece told apart, which may have to wait. */
+static void
+keep_as(struct cut_reader *r, const struct cut_event *ev, bool moved)
+{
+	if (!g.in_order) {
+		if (cut_sorter_add(g.sort, ev, cut_reader_line(r)) < 0)
+			err(CUT_EXIT_FATAL, "sorting");
+		return;
+	}
+	if (!moved) {
+		release_held(ev->ts);
+		write_event(&g.out, ev);
+		if (g.out.len >= (1u << 20))
+			cut_write_buf(&g.out);
+		return;
+	}
+	size_t at = g.out.len;
+	write_event(&g.out, ev);
+	struct held_line h = {
+	    {ev->ts, g.seq++}, cut_xstrndup(g.out.s + at, g.out.len - at), g.out.len - at};
+	g.out.len = at;
+	heap_push(&g.held, &h);
+}
+
 static void
 keep(struct cut_reader *r, const struct cut_event *ev)
 {
-	if (cut_sorter_add(g.sort, ev, cut_reader_line(r)) < 0)
-		err(CUT_EXIT_FATAL, "sorting");
+	keep_as(r, ev, false);
 }
 
 /* A piece of a shared device as told apart: a part of it kept, one event each (a kernel
@@ -114,14 +172,14 @@ told_piece(struct cut_reader *r, const struct cut_event *ev, const struct cut_gp
 		e.args = told_args(ev, 0, 0, 0);
 		e.ts = t->resolved;
 		e.dur = 0;
-		keep(r, &e);
+		keep_as(r, &e, true);
 		return;
 	}
 	for (size_t k = 0; k < t->nparts; k++) {
 		e.args = told_args(ev, t->kept, k + 1, t->nparts);
 		e.ts = p[k].s;
 		e.dur = p[k].e - p[k].s;
-		keep(r, &e);
+		keep_as(r, &e, true);
 	}
 }
 
@@ -210,9 +268,14 @@ main(int argc, char *argv[])
 		err(CUT_EXIT_FATAL, "a temporary file for standard input");
 	g.gs = gpustats_new(); /* (exits on no memory) */
 	g.gs->want_told = true;
+	g.in_order = true;
+	g.last_ts = INT64_MIN;
 	int status = cut_read_all(argc, argv, first_pass, NULL);
 	gpustats_finish(g.gs);
-	if (!(g.sort = cut_sorter_new(0)))
+	if (g.gs->told_earlier) /* (not what the rule does: then the sort keeps the order) */
+		g.in_order = false;
+	heap_init(&g.held, sizeof(struct held_line));
+	if (!g.in_order && !(g.sort = cut_sorter_new(0)))
 		cut_out_of_memory();
 	int again = read_again(argc, argv);
 	if (again != CUT_EXIT_OK && status == CUT_EXIT_OK)
@@ -224,19 +287,21 @@ main(int argc, char *argv[])
 		status = CUT_EXIT_LOST;
 	}
 	struct cut_event ev;
-	struct cut_buf out = {0};
 	int rc;
-	while ((rc = cut_sorter_next(g.sort, &ev, NULL)) > 0) {
-		write_event(&out, &ev);
-		if (out.len >= (1u << 20))
-			cut_write_buf(&out);
+	while (g.sort && (rc = cut_sorter_next(g.sort, &ev, NULL)) != 0) {
+		if (rc < 0) {
+			warn("sorting");
+			status = CUT_EXIT_LOST;
+			break;
+		}
+		write_event(&g.out, &ev);
+		if (g.out.len >= (1u << 20))
+			cut_write_buf(&g.out);
 	}
-	if (rc < 0) {
-		warn("sorting");
-		status = CUT_EXIT_LOST;
-	}
-	cut_write_buf(&out);
-	buf_free(&out);
+	release_held(INT64_MAX);
+	cut_write_buf(&g.out);
+	buf_free(&g.out);
+	heap_free(&g.held);
 	buf_free(&g.line);
 	buf_free(&g.args);
 	cut_sorter_free(g.sort);

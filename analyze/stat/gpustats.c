@@ -578,6 +578,8 @@ gpustats_finish(struct cut_gpu_stats *g)
 			for (size_t j = 0; j < t->nparts; j++)
 				g->told_parts[g->ntold_parts++] = (struct cut_gpu_told_part){
 				    pv[q->first + j].s, pv[q->first + j].e};
+			if ((t->nparts ? pv[q->first].s : q->resolved) < pc->s)
+				g->told_earlier = true;
 		}
 		if (q->kept < pc->e - pc->s) {
 			moved[dev]++;

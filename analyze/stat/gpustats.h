@@ -70,6 +70,7 @@ struct cut_gpu_stats {
 	size_t ntold;
 	struct cut_gpu_told_part *told_parts;
 	size_t ntold_parts;
+	bool told_earlier; /* some piece kept a moment before its start as recorded */
 	/* Some piece carried args.told (cutturns wrote the trace): the work was told apart
 	 * already, and is taken as recorded. */
 	bool told_before;
