@@ -202,15 +202,25 @@ second_pass(struct cut_reader *r, struct cut_event *ev, void *arg)
 static void
 write_event(struct cut_buf *out, const struct cut_event *ev)
 {
-	if (ev->layer == CUT_META && cut_meta_kind(ev) == CUT_META_HEADER) {
-		struct cut_meta m;
-		cut_meta_read(ev, &m);
-		m.header.sorted = 1;
-		cut_meta_format(out, ev, &m);
-		cut_meta_release(&m);
-	} else
+	if (ev->layer == CUT_META && cut_meta_kind(ev) == CUT_META_HEADER)
+		cut_meta_sorted_header(out, ev);
+	else {
 		cut_event_format(out, ev);
-	buf_addc(out, '\n');
+		buf_addc(out, '\n');
+	}
+}
+
+/* Reads r to its end through the second pass and closes it; whether it read it all. */
+static bool
+read_through(struct cut_reader *r)
+{
+	struct cut_event ev;
+	int rc;
+	while ((rc = cut_reader_next(r, &ev)) > 0)
+		second_pass(r, &ev, NULL);
+	bool whole = rc == 0 && !cut_reader_failed(r);
+	cut_reader_close(r);
+	return whole;
 }
 
 /* The second pass over the files, or over standard input's events kept. An input that cannot
@@ -222,17 +232,8 @@ read_again(int nfiles, char *argv[])
 	if (!g.spool) {
 		for (int i = 0; i < nfiles; i++) {
 			struct cut_reader *r = cut_reader_open(argv[i], CUT_READ_SILENT);
-			if (!r) {
+			if (!r || !read_through(r))
 				status = CUT_EXIT_LOST;
-				continue;
-			}
-			struct cut_event ev;
-			int rc;
-			while ((rc = cut_reader_next(r, &ev)) > 0)
-				second_pass(r, &ev, NULL);
-			if (rc < 0 || cut_reader_failed(r))
-				status = CUT_EXIT_LOST;
-			cut_reader_close(r);
 		}
 		return status;
 	}
@@ -242,14 +243,9 @@ read_again(int nfiles, char *argv[])
 	struct cut_reader *r = fd < 0 ? NULL : cut_reader_open_fd(fd, "<stdin>", CUT_READ_SILENT);
 	if (!r)
 		err(CUT_EXIT_FATAL, "the temporary file of standard input");
-	struct cut_event ev;
-	int rc;
-	while ((rc = cut_reader_next(r, &ev)) > 0)
-		second_pass(r, &ev, NULL);
-	if (rc < 0 || cut_reader_failed(r))
+	if (!read_through(r))
 		errx(CUT_EXIT_FATAL,
 		     "the temporary file of standard input could not be read again");
-	cut_reader_close(r);
 	return status;
 }
 

@@ -278,18 +278,6 @@ flush_trail(void)
 		g.last_out = g.trail_ts;
 }
 
-/* A header as it was but for "sorted", which the output is when the input was sorted here. */
-static void
-sorted_header(struct cut_buf *b, const struct cut_event *ev)
-{
-	struct cut_meta m;
-	cut_meta_read(ev, &m);
-	m.header.sorted = 1;
-	cut_meta_format(b, ev, &m);
-	cut_meta_release(&m);
-	buf_addc(b, '\n');
-}
-
 static void
 write_event(const struct cut_event *ev, bool trailer)
 {
@@ -302,7 +290,7 @@ write_event(const struct cut_event *ev, bool trailer)
 	}
 	flush_trail();
 	if (g.mode == SORT && ev->layer == CUT_META && cut_meta_kind(ev) == CUT_META_HEADER) {
-		sorted_header(&g.out, ev);
+		cut_meta_sorted_header(&g.out, ev);
 	} else {
 		cut_event_format(&g.out, ev);
 		buf_addc(&g.out, '\n');
@@ -662,7 +650,7 @@ read_event(struct cut_reader *r, struct cut_event *ev, void *arg)
 			err(CUT_EXIT_FATAL, "sorting");
 		if (g.mode == SORT && ev->layer == CUT_META &&
 		    cut_meta_kind(ev) == CUT_META_HEADER) {
-			sorted_header(&g.out, ev);
+			cut_meta_sorted_header(&g.out, ev);
 			return;
 		}
 	}

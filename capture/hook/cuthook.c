@@ -121,19 +121,6 @@ still_open(const struct stat *st)
 	return found;
 }
 
-/* The canonical line of a header record with "sorted" set, into b. */
-static void
-sorted_header(struct cut_buf *b, const struct cut_event *ev)
-{
-	struct cut_meta m;
-	cut_meta_read(ev, &m);
-	m.header.sorted = 1;
-	buf_reset(b);
-	cut_meta_format(b, ev, &m);
-	buf_addc(b, '\n');
-	cut_meta_release(&m);
-}
-
 static int
 write_all(FILE *f, const struct cut_buf *b, enum cut_compress kind)
 {
@@ -183,7 +170,8 @@ sort_trace(const char *path, const char *name)
 			if (ev.ts < head_ts) {
 				head_ts = ev.ts;
 				head_line = cut_reader_line(r);
-				sorted_header(&head, &ev);
+				buf_reset(&head);
+				cut_meta_sorted_header(&head, &ev);
 			}
 		}
 		if (cut_sorter_add(so, &ev, cut_reader_line(r)) < 0) {
@@ -206,10 +194,7 @@ sort_trace(const char *path, const char *name)
 		if (line == head_line)
 			continue;
 		if (ev.layer == CUT_META && strcmp(ev.name, "header") == 0) {
-			struct cut_buf h = {0};
-			sorted_header(&h, &ev);
-			buf_add(&b, h.s, h.len);
-			buf_free(&h);
+			cut_meta_sorted_header(&b, &ev);
 		} else {
 			cut_event_format(&b, &ev);
 			buf_addc(&b, '\n');

@@ -1007,3 +1007,14 @@ cut_task_label(const struct cut_task *t)
 {
 	return t->name && *t->name ? t->name : t->comm && *t->comm ? t->comm : NULL;
 }
+
+void
+cut_meta_sorted_header(struct cut_buf *out, const struct cut_event *ev)
+{
+	struct cut_meta m;
+	cut_meta_read(ev, &m);
+	m.header.sorted = 1;
+	cut_meta_format(out, ev, &m);
+	cut_meta_release(&m);
+	buf_addc(out, '\n');
+}

@@ -120,6 +120,9 @@ void cut_meta_init(struct cut_meta *m, enum cut_meta_kind k);
  * nothing unless m's kind is one of header to device.
  */
 void cut_meta_format(struct cut_buf *out, const struct cut_event *at, const struct cut_meta *m);
+/* Appends the canonical line of header ev, as it was but for "sorted" (true), and a newline:
+ * what a tool writes for a header whose trace it wrote in order. */
+void cut_meta_sorted_header(struct cut_buf *out, const struct cut_event *ev);
 
 /*
  * Reads the args of ev into *m and returns its kind (m->kind too). A member of the wrong type
