@@ -1,10 +1,11 @@
-/* clock.c: when a call ends. Its start is always a CLOCK_MONOTONIC read; its end, where the
- * TSC can be trusted, is one TSC read mapped onto CLOCK_MONOTONIC, which saves a clock read.
+/* clock.c: when a call starts and ends. Where the TSC can be trusted, each is one TSC read
+ * mapped onto CLOCK_MONOTONIC (hook_call_start, hook_end_time in hook.h).
  *
- * Why not a TSC read at both ends of the call: on the development VM a TSC read costs ~26 ns,
- * over half a clock read (~47 ns, itself a fenced TSC read plus arithmetic), so clock + TSC +
- * TSC costs more than the two clock reads it would replace. Only one TSC read is added, at the
- * return; the start of the call is the clock read itself.
+ * Why TSC reads: the clock's read of the TSC is fenced (it waits for every load before it,
+ * the misses of the wrapper's first loads among them), and around it come the vDSO's reads of
+ * the kernel's time data; a plain TSC read waits for nothing. On an H200, in one run, the
+ * launch loop's ten calls an op cost 0.36 us an op less with a TSC read than a clock read at
+ * their start (BENCHMARKS, "Calls started from the TSC").
  *
  * The mapping. Each thread holds an anchor: a clock read t bracketed by TSC reads a and b, kept
  * as the pair (t, b) and the width w = b - a; and the rate (ns per tick) that the process learns
@@ -13,21 +14,21 @@
  * TSC read and so outside its duration. The rate is the slope between the first pair (taken at
  * start) and the latest, then between pairs half a second to a second apart, so that it follows
  * NTP's slewing of CLOCK_MONOTONIC; it is used once its error bound, (w1 + w2) / span, is at most
- * 1e-5 (~15 ms after start). Until then, and wherever the TSC is not used, the end is a second
- * clock read.
+ * 1e-5 (~15 ms after start). Until then, and wherever the TSC is not used, a call's start and
+ * end are clock reads.
  *
  * Error bound. The clock reads its own TSC somewhere between a and b, so a pair puts t at most w
- * ticks early; a call's start is the same clock read followed, like b, by the next instruction,
- * so most of that lag cancels. A duration differs from the CLOCK_MONOTONIC time between the
- * start's clock read and the return by at most
- *     w  +  1.05 ms x the rate's relative error  (+ a few ns of out-of-order execution),
+ * ticks early: an end mapped from it lies up to w early, and a start is mapped and then put w
+ * later, so that it lies up to w late and never before a clock read the program made before
+ * the call (nor an NVTX record's, nor its parent call's start: hook_floor). A duration is so the
+ * TSC's count of the call less at most w, and differs from it further by at most
+ *     1.05 ms x the rate's relative error  (+ a few ns of out-of-order execution),
  * w being at most twice the narrowest bracket the process has seen (one TSC read plus one clock
  * read: ~50 ns on the development VM, whose 2 GHz TSC's rate came out within 0.02 ppm). The rate
  * term is at most 10.5 ns at first use and under 0.5 ns once the rate spans half a second, plus
  * 1.05 ms x any change in NTP's slewing of CLOCK_MONOTONIC within the last second (Linux allows
  * 500 ppm in all: 0.5 us at the very worst; NTP's changes are ppm-sized: under 1 ns). A duration
- * below zero is written as 0. A second clock read added its own cost (~40 ns) to the duration of
- * the shortest calls; the TSC's end does not, so those durations are shorter by about that.
+ * below zero is written as 0: calls shorter than w mostly are.
  *
  * Safety. The TSC is used only when it is invariant (CPUID 0x80000007 EDX bit 8, from which
  * Linux sets both constant_tsc and nonstop_tsc) and the kernel's clocksource reads the TSC (tsc,
@@ -35,9 +36,9 @@
  * between the kernel's updates, and the kernel has checked that CPUs agree. Each new anchor is
  * checked against the thread's previous one: a difference beyond both brackets, 2e-5 of the time
  * between them and 32 ns (TSCs that disagree between CPUs, a jump in the clock's rate) restarts
- * the calibration, and after 5 restarts each within 10 s of the one before, calls end with clock
- * reads for good. CUTHOOK_TSC=0 turns the TSC off. Builds for other machines than x86-64 read
- * the clock at both ends.
+ * the calibration, and after 5 restarts each within 10 s of the one before, calls start and end
+ * with clock reads for good. CUTHOOK_TSC=0 turns the TSC off. Builds for other machines than x86-64
+ * read the clock at both ends.
  */
 #include <stdbool.h>
 #include <stdlib.h>

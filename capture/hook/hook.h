@@ -125,7 +125,7 @@ extern int hook_recording;
  * when the call is not to be recorded. */
 struct hook_thread *hook_enter_slow(void);
 /* Writes one API event (and the symbol record it produced) to the thread's buffer: a call that
- * started at t0 (hook_now()) and ended at end (hook_end()); g, when not NULL, is the work it
+ * started at t0 (hook_call_start()) and ended at end (hook_end()); g, when not NULL, is the work it
  * submitted that the gpu layer times (gpu.h): its corr goes into the call's args. */
 struct gpu_sub;
 void hook_record(struct hook_thread *t, enum hook_id id, enum hook_via via, int64_t t0,
@@ -151,9 +151,9 @@ hook_now(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* clock.c: a call starts at a clock read (hook_now) and ends at hook_end(): a TSC read where
- * the TSC can be trusted, mapped onto CLOCK_MONOTONIC by the thread's anchor (see clock.c for
- * how, and the error bound), else a second clock read. */
+/* clock.c: a call starts at hook_call_start() and ends at hook_end(): TSC reads where the TSC
+ * can be trusted, mapped onto CLOCK_MONOTONIC by the thread's anchor (see clock.c for how, and
+ * the error bound), else clock reads. */
 #if defined(__x86_64__) && !defined(HOOK_NO_TSC) /* -DHOOK_NO_TSC: as on other machines */
 #define HOOK_HAVE_TSC 1
 #endif
@@ -201,6 +201,50 @@ hook_end_time(struct hook_tsc *a, uint64_t end)
 	if (__builtin_expect(d < a->span, 1))
 		return a->t + (int64_t)((d * a->mult) >> 32);
 	return hook_tsc_time_slow(a, end & ~HOOK_END_TSC);
+}
+
+/* The latest time a call of this thread started at or the library read the clock at for it (an
+ * NVTX record): no call of the thread starts earlier (hook_call_start). */
+extern HOOK_TLS int64_t hook_floor;
+
+/*
+ * A call's start: where calls end with a TSC read, a TSC read (the clock's fenced read costs the
+ * wrapper more), mapped by the thread's anchor a before the call (a sample the mapping may take
+ * is then no part of it) and put the anchor's bracket later than an end is: an end may lie up
+ * to the bracket early, a start up to the bracket late, never before the program's clock reads
+ * before the call (clock.c). Else a clock read. Never before the thread's hook_floor either: a
+ * call stays inside the call it is made from when a new anchor comes between them.
+ */
+static inline int64_t
+hook_call_start(struct hook_tsc *a)
+{
+	int64_t s;
+#ifdef HOOK_HAVE_TSC
+	if (__builtin_expect(__atomic_load_n(&hook_tsc_on, __ATOMIC_RELAXED), 1)) {
+		uint64_t from_clock = a->from_clock; /* counts ends only */
+		s = hook_end_time(a, __builtin_ia32_rdtsc() | HOOK_END_TSC);
+		if (__builtin_expect(a->from_clock == from_clock, 1))
+			s += (int64_t)((a->w * a->mult) >> 32);
+		a->from_clock = from_clock;
+	} else
+#endif
+		s = hook_now();
+	(void)a;
+	if (s < hook_floor)
+		s = hook_floor;
+	hook_floor = s;
+	return s;
+}
+
+/* A clock read of the library's for the calling thread's record (NVTX): calls after it start
+ * no earlier. */
+static inline int64_t
+hook_record_now(void)
+{
+	int64_t now = hook_now();
+	if (now > hook_floor)
+		hook_floor = now;
+	return now;
 }
 
 /* Decides whether to use the TSC and takes the first calibration pair. */

@@ -235,7 +235,7 @@ static void
 fill(struct range *r, struct domain *d, const struct attrs *a, char *name)
 {
 	memset(r, 0, sizeof(*r));
-	r->ts = hook_now();
+	r->ts = hook_record_now();
 	r->dom = d;
 	r->name = name;
 	if (a) {
@@ -349,7 +349,7 @@ emit_meta(const char *name, int64_t tid, struct cut_buf *args)
 	hook_guard = 1;
 	struct cut_event ev;
 	cut_event_init(&ev);
-	ev.ts = hook_now();
+	ev.ts = hook_record_now();
 	ev.pid = hook_w.pid_ns;
 	ev.tid = tid ? tid : t->tid;
 	ev.layer = CUT_META;
@@ -402,7 +402,7 @@ push(struct domain *d, const struct attrs *a, char *name)
 static int
 pop(struct domain *d)
 {
-	int64_t now = hook_now();
+	int64_t now = hook_record_now();
 	struct stack *s = my_stack;
 	if (!s)
 		return -1;
@@ -486,7 +486,7 @@ start(struct domain *d, const struct attrs *a, char *name, uint64_t next_id)
 static uint64_t
 end(uint64_t id)
 {
-	int64_t now = hook_now();
+	int64_t now = hook_record_now();
 	struct range r;
 	bool found = false;
 	pthread_mutex_lock(&lock);

@@ -99,7 +99,7 @@ static void rt_register(const uint64_t *a);
 		struct hook_thread *t_ = hook_enter();                                             \
 		if (!t_)                                                                           \
 			return real args;                                                          \
-		int64_t t0_ = hook_now();                                                          \
+		int64_t t0_ = hook_call_start(&t_->tsc);                                           \
 		hook_flight_in(t_, off ? NULL : rt_as[RT_ID_##fn], CUT_RUNTIME, t0_);              \
 		RT_T_##ret r_ = real args;                                                         \
 		uint64_t end_ = hook_end();                                                        \

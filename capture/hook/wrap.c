@@ -67,7 +67,7 @@ hook_fbits(double d)
 		unsigned char ends_ = hook_async_barrier[HOOK_ID_##name];                          \
 		if (__builtin_expect(ends_, 0))                                                    \
 			hook_async_drain();                                                        \
-		int64_t t0_ = hook_now();                                                          \
+		int64_t t0_ = hook_call_start(&t_->tsc);                                           \
 		hook_flight_in(t_, hook_skip_api && !hook_keep[HOOK_ID_##name] ? NULL : #name,     \
 		               CUT_API, t0_);                                                      \
 		CUresult r_ = real args;                                                           \

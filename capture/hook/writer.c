@@ -22,6 +22,7 @@
 HOOK_TLS struct hook_thread *hook_self;
 uint64_t hook_layer_events[CUT_NLAYERS];
 HOOK_TLS int hook_guard;
+HOOK_TLS int64_t hook_floor;
 int hook_recording;
 
 struct hook_writer hook_w = {
@@ -902,9 +903,9 @@ queue_call(struct hook_thread *t, const struct hook_frag *f, const struct cut_ap
 
 /*
  * Records a call of f (d: its description, NULL when its calls have no args) by t that started
- * at t0 (hook_now()), ended at end (hook_end()) and returned r, with argument words a; g, when
- * not NULL, is the work it submitted that the gpu layer times; calls, when not NULL, counts it.
- * A call whose line depends on nothing but what it read (f->queue) is queued for the formatter
+ * at t0 (hook_call_start()), ended at end (hook_end()) and returned r, with argument words a; g,
+ * when not NULL, is the work it submitted that the gpu layer times; calls, when not NULL, counts
+ * it. A call whose line depends on nothing but what it read (f->queue) is queued for the formatter
  * thread where the thread's lines take the fast path (queue_call), unless its work's record
  * needs its args (queue false); else, or when the queue is full, it is decoded and formatted
  * here.

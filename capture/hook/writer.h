@@ -203,7 +203,7 @@ bool hook_record_line(struct hook_thread *t, const struct cut_event *ev,
                       const struct hook_symbol *sym, const struct hook_symbol *asked);
 /* Writes a call of a layer other than api (the runtime's) as the api layer's are, on the same
  * fast path: a call of the function f (hook_frag_make) and d (its description, for its args)
- * that started at t0 (hook_now()), ended at end (hook_end()) and returned r (its result as a
+ * that started at t0 (hook_call_start()), ended at end (hook_end()) and returned r (its result as a
  * word; written when f->ret), with argument words a. */
 void hook_record_call(struct hook_thread *t, const struct hook_frag *f,
                       const struct cut_api_desc *d, int64_t t0, uint64_t end, int64_t r,

@@ -69,9 +69,9 @@ head -1 "$tmp/pre.jsonl" | grep -q '"nvtx":"off: NVTX_INJECTION64_PATH is not se
 [ "$(grep -c '"layer":"nvtx"' "$tmp/pre.jsonl")" -eq 0 ] || bad "nvtx events without the tool"
 
 # Nesting at full speed: the loop 20000 times, no time between a range's push, the runtime call
-# in it and its driver call, nor between their ends. A call's end is a TSC read mapped onto the
-# clock by an anchor each thread renews every millisecond (clock.c), the NVTX records' times
-# clock reads: each call is still inside its parent, as it ran.
+# in it and its driver call, nor between their ends. A call's start and end are TSC reads mapped
+# onto the clock by an anchor each thread renews every millisecond (clock.c), the NVTX records'
+# times clock reads: each call is still inside its parent, as it ran.
 M=20000
 cuthook -o "$tmp/many.jsonl" -- "$fx/nvtxprog" $M >/dev/null 2>&1 || bad "cuthook nvtxprog $M: exit $?"
 cutmerge "$tmp/many.jsonl" >"$tmp/m.jsonl" || bad "$M: cutmerge failed"

@@ -1,10 +1,11 @@
 #!/bin/sh
-# cuthook's durations, where calls end with a TSC read (capture/hook/clock.c) and where they end
-# with a clock read (CUTHOOK_TSC=0): on three threads, the stand-in's cuStreamSynchronize sleeps
+# cuthook's durations, where calls start and end with TSC reads (capture/hook/clock.c) and where
+# they are clock reads (CUTHOOK_TSC=0): on three threads, the stand-in's cuStreamSynchronize sleeps
 # from 0.05 to 20 ms (within an anchor's millisecond and past it) between runs of cheap calls. Each
 # sleep's duration is at least what was asked and its span lies within clock readings the program
-# took around the call; every thread's events are in order without overlapping; the trailer
-# says which clock the durations came from. Nothing here depends on how fast the machine is.
+# took around the call (a start from the TSC is put late: never before the program's read); every
+# thread's events are in order without overlapping; the trailer says which clock the durations
+# came from. Nothing here depends on how fast the machine is.
 . "$(dirname "$0")/lib/hook-setup.sh"
 
 cat >"$tmp/sleeps.c" <<'EOF'
