@@ -6,9 +6,8 @@
 # it with (e.g. one built from the commit before, carried beside it). parts (default both):
 #   loop   the launch-bound loop (launchloop.py) plain, under cuthook -l api,runtime,nvtx and
 #          under cuthook's every layer with each library, and under torch.profiler's CUDA
-#          records, alternated `rounds` times (default 7); then the chunks run at full speed, as
-#          bench-preload.sh reads them: us an op, median and 10th percentile, chunks kept, and
-#          against plain.
+#          records, alternated `rounds` times (default 7); then the chunks run at full speed
+#          (chunks.sh): us an op, median and 10th percentile, chunks kept, and against plain.
 #   times  tests/gpu/torch_gpu_work.py 20 under cuthook with each library, alternated, two
 #          rounds (one where rounds is 1), each held to CUPTI's times by check_times.py (item
 #          3's rows: |dstart| and |ddur| p50, p90 and largest per kind of start).
@@ -29,6 +28,7 @@ T=$here/../gpu
 w=$(mktemp -d)
 trap 'rm -rf "$w"' EXIT
 part() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
+. "$here/chunks.sh" # fast_table
 
 # loop_run MODE: one run of the loop, its chunks appended to $w/c.MODE
 loop_run() {
@@ -51,23 +51,7 @@ if part loop; then
 			loop_run $m >/dev/null 2>&1 || echo "round $i: $m failed"
 		done
 	done
-	fast=$(cat "$w"/c.* | awk 'NR == 1 || $2 < m { m = $2 } END { print m * 1.15 }')
-	base=$(awk -v f="$fast" '$2 <= f { print $1 }' "$w/c.plain" | sort -n |
-		awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }')
-	echo "the loop, chunks at full speed (probe <= $fast ms): us an op, median, p10, chunks kept, vs plain"
-	for m in $modes; do
-		[ -f "$w/c.$m" ] || continue
-		awk -v f="$fast" '$2 <= f { print $1 }' "$w/c.$m" | sort -n |
-			awk -v m=$m -v n="$(wc -l <"$w/c.$m")" -v b="${base:-0}" '
-			{ v[NR] = $1 }
-			END {
-				if (!NR) { printf "%-9s none of %d\n", m, n; exit }
-				med = v[int((NR + 1) / 2)]
-				printf "%-9s %6.2f %6.2f %4d of %-4d", m, med, v[int(NR / 10) + 1], NR, n
-				if (b > 0) printf " %+6.1f %%", 100 * (med - b) / b
-				print ""
-			}'
-	done
+	fast_table "$w/c" $modes
 fi
 
 if part times; then
