@@ -20,9 +20,9 @@ thread took to return from handing the work over, which the call's duration boun
 machine stretches it: in one clean .ci/run on an overloaded machine most were, and the
 median start came out 2.2 us late). What a start is off by beyond its call's duration, the
 median of ten or more, is held to half the stand-in's pick-up time (FAKEGPU_LAUNCH_NS), which a
-wrong rule misses by the whole of it and more, or to twice the mapping's median error where
-that is more (the start carries the mapping's error when the pick-up time was sampled, the
-ends it is held through the mapping's later).
+wrong rule misses by the whole of it and more, or to twice the mapping's median error or its
+largest (the trailer's error_ns) where that is more (the start carries the mapping's error when
+the pick-up time was sampled, the ends it is held through the mapping's later).
 
 Work the truth says started when the work before it ended, whose call returned well before that
 (beyond the mapping's error and a microsecond), was queued behind it: it must not start from its
@@ -185,9 +185,14 @@ def check(ev, truth_path, bad, what="", kinds=None, idle_kinds=None):
     # trailer's: twice the median. In a clean .ci/run beside two busy loops a core, the median
     # start came out 4,977 ns off; here beside four, the ends' median offset +3.6 us and the
     # idle pieces' starts -2.6, with error_ns_median 19.5 us; and 4,017 ns beside two, over
-    # a median error that one error alone did not cover. A rule that leaves the pick-up out is
-    # held by gpu-hook.sh's slow pick-up case, whose 20 us no load hides.)
-    line = max(int(os.environ.get("FAKEGPU_LAUNCH_NS", 4000)) / 2, 2 * g.get("error_ns_median", 0))
+    # a median error that one error alone did not cover. Or the mapping's largest error, the
+    # trailer's error_ns: the pick-up samples may have been read where the mapping was at its
+    # worst (make check once had a median 3,211 ns off past twice a median error below 1.6 us;
+    # where the mapping is good, as on a quiet machine, the line stays half the pick-up). A rule
+    # that leaves the pick-up out is held by gpu-hook.sh's slow pick-up case, whose 20 us no
+    # load hides.)
+    line = max(int(os.environ.get("FAKEGPU_LAUNCH_NS", 4000)) / 2, 2 * g.get("error_ns_median", 0),
+               g.get("error_ns", 0))
     if len(idle) >= MIN_IDLE and idle[len(idle) // 2] > line:
         bad(f"{what}starts of work on an idle stream off its call's return: median {idle[len(idle) // 2]} ns beyond the call")
     return busy, len(idle)
