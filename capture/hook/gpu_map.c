@@ -233,8 +233,8 @@ gpu_work_span(const struct gpu_span_in *in, struct gpu_span *out)
 	 * an operation say nothing of how long before its return the call handed work over.) */
 	int64_t pickup = in->at_return || in->pickup < in->gap ? 0 : in->pickup - in->gap;
 	int64_t ready = (in->sync ? in->t0 : in->t1) + pickup;
-	if (in->kernel && !in->sync && !in->at_return) { /* (GPU_KERNEL_SETUP_NS) */
-		int64_t after = (in->t1 - in->t0) / GPU_KERNEL_HANDOVER_PART;
+	if ((in->kernel || in->graph) && !in->sync && !in->at_return) { /* (GPU_KERNEL_SETUP_NS) */
+		int64_t after = in->graph ? 0 : (in->t1 - in->t0) / GPU_KERNEL_HANDOVER_PART;
 		ready += GPU_KERNEL_SETUP_NS -
 		         (after < GPU_KERNEL_HANDOVER_MAX_NS ? after : GPU_KERNEL_HANDOVER_MAX_NS);
 	}

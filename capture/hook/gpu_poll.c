@@ -1113,6 +1113,7 @@ complete(struct gpu_sub *s)
 	    .t_er = s->t_er,
 	    .sync = s->sync && !handed_at_return,
 	    .kernel = s->kind == GK_KERNEL || s->kind == GK_KERNEL_EX,
+	    .graph = s->kind == GK_GRAPH && !s->sync,
 	    .pickup = c->pickup,
 	    .pickup_hi = c->pickup_hi,
 	    .at_return = handed_at_return,

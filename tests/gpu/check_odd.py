@@ -22,7 +22,9 @@ The cases that wait for something no launch of theirs names (a host function, an
 event, the legacy stream's implicit wait) are what this catches: a start taken from the call
 there would be 100-200 us early; so are graphs handed over in parts (a start from the return
 up to 32 us late). odd_apis.cu's copies and memsets of each round must be there too. Prints a
-table and one line (-v: every piece off); exits 1 on any failure.
+table (per case: |dstart| and |dend|, their median and largest; the signed median start of
+the starts that are not bounds, + late) and one line (-v: every piece off); exits 1 on any
+failure.
 """
 import json
 import statistics
@@ -119,7 +121,7 @@ def to_cut(t, case):
 
 
 print(f"{'work':22} {'n':>3} {'|dstart| p50':>12} {'max':>8} {'|dend| p50':>10} {'max':>8} "
-      f"{'bounds':>6} {'off':>4}   (ns; tolerance {tol}; clocks {rate:+.0f} ns/s apart)")
+      f"{'bounds':>6} {'off':>4} {'dstart p50':>10}   (ns; tolerance {tol}; clocks {rate:+.0f} ns/s apart)")
 rows = defaultdict(lambda: {"ds": [], "de": [], "late": [], "bounds": 0, "off": []})
 seen = defaultdict(int)
 for case, ts, te, e in pairs:
@@ -149,9 +151,10 @@ offs = []
 for case, r in sorted(rows.items()):
     n = len(r["ds"])
     if n:
+        signed = f"{statistics.median(r['late']):10.0f}" if r["late"] else f"{'-':>10}"
         print(f"{case:22} {n:3} {statistics.median(r['ds']):12.0f} {max(r['ds']):8.0f} "
               f"{statistics.median(r['de']):10.0f} {max(r['de']):8.0f} {r['bounds']:6} "
-              f"{len(r['off']):4}")
+              f"{len(r['off']):4} {signed}")
     offs += r["off"]
     if len(r["off"]) > max(1, (n + len(r["off"])) // 20):
         bad.append(f"{len(r['off'])} of {case} off: " + "; ".join(r["off"][:3]))

@@ -220,6 +220,7 @@ struct piece {
 	bool at_return;
 	int64_t twin, twin_dev; /* its twins' median and median deviation, when twin > 0 */
 	bool kernel;
+	bool graph;       /* a graph handed over whole */
 	bool start_idle;  /* before_ev is its own START, run on an idle stream */
 	bool start_turns; /* before_ev is its own START, for turns (-S) */
 };
@@ -236,6 +237,7 @@ span(struct piece p)
 	                         .t_er = p.t_er,
 	                         .sync = p.sync,
 	                         .kernel = p.kernel,
+	                         .graph = p.graph,
 	                         .start_idle = p.start_idle,
 	                         .start_turns = p.start_turns,
 	                         .pickup = 1700, /* work: 500, an operation sooner */
@@ -352,6 +354,25 @@ START_TEST(test_span_kernel_pickup)
 	p.kernel = false;
 	sp = span(p);
 	ck_assert_int_eq(sp.start, 92000 + 500);
+	/* A graph handed over whole: its first kernel set up, handed over as the launch returned
+	 * (no part of a call of 90 us, nor of one of 9, after the hand-over). */
+	p.graph = true;
+	sp = span(p);
+	ck_assert_int_eq(sp.start, 92000 + 500 + GPU_KERNEL_SETUP_NS);
+	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_CALL);
+	sp = span(
+	    (struct piece){.end_ev = 40000, .t0 = 2000, .t1 = 11000, .t_er = 11100, .graph = true});
+	ck_assert_int_eq(sp.start, 11000 + 500 + GPU_KERNEL_SETUP_NS);
+	/* Queued behind the work before it, as any work: from that work's END. */
+	sp = span((struct piece){.end_ev = 40000,
+	                         .before_ev = 11000 + 2000,
+	                         .have_before = true,
+	                         .t0 = 2000,
+	                         .t1 = 11000,
+	                         .t_er = 11100,
+	                         .graph = true});
+	ck_assert_int_eq(sp.start, 13000 + 1200);
+	ck_assert_int_eq(sp.how, 0);
 	/* The work before it ended later than that: queued behind it, from its END. */
 	p = (struct piece){.end_ev = 40000,
 	                   .before_ev = 11000 + 2000,
