@@ -212,12 +212,17 @@ gpustats_add(struct cut_gpu_stats *g, const struct cut_event *ev)
 	g->count++;
 	struct group *ng = group_at(&p->names, ev->name, &name);
 	ng->cat = cat_name(ev->cat);
+	char se[8] = "", ee[8] = "";
+	cut_args_str(ev->args, "start", se, sizeof(se));
+	cut_args_str(ev->args, "end", ee, sizeof(ee));
+	bool bound = !strcmp(se, "bound") || !strcmp(ee, "bound");
+	if (bound) {
+		g->bounded++;
+		sat_add(&g->saturated, &g->bounded_ns, ev->dur);
+	}
 	if (cut_args_int(ev->args, "bytes", &bytes) == 0 && bytes > 0) {
 		sat_add(&g->saturated, &ng->bytes, bytes);
-		char se[8] = "", ee[8] = "";
-		cut_args_str(ev->args, "start", se, sizeof(se));
-		cut_args_str(ev->args, "end", ee, sizeof(ee));
-		if (!strcmp(se, "bound") || !strcmp(ee, "bound"))
+		if (bound)
 			ng->bounded++;
 		else {
 			sat_add(&g->saturated, &ng->bw_bytes, bytes);

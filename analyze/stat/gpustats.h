@@ -75,6 +75,9 @@ struct cut_gpu_stats {
 	 * already, and is taken as recorded. */
 	bool told_before;
 	int64_t count, total;          /* pieces of work and the sum of their durations */
+	/* Of them, those whose start or end is only a bound (args.start or args.end "bound": the
+	 * work ran inside its span, perhaps for less of it), and the sum of their durations. */
+	int64_t bounded, bounded_ns;
 	int64_t resolved, resolved_ns; /* pieces whose start the rule moved, and by how long */
 	struct cut_gpu_name *names;    /* after gpustats_finish: by total, longest first */
 	size_t nnames;

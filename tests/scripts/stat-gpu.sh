@@ -4,7 +4,8 @@
 # min, max, median and bytes; how busy each device, stream and process kept the GPU (the
 # union of intervals, the shared GPU once) and how long processes' work overlapped on it (with
 # a note, for two at once); the launch latency; the same table in -c; the
-# verdict from the GPU's timeline; and a trace without the layer says so.
+# verdict from the GPU's timeline; the pieces whose start or end is only a bound, counted (the
+# data-driven case cutstat/gpu-bounds holds its note); and a trace without the layer says so.
 . "$(dirname "$0")/lib/hook-setup.sh"
 PATH=$B/bin:$PATH
 command -v python3 >/dev/null || { echo "needs python3"; exit 77; }
@@ -50,6 +51,10 @@ for k, v in names.items():
     for kk, vv in want.items():
         if g.get(kk) != vv: bad(f"{k}: {kk} {g.get(kk)}, want {vv}")
 if st["gpu"]["work"] != len(gpu): bad("work count")
+# Pieces whose start or end is only a bound, and their time: the busy times count their spans.
+bd = [e["dur"] for e in gpu if "bound" in (e["args"].get("start"), e["args"].get("end"))]
+if (st["gpu"]["bounded"], st["gpu"]["bounded_ns"]) != (len(bd), sum(bd)):
+    bad(f"bounded {st['gpu']['bounded']} ({st['gpu']['bounded_ns']} ns), want {len(bd)} ({sum(bd)})")
 def union(iv):
     iv = sorted(iv); t = 0; cs = ce = None
     for s, e in iv:
