@@ -279,8 +279,9 @@ struct gpu_span_in {
  * A graph launched whole on an idle stream (a chain of kernels: not handed over in parts) is
  * picked up as a kernel is, its first kernel set up GPU_KERNEL_SETUP_NS, and taken as handed
  * over as its launch returns: no part of the call comes off. On H200s (BENCHMARKS, "Graph
- * launches started from their call"): by the GPU's clock a graph's first kernel started within
- * 0.4 us of when a kernel alike did after its own launch returned (tests/bench/graphstart.cu);
+ * launches started from their call"): by the GPU's clock a graph's first kernel started from
+ * 0.7 us sooner to 0.4 us later than a kernel alike did after its own launch returned
+ * (tests/bench/graphstart.cu, two machines);
  * against CUPTI torch.compile's graphs' first kernels started 3.1 us after the return whatever
  * the launch's length (6.5-23 us): from the return and the pick-up alone they came out 1.9-2.6
  * us early (the median of each of 5 runs), with the kernel's rule 1.5-1.8, with this one
