@@ -242,9 +242,13 @@ struct gpu_span_in {
 	bool have_prev;
 	int64_t seen; /* when the host saw its END done: no later can it have ended */
 	/* Its twins (gpu_twins_dur), when have_twins: how long work launched alike lasted, the
-	 * median of the latest, and their median deviation from it. */
+	 * median of the latest, and their median deviation from it; and those durations and the
+	 * latest that ended at a bound (twin_n in all; none: not given). */
 	int64_t twin, twin_dev;
 	bool have_twins;
+	const int64_t *twin_durs;
+	int twin_n;
+	int64_t twin_call; /* the median length of the twins' calls; 0: not known */
 };
 /* How close to its call's return a copy's start from its events may be and still be taken as
  * its start, not as a bound; how much later than the device could run it an END may run and
@@ -260,6 +264,18 @@ struct gpu_span_in {
 #define GPU_TWIN_SLACK_NS 2000
 #define GPU_TWIN_SHARE 200 /* a two-hundredth */
 #define GPU_TWIN_DEVS 2
+/* A start is taken from the twins only where its call came out longer than theirs did (the
+ * median) by as much as the start moves, less the slack: the call ran on. And work that lasted
+ * as GPU_TWIN_ALIKE of its twins did (within the slack; the latest durations that ended at a
+ * bound count too: gpu_twins_note) is of their kind and not moved, whatever their median
+ * says. (Not the late rule's: on an H200 it then moved fewer than half the kernels it had moved,
+ * and the starts from the events came out 0.3-0.45 us further off CUPTI's at the 90th
+ * percentile.) Both for launches alike (one kernel, grid and block) whose work differs by
+ * their arguments, as a gemm kernel run for a product of K 1,024 and of 4,096 on one output
+ * shape (5.7 and 13 us on an H200, alternating): the rule put every short one's start 7.5 us
+ * early, from calls no longer than the long ones'; the short ones mostly ended at a bound, and
+ * only the long ones were measured. */
+#define GPU_TWIN_ALIKE 2
 /*
  * A kernel handed to an idle stream: when it starts, from its call. Against CUPTI in the same
  * process (58 runs of torch_gpu_work.py on H100s and H200s, 40-60 such kernels a run) the
@@ -341,7 +357,9 @@ int64_t gpu_median(int64_t *v, int n);
 struct gpu_twin {
 	uint64_t key[4]; /* all 0: a free slot; UINT64_MAX, 0, 0, 0: one forgotten */
 	int n, next;
-	int64_t dur[GPU_TWIN_KEEP];
+	int64_t dur[GPU_TWIN_KEEP], call[GPU_TWIN_KEEP]; /* and their calls' lengths */
+	int nb, nextb; /* ...and the latest durations that ended at a bound */
+	int64_t bound[GPU_TWIN_KEEP];
 };
 struct gpu_twins {
 	struct gpu_twin t[GPU_TWINS];
@@ -349,12 +367,19 @@ struct gpu_twins {
 /* The key of a kernel launched by ctx as handle with grid and block. */
 void gpu_twin_key(uint64_t key[4], const void *ctx, uint64_t handle, const uint32_t grid[3],
                   const uint32_t block[3]);
-/* Notes a duration of work launched as key (a duration measured, not a bound). */
-void gpu_twins_note(struct gpu_twins *tw, const uint64_t key[4], int64_t dur);
+/* Notes a duration of work launched as key: measured (started from its call or the events,
+ * not moved), with the length of its call, or, bound, one whose start was from its call and
+ * whose end was a bound (its END ran as soon as it could after its record): no twin, but
+ * evidence of the kind's durations that the measured ones may lack (work of a kind that is
+ * always done before its END is recorded never ends other than at a bound). */
+void gpu_twins_note(struct gpu_twins *tw, const uint64_t key[4], int64_t dur, int64_t call,
+                    bool bound);
 /* The median of the latest durations of work launched as key, and their median deviation
- * from it: false when fewer than GPU_TWIN_MIN were noted. */
-bool gpu_twins_dur(const struct gpu_twins *tw, const uint64_t key[4], int64_t *median,
-                   int64_t *dev);
+ * from it; call, when not NULL, gets the median length of their calls; durs, when not NULL,
+ * gets those durations and then the latest that ended at a bound (2 * GPU_TWIN_KEEP at most),
+ * *n how many: false when fewer than GPU_TWIN_MIN were measured. */
+bool gpu_twins_dur(const struct gpu_twins *tw, const uint64_t key[4], int64_t *median, int64_t *dev,
+                   int64_t *call, int64_t *durs, int *n);
 /* Forgets the twins of a context that ended (its handles may be another's next). */
 void gpu_twins_forget(struct gpu_twins *tw, const void *ctx);
 /* A pick-up sample further than this above the median waited out another context's turn on

@@ -20,6 +20,7 @@
  * as 1 with GPU_RATE_ERR_DEFAULT of doubt. */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gpu.h"
 
@@ -220,6 +221,19 @@ gpu_clock_map(const struct gpu_clock *c, double gpu_ns, int64_t *bound)
 	return c->host_at + (int64_t)round_(d);
 }
 
+/* Whether work that lasted d is of a kind GPU_TWIN_ALIKE of its twins are: within slack of
+ * their durations. */
+static bool
+twins_alike(const struct gpu_span_in *in, int64_t d, int64_t slack)
+{
+	int n = 0;
+	for (int i = 0; i < in->twin_n; i++)
+		if (in->twin_durs[i] - d <= slack && d - in->twin_durs[i] <= slack &&
+		    ++n >= GPU_TWIN_ALIKE)
+			return true;
+	return false;
+}
+
 void
 gpu_work_span(const struct gpu_span_in *in, struct gpu_span *out)
 {
@@ -274,7 +288,9 @@ gpu_work_span(const struct gpu_span_in *in, struct gpu_span *out)
 		int64_t at = e - in->twin;
 		int64_t slack =
 		    GPU_TWIN_SLACK_NS + in->twin / GPU_TWIN_SHARE + GPU_TWIN_DEVS * in->twin_dev;
-		if (at >= in->t0 && s - (at > lo ? at : lo) > slack) {
+		int64_t move = s - (at > lo ? at : lo);
+		bool ran_on = !in->twin_call || in->t1 - in->t0 - in->twin_call >= move - slack;
+		if (at >= in->t0 && move > slack && ran_on && !twins_alike(in, e - s, slack)) {
 			s = at > lo ? at : lo;
 			out->how = (out->how & ~GPU_SPAN_FROM_CALL) | GPU_SPAN_FROM_TWINS;
 		}
@@ -413,7 +429,7 @@ twin_find(const struct gpu_twins *tw, const uint64_t key[4], struct gpu_twin **t
 }
 
 void
-gpu_twins_note(struct gpu_twins *tw, const uint64_t key[4], int64_t dur)
+gpu_twins_note(struct gpu_twins *tw, const uint64_t key[4], int64_t dur, int64_t call, bool bound)
 {
 	if (key_free(key) || key_gone(key))
 		return;
@@ -423,21 +439,39 @@ gpu_twins_note(struct gpu_twins *tw, const uint64_t key[4], int64_t dur)
 			return;
 		*t = (struct gpu_twin){.key = {key[0], key[1], key[2], key[3]}};
 	}
+	if (bound) {
+		t->bound[t->nextb] = dur;
+		t->nextb = (t->nextb + 1) % GPU_TWIN_KEEP;
+		if (t->nb < GPU_TWIN_KEEP)
+			t->nb++;
+		return;
+	}
 	t->dur[t->next] = dur;
+	t->call[t->next] = call;
 	t->next = (t->next + 1) % GPU_TWIN_KEEP;
 	if (t->n < GPU_TWIN_KEEP)
 		t->n++;
 }
 
 bool
-gpu_twins_dur(const struct gpu_twins *tw, const uint64_t key[4], int64_t *median, int64_t *dev)
+gpu_twins_dur(const struct gpu_twins *tw, const uint64_t key[4], int64_t *median, int64_t *dev,
+              int64_t *call, int64_t *durs, int *n)
 {
 	const struct gpu_twin *t = twin_find(tw, key, NULL);
 	if (!t || t->n < GPU_TWIN_MIN)
 		return false;
 	int64_t v[GPU_TWIN_KEEP];
+	if (call) {
+		memcpy(v, t->call, sizeof(v[0]) * (size_t)t->n);
+		*call = gpu_median(v, t->n);
+	}
 	for (int i = 0; i < t->n; i++)
 		v[i] = t->dur[i];
+	if (durs) {
+		memcpy(durs, v, sizeof(v[0]) * (size_t)t->n);
+		memcpy(durs + t->n, t->bound, sizeof(v[0]) * (size_t)t->nb);
+		*n = t->n + t->nb;
+	}
 	*median = gpu_median(v, t->n);
 	for (int i = 0; i < t->n; i++)
 		v[i] = v[i] > *median ? v[i] - *median : *median - v[i];

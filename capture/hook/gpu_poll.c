@@ -1123,17 +1123,23 @@ complete(struct gpu_sub *s)
 	};
 	/* A kernel's twins: how long it ran, launched alike, the latest times (gpu_twins_dur). */
 	uint64_t key[4];
+	int64_t twin_durs[2 * GPU_TWIN_KEEP];
 	bool kernel = in.kernel;
 	if (kernel) {
 		gpu_twin_key(key, c->ctx, s->handle, s->grid, s->block);
 		if (!P.twins)
 			P.twins = calloc(1, sizeof(*P.twins)); /* (none: no twins) */
-		in.have_twins = P.twins && gpu_twins_dur(P.twins, key, &in.twin, &in.twin_dev);
+		in.have_twins = P.twins && gpu_twins_dur(P.twins, key, &in.twin, &in.twin_dev,
+		                                         &in.twin_call, twin_durs, &in.twin_n);
+		in.twin_durs = twin_durs;
 	}
 	struct gpu_span sp;
 	gpu_work_span(&in, &sp);
 	if (kernel && P.twins && !(sp.how & ~GPU_SPAN_FROM_CALL))
-		gpu_twins_note(P.twins, key, sp.end - sp.start); /* measured, no bound or move */
+		gpu_twins_note(P.twins, key, sp.end - sp.start, s->t1 - s->t0,
+		               false); /* measured */
+	else if (kernel && P.twins && sp.how == (GPU_SPAN_FROM_CALL | GPU_SPAN_END_BOUND))
+		gpu_twins_note(P.twins, key, sp.end - sp.start, s->t1 - s->t0, true);
 	st->last_end = end;
 	st->last_end_gpu = c->clock->ref + ge;
 	st->last_end_gen = c->clock_gen;

@@ -219,6 +219,9 @@ struct piece {
 	int64_t seen; /* when the host saw the END done; 0: never mind */
 	bool at_return;
 	int64_t twin, twin_dev; /* its twins' median and median deviation, when twin > 0 */
+	int64_t twin_durs[2 * GPU_TWIN_KEEP]; /* their durations, twin_n of them */
+	int twin_n;
+	int64_t twin_call; /* their calls' median length; 0: not known */
 	bool kernel;
 	bool graph;       /* a graph handed over whole */
 	bool start_idle;  /* before_ev is its own START, run on an idle stream */
@@ -248,7 +251,10 @@ span(struct piece p)
 	                         .seen = p.seen ? p.seen : INT64_MAX,
 	                         .twin = p.twin,
 	                         .twin_dev = p.twin_dev,
-	                         .have_twins = p.twin > 0};
+	                         .have_twins = p.twin > 0,
+	                         .twin_durs = p.twin_durs,
+	                         .twin_n = p.twin_n,
+	                         .twin_call = p.twin_call};
 	struct gpu_span sp;
 	gpu_work_span(&in, &sp);
 	return sp;
@@ -460,6 +466,17 @@ START_TEST(test_span_late)
 	ck_assert_int_eq(sp.start, 6200);
 	ck_assert_int_eq(sp.how, 0);
 	p.start_turns = false;
+	/* Twins of two kinds (10 us five times, 11 us four): the late rule still moves work that
+	 * lasted as the longer ones did (the device starts one kind late, and such work is moved,
+	 * not measured, so its twins hold few like it). */
+	p.end_ev = 18400;
+	for (int i = 0; i < 9; i++)
+		p.twin_durs[i] = i < 5 ? 10000 : 11000 + 100 * (i - 5);
+	p.twin_n = 9;
+	sp = span(p);
+	ck_assert_int_eq(sp.start, 17200 - 10000);
+	ck_assert_int_eq(sp.how, GPU_SPAN_LATE);
+	p.twin_n = 0;
 	/* Without twins, or twins that spread: the start from the events stands. */
 	p.twin_dev = 400;
 	sp = span(p);
@@ -684,6 +701,45 @@ START_TEST(test_span_twins)
 	sp = span(p);
 	ck_assert_int_eq(sp.start, 12500);
 	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_CALL);
+	/* Twins of two kinds: one gemm kernel and grid for a product of K 1,024 (5.7 us) and of
+	 * 4,096 (13 us), alternating (an H200): a short one, started from its call and ended 5.4 us
+	 * after, is of the short kind and stays; with one short twin alone, moved. */
+	p = (struct piece){.end_ev = 20000 + 500 + 5400 + 1200,
+	                   .t0 = 12000,
+	                   .t1 = 20000,
+	                   .t_er = 20100,
+	                   .twin = 13000,
+	                   .twin_dev = 200,
+	                   .twin_durs = {13000, 5700, 13100, 5600, 12900, 5800, 13000, 5700, 13200},
+	                   .twin_n = 9};
+	sp = span(p);
+	ck_assert_int_eq(sp.start, 20500);
+	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_CALL);
+	p.twin_durs[3] = p.twin_durs[5] = p.twin_durs[7] = 13000;
+	sp = span(p);
+	ck_assert_int_eq(sp.start, 20500 + 5400 - 13000);
+	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_TWINS);
+	/* A call no longer than its twins' did not run on: its start from the call stands (the
+	 * short one of two kinds whose short kind the twins never measured). It moves where the
+	 * call came out longer than theirs by the move less the slack: 7,400 - 2,465. */
+	p = (struct piece){.end_ev = 20000 + 500 + 5400 + 1200,
+	                   .t0 = 12000,
+	                   .t1 = 20000,
+	                   .t_er = 20100,
+	                   .twin = 13000,
+	                   .twin_dev = 200,
+	                   .twin_call = 8000};
+	sp = span(p);
+	ck_assert_int_eq(sp.start, 20500);
+	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_CALL);
+	p.t0 = 20000 - 8000 - (7600 - 2465);
+	sp = span(p);
+	ck_assert_int_eq(sp.start, 20500 + 5400 - 13000);
+	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_TWINS);
+	p.t0++;
+	sp = span(p);
+	ck_assert_int_eq(sp.start, 20500);
+	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_CALL);
 	/* Without twins, the start from the call stands. */
 	p = (struct piece){.end_ev = 401200, .t0 = 10000, .t1 = 60000, .t_er = 61000};
 	sp = span(p);
@@ -732,25 +788,50 @@ START_TEST(test_twins)
 	gpu_twin_key(k4, &ctx, 0x2000, grid, block);
 	int64_t med, dev;
 	for (int i = 0; i < GPU_TWIN_MIN - 1; i++)
-		gpu_twins_note(&tw, k, 51000);
-	ck_assert(!gpu_twins_dur(&tw, k, &med, &dev));
-	gpu_twins_note(&tw, k, 1000); /* its call ran on 50 us: that much short, and noted */
-	ck_assert(gpu_twins_dur(&tw, k, &med, &dev));
+		gpu_twins_note(&tw, k, 51000, 0, false);
+	ck_assert(!gpu_twins_dur(&tw, k, &med, &dev, NULL, NULL, NULL));
+	gpu_twins_note(&tw, k, 1000, 0,
+	               false); /* its call ran on 50 us: that much short, and noted */
+	ck_assert(gpu_twins_dur(&tw, k, &med, &dev, NULL, NULL, NULL));
 	ck_assert_int_eq(med, 51000);
 	ck_assert_int_eq(dev, 0);
 	for (int i = 0; i < GPU_TWIN_KEEP; i++)
-		gpu_twins_note(&tw, k, 5000 + 10 * i); /* the older ones go */
-	ck_assert(gpu_twins_dur(&tw, k, &med, &dev));
+		gpu_twins_note(&tw, k, 5000 + 10 * i, 7000 + 100 * i,
+		               false); /* the older ones go */
+	int64_t call = 0;
+	ck_assert(gpu_twins_dur(&tw, k, &med, &dev, &call, NULL, NULL));
+	ck_assert_int_eq(call, 7000 + 100 * (GPU_TWIN_KEEP / 2));
+	int64_t durs[2 * GPU_TWIN_KEEP];
+	int n = 0;
+	ck_assert(gpu_twins_dur(&tw, k, &med, &dev, NULL, durs, &n));
+	ck_assert_int_eq(n, GPU_TWIN_KEEP);
+	int64_t sum = 0;
+	for (int i = 0; i < n; i++)
+		sum += durs[i];
+	ck_assert_int_eq(sum, 5000 * GPU_TWIN_KEEP + 10 * GPU_TWIN_KEEP * (GPU_TWIN_KEEP - 1) / 2);
 	ck_assert_int_eq(med, 5000 + 10 * (GPU_TWIN_KEEP / 2));
+	/* Durations that ended at a bound come after the measured ones and move neither the
+	 * median nor the deviation; alone, they make no twins. */
+	gpu_twins_note(&tw, k, 900, 0, true);
+	gpu_twins_note(&tw, k, 950, 0, true);
+	ck_assert(gpu_twins_dur(&tw, k, &med, &dev, NULL, durs, &n));
+	ck_assert_int_eq(n, GPU_TWIN_KEEP + 2);
+	ck_assert_int_eq(durs[GPU_TWIN_KEEP], 900);
+	ck_assert_int_eq(durs[GPU_TWIN_KEEP + 1], 950);
+	ck_assert_int_eq(med, 5000 + 10 * (GPU_TWIN_KEEP / 2));
+	for (int i = 0; i < 2 * GPU_TWIN_KEEP; i++)
+		gpu_twins_note(&tw, k2, 700, 0, true);
+	ck_assert(!gpu_twins_dur(&tw, k2, &med, &dev, NULL, durs, &n));
 	ck_assert_int_eq(dev, 10 * ((GPU_TWIN_KEEP / 2 + 1) / 2));
-	ck_assert(!gpu_twins_dur(&tw, k2, &med, &dev));
-	ck_assert(!gpu_twins_dur(&tw, k3, &med, &dev));
-	ck_assert(!gpu_twins_dur(&tw, k4, &med, &dev));
+	ck_assert(!gpu_twins_dur(&tw, k2, &med, &dev, NULL, NULL, NULL));
+	ck_assert(!gpu_twins_dur(&tw, k3, &med, &dev, NULL, NULL, NULL));
+	ck_assert(!gpu_twins_dur(&tw, k4, &med, &dev, NULL, NULL, NULL));
 	for (int i = 0; i < GPU_TWIN_MIN; i++)
-		gpu_twins_note(&tw, k3, 7000);
+		gpu_twins_note(&tw, k3, 7000, 0, false);
 	gpu_twins_forget(&tw, &ctx);
-	ck_assert(!gpu_twins_dur(&tw, k, &med, &dev));
-	ck_assert(gpu_twins_dur(&tw, k3, &med, &dev)); /* another context's stay */
+	ck_assert(!gpu_twins_dur(&tw, k, &med, &dev, NULL, NULL, NULL));
+	ck_assert(
+	    gpu_twins_dur(&tw, k3, &med, &dev, NULL, NULL, NULL)); /* another context's stay */
 	ck_assert_int_eq(med, 7000);
 	/* Fill the table with kinds of launch: each found again, however many were forgotten
 	 * before it; once full, a new kind has none, and every kind kept has its own. */
@@ -760,15 +841,15 @@ START_TEST(test_twins)
 		uint32_t g[3] = {i + 1, 1, 1};
 		gpu_twin_key(ki, &ctx, 0x3000, g, block);
 		for (int j = 0; j < GPU_TWIN_MIN; j++)
-			gpu_twins_note(&tw, ki, (int64_t)i);
-		if (gpu_twins_dur(&tw, ki, &med, &dev)) {
+			gpu_twins_note(&tw, ki, (int64_t)i, 0, false);
+		if (gpu_twins_dur(&tw, ki, &med, &dev, NULL, NULL, NULL)) {
 			ck_assert_int_eq(med, i);
 			kept++;
 		}
 	}
 	ck_assert_int_ge(kept, GPU_TWINS / 2);
 	ck_assert_int_le(kept, GPU_TWINS - 1); /* k3's slot is still taken */
-	ck_assert(gpu_twins_dur(&tw, k3, &med, &dev));
+	ck_assert(gpu_twins_dur(&tw, k3, &med, &dev, NULL, NULL, NULL));
 	ck_assert_int_eq(med, 7000);
 }
 END_TEST
