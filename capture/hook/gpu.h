@@ -72,6 +72,8 @@ struct gpu_sub {
 	const struct cut_name *name; /* a kernel's, as its call was decoded (a module unloaded
 	                              * later may have its handle named anew); NULL: not known */
 	char dir[6];        /* "HtoD"... for copies, "" when unknown */
+	int64_t began, ended; /* a copy that slows other work: when its START and END ran, once
+	                         seen */
 	unsigned char kind; /* enum gpu_kind */
 };
 

@@ -16,6 +16,18 @@
 #include "writer.h"
 
 #define CUDA_ERROR_NOT_READY 600
+/*
+ * While a copy between host and device memory of COPY_CONTENDS_BYTES or more runs, the
+ * device runs the rest of the process's stream operations slower, events among them: on an
+ * H200 beside a 4 MiB copy from pinned memory (80-90 us), kernels of 1-6 us on other streams
+ * started 2-3 us after their start from the call or the events and their ENDs ran 3-5 us after
+ * they ended (against their own clocks and CUPTI; tests/gpu/progs/two_threads.cu), where the
+ * same kernels away from copies came within a few hundred ns. Work that ran beside such a copy
+ * has its start and end as bounds: it ran inside them. (Copies under a MiB take a few us;
+ * no effect was measured. Copies between devices are not between host and device.)
+ */
+#define COPY_CONTENDS_BYTES (1u << 20)
+#define COPIES_KEPT 32
 #define CU_STREAM_CAPTURE_MODE_RELAXED 2
 #define REF_EVERY_NS 50000000 /* a new reference event this often while work completes */
 /* Rounds of anchoring, each a cheap anchor by the clock kernel where it runs (gpu_kernel.c),
@@ -90,6 +102,15 @@ static struct {
 	unsigned nerrs;
 	uint64_t nseen, rng;     /* bounds seen; the sampling's state */
 	struct gpu_twins *twins; /* kernels' latest durations (gpu_map.c); NULL until the first */
+	/* Copies between host and device that slow the device's other work (copy_contends): the
+	 * latest done, their spans and devices, and those taken but not yet done. */
+	struct {
+		int64_t start, end;
+		int device;
+	} copies[COPIES_KEPT];
+	unsigned copies_next;
+	struct gpu_sub *copying[COPIES_KEPT];
+	unsigned ncopying;
 } P;
 
 static int64_t
@@ -1058,6 +1079,78 @@ write_work(struct hook_thread *w, struct gpu_sub *s, const struct gpu_span *sp)
 
 static bool write_unknown(struct hook_thread *w, struct gpu_sub *s);
 
+/* Whether s is a copy between host and device memory that slows the device's other work
+ * (COPY_CONTENDS_BYTES; a copy whose size or direction is not known is taken as one). */
+static bool
+copy_contends(const struct gpu_sub *s)
+{
+	return s->kind == GK_COPY && strcmp(s->dir, "DtoD") != 0 &&
+	       (s->bytes >= COPY_CONTENDS_BYTES || !s->bytes);
+}
+
+/* s leaves the completion thread (done, untimed or its context ended): no longer copying. */
+static void
+copy_forget(const struct gpu_sub *s)
+{
+	for (unsigned i = 0; i < P.ncopying; i++)
+		if (P.copying[i] == s) {
+			P.copying[i] = P.copying[--P.ncopying];
+			return;
+		}
+}
+
+/* A copy that contends done, over sp on c's device: kept for the work that ends after it. */
+static void
+copy_done(const struct gpu_sub *s, const struct gpu_ctx *c, const struct gpu_span *sp)
+{
+	P.copies[P.copies_next].start = sp->start;
+	P.copies[P.copies_next].end = sp->end;
+	P.copies[P.copies_next].device = c->device;
+	P.copies_next = (P.copies_next + 1) % COPIES_KEPT;
+	copy_forget(s);
+}
+
+/*
+ * Whether work of c that ran from start to end did so beside a copy that contends on its
+ * device: one done whose span met it, or one not yet completed here of the same context whose
+ * START had run before the work's end and whose END, if it has run, ran after the work's start
+ * (the copy's END is the bound: it may not have been taken up yet, its stream's turn in the
+ * round to come). A copy whose START has not run began after the work ended, whose END has
+ * been seen done by now.
+ */
+static bool
+copy_beside(const struct gpu_ctx *c, int64_t start, int64_t end)
+{
+	for (unsigned i = 0; i < COPIES_KEPT; i++)
+		if (P.copies[i].end > start && P.copies[i].start < end &&
+		    P.copies[i].device == c->device)
+			return true;
+	for (unsigned i = 0; i < P.ncopying; i++) {
+		struct gpu_sub *k = P.copying[i];
+		if (k->gc != c || !k->start)
+			continue;
+		bool ok;
+		if (!k->began) { /* asked once it ran, not again */
+			if (gpu_api.event_query(k->start) != 0)
+				continue;
+			double g = elapsed_ns(c->anchor, k->start, &ok);
+			if (!ok)
+				continue;
+			k->began = gpu_clock_map(c->clock, g, NULL);
+		}
+		if (k->began >= end)
+			continue;
+		if (!k->ended && gpu_api.event_query(k->end) == 0) {
+			double g = elapsed_ns(c->anchor, k->end, &ok);
+			if (ok)
+				k->ended = gpu_clock_map(c->clock, g, NULL);
+		}
+		if (!k->ended || k->ended > start)
+			return true;
+	}
+	return false;
+}
+
 /* Times s, whose END completed, and writes it. */
 static void
 complete(struct gpu_sub *s)
@@ -1135,6 +1228,11 @@ complete(struct gpu_sub *s)
 	}
 	struct gpu_span sp;
 	gpu_work_span(&in, &sp);
+	if (copy_contends(s))
+		copy_done(s, c, &sp);
+	else if (!(sp.how & GPU_SPAN_END_UNKNOWN) && copy_beside(c, sp.start, sp.end))
+		sp.how = (sp.how & ~(GPU_SPAN_FROM_CALL | GPU_SPAN_FROM_TWINS | GPU_SPAN_LATE)) |
+		         GPU_SPAN_START_BOUND | GPU_SPAN_END_BOUND;
 	if (kernel && P.twins && !(sp.how & ~GPU_SPAN_FROM_CALL))
 		gpu_twins_note(P.twins, key, sp.end - sp.start, s->t1 - s->t0,
 		               false); /* measured */
@@ -1170,6 +1268,8 @@ take_queued(void)
 		struct gpu_sub *next = s->next;
 		struct gpu_stream *st = s->st;
 		s->next = NULL;
+		if (copy_contends(s) && P.ncopying < COPIES_KEPT)
+			P.copying[P.ncopying++] = s;
 		if (!st->head) {
 			st->head = s;
 			if (P.nactive == P.capactive) {
@@ -1218,6 +1318,7 @@ round_once(bool give_up)
 			if (!st->head)
 				st->tail = NULL;
 			s->next = NULL;
+			copy_forget(s);
 			*done_tail = s;
 			done_tail = &s->next;
 			ndone++;
@@ -1386,8 +1487,10 @@ gpu_ctx_end(struct gpu_ctx *c)
 		}
 		struct gpu_sub *s, *done = st->head;
 		unsigned n = 0;
-		for (s = done; s; s = s->next, n++)
+		for (s = done; s; s = s->next, n++) {
 			untimed += P.t && write_unknown(P.t, s);
+			copy_forget(s);
+		}
 		st->head = st->tail = NULL;
 		P.active[i] = P.active[--P.nactive];
 		pthread_mutex_lock(&gpu_sh.lock);
@@ -1450,6 +1553,7 @@ gpu_poller_join(void)
 		struct gpu_stream *st = P.active[i];
 		while ((s = st->head)) {
 			st->head = s->next;
+			copy_forget(s);
 			if (write_unknown(w, s)) {
 				written++;
 				pthread_mutex_lock(&gpu_sh.lock);
