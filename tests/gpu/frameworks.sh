@@ -11,8 +11,9 @@
 # of the driver API alone that ends its primary context by giving back the last reference to it
 # (release_midway.cu, the same check), and
 # one that works in three contexts at once: the primary one, its own (cuCtxCreate) and a green
-# context (contexts.cu, the same check), and one that works on two GPUs at once (two_gpus.cu,
-# the same check; it says so and passes where there is one) --
+# context (contexts.cu, the same check), one that works on two GPUs at once (two_gpus.cu,
+# the same check; it says so and passes where there is one), and one whose two threads put work
+# on one GPU at once, one beside 4 MiB copies (two_threads.cu, the same check) --
 # each run plain, under cuthook and under cutcapture. Each
 # must exit as it does plain and say so; each trace must pass check_trace.py (parses, counts
 # agree, nothing lost, every piece of GPU work linked to its call and not before it; cutcapture's
@@ -21,14 +22,14 @@
 # usage: tests/gpu/frameworks.sh BUILDDIR OUTDIR [python [program...]]
 #   BUILDDIR holds bin/cuthook (or cuthook-static), bin/cutcapture-static, bin/cutstat,
 #   lib/libcuthook.so; programs: jax cupy triton compile ptsz crash pool odd reset release contexts
-#   two (default: all)
+#   two threads (default: all)
 set -u
 B=$(cd "$1" && pwd)
 out=$2
 py=${3:-python3}
 shift 2
 [ $# -gt 0 ] && shift
-progs=${*:-jax cupy triton compile ptsz crash pool odd reset release contexts two}
+progs=${*:-jax cupy triton compile ptsz crash pool odd reset release contexts two threads}
 limit=${LIMIT:-300}
 T=$(cd "$(dirname "$0")" && pwd)
 hook=$B/bin/cuthook
@@ -53,6 +54,9 @@ case " $progs " in *" release "*)
 			"$T/progs/release_midway.cu" || fail=1 ;;
 esac
 case " $progs " in *" two "*) nvcc -O2 -o "$out/two_gpus" "$T/progs/two_gpus.cu" || fail=1 ;; esac
+case " $progs " in *" threads "*)
+	nvcc -O2 -o "$out/two_threads" "$T/progs/two_threads.cu" || fail=1 ;;
+esac
 case " $progs " in *" contexts "*)
 	nvcc -O2 -arch=sm_90 -o "$out/contexts" "$T/progs/contexts.cu" -lcuda || fail=1 ;;
 esac
@@ -99,12 +103,13 @@ run reset 0 "$out/reset_midway"
 run release 0 "$out/release_midway" "$out/release_midway.fatbin"
 run contexts 0 "$out/contexts"
 run two 0 "$out/two_gpus"
+run threads 0 "$out/two_threads"
 case " $progs " in *" pool "*)
 	$py "$T/check_pool.py" "$out/pool.hook.jsonl" "$out/pool.hook.out" || fail=1
 	$py "$T/check_pool.py" "$out/pool.cap.jsonl" "$out/pool.cap.out" || fail=1
 	;;
 esac
-for p in odd reset release contexts two; do
+for p in odd reset release contexts two threads; do
 	grep -q "GPU here, not two" "$out/$p.plain.out" 2>/dev/null && continue
 	case " $progs " in *" $p "*)
 		$py "$T/check_odd.py" "$out/$p.hook.jsonl" "$out/$p.hook.out" || fail=1
