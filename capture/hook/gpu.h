@@ -74,6 +74,7 @@ struct gpu_sub {
 	char dir[6];        /* "HtoD"... for copies, "" when unknown */
 	int64_t began, ended; /* a copy that slows other work: when its START and END ran, once
 	                         seen */
+	uint32_t asked[2];    /* ...and the completion thread's rounds they were last asked in */
 	unsigned char kind; /* enum gpu_kind */
 };
 

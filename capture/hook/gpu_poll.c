@@ -111,6 +111,7 @@ static struct {
 	unsigned copies_next;
 	struct gpu_sub *copying[COPIES_KEPT];
 	unsigned ncopying;
+	uint32_t rounds; /* rounds begun (round_once) */
 } P;
 
 static int64_t
@@ -1130,7 +1131,12 @@ copy_beside(const struct gpu_ctx *c, int64_t start, int64_t end)
 		if (k->gc != c || !k->start)
 			continue;
 		bool ok;
-		if (!k->began) { /* asked once it ran, not again */
+		/* (Its START and END asked once a round at most, not again once they ran: each
+		 * query contends with the program's launches for the driver.) */
+		if (!k->began) {
+			if (k->asked[0] == P.rounds)
+				continue;
+			k->asked[0] = P.rounds;
 			if (gpu_api.event_query(k->start) != 0)
 				continue;
 			double g = elapsed_ns(c->anchor, k->start, &ok);
@@ -1140,7 +1146,8 @@ copy_beside(const struct gpu_ctx *c, int64_t start, int64_t end)
 		}
 		if (k->began >= end)
 			continue;
-		if (!k->ended && gpu_api.event_query(k->end) == 0) {
+		if (!k->ended && k->asked[1] != P.rounds &&
+		    (k->asked[1] = P.rounds, gpu_api.event_query(k->end) == 0)) {
 			double g = elapsed_ns(c->anchor, k->end, &ok);
 			if (ok)
 				k->ended = gpu_clock_map(c->clock, g, NULL);
@@ -1294,6 +1301,7 @@ static unsigned
 round_once(bool give_up)
 {
 	unsigned left = 0;
+	P.rounds++;
 	for (unsigned i = 0; i < P.nactive;) {
 		struct gpu_stream *st = P.active[i];
 		struct gpu_sub *s;
