@@ -624,9 +624,9 @@ grep -q "^note: GB/s leaves out $nbound pieces whose start or end is only a boun
 
 # Work beside a copy between host and device of a MiB or more (cut-events(5): on an H200 the
 # device dated other streams' events 2-5 us off while a 4 MiB copy ran): the kernels that ran
-# beside a 4 MiB copy (by the truth: a k_beside that a loaded host launched after the copy ended
-# did not) have their start and end as bounds, which the truth keeps; those after it, or beside
-# a 512 KiB copy, are timed as any other (the build before made none bounds).
+# beside an 8 MiB copy (820 us; by the truth: a k_beside that a loaded host launched after the
+# copy ended did not) have their start and end as bounds, which the truth keeps; those after it,
+# or beside a 512 KiB copy, are timed as any other (the build before made none bounds).
 FAKEGPU_TRUTH=$tmp/beside.truth cuthook -o "$tmp/beside.jsonl" -- "$fx/gpuprog" 6 beside \
 	>/dev/null || bad "beside: exit $?"
 python3 - "$tmp/beside.jsonl" "$tmp/beside.truth" <<'PY' || fail=1
@@ -637,7 +637,7 @@ ev = [json.loads(l) for l in open(sys.argv[1])]
 fails = []
 gpu_truth.check(ev, sys.argv[2], fails.append, "beside: ")
 gpu, truth, off = gpu_truth.paired(ev, sys.argv[2])
-big = [(int(t[1]), int(t[2])) for w, t in zip(gpu, truth) if w["args"].get("bytes") == 4 << 20]
+big = [(int(t[1]), int(t[2])) for w, t in zip(gpu, truth) if w["args"].get("bytes") == 8 << 20]
 n = collections.Counter()
 for w, t in zip(gpu, truth):
     if w["name"] not in ("k_beside", "k_near"):
@@ -648,11 +648,11 @@ for w, t in zip(gpu, truth):
     n[w["name"], ran_beside] += 1
     bounds = a.get("start") == "bound" and a.get("end") == "bound"
     if ran_beside and not bounds:
-        fails.append(f"{w['name']} (corr {a['corr']}) ran beside a 4 MiB copy: start and end not both bounds: {a}")
+        fails.append(f"{w['name']} (corr {a['corr']}) ran beside an 8 MiB copy: start and end not both bounds: {a}")
     if w["name"] == "k_near" and (ran_beside or a.get("start") == "bound"):
-        fails.append(f"k_near (corr {a['corr']}) ran beside a 4 MiB copy or is a bound: {a}")
+        fails.append(f"k_near (corr {a['corr']}) ran beside an 8 MiB copy or is a bound: {a}")
 if len(big) != 6 or n["k_beside"] != 12 or n["k_near"] != 12 or n["k_beside", True] < 6:
-    fails.append(f"{len(big)} copies of 4 MiB, {dict(n)}: want 6, 12 and 12, 6 or more k_beside beside")
+    fails.append(f"{len(big)} copies of 8 MiB, {dict(n)}: want 6, 12 and 12, 6 or more k_beside beside")
 for m in fails: print("FAIL", m)
 sys.exit(1 if fails else 0)
 PY
