@@ -721,7 +721,7 @@ START_TEST(test_span_twins)
 	ck_assert_int_eq(sp.how, GPU_SPAN_FROM_TWINS);
 	/* A call no longer than its twins' did not run on: its start from the call stands (the
 	 * short one of two kinds whose short kind the twins never measured). It moves where the
-	 * call came out longer than theirs by the move less the slack: 7,400 - 2,465. */
+	 * call came out longer than theirs by the move less the slack: 7,600 - 2,465. */
 	p = (struct piece){.end_ev = 20000 + 500 + 5400 + 1200,
 	                   .t0 = 12000,
 	                   .t1 = 20000,
